@@ -1,0 +1,73 @@
+// The top-level parser: verbs, shared error handling, and exit codes.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/version.hpp"
+
+namespace kwb::cli {
+
+std::string no_gpu_message(const std::string& verb, const std::string& reason) {
+  return "kwb " + verb + ": no usable CUDA GPU on this machine (" + reason + ").\n"
+         "Without a GPU you can still:\n"
+         "  kwb list                          see every op, variant, axis and dtype\n"
+         "  samples/                          open the committed reports measured on an H100\n"
+         "                                    (report.json, report.csv)\n"
+         "  scripts/test.sh                   build and run the CPU tests (GPU tests report skipped)\n"
+         "On a machine with a GPU, scripts/run.sh builds and runs the default sweep.";
+}
+
+std::string quoted_command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i) out += ' ';
+    if (a.find_first_of(" \t'\"$`\\") != std::string::npos) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += q + "'";
+    } else {
+      out += a;
+    }
+  }
+  return out;
+}
+
+namespace {
+std::string g_command_line;
+}
+
+const std::string& invoked_command_line() { return g_command_line; }
+
+int run_cli(int argc, char** argv) {
+  g_command_line = quoted_command_line(argc, argv);
+  CLI::App app{"kwb: Kernel Workbench. Verifies GPU kernels against fp64 oracles, times them with "
+               "CUPTI, and reports bandwidth, FLOP rate and roofline efficiency."};
+  app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitSha + ")");
+  app.require_subcommand(1);
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) self = argv[0];
+  int exit_code = kExitOk;
+  add_list_command(app, exit_code);
+  add_run_command(app, exit_code, self);
+  add_ceilings_command(app, exit_code, self);
+  add_worker_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kwb: " << e.what() << "\n(see `kwb --help` or `kwb <verb> --help`)\n";
+    return kExitBadInput;
+  }
+  return exit_code;
+}
+
+}  // namespace kwb::cli

@@ -1,0 +1,69 @@
+// `kwb ceilings`: measure (or show the cached) ceilings of a GPU beside its datasheet figures.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/ceilings.hpp"
+#include "harness/supervisor.hpp"
+#include "reports/json_report.hpp"
+
+namespace kwb::cli {
+namespace {
+
+void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceilings& sheet) {
+  std::cout << fmt::format("{} ({}), driver {}, {} SMs, L2 {} MiB\n", d.name, d.uuid,
+                           d.driver_release.empty() ? std::to_string(d.driver_version) : d.driver_release,
+                           d.sm_count, d.l2_bytes >> 20);
+  std::cout << fmt::format("{:<34} {:>12} {:>12} {:>8}\n", "ceiling", measured.source, "datasheet", "ratio");
+  auto row = [](const std::string& name, double m, double s, const char* unit) {
+    std::cout << fmt::format("{:<34} {:>12.1f} {:>12.1f} {:>7.0f}%  {}\n", name, m, s, s > 0 ? 100 * m / s : 0, unit);
+  };
+  row("DRAM copy (read + write)", measured.dram_copy_gbps, sheet.dram_copy_gbps, "GB/s");
+  row("DRAM read-only", measured.dram_read_gbps, sheet.dram_read_gbps, "GB/s");
+  row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");
+  for (const auto& [dtype, rate] : measured.tensor_tflops) {
+    const auto it = sheet.tensor_tflops.find(dtype);
+    row("tensor " + dtype + " (cuBLASLt 8192^3)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second, "TFLOP/s");
+  }
+  if (!measured.measured_at.empty()) std::cout << "measured at " << measured.measured_at << "\n";
+}
+
+}  // namespace
+
+void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe) {
+  auto* cmd = app.add_subcommand("ceilings", "Measure this GPU's bandwidth and FLOP-rate ceilings (cached)");
+  static int device = 0;
+  static bool refresh = false;
+  static std::string log = "results/ceilings-worker.log";
+  cmd->add_option("--device", device, "CUDA device index (default: 0)");
+  cmd->add_flag("--refresh", refresh, "Measure again even if cached");
+  cmd->add_option("--log", log, "Where the worker's output goes");
+  cmd->callback([&exit_code, self_exe] {
+    Supervisor supervisor({self_exe, device, "auto", 600, log});
+    const WorkerHello hello = supervisor.start();
+    if (!hello.has_gpu) {
+      std::cerr << no_gpu_message("ceilings", hello.no_gpu_reason) << "\n";
+      exit_code = kExitNoGpu;
+      return;
+    }
+    std::optional<Ceilings> c = refresh ? std::nullopt : load_cached_ceilings(hello.device);
+    if (c) {
+      std::cout << "cached in " << ceilings_cache_path(hello.device).string() << " (--refresh to measure again)\n";
+    } else {
+      std::string error;
+      c = supervisor.measure_ceilings(&error);
+      if (!c) {
+        std::cerr << "kwb ceilings: measurement failed: " << error << "\n";
+        exit_code = kExitCaseFailed;
+        return;
+      }
+      save_cached_ceilings(hello.device, *c);
+      std::cout << "saved to " << ceilings_cache_path(hello.device).string() << "\n";
+    }
+    print_ceilings(hello.device, *c, datasheet_ceilings(hello.device));
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace kwb::cli

@@ -1,0 +1,37 @@
+// The verbs of `kwb`, each in its own file. Exit codes: 0 success, 1 a case failed, 2 bad input
+// (flags, names, ranges, shapes too large), 3 no usable GPU, 130 interrupted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kwb::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCaseFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNoGpu = 3;
+inline constexpr int kExitInterrupted = 130;
+
+// Each add_* registers a subcommand and returns a pointer to the int it will set as exit code
+// when its callback runs.
+void add_list_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe);
+void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe);
+void add_worker_command(CLI::App& app, int& exit_code);
+
+// What to say when there is no GPU: the reason and what can be done instead.
+std::string no_gpu_message(const std::string& verb, const std::string& reason);
+
+// The whole command line, shell-quoted where needed, for the report.
+std::string quoted_command_line(int argc, char** argv);
+
+// The command line this process was started with (set by run_cli).
+const std::string& invoked_command_line();
+
+// Runs the CLI on argv; returns the exit code. main() is just this.
+int run_cli(int argc, char** argv);
+
+}  // namespace kwb::cli

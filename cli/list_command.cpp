@@ -1,0 +1,40 @@
+// `kwb list`: every op with its axes, dtypes and default shapes, and its variants.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/registry.hpp"
+
+namespace kwb::cli {
+
+void add_list_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("list", "List ops, their axes and dtypes, and their variants");
+  static bool include_test = false;
+  static std::vector<std::string> only_ops;
+  cmd->add_option("--op", only_ops, "Only these ops");
+  cmd->add_flag("--include-test-variants", include_test,
+                "Also show test-only variants (fault injection)");
+  cmd->callback([&exit_code] {
+    const auto& registry = Registry::instance();
+    for (const auto& op : registry.ops()) {
+      if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op.name) == only_ops.end())
+        continue;
+      std::cout << fmt::format("{}  {}\n", op.name, op.description);
+      std::string dtypes;
+      for (auto d : op.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(to_string(d));
+      std::cout << fmt::format("  dtypes: {}\n", dtypes);
+      for (const auto& a : op.axes)
+        std::cout << fmt::format("  axis {:<6} default {:<7} {}\n", a.name, a.default_value, a.help);
+      std::string shapes;
+      for (const auto& s : op.default_shapes) shapes += (shapes.empty() ? "" : " ") + s.to_compact();
+      if (!shapes.empty()) std::cout << fmt::format("  default shapes: {}\n", shapes);
+      for (const Variant* v : registry.variants(op.name, include_test))
+        std::cout << fmt::format("  {:<9} {:<30} {}\n", to_string(v->role), v->name, v->description);
+      std::cout << "\n";
+    }
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace kwb::cli

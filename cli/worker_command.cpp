@@ -1,0 +1,21 @@
+// `kwb __worker`: the process that owns the CUDA context (started by `kwb run`, not by people).
+#include <csignal>
+
+#include "cli/commands.hpp"
+#include "harness/worker_protocol.hpp"
+
+namespace kwb::cli {
+
+void add_worker_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("__worker", "");  // empty description: hidden from --help
+  static int device = 0;
+  static std::string timer = "auto";
+  cmd->add_option("--device", device);
+  cmd->add_option("--timer", timer);
+  cmd->callback([&exit_code] {
+    std::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle; it ends the worker itself
+    exit_code = worker_main(device, timer);
+  });
+}
+
+}  // namespace kwb::cli

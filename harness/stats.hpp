@@ -1,0 +1,55 @@
+// Sample statistics and the stopping rule that decides when a case has been measured enough.
+//
+// The median is the headline; noise is the relative interquartile range (IQR / median), which
+// one outlier cannot inflate the way it inflates a standard deviation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kwb {
+
+struct SummaryStats {
+  std::int64_t count = 0;
+  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0, mean = 0, stdev = 0;
+  double noise = 0;  // (p75 - p25) / median; 0 when median is 0
+};
+
+// Linear-interpolated quantile (the "type 7" definition numpy and R use by default).
+// q in [0, 1]; `sorted` must be sorted ascending and non-empty.
+double quantile_sorted(std::span<const double> sorted, double q);
+
+// Summary of any sample set; an empty input gives count 0 and zeros.
+SummaryStats summarize(std::span<const double> samples);
+
+enum class StopReason {
+  converged,   // minimum samples and time reached, noise under target
+  time_limit,  // per-case limit hit before the noise target: the case is "noisy"
+  max_samples, // sample cap reached before the noise target
+};
+std::string_view to_string(StopReason r);
+std::optional<StopReason> parse_stop_reason(std::string_view text);
+
+struct StoppingRule {
+  std::string preset = "default";
+  std::int64_t min_samples = 20;
+  double min_time_ms = 100;      // wall time spent measuring, not summed kernel time
+  double target_noise = 0.02;    // relative IQR
+  double max_time_ms = 1500;     // per case, measuring only
+  std::int64_t max_samples = 10000;
+  double warmup_ms = 100;        // time-based warm-up before the first sample
+};
+
+// quick | default | precise; nullopt for an unknown name.
+std::optional<StoppingRule> stopping_preset(std::string_view name);
+
+// nullopt while more samples are needed; otherwise why measuring stops.
+// `samples` are the sample times so far, `elapsed_ms` the wall time spent measuring.
+std::optional<StopReason> should_stop(const StoppingRule& rule, std::span<const double> samples,
+                                      double elapsed_ms);
+
+}  // namespace kwb

@@ -1,0 +1,51 @@
+// A child process that runs cases, seen from the parent: start, send a line, wait for a line
+// with a deadline, kill.
+//
+// Cases run in a worker so that a CUDA fault (which poisons the whole context) or a hung kernel
+// costs one case, not the sweep: the parent never touches CUDA, records what went wrong and
+// starts a fresh worker. The protocol is JSON Lines over the worker's stdin and a private
+// stdout; everything else the worker prints (device printf, assert messages) goes to its log.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+class WorkerProcess {
+ public:
+  // Starts argv[0] with argv; the worker's stderr is appended to `log_path`.
+  WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_path);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // False if the worker is gone.
+  bool send_line(const std::string& line);
+
+  enum class Status { line, timeout, exited };
+  // Waits up to `timeout_s` for one complete line.
+  Status read_line(double timeout_s, std::string& line);
+
+  // SIGKILL and reap; safe to call twice.
+  void kill();
+  // "exited with status 3" / "killed by signal 6 (Aborted)"; empty while running.
+  std::string exit_description();
+
+ private:
+  void reap(bool wait);
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  std::string buffer_;
+  std::optional<int> wait_status_;
+};
+
+// The last `max_bytes` of a log file, for error messages.
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+}  // namespace kwb

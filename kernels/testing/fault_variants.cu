@@ -1,0 +1,63 @@
+// Test-only variants that break on purpose, to prove that one bad case cannot take a sweep
+// down: an illegal address, a failed device-side assert, and a kernel that never ends.
+// Hidden from `list` and from default sweeps; `--include-test-variants` brings them in.
+#undef NDEBUG  // the assert below must stay in release builds
+#include <cassert>
+#include <cstdint>
+
+#include "harness/registry.hpp"
+
+namespace kwb {
+namespace {
+
+__global__ void write_to_illegal_address(float* out) {
+  // An address far outside any allocation: the MMU faults, the context is lost.
+  float* bad = reinterpret_cast<float*>(0x10);
+  bad[threadIdx.x] = out ? 1.0f : 2.0f;
+}
+
+__global__ void fail_device_assert(const int* flag) {
+  assert(flag == nullptr && "test_fault_device_assert: deliberate device-side assert");
+}
+
+__global__ void spin_forever(volatile int* flag) {
+  while (*flag == 0) {  // nobody ever sets it
+  }
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "rmsnorm_fwd",
+    .name = "test_fault_illegal_address",
+    .role = Role::fused,
+    .description = "TEST ONLY: writes to address 0x10 (cudaErrorIllegalAddress)",
+    .launch = [](const LaunchArgs& a) {
+      write_to_illegal_address<<<1, 32, 0, a.stream>>>(static_cast<float*>(a.tensors[2]));
+    },
+    .test_only = true,
+});
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "rmsnorm_fwd",
+    .name = "test_fault_device_assert",
+    .role = Role::fused,
+    .description = "TEST ONLY: fails a device-side assert (cudaErrorAssert)",
+    .launch = [](const LaunchArgs& a) {
+      fail_device_assert<<<1, 1, 0, a.stream>>>(static_cast<const int*>(a.tensors[0]));
+    },
+    .test_only = true,
+});
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "rmsnorm_fwd",
+    .name = "test_hang",
+    .role = Role::fused,
+    .description = "TEST ONLY: spins forever; the watchdog must end it",
+    .launch = [](const LaunchArgs& a) {
+      spin_forever<<<1, 1, 0, a.stream>>>(static_cast<volatile int*>(a.workspace));
+    },
+    .workspace_bytes = [](const Shape&, DType) -> std::size_t { return 64; },
+    .test_only = true,
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,80 @@
+// rmsnorm_fwd: y = x / sqrt(mean(x^2) + eps) * weight, row by row.
+//
+// Napkin math: each row reads x once and writes y once; weight is read once for the whole
+// tensor (it stays in L2 across rows). bytes = (2 * rows * cols + cols) * sizeof(dtype).
+// FLOPs per element: square + accumulate, scale by 1/rms, scale by weight = 4; the per-row
+// rsqrt is negligible. At about 0.5-1 FLOP per byte the op is deep in memory-bound land.
+#include <cmath>
+
+#include "harness/registry.hpp"
+#include "harness/tolerance.hpp"
+#include "reference/rmsnorm.hpp"
+
+namespace kwb {
+namespace {
+
+Shape rmsnorm_shape(std::int64_t rows, std::int64_t cols) {
+  return Shape{{{"rows", rows}, {"cols", cols}}};
+}
+
+std::vector<Shape> rmsnorm_smoke_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t cols : {512, 1024, 2048, 4096, 4100, 8192, 16384})
+    shapes.push_back(rmsnorm_shape(16384, cols));
+  shapes.push_back(rmsnorm_shape(1024, 4096));   // few rows: under one wave of the GPU
+  shapes.push_back(rmsnorm_shape(65536, 4096));  // many rows
+  shapes.push_back(rmsnorm_shape(4096, 5120));
+  return shapes;
+}
+
+void rmsnorm_oracle(const Shape& shape, const std::vector<HostTensor>& in,
+                    std::vector<HostTensor>& out) {
+  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto& x = in[0].values;
+  const auto& w = in[1].values;
+  auto& y = out[0].values;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* xr = x.data() + r * cols;
+    double sum_sq = 0;
+    for (std::int64_t c = 0; c < cols; ++c) sum_sq += xr[c] * xr[c];
+    const double inv_rms = 1.0 / std::sqrt(sum_sq / static_cast<double>(cols) + kRmsNormEps);
+    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = xr[c] * inv_rms * w[c];
+  }
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "rmsnorm_fwd",
+    .description = "RMSNorm forward: y = x * rsqrt(mean(x^2) + 1e-6) * weight, per row",
+    .axes = {{"rows", 16384, {}, "independent rows (tokens)"},
+             {"cols", 4096, {}, "hidden size, reduced over"}},
+    .dtypes = {DType::fp32, DType::fp16, DType::bf16},
+    .tensors =
+        [](const Shape& s, DType) {
+          const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+          return std::vector<TensorSpec>{
+              {"x", {rows, cols}, false, true, {Distribution::Kind::normal, 0.0, 1.0}},
+              {"weight", {cols}, false, false, {Distribution::Kind::uniform, 0.5, 1.5}},
+              {"y", {rows, cols}, true, true, {}},
+          };
+        },
+    .work =
+        [](const Shape& s, DType dtype) {
+          const double rows = static_cast<double>(s.at("rows"));
+          const double cols = static_cast<double>(s.at("cols"));
+          return WorkModel{(2 * rows * cols + cols) * static_cast<double>(dtype_size(dtype)),
+                           4 * rows * cols};
+        },
+    .tolerance = default_tolerance,
+    .oracle = rmsnorm_oracle,
+    .row_axis = "rows",
+    .compute_unit = "fp32",
+    .default_shapes = rmsnorm_smoke_shapes(),
+    .invalid =
+        [](const Shape& s) -> std::optional<std::string> {
+          if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
+          return std::nullopt;
+        },
+});
+
+}  // namespace
+}  // namespace kwb
