@@ -13,6 +13,14 @@ namespace {
 
 constexpr std::size_t kBufferBytes = 8 << 20;  // 8 MB, about 50k kernel records
 
+// External-correlation records are emitted only beside API records ("the activity API record
+// will be preceded by a CUpti_ActivityExternalCorrelation record"): without the RUNTIME and
+// DRIVER kinds no kernel could be joined to its sample. Libraries such as cuBLASLt launch
+// through the driver API, hence both.
+constexpr CUpti_ActivityKind kTracedKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
@@ -61,16 +69,14 @@ bool CuptiTracer::start(std::string* why) {
   if (active_) return true;
   auto fail = [&](const char* step, CUptiResult r) {
     if (why) *why = std::string(step) + ": " + cupti_error(r);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    for (auto kind : kTracedKinds) cuptiActivityDisable(kind);
     return false;
   };
   if (auto r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed); r != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
-  if (auto r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
-    return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
-  if (auto r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r != CUPTI_SUCCESS)
-    return fail("cuptiActivityEnable(EXTERNAL_CORRELATION)", r);
+  for (auto kind : kTracedKinds)
+    if (auto r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS)
+      return fail(("cuptiActivityEnable(kind " + std::to_string(kind) + ")").c_str(), r);
   active_ = true;
   return true;
 }
@@ -78,8 +84,7 @@ bool CuptiTracer::start(std::string* why) {
 void CuptiTracer::stop() {
   if (!active_) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  for (auto kind : kTracedKinds) cuptiActivityDisable(kind);
   active_ = false;
 }
 
@@ -115,7 +120,6 @@ void CuptiTracer::on_buffer(std::uint8_t* buffer, std::size_t valid_size) {
 std::map<std::uint64_t, std::vector<KernelActivity>> CuptiTracer::take_samples() {
   std::lock_guard lock(mutex_);
   std::map<std::uint64_t, std::vector<KernelActivity>> out;
-  std::vector<std::pair<std::uint32_t, KernelActivity>> unmatched;
   for (auto& [correlation, kernel] : kernels_) {
     auto it = external_by_correlation_.find(correlation);
     if (it != external_by_correlation_.end()) out[it->second].push_back(std::move(kernel));

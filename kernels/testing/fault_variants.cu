@@ -1,5 +1,6 @@
 // Test-only variants that break on purpose, to prove that one bad case cannot take a sweep
-// down: an illegal address, a failed device-side assert, and a kernel that never ends.
+// down (an illegal address, a failed device-side assert, a kernel that never ends) and that
+// verification catches an output of zeros.
 // Hidden from `list` and from default sweeps; `--include-test-variants` brings them in.
 #undef NDEBUG  // the assert below must stay in release builds
 #include <cassert>
@@ -18,6 +19,12 @@ __global__ void write_to_illegal_address(float* out) {
 
 __global__ void fail_device_assert(const int* flag) {
   assert(flag == nullptr && "test_fault_device_assert: deliberate device-side assert");
+}
+
+__global__ void write_zeros(std::uint16_t* out, std::int64_t n_halves) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n_halves;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    out[i] = 0;
 }
 
 __global__ void spin_forever(volatile int* flag) {
@@ -56,6 +63,18 @@ KWB_REGISTER_VARIANT(Variant{
       spin_forever<<<1, 1, 0, a.stream>>>(static_cast<volatile int*>(a.workspace));
     },
     .workspace_bytes = [](const Shape&, DType) -> std::size_t { return 64; },
+    .test_only = true,
+});
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "rmsnorm_fwd",
+    .name = "test_wrong_all_zeros",
+    .role = Role::fused,
+    .description = "TEST ONLY: writes zeros everywhere; verification must fail it",
+    .launch = [](const LaunchArgs& a) {
+      const std::int64_t halves = a.shape.at("rows") * a.shape.at("cols") * std::int64_t(dtype_size(a.dtype)) / 2;
+      write_zeros<<<256, 256, 0, a.stream>>>(static_cast<std::uint16_t*>(a.tensors[2]), halves);
+    },
     .test_only = true,
 });
 

@@ -1,0 +1,85 @@
+// Every registered (non-test) variant of every op verifies against its oracle at small shapes,
+// in every dtype, odd sizes included; and verification really fails a kernel that writes zeros.
+#include <gtest/gtest.h>
+
+#include "harness/case_runner.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_info.hpp"
+#include "harness/registry.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace kwb {
+namespace {
+
+std::vector<Shape> small_shapes(const Op& op) {
+  // Edge sizes of each axis: 1, a prime, a vector-width misfit, and a power of two.
+  std::vector<Shape> shapes;
+  if (op.name == "rmsnorm_fwd") {
+    for (std::int64_t rows : {1, 7, 300})
+      for (std::int64_t cols : {1, 33, 512, 1000, 4100, 16384})
+        shapes.push_back(Shape{{{"rows", rows}, {"cols", cols}}});
+    return shapes;
+  }
+  Shape s;
+  for (const auto& a : op.axes) s.axes.push_back({a.name, std::min<std::int64_t>(a.default_value, 256)});
+  return {s};
+}
+
+CaseRunner& runner() {
+  static int device = (cudaSetDevice(0), 0);
+  (void)device;
+  static CaseRunner r(TimerKind::events, std::size_t{64} << 20);
+  return r;
+}
+
+TEST(EveryCase, VerifiesAtSmallShapesInEveryDtype) {
+  KWB_REQUIRE_GPU();
+  int checked = 0;
+  for (const auto& op : Registry::instance().ops())
+    for (const Variant* v : Registry::instance().variants(op.name, false))
+      for (DType dtype : op.dtypes)
+        for (const Shape& shape : small_shapes(op)) {
+          CaseRequest req;
+          req.op = op.name;
+          req.variant = v->name;
+          req.dtype = dtype;
+          req.shape = shape;
+          req.mode = Mode::hot;
+          req.preset = "quick";
+          req.seed = 1234 + checked;
+          const CaseRecord rec = runner().run(req);
+          if (rec.disposition == Disposition::skipped) continue;  // a stated refusal
+          ++checked;
+          EXPECT_EQ(rec.disposition, Disposition::passed)
+              << rec.nvtx_range << ": " << rec.reason;
+          ASSERT_TRUE(rec.verify.has_value()) << rec.nvtx_range;
+          EXPECT_EQ(rec.verify->rows_checked, rec.verify->rows_total) << "small shapes verify every row";
+          EXPECT_GT(rec.verify->elements_checked, 0);
+        }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(EveryCase, LargeShapeIsVerifiedOnASampleOfRowsAndSaysSo) {
+  KWB_REQUIRE_GPU();
+  CaseRequest req{0, "rmsnorm_fwd", "fused_v2_vec16", DType::bf16,
+                  Shape{{{"rows", 16384}, {"cols", 4096}}}, Mode::hot, "quick", 5, false};
+  const CaseRecord rec = runner().run(req);
+  ASSERT_EQ(rec.disposition, Disposition::passed) << rec.reason;
+  EXPECT_LT(rec.verify->rows_checked, rec.verify->rows_total);
+  EXPECT_EQ(rec.verify->rows_total, 16384);
+}
+
+TEST(EveryCase, OutputOfZerosFailsVerificationAndIsNotTimed) {
+  KWB_REQUIRE_GPU();
+  CaseRequest req{0, "rmsnorm_fwd", "test_wrong_all_zeros", DType::bf16,
+                  Shape{{{"rows", 64}, {"cols", 1024}}}, Mode::hot, "quick", 9, true};
+  const CaseRecord rec = runner().run(req);
+  EXPECT_EQ(rec.disposition, Disposition::failed);
+  ASSERT_TRUE(rec.verify.has_value());
+  EXPECT_TRUE(rec.verify->all_zero);
+  EXPECT_FALSE(rec.verify->first_mismatches.empty());
+  EXPECT_FALSE(rec.timing.has_value());
+}
+
+}  // namespace
+}  // namespace kwb
