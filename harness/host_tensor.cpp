@@ -48,7 +48,7 @@ std::uint16_t float_to_half_bits(float f) {
   if (std::isnan(f)) return sign | 0x7E00;
   const float a = std::fabs(f);
   if (a >= 65520.0f) return sign | 0x7C00;  // rounds to infinity
-  if (a < std::ldexp(1.0f, -25)) return sign;  // below half the smallest subnormal
+  if (a <= std::ldexp(1.0f, -25)) return sign;  // up to half the smallest subnormal (a tie: to even, 0)
   int exp;
   std::frexp(a, &exp);  // a = m * 2^exp, m in [0.5, 1)
   // Quantum of the target format at this magnitude: 2^(exp-11) for normals, 2^-24 below.

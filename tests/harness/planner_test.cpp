@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kwb {
@@ -80,8 +81,11 @@ TEST(PlanCases, DefaultPlanIsEveryDtypeTimesEveryDefaultShapeTimesEveryOrdinaryV
     EXPECT_EQ(c.dtype, op->dtypes[i / (10 * group)]) << i;
     EXPECT_EQ(c.shape, op->default_shapes[(i / group) % 10]) << i;
     EXPECT_FALSE(c.include_test_variants);
-    if (i % group == 0) EXPECT_EQ(c.variant, kBaseline) << "group starting at case " << i;
-    else EXPECT_NE(c.variant, kBaseline) << i;
+    if (i % group == 0) {
+      EXPECT_EQ(c.variant, kBaseline) << "group starting at case " << i;
+    } else {
+      EXPECT_NE(c.variant, kBaseline) << i;
+    }
   }
   // Every group holds each ordinary variant once, and no test-only one anywhere.
   for (std::size_t g = 0; g < cases.size(); g += group) {
@@ -146,7 +150,9 @@ TEST(PlanCases, IncludeTestVariantsAddsThemAfterTheBaseline) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bool test_only = registry().find_variant(kOp, cases[i].variant)->test_only;
     EXPECT_EQ(cases[i].include_test_variants, test_only) << cases[i].variant;
-    if (i % group == 0) EXPECT_EQ(cases[i].variant, kBaseline) << i;
+    if (i % group == 0) {
+      EXPECT_EQ(cases[i].variant, kBaseline) << i;
+    }
   }
 }
 

@@ -1,0 +1,197 @@
+// The real `kwb` binary, run as a user would: exit codes and the messages that tell the user what
+// to fix. Input errors must be reported (exit 2) before any GPU work, so these run anywhere.
+#include <cuda_runtime_api.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <regex>
+#include <string>
+
+#include "harness/version.hpp"
+
+namespace kwb {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `kwb <args>` (args already shell-quoted where needed) and captures everything it prints.
+CliResult run_kwb(const std::string& args) {
+  const std::string command = shell_quote(KWB_CLI_PATH) + " " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "popen failed for: " << command;
+    return result;
+  }
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return result;
+}
+
+::testing::AssertionResult Mentions(const CliResult& r, const std::string& part) {
+  if (r.output.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "output does not mention \"" << part << "\":\n" << r.output;
+}
+
+// A fresh folder under the system temp dir, removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("kwb_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Bad-input runs get their own --out, so a regression that got past planning would not litter
+// the working directory.
+class CliBadInput : public ::testing::Test {
+ protected:
+  CliResult run(const std::string& args) {
+    return run_kwb("run " + args + " --out " + shell_quote((dir_.path() / "out").string()));
+  }
+  TempDir dir_;
+};
+
+// ---- bad input: exit 2 and a message that says what to write instead --------------------
+
+TEST_F(CliBadInput, UnknownOpSuggestsTheClosest) {
+  const CliResult r = run("--op rmsnrom_fwd");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "unknown op 'rmsnrom_fwd'"));
+  EXPECT_TRUE(Mentions(r, "did you mean 'rmsnorm_fwd'"));
+}
+
+TEST_F(CliBadInput, MalformedRangeShowsAnExample) {
+  const CliResult r = run("--axis cols=1024:x2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "cols=1024:x2"));
+  EXPECT_TRUE(Mentions(r, "e.g. cols=1024:16384:x2"));
+}
+
+TEST_F(CliBadInput, UnknownAxisSuggestsTheClosest) {
+  const CliResult r = run("--op rmsnorm_fwd --axis colz=4096");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "unknown axis 'colz'"));
+  EXPECT_TRUE(Mentions(r, "did you mean 'cols'"));
+}
+
+TEST_F(CliBadInput, UnknownDtypeListsTheKnownOnes) {
+  const CliResult r = run("--dtype fp8");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "'fp8'"));
+  EXPECT_TRUE(Mentions(r, "fp32, fp16 or bf16"));
+}
+
+TEST_F(CliBadInput, UnknownModeListsTheKnownOnes) {
+  const CliResult r = run("--mode warm");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "'warm'"));
+  EXPECT_TRUE(Mentions(r, "cold"));
+  EXPECT_TRUE(Mentions(r, "hot"));
+}
+
+TEST_F(CliBadInput, UnknownPresetListsTheKnownOnes) {
+  const CliResult r = run("--preset fast");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "'fast'"));
+  EXPECT_TRUE(Mentions(r, "quick, default or precise"));
+}
+
+TEST_F(CliBadInput, TestVariantWithoutTheFlagIsRefused) {
+  const CliResult r = run("--op rmsnorm_fwd --variant test_fault_illegal_address");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "--include-test-variants"));
+}
+
+TEST_F(CliBadInput, UnknownFlagIsAParseError) {
+  const CliResult r = run("--no-such-flag");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "--no-such-flag"));
+}
+
+TEST_F(CliBadInput, BadInputCreatesNoOutputFolder) {
+  const CliResult r = run("--op rmsnrom_fwd");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "out"));
+}
+
+TEST(Cli, NoVerbIsAParseError) {
+  const CliResult r = run_kwb("");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// ---- list and --version -----------------------------------------------------------------
+
+TEST(CliList, ListsTheOrdinaryVariantsAndHidesTestOnlyOnes) {
+  const CliResult r = run_kwb("list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Mentions(r, "rmsnorm_fwd"));
+  EXPECT_TRUE(Mentions(r, "baseline_eager_8_launches"));
+  EXPECT_TRUE(Mentions(r, "fused_v1_row_per_block"));
+  EXPECT_TRUE(Mentions(r, "fused_v2_vec16"));
+  EXPECT_FALSE(std::regex_search(r.output, std::regex(R"(\btest_\w+)"))) << r.output;
+  EXPECT_EQ(r.output.find("TEST ONLY"), std::string::npos) << r.output;
+}
+
+TEST(CliList, IncludeTestVariantsShowsThem) {
+  const CliResult r = run_kwb("list --include-test-variants");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Mentions(r, "fused_v2_vec16"));
+  EXPECT_TRUE(Mentions(r, "test_fault_illegal_address"));
+  EXPECT_TRUE(Mentions(r, "test_fault_device_assert"));
+  EXPECT_TRUE(Mentions(r, "test_hang"));
+}
+
+TEST(Cli, VersionPrintsTheToolVersion) {
+  const CliResult r = run_kwb("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Mentions(r, kToolVersion));
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(^\d+\.\d+\.\d+)"))) << r.output;
+}
+
+// ---- no GPU -----------------------------------------------------------------------------
+
+TEST(CliNoGpu, RunExitsThreeAndSaysWhatCanStillBeDone) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0)
+    GTEST_SKIP() << "a GPU is present: " << count << " device(s); the no-GPU path cannot be tested here";
+  TempDir dir;
+  const CliResult r = run_kwb("run --op rmsnorm_fwd --out " + shell_quote((dir.path() / "out").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(Mentions(r, "no usable CUDA GPU"));
+  EXPECT_TRUE(Mentions(r, "kwb list"));
+}
+
+}  // namespace
+}  // namespace kwb
