@@ -2,13 +2,15 @@
 # One call on a GPU machine: build, GPU tests, ceilings, the smoke sweep twice, the Nsight
 # Compute cross-check, the fault-isolation sweep, the PyTorch peers; a short table last.
 #
-#   scripts/device.sh            # results under $OUT (the device tool's folder) or ./results/device
+#   scripts/device.sh            # everything under results/device; with $OUT set (the device
+#                                # tool), a selection of at most 8 files is copied there too
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-results/device}
-mkdir -p "$OUT"
+FETCH=${OUT:-}
+OUT=results/device
+rm -rf "$OUT"; mkdir -p "$OUT"
 log() { printf '\n=== %s\n' "$*"; }
 sha=$(cat .kwb-git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
@@ -54,4 +56,10 @@ if [ -f .peers/torch_peers.py ]; then
 fi
 
 log "summary"
-python3 scripts/device_summary.py "$OUT"
+python3 scripts/device_summary.py "$OUT" | tee "$OUT/summary.txt"
+if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files
+  cp "$OUT/smoke/report.json" "$FETCH/smoke-report.json"; cp "$OUT/smoke/report.csv" "$FETCH/smoke-report.csv"
+  cp "$OUT/faults/report.json" "$FETCH/faults-report.json"; cp "$OUT/faults/report.csv" "$FETCH/faults-report.csv"
+  cp "$OUT/ceilings.txt" "$OUT/summary.txt" "$OUT/gpu-tests.log" "$FETCH/"
+  [ -f "$OUT/peers.txt" ] && cp "$OUT/peers.txt" "$FETCH/"
+fi
