@@ -55,6 +55,9 @@ if [ -f .peers/torch_peers.py ]; then
   timeout 300 python3 .peers/torch_peers.py --ops ceilings,rmsnorm > "$OUT/peers.txt" 2>&1; echo "exit $?"
 fi
 
+log "main job as the README gives it (scripts/run.sh), bf16 only to save time"
+scripts/run.sh --dtype bf16 --preset quick > "$OUT/main-job.txt" 2>&1; echo "exit $?"; tail -4 "$OUT/main-job.txt"
+
 log "summary"
 python3 scripts/device_summary.py "$OUT" | tee "$OUT/summary.txt"
 if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files
