@@ -138,6 +138,9 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
                          {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", f.case_timeout_s)},
                          {"cases_planned", std::to_string(cases.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
+  if (f.mode == "cold")
+    report.run.settings["l2_flush"] = fmt::format("memset of {} MiB (2x L2) before every sample",
+                                                  std::max<std::int64_t>(2 * hello.device.l2_bytes, 64 << 20) >> 20);
 
   // 4. Cases: each record is journaled the moment it arrives.
   std::filesystem::remove(out / "journal.jsonl", ec);  // one journal per run

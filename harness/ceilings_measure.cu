@@ -83,9 +83,9 @@ __global__ void ffma_loop(float* out, float seed) {
   if (sum == 12345.0f) out[0] = sum;  // keep the loop alive
 }
 
-MeasureSettings ceiling_settings() {
+MeasureSettings ceiling_settings(Mode mode = Mode::hot) {
   MeasureSettings s;
-  s.mode = Mode::hot;  // working sets are far larger than L2 (or need no memory at all)
+  s.mode = mode;
   s.rule = *stopping_preset("default");
   s.rule.min_samples = 20;
   s.keep_samples = false;
@@ -173,7 +173,9 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   const int blocks = device.sm_count * 8;
 
-  // 1. DRAM streams over 1 GiB (less on a small card).
+  // 1. DRAM streams over 1 GiB (less on a small card), in cold mode like the cases they are the
+  //    ceiling of: the same flush, so the same L2 state at the start of every sample.
+  L2Flusher flusher(static_cast<std::size_t>(device.l2_bytes));
   std::size_t bytes = std::size_t{1} << 30;
   bytes = std::min<std::size_t>(bytes, static_cast<std::size_t>(device.global_mem_bytes) / 8);
   void *in, *out;
@@ -189,7 +191,7 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
     const auto t = measure([&](cudaStream_t s) {
       kernel<<<device.sm_count * blocks_per_sm, threads, 0, s>>>(static_cast<const uint4*>(in),
                                                                  static_cast<uint4*>(out), vecs);
-    }, stream, ceiling_settings(), timer, nullptr);
+    }, stream, ceiling_settings(Mode::cold), timer, &flusher);
     return rate_per_us(2.0 * double(bytes), t) / 1e3;
   };
   c.dram_copy_gbps = std::max({copy_gbps(copy_stream<1>, 8, 512), copy_gbps(copy_stream<4>, 4, 512),
@@ -197,7 +199,7 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
                                copy_gbps(copy_chunks<8>, 4, 256)});
   const auto read = measure([&](cudaStream_t s) {
     read_stream<<<blocks, 512, 0, s>>>(static_cast<const uint4*>(in), vecs, sink);
-  }, stream, ceiling_settings(), timer, nullptr);
+  }, stream, ceiling_settings(Mode::cold), timer, &flusher);
   c.dram_read_gbps = rate_per_us(double(bytes), read) / 1e3;
   cudaFree(in);
   cudaFree(out);
