@@ -31,6 +31,9 @@ Supervisor::~Supervisor() {
 }
 
 WorkerHello Supervisor::spawn() {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(options_.worker_log, ec);
+  log_offset_ = ec ? 0 : static_cast<std::size_t>(size);
   worker_ = std::make_unique<WorkerProcess>(
       std::vector<std::string>{options_.worker_exe, "__worker", "--device", std::to_string(options_.device),
                                "--timer", options_.timer},
@@ -42,7 +45,7 @@ WorkerHello Supervisor::spawn() {
     hello.no_gpu_reason = "the worker process did not start (" +
                           (status == WorkerProcess::Status::timeout ? std::string("no answer in time")
                                                                     : worker_->exit_description()) +
-                          "); its log: " + last_lines(tail_of_file(options_.worker_log, 4096), 5);
+                          "); its log: " + last_lines(tail_of_file(options_.worker_log, 4096, log_offset_), 5);
     worker_.reset();
     return hello;
   }
@@ -89,7 +92,7 @@ CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what
   rec.shape = req.shape;
   rec.nvtx_range = nvtx_case_name(req.op, req.variant, req.dtype, req.shape);
   rec.disposition = Disposition::failed;
-  const std::string log = last_lines(tail_of_file(options_.worker_log, 4096), 4);
+  const std::string log = last_lines(tail_of_file(options_.worker_log, 4096, log_offset_), 4);
   rec.reason = what + (log.empty() ? "" : "; worker log: " + log);
   return rec;
 }

@@ -57,6 +57,7 @@ class Supervisor {
   SupervisorOptions options_;
   std::unique_ptr<WorkerProcess> worker_;
   int restarts_ = 0;
+  std::size_t log_offset_ = 0;  // where the current worker's part of the log starts
 };
 
 }  // namespace kwb

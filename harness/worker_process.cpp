@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -118,12 +119,13 @@ std::string WorkerProcess::exit_description() {
   return "ended (wait status " + std::to_string(s) + ")";
 }
 
-std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes) {
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes, std::size_t from) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::size_t>(in.tellg());
-  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+  const std::size_t start = std::max(from, size > max_bytes ? size - max_bytes : 0);
+  if (start >= size) return "";
   in.seekg(static_cast<std::streamoff>(start));
   std::string out(size - start, '\0');
   in.read(out.data(), static_cast<std::streamsize>(out.size()));

@@ -45,7 +45,8 @@ class WorkerProcess {
   std::optional<int> wait_status_;
 };
 
-// The last `max_bytes` of a log file, for error messages.
-std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes);
+// The last `max_bytes` of a log file past byte `from` (what one worker wrote), for errors.
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes,
+                         std::size_t from = 0);
 
 }  // namespace kwb
