@@ -86,7 +86,7 @@ CaseRunner::~CaseRunner() {
   if (stream_ && !context_lost_) cudaStreamDestroy(stream_);
 }
 
-CaseRecord CaseRunner::run(const CaseRequest& req) {
+CaseRecord record_for(const CaseRequest& req) {
   CaseRecord rec;
   rec.index = req.index;
   rec.op = req.op;
@@ -94,6 +94,11 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   rec.dtype = req.dtype;
   rec.shape = req.shape;
   rec.nvtx_range = nvtx_case_name(req.op, req.variant, req.dtype, req.shape);
+  return rec;
+}
+
+CaseRecord CaseRunner::run(const CaseRequest& req) {
+  CaseRecord rec = record_for(req);
   auto skip = [&](std::string reason) {
     rec.disposition = Disposition::skipped;
     rec.reason = std::move(reason);

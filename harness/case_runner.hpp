@@ -48,6 +48,9 @@ class CaseRunner {
   bool context_lost_ = false;
 };
 
+// A record that names the case (identity and NVTX range) and nothing else yet.
+CaseRecord record_for(const CaseRequest& request);
+
 // The NVTX range name of a case: "op:variant:dtype:shape" (no "/", which Nsight Compute's
 // --nvtx-include reads as nesting).
 std::string nvtx_case_name(const std::string& op, const std::string& variant, DType dtype,

@@ -1,9 +1,7 @@
 // Counter-based random fill: splitmix64 of the element index, Box-Muller for normals.
 #include "harness/device_fill.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "harness/device_types.cuh"
 #include "harness/host_tensor.hpp"
 
 namespace kwb {
@@ -19,17 +17,6 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
 // Uniform in (0, 1]: never 0, so log() in Box-Muller stays finite.
 __device__ __forceinline__ float unit_uniform(std::uint64_t bits) {
   return (static_cast<float>(bits >> 40) + 1.0f) * (1.0f / 16777216.0f);
-}
-
-template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
 }
 
 template <class T>
@@ -67,12 +54,9 @@ cudaError_t launch_fill(void* ptr, std::int64_t count, const Distribution& d, st
 cudaError_t fill_random(void* ptr, std::int64_t count, DType dtype, const Distribution& dist,
                         std::uint64_t seed, std::uint64_t stream_id, cudaStream_t stream) {
   const std::uint64_t key = seed * 0xD1B54A32D192ED03ull + stream_id * 0x8CB92BA72F3D8DD7ull;
-  switch (dtype) {
-    case DType::fp32: return launch_fill<float>(ptr, count, dist, key, stream);
-    case DType::fp16: return launch_fill<__half>(ptr, count, dist, key, stream);
-    case DType::bf16: return launch_fill<__nv_bfloat16>(ptr, count, dist, key, stream);
-  }
-  return cudaErrorInvalidValue;
+  cudaError_t status = cudaErrorInvalidValue;
+  dispatch_dtype(dtype, [&](auto tag) { status = launch_fill<decltype(tag)>(ptr, count, dist, key, stream); });
+  return status;
 }
 
 cudaError_t poison(void* ptr, std::size_t bytes, cudaStream_t stream) {

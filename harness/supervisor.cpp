@@ -84,13 +84,7 @@ std::optional<Ceilings> Supervisor::measure_ceilings(std::string* error) {
 }
 
 CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what) {
-  CaseRecord rec;
-  rec.index = req.index;
-  rec.op = req.op;
-  rec.variant = req.variant;
-  rec.dtype = req.dtype;
-  rec.shape = req.shape;
-  rec.nvtx_range = nvtx_case_name(req.op, req.variant, req.dtype, req.shape);
+  CaseRecord rec = record_for(req);
   rec.disposition = Disposition::failed;
   const std::string log = last_lines(tail_of_file(options_.worker_log, 4096, log_offset_), 4);
   rec.reason = what + (log.empty() ? "" : "; worker log: " + log);

@@ -9,7 +9,7 @@
 
 #include "harness/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/device_types.cuh"
+#include "harness/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

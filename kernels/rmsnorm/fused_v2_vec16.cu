@@ -11,7 +11,7 @@
 
 #include "harness/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/device_types.cuh"
+#include "harness/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
