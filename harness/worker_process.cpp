@@ -82,8 +82,7 @@ WorkerProcess::Status WorkerProcess::read_line(double timeout_s, std::string& li
     if (left_ms <= 0) return Status::timeout;
     pollfd pfd{from_child_, POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000)));
-    if (ready < 0 && errno == EINTR) return Status::timeout;  // a signal (Ctrl-C): let the caller look
-    if (ready <= 0) continue;
+    if (ready <= 0) continue;  // EINTR (Ctrl-C): the case in flight finishes, then the run stops
     char chunk[65536];
     const ssize_t n = read(from_child_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;

@@ -35,6 +35,12 @@ echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s" | tee
 log "smoke sweep, run 2 (reproducibility)"
 ./build/kwb run --out "$OUT/smoke2" > "$OUT/smoke2.txt" 2> "$OUT/smoke2-progress.txt"; echo "exit $?"
 
+log "tiny kernel (1 row x 512): CUPTI against CUDA events"
+for timer in cupti events; do
+  ./build/kwb run --op rmsnorm_fwd --variant fused_v2_vec16 --dtype bf16 --axis rows=1 --axis cols=512 \
+    --timer $timer --datasheet-ceilings --out "$OUT/tiny-$timer" > /dev/null 2>&1; echo "$timer exit $?"
+done
+
 log "fault isolation sweep"
 ./build/kwb run --op rmsnorm_fwd --variant fused_v2_vec16,test_fault_illegal_address,test_fault_device_assert,test_hang \
   --include-test-variants --dtype bf16 --axis rows=4096 --axis cols=4096,4100 --preset quick --case-timeout 8 \

@@ -79,6 +79,11 @@ if harness and ncu_csv.exists():
                      f"({(h / n - 1) * 100:+.2f}%), kwb events under ncu {ev_med if ev_med is None else round(ev_med, 1)} us"))
     else:
         rows.append(("ncu cross-check", f"no ncu values parsed ({len(vals)}), harness {h}"))
+tiny = {t: load(f"tiny-{t}") for t in ("cupti", "events")}
+if all(tiny.values()):
+    m = {t: r["cases"][0]["timing"]["span"]["median"] for t, r in tiny.items() if r["cases"] and "timing" in r["cases"][0]}
+    if len(m) == 2:
+        rows.append(("tiny kernel bf16 1x512 v2", f'cupti {m["cupti"]:.2f} us, events {m["events"]:.2f} us'))
 peers = out / "peers.txt"
 if peers.exists():
     for line in peers.read_text().splitlines():
