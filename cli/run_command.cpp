@@ -151,7 +151,14 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
                            hello.device.name, hello.device.uuid, hello.timer, f.mode, f.preset);
   for (const auto& c : cases) {
     if (g_interrupted) break;
-    CaseRecord rec = supervisor.run_case(c);
+    CaseRecord rec;
+    try {
+      rec = supervisor.run_case(c);
+    } catch (const std::exception& e) {  // a bug of ours must not cost the cases already measured
+      rec = record_for(c);
+      rec.disposition = Disposition::failed;
+      rec.reason = std::string("internal error while running the case: ") + e.what();
+    }
     rec.repro = repro_command(c);
     if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) rec.role = v->role;
     derive_metrics(rec, Registry::instance(), *report.run.ceilings);

@@ -13,16 +13,6 @@ namespace {
 constexpr double kHelloTimeoutS = 120;  // context creation and CUPTI start-up
 using Json = nlohmann::ordered_json;
 
-std::string last_lines(const std::string& text, int lines) {
-  std::size_t pos = text.size();
-  while (pos > 0 && (text[pos - 1] == '\n')) --pos;
-  for (int n = 0; n < lines && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) return text;
-  }
-  return text.substr(pos + 1);
-}
-
 }  // namespace
 
 Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}

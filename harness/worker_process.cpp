@@ -131,4 +131,21 @@ std::string tail_of_file(const std::filesystem::path& path, std::size_t max_byte
   return out;
 }
 
+std::string last_lines(const std::string& text, int lines) {
+  const std::size_t last = text.find_last_not_of('\n');
+  if (last == std::string::npos || lines <= 0) return "";
+  std::size_t begin = 0;
+  std::size_t pos = last;
+  for (int n = 0; n < lines; ++n) {
+    const std::size_t nl = pos == 0 ? std::string::npos : text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) {
+      begin = 0;
+      break;
+    }
+    begin = nl + 1;
+    pos = nl;
+  }
+  return text.substr(begin, last + 1 - begin);
+}
+
 }  // namespace kwb

@@ -49,4 +49,7 @@ class WorkerProcess {
 std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes,
                          std::size_t from = 0);
 
+// The last `lines` lines of `text`, without trailing newlines ("" for empty text).
+std::string last_lines(const std::string& text, int lines);
+
 }  // namespace kwb
