@@ -9,6 +9,7 @@
 
 #include "harness/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
+#include "kernels/common/vector_pack.cuh"
 #include "harness/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
@@ -53,7 +54,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = launch,
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("rows") > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
+          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
           if (s.at("cols") > 2147483647) return "cols above 2^31-1 overflow the int column index";
           return std::nullopt;
         },

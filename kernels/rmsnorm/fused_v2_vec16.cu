@@ -11,6 +11,7 @@
 
 #include "harness/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
+#include "kernels/common/vector_pack.cuh"
 #include "harness/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
@@ -20,12 +21,6 @@ namespace {
 constexpr int kMaxThreads = 1024;
 constexpr int kPreferredThreads = 256;
 constexpr int kMaxVectorsPerThread = 16;
-
-// E elements of T, aligned so that one load or store moves all of them at once.
-template <class T, int E>
-struct alignas(sizeof(T) * E) Pack {
-  T v[E];
-};
 
 // VPT: vectors per thread, a compile-time count so the row stays in registers.
 template <class T, int E, int VPT>
@@ -108,13 +103,7 @@ void launch_with_vpt(const LaunchArgs& a, const LaunchPlan& p) {
         static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
         static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
   };
-  switch (p.vectors_per_thread) {
-    case 1: go(std::integral_constant<int, 1>{}); break;
-    case 2: go(std::integral_constant<int, 2>{}); break;
-    case 4: go(std::integral_constant<int, 4>{}); break;
-    case 8: go(std::integral_constant<int, 8>{}); break;
-    default: go(std::integral_constant<int, 16>{}); break;
-  }
+  with_vectors_per_thread(p.vectors_per_thread, go);
 }
 
 void launch(const LaunchArgs& a) {
@@ -141,7 +130,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = launch,
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (s.at("rows") > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
+          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
           if (!plan_for(s.at("cols"), dtype_size(dtype)))
             return "cols too long to hold in registers (more than 16 vectors per thread at 1024 "
                    "threads); use fused_v1_row_per_block";

@@ -13,17 +13,13 @@
 #include "harness/device_types.cuh"
 #include "harness/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
+#include "kernels/common/vector_pack.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
 namespace {
 
 constexpr int kMaxThreads = 1024;
-
-template <class T, int E>
-struct alignas(sizeof(T) * E) Pack {
-  T v[E];
-};
 
 // E elements of w starting at `p`, whose address is only `align` bytes aligned.
 template <class T, int E>
@@ -144,6 +140,7 @@ void launch(const LaunchArgs& a) {
           static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
           static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
     };
+    // Only 1, 2 or 4 here; instantiating 8 and 16 would cost compile time for nothing.
     switch (plan->vectors_per_thread) {
       case 1: go(std::integral_constant<int, 1>{}); break;
       case 2: go(std::integral_constant<int, 2>{}); break;
@@ -160,7 +157,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = launch,
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (s.at("rows") > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
+          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
           if (!plan_for(s.at("cols"), dtype_size(dtype)))
             return "cols too long for 4 vectors per thread at 1024 threads; use "
                    "fused_v1_row_per_block";
