@@ -61,20 +61,32 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0
 
 }  // namespace
 
+// Inputs on the device, the rows to verify and the oracle's answer for them.
+struct CaseRunner::Group {
+  std::string key;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
+  bool by_rows = false;                                // the op has a row axis: rows may be sampled
+  std::vector<std::int64_t> rows;                      // rows to verify (all, or a sample)
+  std::int64_t rows_total = 1;
+  std::vector<HostTensor> expected;                    // one per output, packed rows
+
+  // What verification reads of a tensor: its sampled rows if it is row-aligned, else all of it.
+  bool gathers(const TensorSpec& t) const { return by_rows && t.row_aligned; }
+  std::int64_t verified_elements(const TensorSpec& t) const {
+    return gathers(t) ? t.numel() / rows_total * static_cast<std::int64_t>(rows.size()) : t.numel();
+  }
+  std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
+    if (gathers(t)) return gather_rows(device, t.numel() / rows_total * esize, rows);
+    std::vector<unsigned char> host(t.numel() * esize);
+    cuda_check(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost), "copy tensor to host");
+    return host;
+  }
+};
+
 std::string nvtx_case_name(const std::string& op, const std::string& variant, DType dtype,
                            const Shape& shape) {
   return op + ":" + variant + ":" + std::string(to_string(dtype)) + ":" + shape.to_compact();
 }
-
-// Inputs on the device, the rows to verify and the oracle's answer for them.
-struct CaseRunner::Group {
-  std::string key;
-  std::vector<TensorSpec> specs;
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
-  std::vector<std::int64_t> rows;                      // rows to verify (all, or a sample)
-  std::int64_t rows_total = 0;
-  std::vector<HostTensor> expected;                    // one per output, packed rows
-};
 
 CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -141,87 +153,23 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (req.mode == Mode::cold && !flusher_) flusher_ = std::make_unique<L2Flusher>(l2_bytes_);
 
     // 2. Inputs and oracle, once per group.
-    if (!group_) {
-      ScopedRange r{"prepare inputs and oracle"};
-      auto g = std::make_unique<Group>();
-      g->key = key;
-      g->specs = specs;
-      std::vector<HostTensor> host_inputs;
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        const auto& t = specs[i];
-        g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * esize));
-        if (!t.is_output)
-          cuda_check(fill_random(g->buffers[i]->ptr, t.numel(), req.dtype, t.init, req.seed, i, stream_),
-                     "fill inputs");
-      }
-      cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
-      g->rows_total = op->row_axis.empty() ? 1 : req.shape.at(op->row_axis);
-      const std::int64_t row_elems =
-          op->row_axis.empty() ? 0 : specs.back().numel() / std::max<std::int64_t>(g->rows_total, 1);
-      if (op->row_axis.empty()) {
-        g->rows = {0};
-      } else {
-        g->rows = rows_to_verify(g->rows_total, row_elems);
-      }
-      Shape sub = req.shape;
-      for (auto& [name, value] : sub.axes)
-        if (name == op->row_axis) value = static_cast<std::int64_t>(g->rows.size());
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        const auto& t = specs[i];
-        const bool gather = !op->row_axis.empty() && t.row_aligned;
-        const std::int64_t count = gather ? t.numel() / g->rows_total * static_cast<std::int64_t>(g->rows.size())
-                                          : t.numel();
-        HostTensor h{t.name, t.dims, std::vector<double>(count, std::nan(""))};
-        if (gather) h.dims[0] = static_cast<std::int64_t>(g->rows.size());
-        if (t.is_output) {
-          g->expected.push_back(std::move(h));
-          continue;
-        }
-        std::vector<unsigned char> raw;
-        if (gather) {
-          raw = gather_rows(g->buffers[i]->ptr, t.numel() / g->rows_total * esize, g->rows);
-        } else {
-          raw.resize(t.numel() * esize);
-          cuda_check(cudaMemcpy(raw.data(), g->buffers[i]->ptr, raw.size(), cudaMemcpyDeviceToHost),
-                     "copy input to host");
-        }
-        decode_dtype(raw.data(), req.dtype, count, h.values.data());
-        host_inputs.push_back(std::move(h));
-      }
-      op->oracle(sub, host_inputs, g->expected);
-      group_ = std::move(g);
-    }
+    if (!group_) group_ = prepare_group(*op, req, specs, key);
 
     // 3. Verify on poisoned outputs.
     DeviceBuffer scratch(workspace);
     std::vector<void*> ptrs;
     for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
     const LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_};
+    phase = "verify";
     {
-      phase = "verify";
       ScopedRange r{"verify"};
       for (std::size_t i = 0; i < specs.size(); ++i)
         if (specs[i].is_output) cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, stream_), "poison outputs");
       variant->launch(args);
       cuda_check_launch("launch (verify)");
       cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
-      Verifier verifier(req.dtype, op->tolerance(req.dtype));
-      std::size_t out_index = 0;
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        if (!specs[i].is_output) continue;
-        const auto& t = specs[i];
-        std::vector<unsigned char> got;
-        if (!op->row_axis.empty()) {
-          got = gather_rows(ptrs[i], t.numel() / group_->rows_total * esize, group_->rows);
-        } else {
-          got.resize(t.numel() * esize);
-          cuda_check(cudaMemcpy(got.data(), ptrs[i], got.size(), cudaMemcpyDeviceToHost), "copy output");
-        }
-        verifier.compare(t.name, got, group_->expected[out_index++].values);
-      }
-      rec.verify = verifier.finish(op->row_axis.empty() ? 1 : static_cast<std::int64_t>(group_->rows.size()),
-                                   group_->rows_total);
     }
+    rec.verify = verify_outputs(*op, req, specs);
     if (!rec.verify->passed) {
       const auto& v = *rec.verify;
       rec.disposition = Disposition::failed;
@@ -240,8 +188,7 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     settings.mode = req.mode;
     settings.rule = *stopping_preset(req.preset);
     rec.timing = measure([&](cudaStream_t s) {
-      LaunchArgs a{req.shape, req.dtype, ptrs, scratch.ptr, s};
-      variant->launch(a);
+      variant->launch(LaunchArgs{req.shape, req.dtype, ptrs, scratch.ptr, s});
     }, stream_, settings, timer_, flusher_.get());
     rec.disposition = Disposition::passed;
   } catch (const CudaError& e) {
@@ -257,6 +204,67 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     rec.reason = std::string("error during ") + phase + ": " + e.what();
   }
   return rec;
+}
+
+// Fills the inputs on the device, picks the rows to verify, and runs the oracle on just those
+// rows (a sub-shape whose row axis is the number of sampled rows).
+std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
+                                                             const std::vector<TensorSpec>& specs,
+                                                             std::string key) {
+  ScopedRange range{"prepare inputs and oracle"};
+  const std::size_t esize = dtype_size(req.dtype);
+  auto g = std::make_unique<Group>();
+  g->key = std::move(key);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * esize));
+    if (!t.is_output)
+      cuda_check(fill_random(g->buffers[i]->ptr, t.numel(), req.dtype, t.init, req.seed, i, stream_),
+                 "fill inputs");
+  }
+  cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
+
+  g->by_rows = !op.row_axis.empty();
+  Shape sub = req.shape;
+  if (g->by_rows) {
+    g->rows_total = req.shape.at(op.row_axis);
+    g->rows = rows_to_verify(g->rows_total, specs.back().numel() / std::max<std::int64_t>(g->rows_total, 1));
+    for (auto& [name, value] : sub.axes)
+      if (name == op.row_axis) value = static_cast<std::int64_t>(g->rows.size());
+  } else {
+    g->rows = {0};
+  }
+
+  std::vector<HostTensor> host_inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    const std::int64_t count = g->verified_elements(t);
+    HostTensor h{t.name, t.dims, std::vector<double>(count, std::nan(""))};
+    if (g->gathers(t)) h.dims[0] = static_cast<std::int64_t>(g->rows.size());
+    if (t.is_output) {
+      g->expected.push_back(std::move(h));
+      continue;
+    }
+    const auto raw = g->copy_to_host(g->buffers[i]->ptr, t, esize);
+    decode_dtype(raw.data(), req.dtype, count, h.values.data());
+    host_inputs.push_back(std::move(h));
+  }
+  op.oracle(sub, host_inputs, g->expected);
+  return g;
+}
+
+// Compares the outputs the verify launch wrote with the oracle's, on the group's rows.
+VerifyResult CaseRunner::verify_outputs(const Op& op, const CaseRequest& req,
+                                        const std::vector<TensorSpec>& specs) {
+  Verifier verifier(req.dtype, op.tolerance(req.dtype));
+  std::size_t out_index = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].is_output) continue;
+    const auto got = group_->copy_to_host(group_->buffers[i]->ptr, specs[i], dtype_size(req.dtype));
+    verifier.compare(specs[i].name, got, group_->expected[out_index++].values);
+  }
+  return verifier.finish(group_->by_rows ? static_cast<std::int64_t>(group_->rows.size()) : 1,
+                         group_->rows_total);
 }
 
 }  // namespace kwb

@@ -13,6 +13,7 @@
 
 #include "harness/measure.hpp"
 #include "harness/record.hpp"
+#include "harness/registry.hpp"
 
 namespace kwb {
 
@@ -40,6 +41,10 @@ class CaseRunner {
 
  private:
   struct Group;
+  std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
+                                       const std::vector<TensorSpec>& specs, std::string key);
+  VerifyResult verify_outputs(const Op& op, const CaseRequest& request,
+                              const std::vector<TensorSpec>& specs);
   TimerKind timer_;
   std::size_t l2_bytes_;
   cudaStream_t stream_ = nullptr;
