@@ -14,36 +14,19 @@
 #include <string>
 
 #include "harness/version.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace kwb {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using CliResult = test::CommandResult;
+using test::shell_quote;
+using test::TempDir;
 
 // Runs `kwb <args>` (args already shell-quoted where needed) and captures everything it prints.
 CliResult run_kwb(const std::string& args) {
-  const std::string command = shell_quote(KWB_CLI_PATH) + " " + args + " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "popen failed for: " << command;
-    return result;
-  }
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return result;
+  return test::run_command(test::shell_quote(KWB_CLI_PATH) + " " + args);
 }
 
 ::testing::AssertionResult Mentions(const CliResult& r, const std::string& part) {
@@ -51,26 +34,6 @@ CliResult run_kwb(const std::string& args) {
   return ::testing::AssertionFailure() << "output does not mention \"" << part << "\":\n" << r.output;
 }
 
-// A fresh folder under the system temp dir, removed when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("kwb_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Bad-input runs get their own --out, so a regression that got past planning would not litter
 // the working directory.

@@ -12,7 +12,8 @@ namespace {
 TEST(FaultIsolation, SweepContinuesPastFaultsAndHangsAndRecordsThem) {
   KWB_REQUIRE_GPU();
   // 1. A sweep where the faulting variants sit between good cases.
-  const auto out = test::fresh_dir("faults");
+  const test::TempDir dir;
+  const auto out = dir.path();
   const std::string cmd = std::string(KWB_CLI_PATH) +
       " run --op rmsnorm_fwd --variant fused_v2_vec16,test_fault_illegal_address,"
       "test_fault_device_assert,test_hang --include-test-variants --dtype bf16"
@@ -42,7 +43,6 @@ TEST(FaultIsolation, SweepContinuesPastFaultsAndHangsAndRecordsThem) {
     if (r.variant == "test_hang") EXPECT_NE(r.reason.find("watchdog"), std::string::npos) << r.reason;
   }
   EXPECT_EQ(good, 2);
-  std::filesystem::remove_all(out);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace {
 TEST(RunRobustness, InterruptKeepsFinishedCasesInJournalAndReport) {
   KWB_REQUIRE_GPU();
   // 1. Start a sweep of many cases and interrupt it once a few have finished.
-  const auto out = test::fresh_dir("interrupt");
+  const test::TempDir dir;
+  const auto out = dir.path();
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -46,12 +47,12 @@ TEST(RunRobustness, InterruptKeepsFinishedCasesInJournalAndReport) {
   EXPECT_LT(report.cases.size(), 42u) << "the sweep should have stopped early";
   EXPECT_EQ(read_journal(journal).size(), report.cases.size());
   for (const auto& r : report.cases) EXPECT_EQ(r.disposition, Disposition::passed) << r.reason;
-  std::filesystem::remove_all(out);
 }
 
 TEST(RunRobustness, ShapeTooLargeForTheGpuIsRefusedBeforeMeasuring) {
   KWB_REQUIRE_GPU();
-  const auto out = test::fresh_dir("too-large");
+  const test::TempDir dir;
+  const auto out = dir.path();
   const auto result = test::run_command(std::string(KWB_CLI_PATH) +
       " run --op rmsnorm_fwd --variant fused_v2_vec16 --dtype fp32 --axis rows=1m --axis cols=1m"
       " --datasheet-ceilings --out " + out.string());
@@ -59,7 +60,6 @@ TEST(RunRobustness, ShapeTooLargeForTheGpuIsRefusedBeforeMeasuring) {
   EXPECT_NE(result.output.find("GiB"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("rows=1048576,cols=1048576"), std::string::npos) << result.output;
   EXPECT_FALSE(std::filesystem::exists(out / "report.json"));
-  std::filesystem::remove_all(out);
 }
 
 }  // namespace

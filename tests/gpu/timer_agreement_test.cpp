@@ -8,14 +8,14 @@
 namespace kwb {
 namespace {
 
-CaseRecord run_one(const std::string& timer, const std::string& axes, const std::string& name) {
-  const auto out = test::fresh_dir(name);
+CaseRecord run_one(const std::string& timer, const std::string& axes) {
+  const test::TempDir dir;
+  const auto out = dir.path();
   const auto result = test::run_command(std::string(KWB_CLI_PATH) +
       " run --op rmsnorm_fwd --variant fused_v1_row_per_block --dtype fp32 " + axes +
       " --mode hot --preset default --timer " + timer + " --datasheet-ceilings --out " + out.string());
   EXPECT_EQ(result.exit_code, 0) << result.output;
   const Report report = read_report_json(out / "report.json");
-  std::filesystem::remove_all(out);
   EXPECT_EQ(report.cases.size(), 1u);
   return report.cases.at(0);
 }
@@ -24,8 +24,8 @@ TEST(TimerAgreement, CuptiAndEventsAgreeWithinTwoPercentOnALongKernel) {
   KWB_REQUIRE_GPU();
   // About 4 GiB of traffic: a couple of milliseconds, where launch overhead is noise.
   const std::string axes = "--axis rows=32768 --axis cols=16384";
-  const CaseRecord cupti = run_one("cupti", axes, "long-cupti");
-  const CaseRecord events = run_one("events", axes, "long-events");
+  const CaseRecord cupti = run_one("cupti", axes);
+  const CaseRecord events = run_one("events", axes);
   ASSERT_TRUE(cupti.timing && events.timing);
   EXPECT_EQ(cupti.timing->timer, "cupti");
   EXPECT_EQ(events.timing->timer, "cuda_events");
@@ -37,7 +37,7 @@ TEST(TimerAgreement, CuptiAndEventsAgreeWithinTwoPercentOnALongKernel) {
 
 TEST(TimerAgreement, TinyKernelIsTimedByItsOwnDurationNotLaunchOverhead) {
   KWB_REQUIRE_GPU();
-  const CaseRecord tiny = run_one("cupti", "--axis rows=1 --axis cols=512", "tiny");
+  const CaseRecord tiny = run_one("cupti", "--axis rows=1 --axis cols=512");
   ASSERT_TRUE(tiny.timing.has_value());
   EXPECT_EQ(tiny.timing->kernels_per_sample, 1);
   // A one-block kernel over 2 KB runs for a few microseconds; launch overhead alone is more.
@@ -47,7 +47,8 @@ TEST(TimerAgreement, TinyKernelIsTimedByItsOwnDurationNotLaunchOverhead) {
 
 TEST(TimerAgreement, BaselineSampleCountsEveryLaunch) {
   KWB_REQUIRE_GPU();
-  const auto out = test::fresh_dir("baseline-count");
+  const test::TempDir dir;
+  const auto out = dir.path();
   const auto result = test::run_command(std::string(KWB_CLI_PATH) +
       " run --op rmsnorm_fwd --variant baseline_eager_8_launches --dtype bf16,fp32"
       " --axis rows=1024 --axis cols=4096 --preset quick --datasheet-ceilings --out " + out.string());
@@ -60,7 +61,6 @@ TEST(TimerAgreement, BaselineSampleCountsEveryLaunch) {
     EXPECT_GE(r.timing->span.median, r.timing->busy.median);
     EXPECT_GE(r.timing->kernel_sum.median * 1.0001, r.timing->busy.median);
   }
-  std::filesystem::remove_all(out);
 }
 
 }  // namespace

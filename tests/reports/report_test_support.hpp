@@ -12,33 +12,9 @@
 #include <string>
 
 #include "reports/json_report.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace kwb::test {
-
-// A fresh folder under the system temp folder, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("kwb_reports_test_" + std::to_string(::getpid()) + "_" + std::to_string(stamp) +
-             "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline SummaryStats sample_stats(double base) {
   SummaryStats s;
