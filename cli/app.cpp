@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/version.hpp"
+#include "record/version.hpp"
 
 namespace kwb::cli {
 

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/ceilings.hpp"
-#include "harness/supervisor.hpp"
-#include "reports/json_report.hpp"
+#include "derive/ceilings.hpp"
+#include "session/supervisor.hpp"
+#include "sinks/json_report.hpp"
 
 namespace kwb::cli {
 namespace {

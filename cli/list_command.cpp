@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/registry.hpp"
+#include "catalogue/registry.hpp"
 
 namespace kwb::cli {
 

@@ -10,15 +10,15 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_output.hpp"
-#include "harness/ceilings.hpp"
-#include "harness/derive.hpp"
-#include "harness/planner.hpp"
-#include "harness/stats.hpp"
-#include "harness/supervisor.hpp"
-#include "harness/version.hpp"
-#include "reports/csv_report.hpp"
-#include "reports/journal.hpp"
-#include "reports/json_report.hpp"
+#include "derive/ceilings.hpp"
+#include "derive/derive.hpp"
+#include "plan/planner.hpp"
+#include "measure/stats.hpp"
+#include "session/supervisor.hpp"
+#include "record/version.hpp"
+#include "sinks/csv_report.hpp"
+#include "sinks/journal.hpp"
+#include "sinks/json_report.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <ostream>
 
-#include "reports/json_report.hpp"
+#include "sinks/json_report.hpp"
 
 namespace kwb::cli {
 

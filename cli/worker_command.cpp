@@ -2,7 +2,7 @@
 #include <csignal>
 
 #include "cli/commands.hpp"
-#include "harness/worker_protocol.hpp"
+#include "worker/worker_protocol.hpp"
 
 namespace kwb::cli {
 

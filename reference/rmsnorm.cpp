@@ -6,8 +6,8 @@
 // rsqrt is negligible. At about 0.5-1 FLOP per byte the op is deep in memory-bound land.
 #include <cmath>
 
-#include "harness/registry.hpp"
-#include "harness/tolerance.hpp"
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

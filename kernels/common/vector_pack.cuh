@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-#include "harness/types.hpp"
+#include "catalogue/types.hpp"
 
 namespace kwb {
 

@@ -8,9 +8,9 @@
 // against. Elementwise kernels are plain grid-stride loops, as a framework's generic ones are.
 #include <cstdint>
 
-#include "harness/registry.hpp"
+#include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
-#include "harness/device_types.cuh"
+#include "catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

@@ -9,10 +9,10 @@
 // Expected: close to the copy ceiling for rows of 1K elements and more.
 #include <cstdint>
 
-#include "harness/registry.hpp"
+#include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
-#include "harness/device_types.cuh"
+#include "catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

@@ -10,8 +10,8 @@
 // Expected: cols = 4100 as fast as 4096 (~98% of copy); 16384 faster than v2's 77%.
 #include <cstdint>
 
-#include "harness/device_types.cuh"
-#include "harness/registry.hpp"
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/rmsnorm.hpp"

@@ -6,7 +6,7 @@
 #include <cassert>
 #include <cstdint>
 
-#include "harness/registry.hpp"
+#include "catalogue/registry.hpp"
 
 namespace kwb {
 namespace {

@@ -13,7 +13,7 @@
 #include <regex>
 #include <string>
 
-#include "harness/version.hpp"
+#include "record/version.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -2,10 +2,10 @@
 // in every dtype, odd sizes included; and verification really fails a kernel that writes zeros.
 #include <gtest/gtest.h>
 
-#include "harness/case_runner.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device_info.hpp"
-#include "harness/registry.hpp"
+#include "worker/case_runner.hpp"
+#include "catalogue/cuda_check.hpp"
+#include "measure/device_info.hpp"
+#include "catalogue/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

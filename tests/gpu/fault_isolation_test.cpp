@@ -2,8 +2,8 @@
 // each is recorded as failed with its error, and every other case still runs and passes.
 #include <gtest/gtest.h>
 
-#include "reports/journal.hpp"
-#include "reports/json_report.hpp"
+#include "sinks/journal.hpp"
+#include "sinks/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

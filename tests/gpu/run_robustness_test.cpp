@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "reports/journal.hpp"
-#include "reports/json_report.hpp"
+#include "sinks/journal.hpp"
+#include "sinks/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

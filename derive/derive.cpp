@@ -1,0 +1,62 @@
+// Roofline arithmetic. GB/s = bytes / us / 1e3; TFLOP/s = flops / us / 1e6.
+#include "derive/derive.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "derive/ceilings.hpp"
+
+namespace kwb {
+
+void derive_metrics(CaseRecord& rec, const Registry& registry, const Ceilings& ceilings) {
+  const Op* op = registry.find_op(rec.op);
+  if (!op || !rec.timing || rec.timing->span.median <= 0) return;
+  const WorkModel work = op->work(rec.shape, rec.dtype);
+  const double us = rec.timing->span.median;
+  Derived d;
+  d.model_bytes = work.bytes;
+  d.model_flops = work.flops;
+  d.bandwidth_gbps = work.bytes / us / 1e3;
+  d.tflops = work.flops / us / 1e6;
+  d.intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
+  const double compute_roof = compute_roof_tflops(ceilings, op->compute_unit);
+  const double memory_roof = d.intensity * ceilings.dram_copy_gbps / 1e3;  // TFLOP/s at this AI
+  if (compute_roof > 0 && ceilings.dram_copy_gbps > 0) {
+    d.bound = memory_roof < compute_roof ? "memory" : "compute";
+    d.roofline_tflops = std::min(memory_roof, compute_roof);
+    d.pct_of_roofline = d.roofline_tflops > 0 ? 100.0 * d.tflops / d.roofline_tflops : 0;
+  }
+  if (ceilings.dram_copy_gbps > 0) d.pct_of_bandwidth_ceiling = 100.0 * d.bandwidth_gbps / ceilings.dram_copy_gbps;
+  rec.derived = d;
+}
+
+void derive_speedups(std::vector<CaseRecord>& records) {
+  for (auto& rec : records) {
+    if (!rec.derived || !rec.timing) continue;
+    rec.derived->speedup_vs_baseline.reset();
+    rec.derived->baseline_variant.clear();
+    for (const auto& base : records) {
+      if (base.role != Role::baseline || base.disposition != Disposition::passed || !base.timing) continue;
+      if (base.op != rec.op || base.dtype != rec.dtype || !(base.shape == rec.shape)) continue;
+      if (base.timing->mode != rec.timing->mode) continue;
+      rec.derived->speedup_vs_baseline = base.timing->span.median / rec.timing->span.median;
+      rec.derived->baseline_variant = base.variant;
+      break;
+    }
+  }
+}
+
+std::vector<std::string> derive_warnings(const std::vector<CaseRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) {
+    if (!r.derived) continue;
+    if (r.derived->pct_of_bandwidth_ceiling > 100.0 || r.derived->pct_of_roofline > 100.0)
+      out.push_back(fmt::format(
+          "{}: {:.0f}% of the bandwidth ceiling, {:.0f}% of the roofline: above 100% means the "
+          "data sat in L2 (hot mode, small tensors) or the work model undercounts",
+          r.nvtx_range, r.derived->pct_of_bandwidth_ceiling, r.derived->pct_of_roofline));
+  }
+  return out;
+}
+
+}  // namespace kwb

@@ -1,0 +1,224 @@
+// Micro-benchmarks for the ceilings: streams over 1 GiB, an FFMA loop, cuBLASLt GEMMs.
+//
+// Napkin math: copy moves 2 x 1 GiB (read + write) per launch, read-only moves 1 GiB; the FFMA
+// kernel does 2 FLOPs per FMA; a GEMM of m = n = k = 8192 does 2 * 8192^3 FLOPs. All inputs
+// are random (never zeros: a GEMM on zeros runs faster than on real data).
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+
+#include "derive/ceilings.hpp"
+#include "catalogue/cuda_check.hpp"
+#include "prepare/device_fill.hpp"
+
+namespace kwb {
+namespace {
+
+// UNROLL independent 16-byte loads in flight per thread before the stores: a plain one-load
+// loop leaves the memory system under-occupied and would set the ceiling too low (seen: 3.95
+// against 4.2 TB/s on an H200), making kernels appear above 100% of it.
+template <int UNROLL>
+__global__ void copy_stream(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) out[i + u * stride] = v[u];
+  }
+  for (; i < n; i += stride) out[i] = in[i];
+}
+
+// Each block copies a contiguous chunk (blockDim.x * UNROLL vectors) per step, then jumps by
+// the grid: reads and writes of a block stay on the same DRAM pages, as a row-wise kernel's do.
+template <int UNROLL>
+__global__ void copy_chunks(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t chunk = std::size_t{blockDim.x} * UNROLL;
+  for (std::size_t base = blockIdx.x * chunk; base < n; base += std::size_t{gridDim.x} * chunk) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * blockDim.x + threadIdx.x;
+      if (i < n) v[u] = in[i];
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = v[u];
+    }
+  }
+}
+
+__global__ void read_stream(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const uint4 v = in[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+constexpr int kFmaChains = 8;
+constexpr int kFmaIterations = 4096;
+
+// kFmaChains independent FMA chains per thread keep every FP32 pipe busy.
+__global__ void ffma_loop(float* out, float seed) {
+  float acc[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) acc[c] = seed + threadIdx.x * 1e-7f + c;
+  const float a = 0.999999f, b = 1e-7f;
+  for (int i = 0; i < kFmaIterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kFmaChains; ++c) acc[c] = fmaf(acc[c], a, b);
+  }
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) sum += acc[c];
+  if (sum == 12345.0f) out[0] = sum;  // keep the loop alive
+}
+
+MeasureSettings ceiling_settings(Mode mode = Mode::hot) {
+  MeasureSettings s;
+  s.mode = mode;
+  s.rule = *stopping_preset("default");
+  s.rule.min_samples = 20;
+  s.keep_samples = false;
+  return s;
+}
+
+double rate_per_us(double amount, const TimingResult& t) { return amount / t.span.median; }
+
+struct LtGemm {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  DType fill_dtype;
+};
+
+double gemm_tflops(const LtGemm& g, int n, cudaStream_t stream, TimerKind timer) {
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate failed");
+  const std::size_t esize = g.data == CUDA_R_32F ? 4 : 2;
+  const std::size_t elems = std::size_t(n) * n;
+  void *a, *b, *c, *ws;
+  const std::size_t ws_bytes = 64 << 20;
+  cuda_check(cudaMalloc(&a, elems * esize), "cudaMalloc A");
+  cuda_check(cudaMalloc(&b, elems * esize), "cudaMalloc B");
+  cuda_check(cudaMalloc(&c, elems * esize), "cudaMalloc C");
+  cuda_check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace");
+  const Distribution normal{Distribution::Kind::normal, 0, 1};
+  cuda_check(fill_random(a, elems, g.fill_dtype, normal, 7, 1, stream), "fill A");
+  cuda_check(fill_random(b, elems, g.fill_dtype, normal, 7, 2, stream), "fill B");
+
+  cublasLtMatmulDesc_t op;
+  cublasLtMatmulDescCreate(&op, g.compute, CUDA_R_32F);
+  const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;  // "TN": the fast layout
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatrixLayoutCreate(&la, g.data, n, n, n);
+  cublasLtMatrixLayoutCreate(&lb, g.data, n, n, n);
+  cublasLtMatrixLayoutCreate(&lc, g.data, n, n, n);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                       sizeof ws_bytes);
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
+  double tflops = 0;
+  if (found > 0) {
+    const float alpha = 1, beta = 0;
+    auto launch = [&](cudaStream_t s) {
+      cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristic.algo, ws,
+                     ws_bytes, s);
+    };
+    auto settings = ceiling_settings();
+    settings.rule.min_samples = 10;
+    const auto t = measure(launch, stream, settings, timer, nullptr);
+    tflops = rate_per_us(2.0 * n * n * double(n), t) / 1e6;
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(ws);
+  cublasLtDestroy(lt);
+  return tflops;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
+  Ceilings c;
+  c.source = "measured";
+  c.measured_at = today_utc();
+  cudaStream_t stream;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const int blocks = device.sm_count * 8;
+
+  // 1. DRAM streams over 1 GiB (less on a small card), in cold mode like the cases they are the
+  //    ceiling of: the same flush, so the same L2 state at the start of every sample.
+  L2Flusher flusher(static_cast<std::size_t>(device.l2_bytes));
+  std::size_t bytes = std::size_t{1} << 30;
+  bytes = std::min<std::size_t>(bytes, static_cast<std::size_t>(device.global_mem_bytes) / 8);
+  void *in, *out;
+  unsigned* sink;
+  cuda_check(cudaMalloc(&in, bytes), "cudaMalloc");
+  cuda_check(cudaMalloc(&out, bytes), "cudaMalloc");
+  cuda_check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
+  cuda_check(fill_random(in, bytes / 4, DType::fp32, {}, 3, 0, stream), "fill");
+  const std::size_t vecs = bytes / 16;
+  // The ceiling is the best of a few launch shapes, ERT style: what the GPU can do, not what one
+  // configuration happens to reach.
+  auto copy_gbps = [&](auto kernel, int blocks_per_sm, int threads) {
+    const auto t = measure([&](cudaStream_t s) {
+      kernel<<<device.sm_count * blocks_per_sm, threads, 0, s>>>(static_cast<const uint4*>(in),
+                                                                 static_cast<uint4*>(out), vecs);
+    }, stream, ceiling_settings(Mode::cold), timer, &flusher);
+    return rate_per_us(2.0 * double(bytes), t) / 1e3;
+  };
+  c.dram_copy_gbps = std::max({copy_gbps(copy_stream<1>, 8, 512), copy_gbps(copy_stream<4>, 4, 512),
+                               copy_gbps(copy_chunks<4>, 8, 256), copy_gbps(copy_chunks<2>, 4, 512),
+                               copy_gbps(copy_chunks<8>, 4, 256)});
+  const auto read = measure([&](cudaStream_t s) {
+    read_stream<<<blocks, 512, 0, s>>>(static_cast<const uint4*>(in), vecs, sink);
+  }, stream, ceiling_settings(Mode::cold), timer, &flusher);
+  c.dram_read_gbps = rate_per_us(double(bytes), read) / 1e3;
+  cudaFree(in);
+  cudaFree(out);
+
+  // 2. FP32 FMA rate on the CUDA cores.
+  const int fma_blocks = device.sm_count * 16, fma_threads = 256;
+  const auto fma = measure([&](cudaStream_t s) {
+    ffma_loop<<<fma_blocks, fma_threads, 0, s>>>(reinterpret_cast<float*>(sink), 1.0f);
+  }, stream, ceiling_settings(), timer, nullptr);
+  const double fmas = double(fma_blocks) * fma_threads * kFmaChains * kFmaIterations;
+  c.fp32_tflops = rate_per_us(2 * fmas, fma) / 1e6;
+  cudaFree(sink);
+
+  // 3. Tensor-core rates through cuBLASLt.
+  c.tensor_tflops["bf16"] = gemm_tflops({CUDA_R_16BF, CUBLAS_COMPUTE_32F, DType::bf16}, 8192, stream, timer);
+  c.tensor_tflops["fp16"] = gemm_tflops({CUDA_R_16F, CUBLAS_COMPUTE_32F, DType::fp16}, 8192, stream, timer);
+  c.tensor_tflops["tf32"] = gemm_tflops({CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, DType::fp32}, 8192, stream, timer);
+  cudaStreamDestroy(stream);
+  return c;
+}
+
+}  // namespace kwb

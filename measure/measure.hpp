@@ -1,0 +1,35 @@
+// The timing loop: warm-up by time, then batches of samples until the stopping rule is met.
+//
+// With CUPTI each sample is tagged by an external correlation id and its times come from the
+// kernels' own GPU timestamps (sum, busy, span). With CUDA events (the fallback when CUPTI
+// cannot attach, e.g. under Nsight Compute) each sample is the interval between two events on
+// the stream, which also holds launch latency: the record names the timer so nobody mixes them.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+
+#include "measure/l2_flush.hpp"
+#include "record/record.hpp"
+#include "measure/stats.hpp"
+
+namespace kwb {
+
+enum class TimerKind { cupti, events };
+std::string_view to_string(TimerKind kind);
+
+struct MeasureSettings {
+  Mode mode = Mode::cold;
+  StoppingRule rule;
+  bool keep_samples = true;
+};
+
+using LaunchFn = std::function<void(cudaStream_t)>;
+
+// Throws CudaError if a launch or synchronization fails, std::runtime_error if a sample
+// launched no kernel or CUPTI dropped records.
+TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureSettings& settings,
+                     TimerKind timer, L2Flusher* flusher);
+
+}  // namespace kwb

@@ -1,0 +1,132 @@
+// The result of one case and the environment it was measured in: what the reports carry.
+//
+// Every time is in microseconds (suffix _us), every rate says its unit (_gbps, _tflops).
+// Optional parts are absent, not zero, when they were not measured: a skipped case has no
+// timing, a case measured with CUDA events has no per-kernel breakdown.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/stats.hpp"
+#include "catalogue/types.hpp"
+
+namespace kwb {
+
+// One element that broke the tolerance, for the "first mismatches" list of a failed case.
+struct Mismatch {
+  std::string tensor;
+  std::int64_t index = 0;
+  double got = 0;
+  double expected = 0;
+};
+
+struct VerifyResult {
+  bool passed = false;
+  double atol = 0, rtol = 0;
+  std::int64_t elements_checked = 0;
+  std::int64_t mismatches = 0;          // |got - ref| > atol + rtol*|ref|
+  std::int64_t nonfinite_mismatches = 0;  // NaN/Inf where the reference is finite, or the reverse
+  std::int64_t unwritten = 0;           // still holding the poison pattern
+  bool all_zero = false;                // every checked output element is exactly 0
+  double max_abs_err = 0, max_rel_err = 0, rel_l2_err = 0;
+  std::int64_t rows_checked = 0, rows_total = 0;  // rows_checked < rows_total: sampled
+  std::vector<Mismatch> first_mismatches;
+};
+
+// Median time of one kernel inside a sample (a baseline launches several).
+struct KernelBreakdown {
+  std::string name;
+  std::int64_t launches_per_sample = 0;
+  double median_us = 0;  // median over samples of this kernel's summed duration per sample
+};
+
+struct TimingResult {
+  std::string timer;  // "cupti" or "cuda_events"
+  Mode mode = Mode::cold;
+  std::string preset;
+  SummaryStats span;        // first kernel start to last kernel end: the headline time
+  SummaryStats busy;        // union of kernel intervals
+  SummaryStats kernel_sum;  // sum of kernel durations
+  std::int64_t kernels_per_sample = -1;  // -1: the timer cannot count kernels (events)
+  std::vector<KernelBreakdown> kernels;
+  StopReason stop_reason = StopReason::converged;
+  double warmup_ms = 0;
+  double measure_wall_ms = 0;
+  std::vector<double> samples_us;  // span of each sample, in order
+};
+
+struct Derived {
+  double model_bytes = 0;
+  double model_flops = 0;
+  double bandwidth_gbps = 0;    // model bytes / median span
+  double tflops = 0;            // model flops / median span
+  double intensity = 0;         // flops per byte
+  std::string bound;            // "memory" or "compute": which roof is lower at this intensity
+  double roofline_tflops = 0;   // attainable rate at this intensity
+  double pct_of_roofline = 0;
+  double pct_of_bandwidth_ceiling = 0;  // against the measured (or datasheet) copy bandwidth
+  std::optional<double> speedup_vs_baseline;  // baseline median / this median
+  std::string baseline_variant;
+};
+
+struct CaseRecord {
+  int index = 0;
+  std::string op;
+  std::string variant;
+  Role role = Role::fused;
+  DType dtype = DType::fp32;
+  Shape shape;
+  Disposition disposition = Disposition::not_verified;
+  std::string reason;  // why skipped or failed; empty otherwise
+  std::optional<VerifyResult> verify;
+  std::optional<TimingResult> timing;
+  std::optional<Derived> derived;
+  std::string nvtx_range;  // "op:variant:dtype:shape"
+  std::string repro;       // a command line that measures exactly this case
+};
+
+// Ceilings used to derive efficiencies.
+struct Ceilings {
+  std::string source;  // "measured" or "datasheet"
+  std::string measured_at;  // ISO date of the measurement, empty for datasheet
+  double dram_copy_gbps = 0;  // read + write bytes per second, device-to-device copy kernel
+  double dram_read_gbps = 0;  // read-only stream
+  double fp32_tflops = 0;     // FFMA on CUDA cores
+  std::map<std::string, double> tensor_tflops;  // by dtype name: "bf16", "fp16", "tf32"
+};
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  double sm_clock_mhz = 0, mem_clock_mhz = 0;
+  int mem_bus_width_bits = 0;
+  std::int64_t global_mem_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  int driver_version = 0;   // cudaDriverGetVersion, e.g. 13000
+  int runtime_version = 0;  // cudaRuntimeGetVersion
+  std::uint32_t cupti_version = 0;
+  std::string driver_release;  // "580.159.04" when NVML or /proc says it
+};
+
+// Everything a report holds besides the records.
+struct RunInfo {
+  std::string tool_version;
+  std::string git_sha;
+  std::string command_line;
+  std::string host;
+  std::string started_at, finished_at;  // ISO 8601 UTC
+  bool complete = false;                // false when the run was interrupted
+  std::map<std::string, std::string> settings;  // mode, preset, seed, filters...
+  std::optional<DeviceInfo> device;
+  std::optional<Ceilings> ceilings;           // the ones used for derived metrics
+  std::optional<Ceilings> datasheet_ceilings;  // always shown beside measured ones
+};
+
+}  // namespace kwb

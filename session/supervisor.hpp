@@ -1,0 +1,63 @@
+// The parent side of a run: starts workers, hands them cases, and survives their deaths.
+//
+// A case whose kernel faults comes back as a failed record (the worker catches the CUDA error)
+// and the worker exits because its context is lost; a case that hangs or kills the worker
+// outright is ended by the watchdog and recorded as failed with what the worker left in its
+// log. Either way a fresh worker takes the next case.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/case_runner.hpp"
+#include "record/record.hpp"
+#include "session/worker_process.hpp"
+
+namespace kwb {
+
+struct SupervisorOptions {
+  std::string worker_exe;           // the kwb binary (it runs `kwb __worker`)
+  int device = 0;
+  std::string timer = "auto";       // auto | cupti | events
+  double case_timeout_s = 120;      // watchdog per case
+  std::filesystem::path worker_log; // worker stdout/stderr
+};
+
+struct WorkerHello {
+  bool has_gpu = false;
+  std::string no_gpu_reason;
+  DeviceInfo device;
+  std::string timer;
+  std::string timer_note;
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorOptions options);
+  ~Supervisor();
+
+  // Starts the first worker and returns what it found.
+  WorkerHello start();
+
+  // Measures the ceilings in the worker; nullopt (with *error) if that failed.
+  std::optional<Ceilings> measure_ceilings(std::string* error);
+
+  // Runs one case; never throws for the case's own failure.
+  CaseRecord run_case(const CaseRequest& request);
+
+  int worker_restarts() const { return restarts_; }
+
+ private:
+  WorkerHello spawn();
+  CaseRecord lost_case(const CaseRequest& request, const std::string& what);
+  SupervisorOptions options_;
+  std::unique_ptr<WorkerProcess> worker_;
+  int restarts_ = 0;
+  std::size_t log_offset_ = 0;  // where the current worker's part of the log starts
+};
+
+}  // namespace kwb

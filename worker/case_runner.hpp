@@ -1,0 +1,64 @@
+// Runs one case inside the worker process: inputs, poisoned outputs, verification against the
+// oracle, timing, and the record.
+//
+// Cases of one (op, dtype, shape) share their inputs and oracle: the planner orders each
+// group's variants together, so inputs are generated and the oracle computed once per group.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "measure/measure.hpp"
+#include "record/record.hpp"
+#include "catalogue/registry.hpp"
+
+namespace kwb {
+
+struct CaseRequest {
+  int index = 0;
+  std::string op;
+  std::string variant;
+  DType dtype = DType::fp32;
+  Shape shape;
+  Mode mode = Mode::cold;
+  std::string preset = "default";
+  std::uint64_t seed = 1;
+  bool include_test_variants = false;
+};
+
+class CaseRunner {
+ public:
+  CaseRunner(TimerKind timer, std::size_t l2_bytes);
+  ~CaseRunner();
+
+  // Never throws for a case's own failure: the record says failed, with the error. After a CUDA
+  // fault the context is unusable; context_lost() then tells the worker to exit.
+  CaseRecord run(const CaseRequest& request);
+  bool context_lost() const { return context_lost_; }
+
+ private:
+  struct Group;
+  std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
+                                       const std::vector<TensorSpec>& specs, std::string key);
+  VerifyResult verify_outputs(const Op& op, const CaseRequest& request,
+                              const std::vector<TensorSpec>& specs);
+  TimerKind timer_;
+  std::size_t l2_bytes_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<Group> group_;
+  bool context_lost_ = false;
+};
+
+// A record that names the case (identity and NVTX range) and nothing else yet.
+CaseRecord record_for(const CaseRequest& request);
+
+// The NVTX range name of a case: "op:variant:dtype:shape" (no "/", which Nsight Compute's
+// --nvtx-include reads as nesting).
+std::string nvtx_case_name(const std::string& op, const std::string& variant, DType dtype,
+                           const Shape& shape);
+
+}  // namespace kwb
