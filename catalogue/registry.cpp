@@ -1,6 +1,10 @@
-// The process-wide catalogue that static registrars fill before main().
+// The process-wide catalogue that static registrars fill before main(), and the check of what
+// they registered.
 #include "catalogue/registry.hpp"
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace kwb {
@@ -16,15 +20,123 @@ Registry& Registry::instance() {
   return registry;
 }
 
+std::int64_t LaunchArgs::tunable(std::string_view name) const {
+  if (tunables)
+    for (const auto& [n, value] : *tunables)
+      if (n == name) return value;
+  throw std::out_of_range("the case has no tunable '" + std::string(name) +
+                          "': declare it in the variant's .tunables");
+}
+
 void Registry::add(Op op) {
-  if (find_op(op.name)) throw std::logic_error("op registered twice: " + op.name);
+  if (find_op(op.name)) {
+    add_problems_.push_back("op '" + op.name +
+                            "' is registered twice: rename one (op names are unique)");
+    return;
+  }
   ops_.push_back(std::move(op));
 }
 
 void Registry::add(Variant variant) {
-  if (find_variant(variant.op, variant.name))
-    throw std::logic_error("variant registered twice: " + variant.op + ":" + variant.name);
+  if (find_variant(variant.op, variant.name)) {
+    add_problems_.push_back("variant '" + variant.op + ":" + variant.name +
+                            "' is registered twice: rename one (variant names are unique per op)");
+    return;
+  }
   variants_.push_back(std::move(variant));
+}
+
+namespace {
+
+void check_op(const Op& op, std::vector<std::string>& out) {
+  const std::string where = "op '" + op.name + "'";
+  if (op.name.empty()) out.push_back("an op has an empty name: give it a name");
+  if (op.dtypes.empty()) out.push_back(where + " declares no dtypes: list at least one in .dtypes");
+  if (!op.tensors) out.push_back(where + " has no .tensors function");
+  if (!op.work) out.push_back(where + " has no .work function (the work model)");
+  if (!op.tolerance) out.push_back(where + " has no .tolerance function");
+  if (!op.oracle) out.push_back(where + " has no .oracle function");
+  std::set<std::string> names;
+  for (const AxisSpec& a : op.axes) {
+    if (!names.insert(a.name).second)
+      out.push_back(where + " declares axis '" + a.name + "' twice: axis names are unique per op");
+    std::set<std::string> choices;
+    for (const auto& c : a.choices) {
+      if (c.empty() || c.find_first_of(",=: \t") != std::string::npos)
+        out.push_back(where + " axis '" + a.name + "' has choice '" + c +
+                      "': choice names are non-empty and contain no ',', '=', ':' or spaces");
+      if (!choices.insert(c).second)
+        out.push_back(where + " axis '" + a.name + "' lists choice '" + c + "' twice");
+    }
+  }
+  if (!op.row_axis.empty() && !names.count(op.row_axis))
+    out.push_back(where + " names row_axis '" + op.row_axis + "', which is not one of its axes");
+  for (const Shape& s : op.default_shapes) {
+    bool fits = s.axes.size() == op.axes.size();
+    for (std::size_t i = 0; fits && i < s.axes.size(); ++i) {
+      const AxisSpec& a = op.axes[i];
+      const AxisValue& v = s.axes[i].second;
+      fits = s.axes[i].first == a.name && v.is_choice() == a.is_choice() &&
+             (!v.is_choice() || std::count(a.choices.begin(), a.choices.end(), v.choice()));
+    }
+    if (!fits)
+      out.push_back(where + " default shape '" + s.to_assignments() +
+                    "' does not match its axes (every axis, in order, each a valid value)");
+  }
+}
+
+void check_variant(const Variant& v, const Op* op, std::vector<std::string>& out) {
+  const std::string where = "variant '" + v.op + ":" + v.name + "'";
+  if (!op) {
+    out.push_back(where + " names op '" + v.op +
+                  "', which is not registered: fix .op (`kwb list` shows the ops)");
+    return;
+  }
+  if (!v.launch) out.push_back(where + " has no .launch function");
+  std::set<std::string> names;
+  for (const Tunable& t : v.tunables) {
+    if (!names.insert(t.name).second)
+      out.push_back(where + " declares tunable '" + t.name + "' twice");
+    if (t.values.empty())
+      out.push_back(where + " tunable '" + t.name + "' has no values: list at least its default");
+    for (auto value : t.values)
+      if (value <= 0)
+        out.push_back(where + " tunable '" + t.name + "' has value " + std::to_string(value) +
+                      ": tunable values are positive (--axis accepts only positive integers)");
+    for (const AxisSpec& a : op->axes)
+      if (a.name == t.name)
+        out.push_back(where + " tunable '" + t.name + "' has the name of an axis of op '" +
+                      op->name + "': rename the tunable (both are set with --axis)");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Registry::problems() const {
+  std::vector<std::string> out = add_problems_;
+  for (const Op& op : ops_) check_op(op, out);
+  for (const Variant& v : variants_) check_variant(v, find_op(v.op), out);
+  // --axis picks its grammar (integers or choice names) by the axis name alone, so one name must
+  // mean one kind across the catalogue; the same for a tunable (always an integer).
+  std::map<std::string, std::pair<bool, std::string>> kind;  // axis name -> (is choice, op)
+  for (const Op& op : ops_)
+    for (const AxisSpec& a : op.axes) {
+      auto [it, fresh] = kind.insert({a.name, {a.is_choice(), op.name}});
+      if (!fresh && it->second.first != a.is_choice())
+        out.push_back("axis '" + a.name + "' is a " + (a.is_choice() ? "choice" : "integer") +
+                      " axis in op '" + op.name + "' but a " +
+                      (it->second.first ? "choice" : "integer") + " axis in op '" +
+                      it->second.second + "': rename one (--axis must know how to read it)");
+    }
+  for (const Variant& v : variants_)
+    for (const Tunable& t : v.tunables) {
+      auto it = kind.find(t.name);
+      if (it != kind.end() && it->second.first)
+        out.push_back("variant '" + v.op + ":" + v.name + "' tunable '" + t.name +
+                      "' has the name of a choice axis of op '" + it->second.second +
+                      "': rename the tunable (both are set with --axis)");
+    }
+  return out;
 }
 
 const Op* Registry::find_op(std::string_view name) const {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,10 +21,27 @@
 
 namespace kwb {
 
+// One axis of an op: an integer (rows, cols) or, when `choices` is not empty, one of a few named
+// values (layout=bshd,bhsd; causal=0,1). A choice axis ignores default_value and sweep: its
+// default is the first choice, and `--axis layout=bshd,bhsd` names choices, never ranges.
 struct AxisSpec {
   std::string name;
-  std::int64_t default_value = 0;     // used when the sweep does not name the axis
+  std::int64_t default_value = 0;     // integer axes: used when the sweep does not name the axis
   std::vector<std::int64_t> sweep;    // the op's own sweep when none is given
+  std::string help;
+  std::vector<std::string> choices;   // non-empty: a choice axis; the first is the default
+
+  bool is_choice() const { return !choices.empty(); }
+  AxisValue default_axis_value() const {
+    return is_choice() ? AxisValue(choices.front()) : AxisValue(default_value);
+  }
+};
+
+// A knob of one variant (block size, unroll), swept like an axis and part of the case identity.
+// Only the first value (the default) runs unless the sweep names others: --axis block=128,256.
+struct Tunable {
+  std::string name;
+  std::vector<std::int64_t> values;  // positive; the first is the default
   std::string help;
 };
 
@@ -64,6 +82,15 @@ struct LaunchArgs {
   const std::vector<void*>& tensors;
   void* workspace;  // workspace_bytes(shape, dtype) bytes, allocated by the harness, or null
   cudaStream_t stream;
+  // What the variant's prepare() returned for this case (null before prepare, or without one).
+  // The harness owns it for the case and destroys it when the case ends.
+  void* state = nullptr;
+  const TunableValues* tunables = nullptr;  // this case's value of each declared tunable
+
+  // The value of a declared tunable; throws std::out_of_range naming it if it is not declared.
+  std::int64_t tunable(std::string_view name) const;
+  template <class T>
+  T& state_as() const { return *static_cast<T*>(state); }
 };
 
 struct Op {
@@ -90,6 +117,8 @@ struct Op {
   std::vector<Shape> default_shapes;
   // Optional: a reason why this shape is invalid for the op itself (e.g. cols == 0).
   std::function<std::optional<std::string>(const Shape&)> invalid;
+  // Hidden from `list` and default sweeps unless --include-test-variants (test-only contracts).
+  bool test_only = false;
 };
 
 struct Variant {
@@ -103,14 +132,29 @@ struct Variant {
   // Scratch memory the variant needs (intermediates of an unfused baseline); none if unset.
   std::function<std::size_t(const Shape&, DType)> workspace_bytes;
   bool test_only = false;  // hidden from `list` and default sweeps (fault-injection variants)
+  // Knobs swept like axes; their values reach the launch through LaunchArgs::tunable(name).
+  std::vector<Tunable> tunables;
+  // Once per case, outside timing, after the inputs exist and before the verification launch:
+  // plans, handles, heuristics, packed weights. The returned state lives until the case ends
+  // and reaches every launch and reset as LaunchArgs::state.
+  std::function<std::shared_ptr<void>(const LaunchArgs&)> prepare;
+  // Before every launch (verification, warm-up and each sample), outside the measured interval
+  // and before the L2 flush: e.g. zero an accumulator the kernel adds into.
+  std::function<void(const LaunchArgs&)> reset;
 };
 
 class Registry {
  public:
   static Registry& instance();
 
+  // Never throws: a mistake (duplicate name, unknown op, ...) is kept for problems(), so that
+  // a bad registration is reported by `kwb` at start-up instead of aborting before main().
   void add(Op op);
   void add(Variant variant);
+
+  // Every registration mistake, one line each naming the op or variant and how to fix it.
+  // Empty when the catalogue is sound. Checked at the start of `kwb`.
+  std::vector<std::string> problems() const;
 
   const std::vector<Op>& ops() const { return ops_; }
   const Op* find_op(std::string_view name) const;
@@ -123,6 +167,7 @@ class Registry {
  private:
   std::vector<Op> ops_;
   std::vector<Variant> variants_;
+  std::vector<std::string> add_problems_;  // found while adding (duplicates)
 };
 
 namespace detail {

@@ -1,6 +1,7 @@
 // Names of the shared enums and the two printed forms of a shape.
 #include "catalogue/types.hpp"
 
+#include <ostream>
 #include <stdexcept>
 
 namespace kwb {
@@ -64,10 +65,34 @@ std::optional<Disposition> parse_disposition(std::string_view t) {
   return std::nullopt;
 }
 
-std::optional<std::int64_t> Shape::find(std::string_view name) const {
+std::int64_t AxisValue::integer() const {
+  if (const auto* v = std::get_if<std::int64_t>(&value_)) return *v;
+  throw std::logic_error("axis value '" + choice() + "' is a choice, not an integer");
+}
+
+const std::string& AxisValue::choice() const {
+  if (const auto* v = std::get_if<std::string>(&value_)) return *v;
+  throw std::logic_error("axis value " + std::to_string(integer()) + " is an integer, not a choice");
+}
+
+std::string AxisValue::text() const { return is_choice() ? choice() : std::to_string(integer()); }
+
+std::ostream& operator<<(std::ostream& out, const AxisValue& value) {
+  return value.is_choice() ? out << '"' << value.choice() << '"' : out << value.integer();
+}
+
+const AxisValue* Shape::value(std::string_view name) const {
   for (const auto& [axis, value] : axes)
-    if (axis == name) return value;
-  return std::nullopt;
+    if (axis == name) return &value;
+  return nullptr;
+}
+
+std::optional<std::int64_t> Shape::find(std::string_view name) const {
+  const AxisValue* v = value(name);
+  if (!v) return std::nullopt;
+  if (v->is_choice())
+    throw std::logic_error("axis '" + std::string(name) + "' is a choice axis: read it with Shape::choice");
+  return v->integer();
 }
 
 std::int64_t Shape::at(std::string_view name) const {
@@ -75,11 +100,19 @@ std::int64_t Shape::at(std::string_view name) const {
   throw std::out_of_range("shape has no axis '" + std::string(name) + "'");
 }
 
+const std::string& Shape::choice(std::string_view name) const {
+  const AxisValue* v = value(name);
+  if (!v) throw std::out_of_range("shape has no axis '" + std::string(name) + "'");
+  if (!v->is_choice())
+    throw std::logic_error("axis '" + std::string(name) + "' is an integer axis: read it with Shape::at");
+  return v->choice();
+}
+
 std::string Shape::to_assignments() const {
   std::string out;
   for (const auto& [axis, value] : axes) {
     if (!out.empty()) out += ',';
-    out += axis + "=" + std::to_string(value);
+    out += axis + "=" + value.text();
   }
   return out;
 }
@@ -87,8 +120,20 @@ std::string Shape::to_assignments() const {
 std::string Shape::to_compact() const {
   std::string out;
   for (const auto& [axis, value] : axes) {
+    if (value.is_choice()) continue;
     if (!out.empty()) out += 'x';
-    out += std::to_string(value);
+    out += value.text();
+  }
+  for (const auto& [axis, value] : axes)
+    if (value.is_choice()) out += (out.empty() ? "" : ",") + axis + "=" + value.choice();
+  return out;
+}
+
+std::string to_assignments(const TunableValues& tunables) {
+  std::string out;
+  for (const auto& [name, value] : tunables) {
+    if (!out.empty()) out += ',';
+    out += name + "=" + std::to_string(value);
   }
   return out;
 }

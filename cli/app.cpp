@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "catalogue/registry.hpp"
 #include "cli/commands.hpp"
 #include "record/version.hpp"
 
@@ -43,6 +44,14 @@ const std::string& invoked_command_line() { return g_command_line; }
 
 int run_cli(int argc, char** argv) {
   g_command_line = quoted_command_line(argc, argv);
+  // Registration mistakes are bugs in this build, not in the command line: say each one and stop
+  // before anything runs, rather than letting a variant silently never appear.
+  if (const auto problems = Registry::instance().problems(); !problems.empty()) {
+    std::cerr << "kwb: the kernel catalogue of this build has " << problems.size()
+              << " registration problem(s); fix them in reference/ or kernels/ and rebuild:\n";
+    for (const auto& p : problems) std::cerr << "  " << p << "\n";
+    return kExitBadInput;
+  }
   CLI::App app{"kwb: Kernel Workbench. Verifies GPU kernels against fp64 oracles, times them with "
                "CUPTI, and reports bandwidth, FLOP rate and roofline efficiency."};
   app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitSha + ")");

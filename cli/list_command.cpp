@@ -14,23 +14,39 @@ void add_list_command(CLI::App& app, int& exit_code) {
   static std::vector<std::string> only_ops;
   cmd->add_option("--op", only_ops, "Only these ops");
   cmd->add_flag("--include-test-variants", include_test,
-                "Also show test-only variants (fault injection)");
+                "Also show test-only ops and variants (fault injection, contract tests)");
   cmd->callback([&exit_code] {
     const auto& registry = Registry::instance();
     for (const auto& op : registry.ops()) {
       if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op.name) == only_ops.end())
         continue;
+      if (op.test_only && !include_test) continue;
       std::cout << fmt::format("{}  {}\n", op.name, op.description);
       std::string dtypes;
       for (auto d : op.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(to_string(d));
       std::cout << fmt::format("  dtypes: {}\n", dtypes);
-      for (const auto& a : op.axes)
-        std::cout << fmt::format("  axis {:<6} default {:<7} {}\n", a.name, a.default_value, a.help);
+      for (const auto& a : op.axes) {
+        if (a.is_choice()) {
+          std::string names;
+          for (const auto& c : a.choices) names += (names.empty() ? "" : ",") + c;
+          std::cout << fmt::format("  axis {:<6} one of {:<7} {} (default {})\n", a.name, names,
+                                   a.help, a.choices.front());
+        } else {
+          std::cout << fmt::format("  axis {:<6} default {:<7} {}\n", a.name, a.default_value, a.help);
+        }
+      }
       std::string shapes;
       for (const auto& s : op.default_shapes) shapes += (shapes.empty() ? "" : " ") + s.to_compact();
       if (!shapes.empty()) std::cout << fmt::format("  default shapes: {}\n", shapes);
-      for (const Variant* v : registry.variants(op.name, include_test))
+      for (const Variant* v : registry.variants(op.name, include_test)) {
         std::cout << fmt::format("  {:<9} {:<30} {}\n", to_string(v->role), v->name, v->description);
+        for (const Tunable& t : v->tunables) {
+          std::string values;
+          for (auto x : t.values) values += (values.empty() ? "" : ",") + std::to_string(x);
+          std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n",
+                                   "", t.name, values, t.values.front(), t.name, t.help);
+        }
+      }
       std::cout << "\n";
     }
     exit_code = kExitOk;

@@ -61,7 +61,7 @@ PlanRequest to_plan_request(const RunFlags& f) {
   }
   for (const auto& a : f.axes) {
     try {
-      r.axes.push_back(parse_axis_assignment(a));
+      r.axes.push_back(parse_axis_for(a, Registry::instance()));
     } catch (const AxisParseError& e) {
       throw PlanError(std::string("--axis: ") + e.what());
     }

@@ -83,6 +83,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   const StoppingRule& rule = settings.rule;
   auto& tracer = CuptiTracer::instance();
   auto run_once = [&](const char* step) {
+    if (settings.reset) settings.reset(stream);
     if (cold) flusher->flush(stream);
     launch(stream);
     cuda_check_launch(step);
@@ -120,6 +121,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
       }
     }
     for (std::size_t i = 0; i < batch; ++i) {
+      if (settings.reset) settings.reset(stream);
       if (cold) flusher->flush(stream);
       if (timer == TimerKind::cupti) {
         ids[i] = next_external_id();

@@ -19,13 +19,17 @@ namespace kwb {
 enum class TimerKind { cupti, events };
 std::string_view to_string(TimerKind kind);
 
+using LaunchFn = std::function<void(cudaStream_t)>;
+
 struct MeasureSettings {
   Mode mode = Mode::cold;
   StoppingRule rule;
   bool keep_samples = true;
+  // Optional: called before every launch (warm-up included), outside the measured interval:
+  // before the L2 flush (so a cold sample stays cold), before the sample's CUPTI correlation id
+  // is pushed or its start event is recorded.
+  LaunchFn reset;
 };
-
-using LaunchFn = std::function<void(cudaStream_t)>;
 
 // Throws CudaError if a launch or synchronization fails, std::runtime_error if a sample
 // launched no kernel or CUPTI dropped records.

@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "plan/suggest.hpp"
+
 namespace kwb {
 namespace {
 
@@ -265,8 +267,10 @@ bool is_valid_name(std::string_view name) {
 
 }  // namespace
 
-AxisAssignment parse_axis_assignment(std::string_view text, std::size_t max_values) {
-  Context ctx{text, ""};
+namespace {
+
+// NAME and VALUES of NAME=VALUES, with the name checked; ctx.name is set.
+std::string_view split_assignment(Context& ctx, std::string_view text) {
   auto eq = text.find('=');
   if (eq == std::string_view::npos)
     ctx.fail("missing '=' in '" + std::string(text) + "': expected NAME=VALUES, e.g. cols=4096");
@@ -279,7 +283,68 @@ AxisAssignment parse_axis_assignment(std::string_view text, std::size_t max_valu
              "': names start with a letter or '_' and contain only letters, digits and '_', "
              "e.g. cols=4096");
   ctx.name = std::string(name);
-  return AxisAssignment{ctx.name, parse_values(ctx, text.substr(eq + 1), max_values)};
+  return text.substr(eq + 1);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+}  // namespace
+
+std::vector<AxisValue> AxisAssignment::axis_values() const {
+  std::vector<AxisValue> out;
+  if (is_choice())
+    for (const auto& c : choices) out.emplace_back(c);
+  else
+    for (auto v : values) out.emplace_back(v);
+  return out;
+}
+
+AxisAssignment parse_axis_assignment(std::string_view text, std::size_t max_values) {
+  Context ctx{text, ""};
+  std::string_view values = split_assignment(ctx, text);
+  return AxisAssignment{ctx.name, parse_values(ctx, values, max_values), {}};
+}
+
+AxisAssignment parse_axis_assignment(std::string_view text, const ChoicesOf& choices_of,
+                                     std::size_t max_values) {
+  Context ctx{text, ""};
+  split_assignment(ctx, text);
+  if (const std::vector<std::string>* valid = choices_of ? choices_of(ctx.name) : nullptr)
+    return parse_choice_assignment(text, *valid);
+  return parse_axis_assignment(text, max_values);
+}
+
+AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<std::string>& valid) {
+  Context ctx{text, ""};
+  std::string_view values = split_assignment(ctx, text);
+  const std::string all = joined(valid);
+  if (trim(values).empty())
+    ctx.fail("no values in '" + std::string(text) + "': axis '" + ctx.name +
+             "' takes one or more of its choices, e.g. " + ctx.example(all));
+  AxisAssignment out{ctx.name, {}, {}};
+  for (std::string_view raw_item : split(values, ',')) {
+    std::string_view item = trim(raw_item);
+    if (item.empty())
+      ctx.fail("empty item in '" + std::string(text) + "': remove the stray comma, e.g. " +
+               ctx.example(all));
+    const std::string name(item);
+    if (std::find(valid.begin(), valid.end(), name) != valid.end()) {
+      if (std::find(out.choices.begin(), out.choices.end(), name) == out.choices.end())
+        out.choices.push_back(name);
+      continue;
+    }
+    if (item.find(':') != std::string_view::npos)
+      ctx.fail("axis '" + ctx.name + "' is a choice axis: " + ctx.quote(item) +
+               " is a range, but this axis takes names, not numbers; list the choices you want "
+               "from " + all + ", e.g. " + ctx.example(all));
+    ctx.fail(unknown_name_message("choice", name, valid) + " for axis '" + ctx.name + "' in '" +
+             std::string(text) + "'; e.g. " + ctx.example(all));
+  }
+  return out;
 }
 
 std::vector<std::int64_t> parse_axis_values(std::string_view text, std::size_t max_values) {
@@ -287,7 +352,7 @@ std::vector<std::int64_t> parse_axis_values(std::string_view text, std::size_t m
 }
 
 std::vector<Shape> expand_sweep(
-    const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& axes) {
+    const std::vector<std::pair<std::string, std::vector<AxisValue>>>& axes) {
   std::size_t total = 1;
   for (const auto& [name, values] : axes) total *= values.size();
   std::vector<Shape> shapes;

@@ -2,8 +2,11 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <fmt/format.h>
 
+#include "catalogue/case_identity.hpp"
 #include "plan/suggest.hpp"
 
 namespace kwb {
@@ -14,33 +17,114 @@ bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+const AxisAssignment* given_for(const std::vector<AxisAssignment>& axes, std::string_view name) {
+  auto it = std::find_if(axes.begin(), axes.end(), [&](const auto& x) { return x.name == name; });
+  return it != axes.end() ? &*it : nullptr;
+}
+
+// The values an assignment gives a choice axis. An assignment read without the registry (the
+// integer grammar) may still name numeric choices: causal=1 reads as the integer 1, choice "1".
+std::vector<AxisValue> choice_values(const Op& op, const AxisSpec& spec, const AxisAssignment& given) {
+  std::vector<AxisValue> out;
+  std::vector<std::string> names = given.choices;
+  if (!given.is_choice())
+    for (auto v : given.values) names.push_back(std::to_string(v));
+  for (const auto& name : names) {
+    if (std::find(spec.choices.begin(), spec.choices.end(), name) == spec.choices.end())
+      throw PlanError("--axis " + given.name + ": " + unknown_name_message("choice", name, spec.choices) +
+                      " (axis '" + spec.name + "' of op '" + op.name + "' takes one of its names)");
+    out.emplace_back(name);
+  }
+  return out;
+}
+
 std::vector<Shape> shapes_for(const Op& op, const std::vector<AxisAssignment>& axes) {
-  if (axes.empty()) {
+  bool names_an_axis = false;
+  for (const auto& a : op.axes) names_an_axis = names_an_axis || given_for(axes, a.name);
+  if (!names_an_axis) {
     if (!op.default_shapes.empty()) return op.default_shapes;
     Shape s;
-    for (const auto& a : op.axes) s.axes.push_back({a.name, a.default_value});
+    for (const auto& a : op.axes) s.axes.push_back({a.name, a.default_axis_value()});
     return {s};
   }
-  std::vector<std::pair<std::string, std::vector<std::int64_t>>> grid;
+  std::vector<std::pair<std::string, std::vector<AxisValue>>> grid;
   for (const auto& a : op.axes) {
-    auto given = std::find_if(axes.begin(), axes.end(), [&](const auto& x) { return x.name == a.name; });
-    grid.push_back({a.name, given != axes.end() ? given->values : std::vector<std::int64_t>{a.default_value}});
+    const AxisAssignment* given = given_for(axes, a.name);
+    if (!given) {
+      grid.push_back({a.name, {a.default_axis_value()}});
+    } else if (a.is_choice()) {
+      grid.push_back({a.name, choice_values(op, a, *given)});
+    } else if (given->is_choice()) {
+      throw PlanError("--axis " + given->name + ": axis '" + a.name + "' of op '" + op.name +
+                      "' takes positive integers, not names, e.g. " + a.name + "=" +
+                      std::to_string(a.default_value));
+    } else {
+      grid.push_back({a.name, given->axis_values()});
+    }
   }
   return expand_sweep(grid);
 }
 
+// Every combination of the variant's tunable values: the defaults (first values) unless the
+// sweep names a tunable, then the named values the variant declares (in the order written).
+std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<AxisAssignment>& axes) {
+  std::vector<TunableValues> points{{}};
+  for (const Tunable& t : v.tunables) {
+    std::vector<std::int64_t> values;
+    if (const AxisAssignment* given = given_for(axes, t.name)) {
+      for (auto value : given->values)
+        if (std::count(t.values.begin(), t.values.end(), value)) values.push_back(value);
+    } else if (!t.values.empty()) {
+      values.push_back(t.values.front());
+    }
+    std::vector<TunableValues> next;
+    for (const auto& p : points)
+      for (auto value : values) {
+        next.push_back(p);
+        next.back().push_back({t.name, value});
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+std::string joined(const std::vector<std::int64_t>& values) {
+  std::string out;
+  for (auto v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
 }  // namespace
 
+AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
+  // Union of each choice axis's names over the ops (problems() keeps one name one kind).
+  auto choices = std::make_shared<std::map<std::string, std::vector<std::string>, std::less<>>>();
+  for (const Op& op : registry.ops())
+    for (const AxisSpec& a : op.axes)
+      for (const auto& c : a.choices) {
+        auto& names = (*choices)[a.name];
+        if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
+      }
+  return parse_axis_assignment(text, [choices](std::string_view axis) -> const std::vector<std::string>* {
+    auto it = choices->find(axis);
+    return it != choices->end() ? &it->second : nullptr;
+  });
+}
+
 std::vector<CaseRequest> plan_cases(const PlanRequest& req, const Registry& registry) {
-  // 1. Ops.
+  // 1. Ops. Test-only ops join the default sweep only with --include-test-variants.
   std::vector<const Op*> ops;
   if (req.ops.empty()) {
-    for (const auto& op : registry.ops()) ops.push_back(&op);
+    for (const auto& op : registry.ops())
+      if (!op.test_only || req.include_test_variants) ops.push_back(&op);
   } else {
     for (const auto& name : req.ops) {
       const Op* op = registry.find_op(name);
       if (!op) throw PlanError(unknown_name_message("op", name, registry.op_names()) +
                                "; `kwb list` shows every op");
+      if (op->test_only && !req.include_test_variants)
+        throw PlanError("op '" + name + "' is a test-only op (it proves a harness contract); "
+                        "add --include-test-variants to run it");
       ops.push_back(op);
     }
   }
@@ -59,42 +143,78 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& req, const Registry& regi
       throw PlanError("variant '" + name + "' is a test-only variant (it faults or hangs on purpose); "
                       "add --include-test-variants to run it");
   }
-  // 3. Axis names must belong to a selected op.
+  // The variants each op will run.
+  std::vector<std::vector<const Variant*>> chosen(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    auto variants = registry.variants(ops[i]->name, req.include_test_variants);
+    std::stable_partition(variants.begin(), variants.end(),
+                          [](const Variant* v) { return v->role == Role::baseline; });
+    for (const Variant* v : variants)
+      if (req.variants.empty() ? true : contains(req.variants, v->name)) chosen[i].push_back(v);
+  }
+  // 3. Axis names must belong to a selected op or be a tunable of a selected variant; every
+  //    tunable value named must be declared by one of those variants.
   for (const auto& a : req.axes) {
     std::vector<std::string> known;
     bool ok = false;
-    for (const Op* op : ops)
-      for (const auto& spec : op->axes) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      for (const auto& spec : ops[i]->axes) {
         known.push_back(spec.name);
         ok = ok || spec.name == a.name;
       }
+      for (const Variant* v : chosen[i])
+        for (const Tunable& t : v->tunables) {
+          if (!contains(known, t.name)) known.push_back(t.name);
+          if (t.name != a.name) continue;
+          ok = true;
+          if (a.is_choice())
+            throw PlanError("--axis " + a.name + ": tunable '" + t.name + "' of variant '" + v->name +
+                            "' takes integers: " + joined(t.values));
+        }
+    }
     if (!ok) throw PlanError(unknown_name_message("axis", a.name, known));
+    for (auto value : a.values) {
+      bool declared = false, is_tunable = false;
+      std::vector<std::int64_t> offered;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        for (const auto& spec : ops[i]->axes) declared = declared || spec.name == a.name;
+        for (const Variant* v : chosen[i])
+          for (const Tunable& t : v->tunables)
+            if (t.name == a.name) {
+              is_tunable = true;
+              declared = declared || contains(t.values, value);
+              for (auto x : t.values)
+                if (!contains(offered, x)) offered.push_back(x);
+            }
+      }
+      if (is_tunable && !declared)
+        throw PlanError("--axis " + a.name + "=" + std::to_string(value) + ": no selected variant " +
+                        "declares that value of tunable '" + a.name + "'; declared values: " +
+                        joined(offered));
+    }
   }
   // 4. Cases.
   std::vector<CaseRequest> cases;
-  for (const Op* op : ops) {
-    auto variants = registry.variants(op->name, req.include_test_variants);
-    std::stable_partition(variants.begin(), variants.end(),
-                          [](const Variant* v) { return v->role == Role::baseline; });
-    std::vector<const Variant*> chosen;
-    for (const Variant* v : variants)
-      if (req.variants.empty() ? true : contains(req.variants, v->name)) chosen.push_back(v);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op* op = ops[i];
     for (DType dtype : op->dtypes) {
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
       for (const Shape& shape : shapes_for(*op, req.axes))
-        for (const Variant* v : chosen) {
-          CaseRequest c;
-          c.index = static_cast<int>(cases.size());
-          c.op = op->name;
-          c.variant = v->name;
-          c.dtype = dtype;
-          c.shape = shape;
-          c.mode = req.mode;
-          c.preset = req.preset;
-          c.seed = req.seed;
-          c.include_test_variants = v->test_only;
-          cases.push_back(std::move(c));
-        }
+        for (const Variant* v : chosen[i])
+          for (TunableValues& tunables : tunable_points(*v, req.axes)) {
+            CaseRequest c;
+            c.index = static_cast<int>(cases.size());
+            c.op = op->name;
+            c.variant = v->name;
+            c.dtype = dtype;
+            c.shape = shape;
+            c.tunables = std::move(tunables);
+            c.mode = req.mode;
+            c.preset = req.preset;
+            c.seed = req.seed;
+            c.include_test_variants = v->test_only || op->test_only;
+            cases.push_back(std::move(c));
+          }
     }
   }
   return cases;
@@ -136,9 +256,14 @@ std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases
       worst->shape.to_assignments(), worst_bytes / gib, usable / gib, device_bytes / gib);
 }
 
+std::string case_identity(const CaseRequest& c) {
+  return case_identity(c.op, c.variant, c.dtype, c.shape, c.tunables);
+}
+
 std::string repro_command(const CaseRequest& c) {
   std::string cmd = fmt::format("kwb run --op {} --variant {} --dtype {}", c.op, c.variant, to_string(c.dtype));
-  for (const auto& [name, value] : c.shape.axes) cmd += fmt::format(" --axis {}={}", name, value);
+  for (const auto& [name, value] : c.shape.axes) cmd += fmt::format(" --axis {}={}", name, value.text());
+  for (const auto& [name, value] : c.tunables) cmd += fmt::format(" --axis {}={}", name, value);
   cmd += fmt::format(" --mode {} --preset {} --seed {}", to_string(c.mode), c.preset, c.seed);
   if (c.include_test_variants) cmd += " --include-test-variants";
   return cmd;

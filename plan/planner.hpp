@@ -30,10 +30,15 @@ struct PlanRequest {
   Mode mode = Mode::cold;
   std::string preset = "default";
   std::uint64_t seed = 1;
-  bool include_test_variants = false;
+  bool include_test_variants = false;  // also brings in test-only ops
 };
 
 std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry);
+
+// Reads `--axis` text with the registry's choice axes in mind: layout=bshd,bhsd for an op that
+// declares layout's choices, the integer grammar for every other name (axes and tunables).
+// Throws AxisParseError.
+AxisAssignment parse_axis_for(std::string_view text, const Registry& registry);
 
 // Device bytes one case allocates (its tensors plus the variant's workspace).
 double case_device_bytes(const CaseRequest& c, const Registry& registry);
@@ -44,7 +49,10 @@ std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases
                                            const Registry& registry, double device_bytes,
                                            const std::string& device_name);
 
-// `kwb run ...` arguments that measure exactly this case.
+// The case's identity, "op:variant:dtype:shape[:tunables]" (catalogue/case_identity.hpp).
+std::string case_identity(const CaseRequest& c);
+
+// `kwb run ...` arguments that measure exactly this case (choices and tunables as --axis).
 std::string repro_command(const CaseRequest& c);
 
 }  // namespace kwb

@@ -80,12 +80,13 @@ struct CaseRecord {
   Role role = Role::fused;
   DType dtype = DType::fp32;
   Shape shape;
+  TunableValues tunables;  // the variant's tunable values (part of the identity); often none
   Disposition disposition = Disposition::not_verified;
   std::string reason;  // why skipped or failed; empty otherwise
   std::optional<VerifyResult> verify;
   std::optional<TimingResult> timing;
   std::optional<Derived> derived;
-  std::string nvtx_range;  // "op:variant:dtype:shape"
+  std::string nvtx_range;  // the case identity: "op:variant:dtype:shape[:tunables]"
   std::string repro;       // a command line that measures exactly this case
 };
 

@@ -52,7 +52,18 @@ Json stats_json(const SummaryStats& s) {
 
 Json shape_json(const Shape& shape) {
   Json j = Json::object();  // ordered: keeps the op's axis order
-  for (const auto& [axis, value] : shape.axes) j[axis] = value;
+  for (const auto& [axis, value] : shape.axes) {
+    if (value.is_choice())
+      j[axis] = value.choice();  // a choice is a JSON string, an integer a number
+    else
+      j[axis] = value.integer();
+  }
+  return j;
+}
+
+Json tunables_json(const TunableValues& tunables) {
+  Json j = Json::object();  // ordered: keeps the variant's declaration order
+  for (const auto& [name, value] : tunables) j[name] = value;
   return j;
 }
 
@@ -188,10 +199,22 @@ SummaryStats read_stats(const Node& n) {
 
 Shape read_shape(const Node& n) {
   Shape shape;
-  for (const auto& item : n.object().items())  // ordered_json: document order, i.e. axis order
-    shape.axes.emplace_back(item.key(),
-                            Node(item.value(), n.child_path(item.key())).integer<std::int64_t>());
+  for (const auto& item : n.object().items()) {  // ordered_json: document order, i.e. axis order
+    const Node value(item.value(), n.child_path(item.key()));
+    if (item.value().is_string())
+      shape.axes.emplace_back(item.key(), AxisValue(value.string()));
+    else
+      shape.axes.emplace_back(item.key(), AxisValue(value.integer<std::int64_t>()));
+  }
   return shape;
+}
+
+TunableValues read_tunables(const Node& n) {
+  TunableValues tunables;
+  for (const auto& item : n.object().items())
+    tunables.emplace_back(item.key(),
+                          Node(item.value(), n.child_path(item.key())).integer<std::int64_t>());
+  return tunables;
 }
 
 VerifyResult read_verify(const Node& n) {
@@ -265,6 +288,7 @@ CaseRecord read_case(const Node& n) {
   c.role = n["role"].enumeration(parse_role, kAllRoles);
   c.dtype = n["dtype"].enumeration(parse_dtype, kAllDTypes);
   c.shape = read_shape(n["shape"]);
+  c.tunables = read_tunables(n["tunables"]);
   c.disposition = n["disposition"].enumeration(parse_disposition, kAllDispositions);
   c.reason = n["reason"].string();
   if (auto v = n.find("verify")) c.verify = read_verify(*v);
@@ -341,6 +365,7 @@ Json to_json(const CaseRecord& c) {
   j["dtype"] = to_string(c.dtype);
   j["shape"] = shape_json(c.shape);
   j["shape_compact"] = c.shape.to_compact();  // for people reading the file; never read back
+  j["tunables"] = tunables_json(c.tunables);
   j["disposition"] = to_string(c.disposition);
   j["reason"] = c.reason;
   if (c.verify) j["verify"] = verify_json(*c.verify);

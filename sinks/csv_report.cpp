@@ -138,14 +138,18 @@ void append_row(std::string& out, const std::vector<std::string>& fields) {
 }  // namespace
 
 std::string to_csv(const Report& report) {
-  std::vector<std::string> axes;  // union over cases, first-seen order
-  for (const CaseRecord& c : report.cases)
+  std::vector<std::string> axes, tunables;  // unions over cases, first-seen order
+  for (const CaseRecord& c : report.cases) {
     for (const auto& [axis, value] : c.shape.axes)
       if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+    for (const auto& [name, value] : c.tunables)
+      if (std::find(tunables.begin(), tunables.end(), name) == tunables.end()) tunables.push_back(name);
+  }
 
   std::vector<std::string> header;
   for (const Column& col : leading_columns()) header.push_back(col.name);
   for (const std::string& axis : axes) header.push_back("axis_" + axis);
+  for (const std::string& name : tunables) header.push_back("tunable_" + name);
   for (const Column& col : trailing_columns()) header.push_back(col.name);
 
   std::string out;
@@ -155,8 +159,13 @@ std::string to_csv(const Report& report) {
     row.clear();
     for (const Column& col : leading_columns()) row.push_back(col.cell(c));
     for (const std::string& axis : axes) {
-      auto value = c.shape.find(axis);
-      row.push_back(value ? std::to_string(*value) : std::string());
+      const AxisValue* value = c.shape.value(axis);  // a choice axis's cell is its name
+      row.push_back(value ? value->text() : std::string());
+    }
+    for (const std::string& name : tunables) {
+      auto it = std::find_if(c.tunables.begin(), c.tunables.end(),
+                             [&](const auto& t) { return t.first == name; });
+      row.push_back(it != c.tunables.end() ? std::to_string(it->second) : std::string());
     }
     for (const Column& col : trailing_columns()) row.push_back(col.cell(c));
     append_row(out, row);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "catalogue/case_identity.hpp"
 #include "catalogue/cuda_check.hpp"
 #include "prepare/device_fill.hpp"
 #include "catalogue/registry.hpp"
@@ -83,9 +84,8 @@ struct CaseRunner::Group {
   }
 };
 
-std::string nvtx_case_name(const std::string& op, const std::string& variant, DType dtype,
-                           const Shape& shape) {
-  return op + ":" + variant + ":" + std::string(to_string(dtype)) + ":" + shape.to_compact();
+std::string nvtx_case_name(const CaseRequest& req) {
+  return case_identity(req.op, req.variant, req.dtype, req.shape, req.tunables);
 }
 
 CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
@@ -105,7 +105,8 @@ CaseRecord record_for(const CaseRequest& req) {
   rec.variant = req.variant;
   rec.dtype = req.dtype;
   rec.shape = req.shape;
-  rec.nvtx_range = nvtx_case_name(req.op, req.variant, req.dtype, req.shape);
+  rec.tunables = req.tunables;
+  rec.nvtx_range = nvtx_case_name(req);
   return rec;
 }
 
@@ -122,8 +123,15 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   const Variant* variant = registry.find_variant(req.op, req.variant);
   if (!op || !variant) return skip("not in this build's registry");
   rec.role = variant->role;
-  if (variant->test_only && !req.include_test_variants)
+  if ((variant->test_only || op->test_only) && !req.include_test_variants)
     return skip("test-only variant (use --include-test-variants)");
+  for (const Tunable& t : variant->tunables) {
+    const auto given = std::find_if(req.tunables.begin(), req.tunables.end(),
+                                    [&](const auto& x) { return x.first == t.name; });
+    if (given == req.tunables.end() ||
+        std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
+      return skip("no declared value of tunable '" + t.name + "' in the request");
+  }
   if (std::find(op->dtypes.begin(), op->dtypes.end(), req.dtype) == op->dtypes.end())
     return skip(std::string("the op does not define ") + std::string(to_string(req.dtype)));
   if (op->invalid)
@@ -155,16 +163,34 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     // 2. Inputs and oracle, once per group.
     if (!group_) group_ = prepare_group(*op, req, specs, key);
 
-    // 3. Verify on poisoned outputs.
+    // 3. The variant's own preparation, once per case and outside timing. The state it returns
+    //    is declared after the buffers, so it is destroyed first when the case ends (a plan or
+    //    handle may refer to them).
     DeviceBuffer scratch(workspace);
     std::vector<void*> ptrs;
     for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
-    const LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_};
+    LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_, nullptr, &req.tunables};
+    std::shared_ptr<void> state;
+    if (variant->prepare) {
+      phase = "variant prepare";
+      ScopedRange r{"variant prepare"};
+      state = variant->prepare(args);
+      cuda_check_launch("variant prepare");
+      cuda_check(cudaStreamSynchronize(stream_), "synchronize after variant prepare");
+      args.state = state.get();
+    }
+
+    // 4. Verify on poisoned outputs (reset after the poison: a reset that zeroes an accumulator
+    //    must not leave "written" zeros where the kernel writes nothing).
     phase = "verify";
     {
       ScopedRange r{"verify"};
       for (std::size_t i = 0; i < specs.size(); ++i)
         if (specs[i].is_output) cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, stream_), "poison outputs");
+      if (variant->reset) {
+        variant->reset(args);
+        cuda_check_launch("reset (verify)");
+      }
       variant->launch(args);
       cuda_check_launch("launch (verify)");
       cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
@@ -181,15 +207,21 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       return rec;  // a wrong kernel's speed means nothing: not timed
     }
 
-    // 4. Time.
+    // 5. Time.
     phase = "measure";
     ScopedRange r{"measure"};
     MeasureSettings settings;
     settings.mode = req.mode;
     settings.rule = *stopping_preset(req.preset);
-    rec.timing = measure([&](cudaStream_t s) {
-      variant->launch(LaunchArgs{req.shape, req.dtype, ptrs, scratch.ptr, s});
-    }, stream_, settings, timer_, flusher_.get());
+    auto on_stream = [&](cudaStream_t s) {
+      LaunchArgs a = args;
+      a.stream = s;
+      return a;
+    };
+    if (variant->reset)
+      settings.reset = [&](cudaStream_t s) { variant->reset(on_stream(s)); };
+    rec.timing = measure([&](cudaStream_t s) { variant->launch(on_stream(s)); },
+                         stream_, settings, timer_, flusher_.get());
     rec.disposition = Disposition::passed;
   } catch (const CudaError& e) {
     rec.disposition = Disposition::failed;

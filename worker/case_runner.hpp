@@ -27,6 +27,7 @@ struct CaseRequest {
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;
+  TunableValues tunables;  // the variant's tunables, in its declaration order
 };
 
 class CaseRunner {
@@ -56,9 +57,8 @@ class CaseRunner {
 // A record that names the case (identity and NVTX range) and nothing else yet.
 CaseRecord record_for(const CaseRequest& request);
 
-// The NVTX range name of a case: "op:variant:dtype:shape" (no "/", which Nsight Compute's
-// --nvtx-include reads as nesting).
-std::string nvtx_case_name(const std::string& op, const std::string& variant, DType dtype,
-                           const Shape& shape);
+// The NVTX range name of a case: its identity, "op:variant:dtype:shape[:tunables]"
+// (catalogue/case_identity.hpp).
+std::string nvtx_case_name(const CaseRequest& request);
 
 }  // namespace kwb

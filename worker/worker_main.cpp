@@ -16,9 +16,17 @@ namespace kwb {
 
 nlohmann::ordered_json to_json(const CaseRequest& r) {
   nlohmann::ordered_json shape = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : r.shape.axes) shape[name] = value;
+  for (const auto& [name, value] : r.shape.axes) {
+    if (value.is_choice())
+      shape[name] = value.choice();  // a choice travels as a string, an integer as a number
+    else
+      shape[name] = value.integer();
+  }
+  nlohmann::ordered_json tunables = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : r.tunables) tunables[name] = value;
   return {{"index", r.index}, {"op", r.op}, {"variant", r.variant},
-          {"dtype", to_string(r.dtype)}, {"shape", shape}, {"mode", to_string(r.mode)},
+          {"dtype", to_string(r.dtype)}, {"shape", shape}, {"tunables", tunables},
+          {"mode", to_string(r.mode)},
           {"preset", r.preset}, {"seed", r.seed}, {"include_test_variants", r.include_test_variants}};
 }
 
@@ -28,7 +36,14 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
   r.op = j.at("op").get<std::string>();
   r.variant = j.at("variant").get<std::string>();
   r.dtype = parse_dtype(j.at("dtype").get<std::string>()).value();
-  for (const auto& [name, value] : j.at("shape").items()) r.shape.axes.push_back({name, value.get<std::int64_t>()});
+  for (const auto& [name, value] : j.at("shape").items()) {
+    if (value.is_string())
+      r.shape.axes.push_back({name, AxisValue(value.get<std::string>())});
+    else
+      r.shape.axes.push_back({name, AxisValue(value.get<std::int64_t>())});
+  }
+  for (const auto& [name, value] : j.at("tunables").items())
+    r.tunables.push_back({name, value.get<std::int64_t>()});
   r.mode = parse_mode(j.at("mode").get<std::string>()).value();
   r.preset = j.at("preset").get<std::string>();
   r.seed = j.at("seed").get<std::uint64_t>();

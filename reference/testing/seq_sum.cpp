@@ -1,0 +1,93 @@
+// The test_seq_sum contract (see seq_sum.hpp): hidden from `list` and default sweeps.
+//
+// Napkin math: x read once, y written once (fp32): bytes = 2 * numel * 4. Each output element
+// sums up to seq products: flops = 2 * numel * seq (an upper bound under causal=1).
+#include "reference/testing/seq_sum.hpp"
+
+#include "catalogue/registry.hpp"
+
+namespace kwb {
+namespace seq_sum {
+
+Counts& counts() {
+  static Counts c;
+  return c;
+}
+
+}  // namespace seq_sum
+
+namespace {
+
+struct Dims {
+  std::int64_t batch, seq, heads, dim;
+  bool bhsd, causal;
+  explicit Dims(const Shape& s)
+      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), dim(s.at("dim")),
+        bhsd(s.choice("layout") == "bhsd"), causal(s.choice("causal") == "1") {}
+  std::int64_t index(std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t d) const {
+    return bhsd ? ((b * heads + h) * seq + t) * dim + d : ((b * seq + t) * heads + h) * dim + d;
+  }
+  std::vector<std::int64_t> tensor_dims() const {
+    return bhsd ? std::vector<std::int64_t>{batch, heads, seq, dim}
+                : std::vector<std::int64_t>{batch, seq, heads, dim};
+  }
+};
+
+void seq_sum_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const Dims n(shape);
+  const auto& x = in[0].values;
+  auto& y = out[0].values;
+  for (std::int64_t b = 0; b < n.batch; ++b)
+    for (std::int64_t h = 0; h < n.heads; ++h)
+      for (std::int64_t d = 0; d < n.dim; ++d) {
+        double prefix = 0, total = 0;
+        for (std::int64_t t = 0; t < n.seq; ++t) total += x[n.index(b, t, h, d)] * seq_sum::weight(t);
+        for (std::int64_t s = 0; s < n.seq; ++s) {
+          prefix += x[n.index(b, s, h, d)] * seq_sum::weight(s);
+          y[n.index(b, s, h, d)] = n.causal ? prefix : total;
+        }
+      }
+}
+
+KWB_REGISTER_OP(Op{
+    .name = seq_sum::kOp,
+    .description = "TEST ONLY: weighted sum over the sequence, in bshd or bhsd layout, causal or not",
+    .axes = {{"batch", 2, {}, "independent sequences"},
+             {"seq", 96, {}, "positions, summed over"},
+             {"heads", 3, {}, "independent heads"},
+             {"dim", 40, {}, "features per head"},
+             {"layout", 0, {}, "tensor layout: [batch, seq, heads, dim] or [batch, heads, seq, dim]",
+              {"bshd", "bhsd"}},
+             {"causal", 0, {}, "1: position s sums positions 0..s only", {"0", "1"}}},
+    .dtypes = {DType::fp32},  // the kernel accumulates with fp32 atomics
+    .tensors =
+        [](const Shape& s, DType) {
+          const Dims n(s);
+          return std::vector<TensorSpec>{
+              {"x", n.tensor_dims(), false, false, {Distribution::Kind::normal, 0.0, 1.0}},
+              {"y", n.tensor_dims(), true, false, {}},
+          };
+        },
+    .work =
+        [](const Shape& s, DType dtype) {
+          const Dims n(s);
+          const double numel = static_cast<double>(n.batch * n.seq * n.heads * n.dim);
+          return WorkModel{2 * numel * static_cast<double>(dtype_size(dtype)),
+                           2 * numel * static_cast<double>(n.seq)};
+        },
+    // fp32 atomics add up to seq terms in any order: a few ulps of the running sum per term.
+    .tolerance = [](DType) { return Tolerance{1e-4, 1e-4}; },
+    .oracle = seq_sum_oracle,
+    .row_axis = "",  // y is not row-aligned on dims[0] in either layout: verify all of it
+    .compute_unit = "fp32",
+    .invalid =
+        [](const Shape& s) -> std::optional<std::string> {
+          for (const char* axis : {"batch", "seq", "heads", "dim"})
+            if (s.at(axis) < 1) return std::string(axis) + " must be at least 1";
+          return std::nullopt;
+        },
+    .test_only = true,
+});
+
+}  // namespace
+}  // namespace kwb
