@@ -125,7 +125,12 @@ std::string Shape::to_compact() const {
     out += value.text();
   }
   for (const auto& [axis, value] : axes)
-    if (value.is_choice()) out += (out.empty() ? "" : ",") + axis + "=" + value.choice();
+    if (value.is_choice()) {
+      if (!out.empty()) out += ',';
+      out += axis;
+      out += '=';
+      out += value.choice();
+    }
   return out;
 }
 

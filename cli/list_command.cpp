@@ -28,7 +28,10 @@ void add_list_command(CLI::App& app, int& exit_code) {
       for (const auto& a : op.axes) {
         if (a.is_choice()) {
           std::string names;
-          for (const auto& c : a.choices) names += (names.empty() ? "" : ",") + c;
+          for (const auto& c : a.choices) {
+            if (!names.empty()) names += ',';
+            names += c;
+          }
           std::cout << fmt::format("  axis {:<6} one of {:<7} {} (default {})\n", a.name, names,
                                    a.help, a.choices.front());
         } else {
@@ -42,7 +45,10 @@ void add_list_command(CLI::App& app, int& exit_code) {
         std::cout << fmt::format("  {:<9} {:<30} {}\n", to_string(v->role), v->name, v->description);
         for (const Tunable& t : v->tunables) {
           std::string values;
-          for (auto x : t.values) values += (values.empty() ? "" : ",") + std::to_string(x);
+          for (auto x : t.values) {
+            if (!values.empty()) values += ',';
+            values += std::to_string(x);
+          }
           std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n",
                                    "", t.name, values, t.values.front(), t.name, t.help);
         }

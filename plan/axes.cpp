@@ -288,7 +288,10 @@ std::string_view split_assignment(Context& ctx, std::string_view text) {
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ',';
+    out += n;
+  }
   return out;
 }
 
@@ -341,8 +344,8 @@ AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<
       ctx.fail("axis '" + ctx.name + "' is a choice axis: " + ctx.quote(item) +
                " is a range, but this axis takes names, not numbers; list the choices you want "
                "from " + all + ", e.g. " + ctx.example(all));
-    ctx.fail(unknown_name_message("choice", name, valid) + " for axis '" + ctx.name + "' in '" +
-             std::string(text) + "'; e.g. " + ctx.example(all));
+    ctx.fail("axis '" + ctx.name + "' in '" + std::string(text) + "': " +
+             unknown_name_message("choice", name, valid) + "; e.g. " + ctx.example(all));
   }
   return out;
 }

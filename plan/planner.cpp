@@ -90,7 +90,10 @@ std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<Ax
 
 std::string joined(const std::vector<std::int64_t>& values) {
   std::string out;
-  for (auto v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (auto v : values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
   return out;
 }
 

@@ -256,6 +256,7 @@ inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
   KWB_SAME(role);
   KWB_SAME(dtype);
   KWB_SAME(shape.axes);  // vector of pairs: order matters
+  KWB_SAME(tunables);
   KWB_SAME(disposition);
   KWB_SAME(reason);
   ASSERT_EQ(a.verify.has_value(), b.verify.has_value());
