@@ -180,8 +180,10 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       args.state = state.get();
     }
 
-    // 4. Verify on poisoned outputs (reset after the poison: a reset that zeroes an accumulator
-    //    must not leave "written" zeros where the kernel writes nothing).
+    // 4. Verify on poisoned outputs. The reset runs after the poison, as it runs before every
+    //    sample: an accumulator the kernel adds into must start from the reset state. (Elements
+    //    a reset covers then read as reset, not as poison, if the kernel never writes them; the
+    //    oracle comparison still catches them.)
     phase = "verify";
     {
       ScopedRange r{"verify"};
