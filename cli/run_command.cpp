@@ -27,6 +27,9 @@ struct RunFlags {
   bool datasheet_ceilings = false;
 };
 
+// Every planned case is held in memory with its shape: a million is about 0.5 GB.
+constexpr std::size_t kMaxCasesCeiling = 1'000'000;
+
 // Flags -> plan request; throws PlanError (and FlagError) with a message fit for the user.
 PlanRequest to_plan_request(const RunFlags& f) {
   PlanRequest r;
@@ -51,6 +54,10 @@ PlanRequest to_plan_request(const RunFlags& f) {
   r.preset = f.preset;
   r.seed = parse_seed("--seed", f.seed);
   r.max_cases = parse_positive_count("--max-cases", f.max_cases);
+  if (r.max_cases > kMaxCasesCeiling)
+    throw PlanError(fmt::format("--max-cases: {} is more than one run can plan (at most {}); split the sweep "
+                                "into several runs with narrower --axis ranges",
+                                r.max_cases, kMaxCasesCeiling));
   r.include_test_variants = f.include_test_variants;
   return r;
 }

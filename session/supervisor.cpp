@@ -114,7 +114,14 @@ CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what
 }
 
 CaseRecord Supervisor::run_case(const CaseRequest& req) {
-  take_abandon();  // an abandon() that came between cases has nothing to end
+  // An abandon() that came before this call ends this case (the caller meant the case it was
+  // about to start); one that comes after the record arrived has nothing left to end.
+  CaseRecord rec = run_case_in_worker(req);
+  take_abandon();
+  return rec;
+}
+
+CaseRecord Supervisor::run_case_in_worker(const CaseRequest& req) {
   if (!worker_) {
     ++restarts_;
     const WorkerHello hello = spawn();

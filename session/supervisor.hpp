@@ -42,8 +42,9 @@ class Supervisor : public CaseExecutor {
   // Runs one case; never throws for the case's own failure.
   CaseRecord run_case(const CaseRequest& request) override;
 
-  // Wakes a run_case in flight, which kills its worker and returns a failed record that says the
-  // case was abandoned. Only writes one byte to a pipe: safe from any thread or a signal handler.
+  // Wakes a run_case in flight (or ends the next one at once), which kills its worker and returns
+  // a failed record that says the case was abandoned. Only writes one byte to a pipe: safe from
+  // any thread or a signal handler.
   void abandon() override;
 
   int restarts() const override { return restarts_; }
@@ -51,6 +52,7 @@ class Supervisor : public CaseExecutor {
 
  private:
   WorkerHello spawn();
+  CaseRecord run_case_in_worker(const CaseRequest& request);
   CaseRecord lost_case(const CaseRequest& request, const std::string& what);
   bool take_abandon();  // true (once) when abandon() was called since the last case
   SupervisorOptions options_;
