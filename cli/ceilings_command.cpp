@@ -38,7 +38,7 @@ void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self
   static std::string device_text = "0";
   static bool refresh = false;
   static std::string log = "results/ceilings-worker.log";
-  cmd->add_option("--device", device_text, "CUDA device index (default: 0)");
+  cmd->add_option("--device", device_text, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_flag("--refresh", refresh, "Measure again even if cached");
   cmd->add_option("--log", log, "Where the worker's output goes (default: results/ceilings-worker.log)");
   cmd->callback([&exit_code, self_exe] {

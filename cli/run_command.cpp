@@ -62,10 +62,13 @@ PlanRequest to_plan_request(const RunFlags& f) {
   return r;
 }
 
-// Ctrl-C: the case in flight finishes, then the run stops and writes its reports.
+// Ctrl-C: the case in flight finishes, then the run stops and writes its reports. A second
+// Ctrl-C abandons the case in flight (a long or hung case): its worker is ended at once.
 Session* g_session = nullptr;
+std::atomic<int> g_sigints{0};
 void on_sigint(int) {
-  if (Session* s = g_session) s->cancel(CancelMode::finish_current);
+  if (Session* s = g_session)
+    s->cancel(g_sigints++ == 0 ? CancelMode::finish_current : CancelMode::abandon_current);
 }
 
 int run(const RunFlags& f, const std::string& self_exe, const std::string& command_line) {
@@ -102,6 +105,7 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
   Session session(std::move(cases), options, nullptr, callbacks);
   g_session = &session;
+  g_sigints = 0;
   auto previous = std::signal(SIGINT, on_sigint);
   SessionResult result = session.run();
   std::signal(SIGINT, previous);
@@ -129,7 +133,8 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
                              (out / "report.csv").string(), (out / "journal.jsonl").string());
   if (result.outcome == SessionOutcome::cancelled) {
-    std::cerr << "kwb run: interrupted; the reports hold the " << report.cases.size() << " finished cases\n";
+    std::cerr << "kwb run: interrupted; the reports hold the " << report.cases.size()
+              << " finished cases (a second Ctrl-C abandons the case in flight)\n";
     return kExitInterrupted;
   }
   if (!result.write_errors.empty() || result.any_case_failed()) return kExitCaseFailed;
@@ -151,12 +156,13 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
   cmd->add_option("--preset", f.preset, "Stopping rule: quick, default or precise");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
-  cmd->add_option("--device", f.device, "CUDA device index (default: 0)");
-  cmd->add_option("--seed", f.seed, "Seed of the input generator, 0 to 2^64-1 (default: 1)");
+  cmd->add_option("--device", f.device, "CUDA device index (default: 0)")->type_name("INT");
+  cmd->add_option("--seed", f.seed, "Seed of the input generator, 0 to 2^64-1 (default: 1)")->type_name("UINT");
   cmd->add_option("--timer", f.timer, "auto (CUPTI, else CUDA events), cupti or events");
-  cmd->add_option("--case-timeout", f.case_timeout_s, "Watchdog per case, seconds (default: 120)");
+  cmd->add_option("--case-timeout", f.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");
   cmd->add_option("--max-cases", f.max_cases,
-                  fmt::format("Refuse plans with more cases than this (default: {})", PlanRequest::kDefaultMaxCases));
+                  fmt::format("Refuse plans with more cases than this (default: {})", PlanRequest::kDefaultMaxCases))
+      ->type_name("N");
   cmd->add_flag("--include-test-variants", f.include_test_variants, "Run test-only (faulting) variants too");
   cmd->add_flag("--datasheet-ceilings", f.datasheet_ceilings, "Use datasheet ceilings, measure none");
   cmd->callback([&exit_code, self_exe] { exit_code = run(f, self_exe, invoked_command_line()); });
