@@ -1,11 +1,14 @@
 // The top-level parser: verbs, shared error handling, and exit codes.
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 
 #include "catalogue/registry.hpp"
 #include "cli/commands.hpp"
+#include "plan/suggest.hpp"
 #include "record/version.hpp"
 
 namespace kwb::cli {
@@ -38,7 +41,24 @@ std::string quoted_command_line(int argc, char** argv) {
 
 namespace {
 std::string g_command_line;
+
+const std::vector<std::string> kVerbs = {"list", "run", "ceilings"};  // __worker is internal
+
+// CLI11 says only "A subcommand is required" for `kwb lst`: name the word, the closest verb and
+// the list. nullopt when argv starts with a verb or an option (--help, --version).
+std::optional<std::string> verb_problem(int argc, char** argv) {
+  const std::string commands = "commands: list, run, ceilings (see `kwb --help`)";
+  if (argc < 2) return "a command is required; " + commands;
+  const std::string first = argv[1];
+  if (first.starts_with("-") || first == "__worker" ||
+      std::find(kVerbs.begin(), kVerbs.end(), first) != kVerbs.end())
+    return std::nullopt;
+  std::string message = "unknown command '" + (first.size() > 60 ? first.substr(0, 57) + "..." : first) + "'";
+  if (auto close = closest_match(first, kVerbs)) message += "; did you mean '" + *close + "'?";
+  return message + "; " + commands;
 }
+
+}  // namespace
 
 const std::string& invoked_command_line() { return g_command_line; }
 
@@ -64,6 +84,10 @@ int run_cli(int argc, char** argv) {
   add_run_command(app, exit_code, self);
   add_ceilings_command(app, exit_code, self);
   add_worker_command(app, exit_code);
+  if (auto problem = verb_problem(argc, argv)) {
+    std::cerr << "kwb: " << *problem << "\n";
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -75,6 +99,9 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "kwb: " << e.what() << "\n(see `kwb --help` or `kwb <verb> --help`)\n";
     return kExitBadInput;
+  } catch (const std::exception& e) {  // a file that could not be written, a bug: say it, never abort
+    std::cerr << "kwb: error: " << e.what() << "\n";
+    return kExitCaseFailed;
   }
   return exit_code;
 }

@@ -4,9 +4,11 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/flag_values.hpp"
 #include "derive/ceilings.hpp"
 #include "session/supervisor.hpp"
 #include "sinks/json_report.hpp"
+#include "sinks/output_paths.hpp"
 
 namespace kwb::cli {
 namespace {
@@ -33,15 +35,35 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
 
 void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe) {
   auto* cmd = app.add_subcommand("ceilings", "Measure this GPU's bandwidth and FLOP-rate ceilings (cached)");
-  static int device = 0;
+  static std::string device_text = "0";
   static bool refresh = false;
   static std::string log = "results/ceilings-worker.log";
-  cmd->add_option("--device", device, "CUDA device index (default: 0)");
+  cmd->add_option("--device", device_text, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_flag("--refresh", refresh, "Measure again even if cached");
-  cmd->add_option("--log", log, "Where the worker's output goes");
+  cmd->add_option("--log", log, "Where the worker's output goes (default: results/ceilings-worker.log)");
   cmd->callback([&exit_code, self_exe] {
+    int device = 0;
+    try {
+      device = parse_device_index("--device", device_text);
+    } catch (const FlagError& e) {
+      std::cerr << "kwb ceilings: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    if (auto problem = check_output_file(log)) {
+      std::cerr << "kwb ceilings: --log: " << *problem << "; pass a writable file with --log, e.g. --log "
+                << "/tmp/kwb-ceilings.log\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     Supervisor supervisor({self_exe, device, "auto", 600, log});
     const WorkerHello hello = supervisor.start();
+    if (!hello.has_gpu && hello.device_count > 0 && device >= hello.device_count) {
+      std::cerr << fmt::format("kwb ceilings: --device: device {} does not exist; this machine has {} (use --device 0..{})\n",
+                               device, hello.device_count, hello.device_count - 1);
+      exit_code = kExitBadInput;
+      return;
+    }
     if (!hello.has_gpu) {
       std::cerr << no_gpu_message("ceilings", hello.no_gpu_reason) << "\n";
       exit_code = kExitNoGpu;
@@ -58,8 +80,13 @@ void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self
         exit_code = kExitCaseFailed;
         return;
       }
-      save_cached_ceilings(hello.device, *c);
-      std::cout << "saved to " << ceilings_cache_path(hello.device).string() << "\n";
+      try {
+        save_cached_ceilings(hello.device, *c);
+        std::cout << "saved to " << ceilings_cache_path(hello.device).string() << "\n";
+      } catch (const std::exception& e) {
+        std::cerr << "kwb ceilings: warning: could not cache the ceilings (" << e.what()
+                  << "); set KWB_CACHE_DIR to a writable folder to keep them\n";
+      }
     }
     print_ceilings(hello.device, *c, datasheet_ceilings(hello.device));
     exit_code = kExitOk;

@@ -5,6 +5,8 @@
 
 #include "cli/commands.hpp"
 #include "catalogue/registry.hpp"
+#include "cli/flag_values.hpp"
+#include "plan/suggest.hpp"
 
 namespace kwb::cli {
 
@@ -12,11 +14,19 @@ void add_list_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("list", "List ops, their axes and dtypes, and their variants");
   static bool include_test = false;
   static std::vector<std::string> only_ops;
-  cmd->add_option("--op", only_ops, "Only these ops");
+  cmd->add_option("--op", only_ops, "Only these ops")->delimiter(',');
   cmd->add_flag("--include-test-variants", include_test,
                 "Also show test-only ops and variants (fault injection, contract tests)");
   cmd->callback([&exit_code] {
     const auto& registry = Registry::instance();
+    only_ops = without_repeats(only_ops);
+    for (const auto& name : only_ops)
+      if (!registry.find_op(name)) {
+        std::cerr << "kwb list: --op: " << unknown_name_message("op", name, registry.op_names())
+                  << "; `kwb list` without --op shows every op\n";
+        exit_code = kExitBadInput;
+        return;
+      }
     for (const auto& op : registry.ops()) {
       if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op.name) == only_ops.end())
         continue;

@@ -7,7 +7,8 @@
 namespace kwb::cli {
 
 void add_worker_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("__worker", "");  // empty description: hidden from --help
+  auto* cmd = app.add_subcommand("__worker", "The worker process (started by kwb run)");
+  cmd->group("");  // an empty group hides it from --help
   static int device = 0;
   static std::string timer = "auto";
   cmd->add_option("--device", device);

@@ -2,9 +2,11 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <fmt/format.h>
+#include <limits>
 
 #include "catalogue/case_identity.hpp"
 #include "plan/suggest.hpp"
@@ -97,6 +99,56 @@ std::string joined(const std::vector<std::int64_t>& values) {
   return out;
 }
 
+template <class T>
+std::vector<T> without_repeats(const std::vector<T>& values) {
+  std::vector<T> out;
+  for (const auto& v : values)
+    if (!contains(out, v)) out.push_back(v);
+  return out;
+}
+
+// Elements of a tensor, exact while below 2^64 and never wrapped around.
+long double element_count(const TensorSpec& t) {
+  long double n = 1;
+  for (auto d : t.dims) n *= static_cast<long double>(d);
+  return n;
+}
+
+// How many shapes shapes_for() would give, without building them.
+long double shape_count(const Op& op, const std::vector<AxisAssignment>& axes) {
+  bool names_an_axis = false;
+  for (const auto& a : op.axes) names_an_axis = names_an_axis || given_for(axes, a.name);
+  if (!names_an_axis) return op.default_shapes.empty() ? 1.0L : static_cast<long double>(op.default_shapes.size());
+  long double n = 1;
+  for (const auto& a : op.axes)
+    if (const AxisAssignment* given = given_for(axes, a.name))
+      n *= static_cast<long double>(given->is_choice() ? given->choices.size() : given->values.size());
+  return n;
+}
+
+// "rows=1:4096:+1" style summary of the product for one op: "4096 rows x 4096 cols x 3 dtypes x 4 variants".
+std::string product_text(const Op& op, const std::vector<AxisAssignment>& axes, std::size_t dtypes,
+                         std::size_t variants) {
+  std::string text;
+  for (const auto& a : op.axes)
+    if (const AxisAssignment* given = given_for(axes, a.name))
+      text += fmt::format("{} {} x ", given->is_choice() ? given->choices.size() : given->values.size(), a.name);
+  if (axes.empty()) text += fmt::format("{} default shapes x ", std::max<std::size_t>(1, op.default_shapes.size()));
+  return text + fmt::format("{} dtype(s) x {} variant(s)", dtypes, variants);
+}
+
+void check_tensor_sizes(const Op& op, DType dtype, const Shape& shape) {
+  constexpr long double kMaxBytes = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
+  for (const auto& t : op.tensors(shape, dtype)) {
+    const long double bytes = element_count(t) * static_cast<long double>(dtype_size(dtype));
+    if (bytes > kMaxBytes)
+      throw PlanError(fmt::format(
+          "tensor '{}' of {} at {} would need {:.3g} bytes, more than 64-bit sizes can count (and far "
+          "more than any GPU holds); use smaller --axis values",
+          t.name, op.name, shape.to_assignments(), bytes));
+  }
+}
+
 }  // namespace
 
 AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
@@ -114,7 +166,17 @@ AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
   });
 }
 
-std::vector<CaseRequest> plan_cases(const PlanRequest& req, const Registry& registry) {
+std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry) {
+  PlanRequest req = request;
+  req.ops = without_repeats(req.ops);
+  req.variants = without_repeats(req.variants);
+  req.dtypes = without_repeats(req.dtypes);
+  for (std::size_t i = 0; i < req.axes.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (req.axes[i].name == req.axes[j].name)
+        throw PlanError(fmt::format("--axis: axis '{}' is given twice; give all its values in one --axis, "
+                                    "e.g. --axis {}=512,4096 or a range {}=512:4096:x2",
+                                    req.axes[i].name, req.axes[i].name, req.axes[i].name));
   // 1. Ops. Test-only ops join the default sweep only with --include-test-variants.
   std::vector<const Op*> ops;
   if (req.ops.empty()) {
@@ -196,13 +258,35 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& req, const Registry& regi
                         joined(offered));
     }
   }
-  // 4. Cases.
+  // 4. Count before building: two ranges of 4096 values would be 16M shapes per variant.
+  long double total = 0;
+  std::string biggest;
+  long double biggest_count = -1;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    std::size_t dtypes = 0;
+    for (DType dtype : ops[i]->dtypes) dtypes += req.dtypes.empty() || contains(req.dtypes, dtype);
+    long double points = 0;  // variants x their tunable points
+    for (const Variant* v : chosen[i]) points += static_cast<long double>(tunable_points(*v, req.axes).size());
+    const long double n = shape_count(*ops[i], req.axes) * static_cast<long double>(dtypes) * points;
+    total += n;
+    if (n > biggest_count) {
+      biggest_count = n;
+      biggest = ops[i]->name + ": " + product_text(*ops[i], req.axes, dtypes, chosen[i].size());
+    }
+  }
+  if (total > static_cast<long double>(req.max_cases))
+    throw PlanError(fmt::format("the plan has {:.0f} cases ({}), more than the limit of {}; narrow the --axis "
+                                "ranges or filter with --op, --variant and --dtype, or raise the limit with "
+                                "--max-cases N",
+                                total, biggest, req.max_cases));
+  // 5. Cases.
   std::vector<CaseRequest> cases;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op* op = ops[i];
     for (DType dtype : op->dtypes) {
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
-      for (const Shape& shape : shapes_for(*op, req.axes))
+      for (const Shape& shape : shapes_for(*op, req.axes)) {
+        check_tensor_sizes(*op, dtype, shape);
         for (const Variant* v : chosen[i])
           for (TunableValues& tunables : tunable_points(*v, req.axes)) {
             CaseRequest c;
@@ -218,6 +302,7 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& req, const Registry& regi
             c.include_test_variants = v->test_only || op->test_only;
             cases.push_back(std::move(c));
           }
+      }
     }
   }
   return cases;
@@ -227,11 +312,11 @@ double case_device_bytes(const CaseRequest& c, const Registry& registry) {
   const Op* op = registry.find_op(c.op);
   const Variant* v = registry.find_variant(c.op, c.variant);
   if (!op || !v) return 0;
-  double bytes = 0;
+  long double bytes = 0;
   for (const auto& t : op->tensors(c.shape, c.dtype))
-    bytes += static_cast<double>(t.numel()) * static_cast<double>(dtype_size(c.dtype));
-  if (v->workspace_bytes) bytes += static_cast<double>(v->workspace_bytes(c.shape, c.dtype));
-  return bytes;
+    bytes += element_count(t) * static_cast<long double>(dtype_size(c.dtype));
+  if (v->workspace_bytes) bytes += static_cast<long double>(v->workspace_bytes(c.shape, c.dtype));
+  return static_cast<double>(bytes);
 }
 
 std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases,

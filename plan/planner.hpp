@@ -31,8 +31,15 @@ struct PlanRequest {
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;  // also brings in test-only ops
+  // A plan with more cases is refused before any is built (two long ranges multiply).
+  std::size_t max_cases = kDefaultMaxCases;
+  static constexpr std::size_t kDefaultMaxCases = 10000;
 };
 
+// Repeated op, variant and dtype names count once (a repeated --op must not run every case
+// twice); an axis named twice is an error. Throws PlanError for every refusal: unknown names,
+// more cases than max_cases (counted before expanding, so a huge sweep costs no memory), and
+// tensors too large to count in 64 bits.
 std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry);
 
 // Reads `--axis` text with the registry's choice axes in mind: layout=bshd,bhsd for an op that
@@ -40,7 +47,8 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
 // Throws AxisParseError.
 AxisAssignment parse_axis_for(std::string_view text, const Registry& registry);
 
-// Device bytes one case allocates (its tensors plus the variant's workspace).
+// Device bytes one case allocates (its tensors plus the variant's workspace), computed in long
+// double so that huge axes give a huge number instead of a wrapped-around small one.
 double case_device_bytes(const CaseRequest& c, const Registry& registry);
 
 // nullopt if every case fits in `device_bytes` (with headroom for the L2 flush buffer and the

@@ -1,6 +1,9 @@
 // Worker lifecycle: hello, cases, watchdog, restart after a fault.
 #include "session/supervisor.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -15,9 +18,29 @@ using Json = nlohmann::ordered_json;
 
 }  // namespace
 
-Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
+Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;  // abandon then waits for the case
+}
+
 Supervisor::~Supervisor() {
   if (worker_) worker_->send_line(R"({"cmd":"exit"})");
+  for (int fd : wake_)
+    if (fd >= 0) close(fd);
+}
+
+void Supervisor::abandon() {
+  if (wake_[1] >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = write(wake_[1], &byte, 1);  // full pipe: already woken
+  }
+}
+
+bool Supervisor::take_abandon() {
+  if (wake_[0] < 0) return false;
+  bool woken = false;
+  char buf[64];
+  while (read(wake_[0], buf, sizeof buf) > 0) woken = true;
+  return woken;
 }
 
 WorkerHello Supervisor::spawn() {
@@ -39,7 +62,16 @@ WorkerHello Supervisor::spawn() {
     worker_.reset();
     return hello;
   }
-  const Json msg = Json::parse(line);
+  Json msg;
+  try {
+    msg = Json::parse(line);
+  } catch (const std::exception&) {
+    hello.no_gpu_reason = "the worker answered something unreadable: " + line.substr(0, 200);
+    worker_->kill();
+    worker_.reset();
+    return hello;
+  }
+  hello.device_count = msg.value("device_count", -1);
   if (msg.value("event", "") == "hello") {
     hello.has_gpu = true;
     hello.device = device_info_from_json(msg.at("device"));
@@ -82,6 +114,14 @@ CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what
 }
 
 CaseRecord Supervisor::run_case(const CaseRequest& req) {
+  // An abandon() that came before this call ends this case (the caller meant the case it was
+  // about to start); one that comes after the record arrived has nothing left to end.
+  CaseRecord rec = run_case_in_worker(req);
+  take_abandon();
+  return rec;
+}
+
+CaseRecord Supervisor::run_case_in_worker(const CaseRequest& req) {
   if (!worker_) {
     ++restarts_;
     const WorkerHello hello = spawn();
@@ -95,7 +135,13 @@ CaseRecord Supervisor::run_case(const CaseRequest& req) {
   bool worker_exiting = false;
   std::string line;
   while (!record) {
-    const auto status = worker_->read_line(options_.case_timeout_s, line);
+    const auto status = worker_->read_line(options_.case_timeout_s, line, wake_[0]);
+    if (status == WorkerProcess::Status::interrupted && take_abandon()) {
+      worker_->kill();
+      worker_.reset();
+      return lost_case(req, "cancelled: abandoned while it ran; the worker was ended");
+    }
+    if (status == WorkerProcess::Status::interrupted) continue;
     if (status == WorkerProcess::Status::timeout) {
       worker_->kill();
       worker_.reset();

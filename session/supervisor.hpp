@@ -13,8 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/case_runner.hpp"
-#include "record/record.hpp"
+#include "session/case_executor.hpp"
 #include "session/worker_process.hpp"
 
 namespace kwb {
@@ -27,34 +26,37 @@ struct SupervisorOptions {
   std::filesystem::path worker_log; // worker stdout/stderr
 };
 
-struct WorkerHello {
-  bool has_gpu = false;
-  std::string no_gpu_reason;
-  DeviceInfo device;
-  std::string timer;
-  std::string timer_note;
-};
-
-class Supervisor {
+class Supervisor : public CaseExecutor {
  public:
   explicit Supervisor(SupervisorOptions options);
-  ~Supervisor();
+  ~Supervisor() override;
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
 
   // Starts the first worker and returns what it found.
-  WorkerHello start();
+  WorkerHello start() override;
 
   // Measures the ceilings in the worker; nullopt (with *error) if that failed.
-  std::optional<Ceilings> measure_ceilings(std::string* error);
+  std::optional<Ceilings> measure_ceilings(std::string* error) override;
 
   // Runs one case; never throws for the case's own failure.
-  CaseRecord run_case(const CaseRequest& request);
+  CaseRecord run_case(const CaseRequest& request) override;
 
+  // Wakes a run_case in flight (or ends the next one at once), which kills its worker and returns
+  // a failed record that says the case was abandoned. Only writes one byte to a pipe: safe from
+  // any thread or a signal handler.
+  void abandon() override;
+
+  int restarts() const override { return restarts_; }
   int worker_restarts() const { return restarts_; }
 
  private:
   WorkerHello spawn();
+  CaseRecord run_case_in_worker(const CaseRequest& request);
   CaseRecord lost_case(const CaseRequest& request, const std::string& what);
+  bool take_abandon();  // true (once) when abandon() was called since the last case
   SupervisorOptions options_;
+  int wake_[2] = {-1, -1};  // abandon() writes, the case's read_line polls
   std::unique_ptr<WorkerProcess> worker_;
   int restarts_ = 0;
   std::size_t log_offset_ = 0;  // where the current worker's part of the log starts

@@ -69,7 +69,7 @@ bool WorkerProcess::send_line(const std::string& line) {
   return true;
 }
 
-WorkerProcess::Status WorkerProcess::read_line(double timeout_s, std::string& line) {
+WorkerProcess::Status WorkerProcess::read_line(double timeout_s, std::string& line, int interrupt_fd) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
@@ -80,9 +80,11 @@ WorkerProcess::Status WorkerProcess::read_line(double timeout_s, std::string& li
     }
     const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left_ms <= 0) return Status::timeout;
-    pollfd pfd{from_child_, POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000)));
+    pollfd pfd[2] = {{from_child_, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+    const int ready = poll(pfd, interrupt_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left_ms, 1000)));
     if (ready <= 0) continue;  // EINTR (Ctrl-C): the case in flight finishes, then the run stops
+    if (interrupt_fd >= 0 && (pfd[1].revents & POLLIN)) return Status::interrupted;
+    if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char chunk[65536];
     const ssize_t n = read(from_child_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;

@@ -27,9 +27,10 @@ class WorkerProcess {
   // False if the worker is gone.
   bool send_line(const std::string& line);
 
-  enum class Status { line, timeout, exited };
-  // Waits up to `timeout_s` for one complete line.
-  Status read_line(double timeout_s, std::string& line);
+  enum class Status { line, timeout, exited, interrupted };
+  // Waits up to `timeout_s` for one complete line. When `interrupt_fd` is given and becomes
+  // readable (another thread wrote to it to abandon the wait), returns `interrupted` at once.
+  Status read_line(double timeout_s, std::string& line, int interrupt_fd = -1);
 
   // SIGKILL and reap; safe to call twice.
   void kill();

@@ -95,7 +95,8 @@ int worker_main(int device, const std::string& timer_preference) {
   if (device < 0 || device >= count) {
     answer({{"event", "no_gpu"},
             {"reason", "device " + std::to_string(device) + " does not exist; this machine has " +
-                           std::to_string(count) + " (use --device 0.." + std::to_string(count - 1) + ")"}});
+                           std::to_string(count) + " (use --device 0.." + std::to_string(count - 1) + ")"},
+            {"device_count", count}});
     return 0;
   }
   DeviceInfo info;
@@ -108,7 +109,7 @@ int worker_main(int device, const std::string& timer_preference) {
     return 0;
   }
   answer({{"event", "hello"}, {"device", to_json(info)}, {"timer", to_string(timer)},
-          {"timer_note", timer_note}});
+          {"timer_note", timer_note}, {"device_count", count}});
 
   // 3. Commands until exit.
   CaseRunner runner(timer, static_cast<std::size_t>(info.l2_bytes));

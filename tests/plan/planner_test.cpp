@@ -255,6 +255,78 @@ CaseRequest one_case(const std::string& variant, DType dtype, std::int64_t rows,
   return cases.at(0);
 }
 
+TEST(PlanCases, RepeatedOpVariantAndDtypeCountOnce) {
+  PlanRequest once = rmsnorm_request();
+  once.variants = {"fused_v2_vec16", kBaseline};
+  once.dtypes = {DType::bf16, DType::fp32};
+  once.axes = {parse_axis_assignment("rows=37,911"), parse_axis_assignment("cols=4100")};
+  PlanRequest repeated = once;
+  repeated.ops = {kOp, kOp, kOp};
+  repeated.variants = {"fused_v2_vec16", kBaseline, "fused_v2_vec16"};
+  repeated.dtypes = {DType::bf16, DType::fp32, DType::bf16};
+  const auto a = plan_cases(once, registry());
+  const auto b = plan_cases(repeated, registry());
+  ASSERT_EQ(a.size(), 8u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(repro_command(a[i]), repro_command(b[i]));
+}
+
+TEST(PlanCases, AxisNamedTwiceThrowsInsteadOfDroppingOne) {
+  PlanRequest r = rmsnorm_request();
+  r.axes = {parse_axis_assignment("cols=512"), parse_axis_assignment("rows=64"), parse_axis_assignment("cols=4096")};
+  try {
+    plan_cases(r, registry());
+    FAIL() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("'cols' is given twice"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlanCases, MoreCasesThanTheLimitAreRefusedBeforeBuildingAndTheLimitIsExact) {
+  PlanRequest r = rmsnorm_request();
+  r.variants = {"fused_v1_row_per_block"};
+  r.dtypes = {DType::fp16};
+  r.axes = {parse_axis_assignment("rows=1:73"), parse_axis_assignment("cols=64:1024:+64")};  // 73 x 16
+  r.max_cases = 73 * 16;
+  EXPECT_EQ(plan_cases(r, registry()).size(), 73u * 16u);
+  r.max_cases = 73 * 16 - 1;
+  try {
+    plan_cases(r, registry());
+    FAIL() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("1168 cases"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("73 rows x 16 cols"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-cases"), std::string::npos) << e.what();
+  }
+  // 4096 x 4096 x 3 x 4 would be 201M cases: refused by counting, at once.
+  r.variants.clear();
+  r.dtypes.clear();
+  r.max_cases = PlanRequest::kDefaultMaxCases;
+  r.axes = {parse_axis_assignment("rows=1:4096:+1"), parse_axis_assignment("cols=1:4096:+1")};
+  EXPECT_THROW(plan_cases(r, registry()), PlanError);
+}
+
+TEST(PlanCases, TensorsTooLargeFor64BitSizesAreRefused) {
+  PlanRequest r = rmsnorm_request();
+  r.axes = {parse_axis_assignment("rows=3037000500"), parse_axis_assignment("cols=3037000500")};
+  try {
+    plan_cases(r, registry());
+    FAIL() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("64-bit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CaseDeviceBytes, HugeShapesGiveHugeBytesNotAWrappedNumber) {
+  CaseRequest c;
+  c.op = kOp;
+  c.variant = "fused_v2_vec16";
+  c.dtype = DType::fp32;
+  c.shape = rmsnorm_shape(std::int64_t(1) << 31, std::int64_t(1) << 31);  // 2^62 elements per tensor
+  EXPECT_GT(case_device_bytes(c, registry()), 3e19);
+  EXPECT_TRUE(check_cases_fit({c}, registry(), 80e9, "GPU").has_value());
+}
+
 TEST(CaseDeviceBytes, IsTheTensorsPlusTheVariantsWorkspace) {
   const std::int64_t rows = 16384, cols = 4096;
   for (DType dtype : kAllDTypes) {

@@ -1,0 +1,37 @@
+// Numbers and names given on the command line, checked with messages that say which flag, what
+// was wrong and what to write instead. Parsed here rather than by CLI11 so that "-1" for an
+// unsigned seed or "inf" for a timeout is refused, not wrapped around or accepted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kwb::cli {
+
+struct FlagError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// A CUDA device index: a whole number >= 0 (checked against the device count later, once the
+// worker has seen the devices).
+int parse_device_index(const std::string& flag, const std::string& text);
+
+// A seed: a whole number from 0 to 2^64-1.
+std::uint64_t parse_seed(const std::string& flag, const std::string& text);
+
+// A time limit in seconds: finite and above 0.
+double parse_positive_seconds(const std::string& flag, const std::string& text);
+
+// A count: a whole number >= 1.
+std::size_t parse_positive_count(const std::string& flag, const std::string& text);
+
+// One of `choices`; the message lists them.
+void check_choice(const std::string& flag, const std::string& text, const std::vector<std::string>& choices);
+
+// `values` with later repeats removed, first order kept (a repeated --op must not run twice).
+std::vector<std::string> without_repeats(const std::vector<std::string>& values);
+
+}  // namespace kwb::cli

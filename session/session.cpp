@@ -1,0 +1,307 @@
+// The run loop behind `kwb run`, the app's live runs and suites: checks, start-up, ceilings,
+// cases, reports.
+#include "session/session.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <fmt/format.h>
+
+#include "derive/ceilings.hpp"
+#include "derive/derive.hpp"
+#include "plan/planner.hpp"
+#include "record/version.hpp"
+#include "session/supervisor.hpp"
+#include "sinks/csv_report.hpp"
+#include "sinks/journal.hpp"
+#include "sinks/output_paths.hpp"
+
+namespace kwb {
+namespace {
+
+const std::vector<std::string> kOutputFiles = {"journal.jsonl", "report.json", "report.csv", "worker.log"};
+
+std::string now_utc() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::filesystem::path worker_log_path(const SessionOptions& o) {
+  if (o.out) return *o.out / "worker.log";
+  return std::filesystem::temp_directory_path() / ("kwb-worker-" + std::to_string(::getpid()) + ".log");
+}
+
+SessionResult refused(SessionOutcome outcome, std::string message) {
+  SessionResult r;
+  r.outcome = outcome;
+  r.message = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(SessionOutcome o) {
+  switch (o) {
+    case SessionOutcome::completed: return "completed";
+    case SessionOutcome::cancelled: return "cancelled";
+    case SessionOutcome::no_gpu: return "no_gpu";
+    case SessionOutcome::bad_input: return "bad_input";
+  }
+  return "?";
+}
+
+bool SessionResult::any_case_failed() const {
+  for (const auto& r : report.cases)
+    if (r.disposition == Disposition::failed) return true;
+  return false;
+}
+
+Session::Session(std::vector<CaseRequest> cases, SessionOptions options,
+                 std::unique_ptr<CaseExecutor> executor, SessionCallbacks callbacks)
+    : cases_(std::move(cases)), options_(std::move(options)), executor_(std::move(executor)),
+      callbacks_(std::move(callbacks)) {
+  progress_.total = cases_.size();
+  if (!executor_)  // made here, not in run(), so that cancel() from another thread always sees it
+    executor_ = std::make_unique<Supervisor>(SupervisorOptions{options_.worker_exe, options_.device, options_.timer,
+                                                               options_.case_timeout_s, worker_log_path(options_)});
+}
+
+Session::~Session() {
+  if (thread_.joinable()) {
+    cancel(CancelMode::abandon_current);
+    thread_.join();
+  }
+}
+
+void Session::start() {
+  thread_ = std::thread([this] { async_result_ = run(); });
+}
+
+SessionResult Session::wait() {
+  if (thread_.joinable()) thread_.join();
+  return async_result_ ? std::move(*async_result_) : refused(SessionOutcome::bad_input, "the session was not started");
+}
+
+void Session::cancel(CancelMode mode) {
+  // Only an atomic store and (for abandon) the executor's one-byte write: signal-safe.
+  int expected = 0;
+  const int wanted = 1 + static_cast<int>(mode);
+  if (!cancel_.compare_exchange_strong(expected, wanted) && mode == CancelMode::abandon_current)
+    cancel_.store(wanted);  // an abandon overrides an earlier finish_current
+  if (mode == CancelMode::abandon_current && executor_) executor_->abandon();
+}
+
+SessionProgress Session::progress() const {
+  std::lock_guard lock(mutex_);
+  SessionProgress p = progress_;
+  p.cancel_requested = cancel_.load() != 0;
+  if (p.state != SessionState::not_started)
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count();
+  if (p.done > 0 && p.state != SessionState::finished)
+    p.eta_s = case_seconds_ / static_cast<double>(p.done) * static_cast<double>(p.total - p.done);
+  else if (p.state == SessionState::finished)
+    p.eta_s = 0.0;
+  return p;
+}
+
+std::vector<CaseRecord> Session::take_records() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(queue_, {});
+}
+
+std::optional<CaseRecord> Session::wait_record(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  record_ready_.wait_for(lock, timeout,
+                         [&] { return !queue_.empty() || progress_.state == SessionState::finished; });
+  if (queue_.empty()) return std::nullopt;
+  CaseRecord r = std::move(queue_.front());
+  queue_.erase(queue_.begin());
+  return r;
+}
+
+void Session::set_state(SessionState state) {
+  {
+    std::lock_guard lock(mutex_);
+    progress_.state = state;
+  }
+  record_ready_.notify_all();
+}
+
+std::optional<std::string> Session::check_options() const {
+  if (cases_.empty()) return "the plan holds no case";
+  if (options_.timer != "auto" && options_.timer != "cupti" && options_.timer != "events")
+    return "--timer: unknown timer '" + options_.timer + "'; use auto, cupti or events";
+  if (options_.device < 0)
+    return fmt::format("--device: {} is not a device index; devices count from 0", options_.device);
+  if (!std::isfinite(options_.case_timeout_s) || options_.case_timeout_s <= 0)
+    return fmt::format("--case-timeout: {} is not a time limit; give seconds above 0, e.g. 120",
+                       options_.case_timeout_s);
+  if (options_.out) {
+    if (auto problem = check_output_folder(*options_.out, kOutputFiles))
+      return "--out: " + *problem + "; pass a writable folder with --out";
+  } else if (auto problem = check_output_file(worker_log_path(options_))) {
+    return "the worker log: " + *problem;
+  }
+  return std::nullopt;
+}
+
+SessionResult Session::run() {
+  started_at_ = std::chrono::steady_clock::now();
+  set_state(SessionState::starting);
+  struct FinishOnExit {
+    Session* s;
+    ~FinishOnExit() { s->set_state(SessionState::finished); }
+  } finish_on_exit{this};
+
+  // 1. Input: nothing has started yet.
+  if (auto problem = check_options()) return refused(SessionOutcome::bad_input, *problem);
+
+  // 2. The executor and its device.
+  const WorkerHello hello = executor_->start();
+  if (!hello.has_gpu) {
+    if (hello.device_count > 0 && options_.device >= hello.device_count)
+      return refused(SessionOutcome::bad_input,
+                     fmt::format("--device: device {} does not exist; this machine has {} (use --device 0..{})",
+                                 options_.device, hello.device_count, hello.device_count - 1));
+    return refused(SessionOutcome::no_gpu, hello.no_gpu_reason);
+  }
+  if (auto problem = check_cases_fit(cases_, Registry::instance(), double(hello.device.global_mem_bytes),
+                                     hello.device.name))
+    return refused(SessionOutcome::bad_input, *problem);
+  const auto note = [&](const std::string& text) {
+    if (callbacks_.on_note) callbacks_.on_note(text);
+  };
+  if (!hello.timer_note.empty()) note("note: " + hello.timer_note);
+
+  // 3. Ceilings: cached per device and driver, measured once, datasheet as the labelled fallback.
+  SessionResult result;
+  Report& report = result.report;
+  report.run.tool_version = kToolVersion;
+  report.run.git_sha = kGitSha;
+  report.run.command_line = options_.command_line;
+  report.run.host = hostname();
+  report.run.started_at = now_utc();
+  report.run.device = hello.device;
+  report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
+  std::optional<Ceilings> measured;
+  if (options_.ceilings == CeilingsChoice::cached_or_measured) {
+    measured = load_cached_ceilings(hello.device);
+    if (!measured) {
+      set_state(SessionState::measuring_ceilings);
+      note("measuring this GPU's ceilings (once per device and driver; `kwb ceilings` shows them)...");
+      std::string error;
+      measured = executor_->measure_ceilings(&error);
+      if (!measured) {
+        note("could not measure ceilings (" + error + "); using the datasheet");
+      } else {
+        try {
+          save_cached_ceilings(hello.device, *measured);
+        } catch (const std::exception& e) {
+          note(std::string("warning: could not cache the ceilings (") + e.what() + "); they are measured again next time");
+        }
+      }
+    }
+  }
+  report.run.ceilings = measured ? *measured : *report.run.datasheet_ceilings;
+  const CaseRequest& first = cases_.front();
+  const std::string mode(to_string(first.mode));
+  report.run.settings = {{"mode", mode}, {"preset", first.preset}, {"seed", std::to_string(first.seed)},
+                         {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", options_.case_timeout_s)},
+                         {"cases_planned", std::to_string(cases_.size())}};
+  if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
+  if (first.mode == Mode::cold)
+    report.run.settings["l2_flush"] = fmt::format("memset of {} MiB (2x L2) before every sample",
+                                                  std::max<std::int64_t>(2 * hello.device.l2_bytes, 64 << 20) >> 20);
+  for (const auto& [key, value] : options_.settings) report.run.settings[key] = value;
+  note(fmt::format("{} cases on {} ({}), timer {}, mode {}, preset {}", cases_.size(), hello.device.name,
+                   hello.device.uuid, hello.timer, mode, first.preset));
+
+  // 4. Cases.
+  set_state(SessionState::running);
+  run_cases(report, result);
+
+  // 5. Reports, atomically; cancelled runs still get theirs, marked incomplete.
+  derive_speedups(report.cases);
+  const bool cancelled = cancel_.load() != 0;
+  report.run.complete = !cancelled;
+  report.run.finished_at = now_utc();
+  report.run.settings["worker_restarts"] = std::to_string(executor_->restarts());
+  if (options_.out) {
+    try {
+      write_report_json(*options_.out / "report.json", report);
+      write_report_csv(*options_.out / "report.csv", report);
+    } catch (const std::exception& e) {
+      result.write_errors.push_back(std::string("cannot write the reports: ") + e.what());
+    }
+  }
+  result.outcome = cancelled ? SessionOutcome::cancelled : SessionOutcome::completed;
+  return result;
+}
+
+void Session::run_cases(Report& report, SessionResult& result) {
+  std::unique_ptr<Journal> journal;
+  if (options_.out) {
+    std::error_code ec;
+    std::filesystem::remove(*options_.out / "journal.jsonl", ec);  // one journal per run
+    try {
+      journal = std::make_unique<Journal>(*options_.out / "journal.jsonl");
+    } catch (const std::exception& e) {
+      result.write_errors.push_back(std::string("cannot open the journal: ") + e.what());
+    }
+  }
+  for (const auto& c : cases_) {
+    if (cancel_.load() != 0) break;
+    {
+      std::lock_guard lock(mutex_);
+      progress_.current = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
+    }
+    const auto case_start = std::chrono::steady_clock::now();
+    CaseRecord rec;
+    try {
+      rec = executor_->run_case(c);
+    } catch (const std::exception& e) {  // a bug of ours must not cost the cases already measured
+      rec = record_for(c);
+      rec.disposition = Disposition::failed;
+      rec.reason = std::string("internal error while running the case: ") + e.what();
+    }
+    if (cancel_.load() == 1 + static_cast<int>(CancelMode::abandon_current)) {
+      rec.disposition = Disposition::failed;
+      if (rec.reason.rfind("cancelled", 0) != 0)
+        rec.reason = "cancelled: abandoned while it ran" + (rec.reason.empty() ? "" : " (" + rec.reason + ")");
+    }
+    rec.repro = repro_command(c);
+    if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) rec.role = v->role;
+    derive_metrics(rec, Registry::instance(), *report.run.ceilings);
+    if (journal) {
+      try {
+        journal->append(rec);
+      } catch (const std::exception& e) {
+        result.write_errors.push_back(std::string("cannot write the journal: ") + e.what());
+        journal.reset();  // the cases go on; the reports at the end still hold them
+      }
+    }
+    report.cases.push_back(rec);
+    SessionProgress snapshot;
+    {
+      std::lock_guard lock(mutex_);
+      case_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - case_start).count();
+      ++progress_.done;
+      progress_.failed += rec.disposition == Disposition::failed;
+      progress_.current.clear();
+      if (options_.queue_records) queue_.push_back(rec);
+    }
+    record_ready_.notify_all();
+    if (callbacks_.on_record) callbacks_.on_record(rec, progress());
+  }
+}
+
+}  // namespace kwb

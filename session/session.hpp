@@ -1,0 +1,145 @@
+// A run session as a library call: a plan goes in; records (as each case finishes), progress,
+// cancel and the final report come out. `kwb run` is one caller; the desktop app (on a worker
+// thread while its UI polls), suites and shards are the others.
+//
+// Threads: run() blocks the thread that calls it (or start() runs it on a thread of its own and
+// wait() joins it). progress(), take_records(), wait_record() and cancel() may be called from any
+// other thread while it runs; cancel(CancelMode::finish_current) is also safe from a signal
+// handler. Callbacks are called on the session's thread, between cases.
+//
+// Order of a run: the options are checked and the output folder probed (bad input: nothing has
+// started), the executor starts (a worker and its GPU), the plan is checked against the device
+// (index in range, memory), the ceilings are chosen, then the cases run one at a time, each
+// record derived, journaled (when there is an output folder) and delivered the moment it
+// arrives. The report is written at the end (atomically), also after a cancel, then marked
+// incomplete.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "session/case_executor.hpp"
+#include "sinks/json_report.hpp"
+
+namespace kwb {
+
+enum class CeilingsChoice {
+  cached_or_measured,  // the per-device cache, else measure once and cache (datasheet if that fails)
+  datasheet,           // measure nothing
+};
+
+enum class CancelMode {
+  finish_current,   // the case in flight finishes and is recorded; no further case starts
+  abandon_current,  // the case in flight is ended now (its worker killed) and recorded as failed
+};
+
+struct SessionOptions {
+  std::string worker_exe;           // the kwb binary (the real executor runs `kwb __worker`)
+  int device = 0;
+  std::string timer = "auto";       // auto | cupti | events
+  double case_timeout_s = 120;      // watchdog per case
+  // journal.jsonl, report.json, report.csv and worker.log go here; none: nothing is written
+  // (the worker log goes to a temp file).
+  std::optional<std::filesystem::path> out;
+  CeilingsChoice ceilings = CeilingsChoice::cached_or_measured;
+  std::string command_line;                     // for the report
+  std::map<std::string, std::string> settings;  // added to the report's settings as they are
+  bool queue_records = false;                   // keep records for take_records()/wait_record()
+};
+
+enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
+
+struct SessionProgress {
+  SessionState state = SessionState::not_started;
+  std::size_t done = 0;   // cases finished (whatever their disposition)
+  std::size_t total = 0;  // cases planned
+  std::size_t failed = 0;
+  double elapsed_s = 0;   // since run() began
+  // (total - done) x the mean wall time of the finished cases; absent before the first one.
+  std::optional<double> eta_s;
+  std::string current;    // the case in flight ("op:variant:dtype:shape"), empty between cases
+  bool cancel_requested = false;
+};
+
+enum class SessionOutcome {
+  completed,  // every case ran (some may have failed: see the records)
+  cancelled,  // cancel() stopped it; the report holds the finished cases, marked incomplete
+  no_gpu,     // the executor found no usable GPU; nothing ran
+  bad_input,  // options, output folder or plan refused (device index, memory); nothing ran
+};
+
+struct SessionResult {
+  SessionOutcome outcome = SessionOutcome::bad_input;
+  std::string message;  // why, for no_gpu and bad_input
+  Report report;        // complete or partial; empty for no_gpu and bad_input
+  std::vector<std::string> write_errors;  // journal or report writes that failed (the run went on)
+  bool any_case_failed() const;
+};
+
+struct SessionCallbacks {
+  // Each record, in plan order, derived (metrics, repro, role), right after it is journaled.
+  std::function<void(const CaseRecord&, const SessionProgress&)> on_record;
+  // Notes for people: the device and plan line, the timer note, ceilings being measured.
+  std::function<void(const std::string&)> on_note;
+};
+
+class Session {
+ public:
+  // `executor` null: a Supervisor (worker processes) built from the options.
+  Session(std::vector<CaseRequest> cases, SessionOptions options,
+          std::unique_ptr<CaseExecutor> executor = nullptr, SessionCallbacks callbacks = {});
+  ~Session();  // abandons and joins a run started with start()
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs the whole session on this thread. Call once.
+  SessionResult run();
+
+  // run() on a thread of the session's own; wait() joins it and returns its result.
+  void start();
+  SessionResult wait();
+
+  void cancel(CancelMode mode);
+  SessionProgress progress() const;
+
+  // Records delivered so far and not yet taken (only with options.queue_records).
+  std::vector<CaseRecord> take_records();
+  // The next record, waiting up to `timeout`; nullopt on timeout or once the session finished
+  // and every record was taken.
+  std::optional<CaseRecord> wait_record(std::chrono::milliseconds timeout);
+
+ private:
+  std::optional<std::string> check_options() const;
+  void set_state(SessionState state);
+  void run_cases(Report& report, SessionResult& result);
+
+  std::vector<CaseRequest> cases_;
+  SessionOptions options_;
+  std::unique_ptr<CaseExecutor> executor_;
+  SessionCallbacks callbacks_;
+
+  std::atomic<int> cancel_{0};  // 0 none, else 1 + CancelMode
+  std::chrono::steady_clock::time_point started_at_;
+  double case_seconds_ = 0;     // wall time of the finished cases, for the ETA
+  SessionProgress progress_;
+  mutable std::mutex mutex_;    // progress_, case_seconds_, queue_
+  std::condition_variable record_ready_;
+  std::vector<CaseRecord> queue_;
+  std::thread thread_;
+  std::optional<SessionResult> async_result_;
+};
+
+std::string_view to_string(SessionOutcome outcome);
+
+}  // namespace kwb

@@ -1,0 +1,26 @@
+// Checks that output locations can be written, made before anything runs.
+//
+// A run that measured for an hour must not die on its first write because --out names a folder
+// that cannot hold files (/proc/self), a report name is taken by a folder, or the working
+// directory is read-only. The messages say what is wrong with which path; the caller adds the
+// flag that chose it and how to pick another.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// nullopt when `folder` exists or could be created, files can be created in it, and none of
+// `file_names` in it is taken by something other than a regular file; else what is wrong.
+// Creates the folder (and its parents) when missing.
+std::optional<std::string> check_output_folder(const std::filesystem::path& folder,
+                                               const std::vector<std::string>& file_names);
+
+// Same for one file: a non-empty path, its folder usable, the file itself appendable (it is
+// created when missing, as a log is).
+std::optional<std::string> check_output_file(const std::filesystem::path& file);
+
+}  // namespace kwb

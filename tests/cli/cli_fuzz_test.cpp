@@ -1,0 +1,248 @@
+// A seeded fuzzer over the real `kwb` binary: a few hundred argument vectors built from the real
+// verbs and flags with hostile values (empty, huge, negative, unicode, /proc paths, repeats,
+// unknown flags). None may crash (no signal), hang, or exit outside {0, 1, 2, 3}, and an exit 2
+// must say why on stderr. On a machine without a GPU every run that passes validation exits 3
+// quickly, so the whole test takes seconds.
+//
+// Replay a failure with the seed it prints: KWB_FUZZ_SEED=<seed> (and KWB_FUZZ_RUNS=<n> for more).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+
+namespace kwb {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal ended it
+  bool hung = false;
+  std::string err;     // what it wrote to stderr
+};
+
+// The environment with every GPU hidden: on a machine that has one, a fuzzed run that passes
+// validation must still end at "no GPU" (exit 3) instead of measuring for hours.
+std::vector<std::string> environment_without_gpus() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.push_back(*e);
+  env.push_back("CUDA_VISIBLE_DEVICES=");
+  return env;
+}
+
+// Runs argv in `cwd` in a process group of its own (so a hang takes its worker down with it),
+// stdout discarded, stderr kept.
+Outcome run_argv(const std::vector<std::string>& argv, const std::filesystem::path& cwd, double timeout_s) {
+  const std::string err_path = (cwd / "stderr.txt").string();
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  static const std::vector<std::string> env = environment_without_gpus();
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  Outcome o;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (chdir(cwd.c_str()) != 0) _exit(120);
+    const int null_fd = open("/dev/null", O_RDWR);
+    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (null_fd < 0 || err_fd < 0) _exit(121);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(err_fd, 2);
+    execve(args[0], args.data(), envp.data());
+    _exit(122);
+  }
+  if (pid < 0) {
+    o.err = "fork failed";
+    return o;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      o.hung = true;
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  kill(-pid, SIGKILL);  // a worker left behind by a parent that exited
+  if (!o.hung) {
+    if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+  }
+  std::ifstream in(err_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  o.err = text.str();
+  return o;
+}
+
+// Values a hostile user (or a broken script) would pass. Absolute paths are ones that cannot be
+// written (a run must never write outside its temp working directory).
+const std::vector<std::string> kHostile = {
+    "", " ", "-1", "-0", "0", "1", "2", "-2147483649", "2147483648", "99999999999999999999",
+    "18446744073709551615", "18446744073709551616", "9223372036854775807", "1e308", "1e999", "-1e-9",
+    "nan", "inf", "-inf", "0x10", "1.5", "ñandú", "✓🚀", "\xff\xfe", "a b", "'", "\"", "\\", "$HOME",
+    "/proc/self", "/proc/self/x", "/dev/null", "/dev/null/x", "..", ".", "--", "-", "--op", "=", ",",
+    ",,,", std::string(3000, 'x')};
+
+const std::vector<std::string> kOps = {"rmsnorm_fwd", "rmsnrom_fwd", "RMSNORM_FWD", "rmsnorm_fwd,rmsnorm_fwd"};
+const std::vector<std::string> kVariants = {"fused_v2_vec16", "baseline_eager_8_launches", "fused_v1_row_per_block",
+                                            "test_hang", "test_fault_illegal_address", "fused_v9"};
+const std::vector<std::string> kDtypes = {"bf16", "fp16", "fp32", "fp8", "bf16,bf16", "int4"};
+const std::vector<std::string> kAxes = {
+    "rows=1024", "cols=512,4100", "cols=1024:16384:x2", "rows=1:4096:+1", "cols=1:4096:+1", "rows=1024:8192:+1024",
+    "rows=16k", "cols=2m", "rows=9223372036854775807", "cols=4000000000000", "rows=0", "cols=-4", "rows=1:0",
+    "cols=1024:x2", "colz=4", "rows", "=4", "rows=", "rows=1:4096:x1", "rows=5:5", "cols=1e3", "rows=1,1,1"};
+const std::vector<std::string> kOutPaths = {"out", "res ults", "deep/er/out", "ñ", "worker.log_dir"};
+
+struct Flag {
+  std::string name;
+  const std::vector<std::string>* good;  // null: a flag without a value
+};
+
+class Fuzzer {
+ public:
+  explicit Fuzzer(std::uint64_t seed) : rng_(seed) {}
+
+  std::vector<std::string> next() {
+    std::vector<std::string> args;
+    const int verb = pick(100);
+    if (verb < 55) {
+      args.push_back("run");
+      add_flags(args, run_flags_);
+    } else if (verb < 70) {
+      args.push_back("ceilings");
+      add_flags(args, ceilings_flags_);
+    } else if (verb < 82) {
+      args.push_back("list");
+      add_flags(args, list_flags_);
+    } else if (verb < 90) {
+      args.push_back(any(kHostile));  // an unknown verb, or none
+    } else if (verb < 95) {
+      args.push_back(pick(2) ? "--version" : "--help");
+    } else {
+      args.push_back(pick(2) ? "runn" : "ceiling");
+      add_flags(args, run_flags_);
+    }
+    return args;
+  }
+
+ private:
+  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  const std::string& any(const std::vector<std::string>& v) { return v[pick(int(v.size()))]; }
+
+  void add_flags(std::vector<std::string>& args, const std::vector<Flag>& flags) {
+    const int count = pick(7);
+    for (int i = 0; i < count; ++i) {
+      const Flag& f = flags[pick(int(flags.size()))];
+      if (pick(25) == 0) {  // an unknown flag
+        args.push_back(pick(2) ? "--no-such-flag" : "-z");
+        continue;
+      }
+      if (!f.good) {
+        args.push_back(f.name);
+        continue;
+      }
+      const std::string value = pick(3) == 0 ? any(kHostile) : any(*f.good);
+      if (pick(4) == 0) {
+        args.push_back(f.name + "=" + value);
+      } else {
+        args.push_back(f.name);
+        if (pick(30) != 0) args.push_back(value);  // sometimes the value is missing
+      }
+    }
+  }
+
+  std::mt19937_64 rng_;
+  const std::vector<std::string> modes_ = {"cold", "hot", "warm"};
+  const std::vector<std::string> presets_ = {"quick", "default", "precise", "fast"};
+  const std::vector<std::string> timers_ = {"auto", "cupti", "events", "nvtx"};
+  const std::vector<std::string> numbers_ = {"0", "1", "7", "120", "0.5", "20000", "1000000", "1000001"};
+  const std::vector<Flag> run_flags_ = {
+      {"--op", &kOps}, {"-o", &kOps}, {"--variant", &kVariants}, {"-v", &kVariants}, {"--dtype", &kDtypes},
+      {"-d", &kDtypes}, {"--axis", &kAxes}, {"-a", &kAxes}, {"--axis", &kAxes}, {"--mode", &modes_},
+      {"--preset", &presets_}, {"--out", &kOutPaths}, {"--device", &numbers_}, {"--seed", &numbers_},
+      {"--timer", &timers_}, {"--case-timeout", &numbers_}, {"--max-cases", &numbers_},
+      {"--include-test-variants", nullptr}, {"--datasheet-ceilings", nullptr}};
+  const std::vector<Flag> ceilings_flags_ = {
+      {"--device", &numbers_}, {"--refresh", nullptr}, {"--log", &kOutPaths}};
+  const std::vector<Flag> list_flags_ = {{"--op", &kOps}, {"--include-test-variants", nullptr}};
+};
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+std::string shown(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += " '" + (a.size() > 80 ? a.substr(0, 77) + "..." : a) + "'";
+  return s;
+}
+
+TEST(CliFuzz, NoArgumentVectorCrashesHangsOrExitsWithoutSayingWhy) {
+  const std::uint64_t seed = env_number("KWB_FUZZ_SEED", 20261122);
+  const std::size_t runs = env_number("KWB_FUZZ_RUNS", 300);
+  std::cout << "[ fuzz ] seed " << seed << ", " << runs << " runs (replay: KWB_FUZZ_SEED=" << seed << ")\n";
+  Fuzzer fuzzer(seed);
+  std::vector<std::vector<std::string>> vectors;
+  for (std::size_t i = 0; i < runs; ++i) vectors.push_back(fuzzer.next());
+
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  int exit_counts[4] = {0, 0, 0, 0};
+  auto worker = [&] {
+    test::TempDir cwd;
+    for (std::size_t i = next++; i < vectors.size(); i = next++) {
+      std::vector<std::string> argv = {KWB_CLI_PATH};
+      argv.insert(argv.end(), vectors[i].begin(), vectors[i].end());
+      const Outcome o = run_argv(argv, cwd.path(), 20);
+      std::string problem;
+      if (o.hung) problem = "hung (no exit within 20 s)";
+      else if (o.signal) problem = "killed by signal " + std::to_string(o.signal);
+      else if (o.exit_code < 0 || o.exit_code > 3) problem = "exit code " + std::to_string(o.exit_code);
+      else if (o.exit_code == 2 && o.err.find_first_not_of(" \n") == std::string::npos)
+        problem = "exit 2 with nothing on stderr";
+      std::lock_guard lock(mutex);
+      if (!problem.empty())
+        failures.push_back("run " + std::to_string(i) + ":" + shown(vectors[i]) + " -> " + problem +
+                           "; stderr: " + o.err.substr(0, 300));
+      else
+        ++exit_counts[o.exit_code];
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  std::cout << "[ fuzz ] exits: 0 x" << exit_counts[0] << ", 1 x" << exit_counts[1] << ", 2 x" << exit_counts[2]
+            << ", 3 x" << exit_counts[3] << "\n";
+  for (const auto& f : failures) ADD_FAILURE() << "seed " << seed << ", " << f;
+  // The vectors must reach both sides: refusals and runs that passed every check.
+  EXPECT_GT(exit_counts[2], int(runs / 4)) << "seed " << seed;
+  EXPECT_GT(exit_counts[0] + exit_counts[3], int(runs / 20)) << "seed " << seed;
+}
+
+}  // namespace
+}  // namespace kwb
