@@ -11,6 +11,29 @@ std::int64_t TensorSpec::numel() const {
   return n;
 }
 
+double bytes_of(const TensorSpec& spec, DType case_dtype) {
+  return static_cast<double>(spec.numel()) * static_cast<double>(spec.element_bytes(case_dtype));
+}
+
+double tensor_bytes(const std::vector<TensorSpec>& specs, DType case_dtype) {
+  double bytes = 0;
+  for (const auto& t : specs) bytes += bytes_of(t, case_dtype);
+  return bytes;
+}
+
+std::string_view to_string(Distribution::Kind kind) {
+  switch (kind) {
+    case Distribution::Kind::normal: return "normal";
+    case Distribution::Kind::uniform: return "uniform";
+    case Distribution::Kind::integers: return "integers";
+    case Distribution::Kind::position_ids: return "position_ids";
+    case Distribution::Kind::permutation: return "permutation";
+    case Distribution::Kind::offsets: return "offsets";
+    case Distribution::Kind::mask: return "mask";
+  }
+  return "?";
+}
+
 Registry& Registry::instance() {
   static Registry registry;  // constructed on first use: safe from any static initialiser
   return registry;
@@ -18,7 +41,7 @@ Registry& Registry::instance() {
 
 void Registry::add(Op op) {
   if (find_op(op.name)) throw std::logic_error("op registered twice: " + op.name);
-  ops_.push_back(std::move(op));
+  (op.test_only ? test_ops_ : ops_).push_back(std::move(op));
 }
 
 void Registry::add(Variant variant) {
@@ -28,8 +51,9 @@ void Registry::add(Variant variant) {
 }
 
 const Op* Registry::find_op(std::string_view name) const {
-  for (const auto& op : ops_)
-    if (op.name == name) return &op;
+  for (const auto* list : {&ops_, &test_ops_})
+    for (const auto& op : *list)
+      if (op.name == name) return &op;
   return nullptr;
 }
 

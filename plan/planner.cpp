@@ -104,9 +104,7 @@ double case_device_bytes(const CaseRequest& c, const Registry& registry) {
   const Op* op = registry.find_op(c.op);
   const Variant* v = registry.find_variant(c.op, c.variant);
   if (!op || !v) return 0;
-  double bytes = 0;
-  for (const auto& t : op->tensors(c.shape, c.dtype))
-    bytes += static_cast<double>(t.numel()) * static_cast<double>(dtype_size(c.dtype));
+  double bytes = tensor_bytes(op->tensors(c.shape, c.dtype), c.dtype);
   if (v->workspace_bytes) bytes += static_cast<double>(v->workspace_bytes(c.shape, c.dtype));
   return bytes;
 }
