@@ -44,6 +44,16 @@ std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t,
   std::vector<unsigned char> host(static_cast<std::size_t>(packed));
   const auto* src = static_cast<const unsigned char*>(device);
   for (const SlabCopy& c : slab_copies(t.dims, t.sample_dim, indices, esize)) {
+    // One plain copy per slab when there is one, or when a pitch is beyond what cudaMemcpy2D
+    // takes (cudaDevAttrMaxPitch is 2^31 - 1 bytes on current GPUs).
+    constexpr std::int64_t kMaxPitch = 2147483647;
+    if (c.height > 1 && (c.src_pitch > kMaxPitch || c.dst_pitch > kMaxPitch)) {
+      for (std::int64_t row = 0; row < c.height; ++row)
+        cuda_check(cudaMemcpy(host.data() + c.dst_offset + row * c.dst_pitch,
+                              src + c.src_offset + row * c.src_pitch, c.width, cudaMemcpyDeviceToHost),
+                   "copy sampled slabs to host");
+      continue;
+    }
     if (c.height == 1) {
       cuda_check(cudaMemcpy(host.data() + c.dst_offset, src + c.src_offset, c.width, cudaMemcpyDeviceToHost),
                  "copy sampled slabs to host");
