@@ -50,7 +50,7 @@ ScanCounts scan_output(const void* ptr, std::int64_t count, ElemType type, cudaS
   ScanCounts out;
   if (count == 0) return out;
   unsigned long long* counts = nullptr;
-  cuda_check(cudaMallocAsync(&counts, 2 * sizeof(unsigned long long), stream), "allocate scan counters");
+  cuda_check(cudaMalloc(&counts, 2 * sizeof(unsigned long long)), "allocate scan counters");
   unsigned long long host[2] = {0, 0};
   cudaError_t status = cudaMemsetAsync(counts, 0, sizeof host, stream);
   if (status == cudaSuccess) {
@@ -64,7 +64,7 @@ ScanCounts scan_output(const void* ptr, std::int64_t count, ElemType type, cudaS
   if (status == cudaSuccess)
     status = cudaMemcpyAsync(host, counts, sizeof host, cudaMemcpyDeviceToHost, stream);
   if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
-  cudaFreeAsync(counts, stream);
+  cudaFree(counts);
   cuda_check(status, "scan outputs for NaN/Inf and poison");
   out.nonfinite = static_cast<std::int64_t>(host[0]);
   out.unwritten = static_cast<std::int64_t>(host[1]);
