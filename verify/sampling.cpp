@@ -50,17 +50,19 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
     plan.note = "full: the op has no sample axis";
     return plan;
   }
-  std::int64_t per_index = 1;
   for (const auto& t : specs) {
-    if (!t.is_output) continue;
-    if (t.sample_dim < 0) {
+    if (t.is_output && t.sample_dim < 0) {
       all_indices();
       plan.note = fmt::format("full: output '{}' is not aligned with the sample axis '{}'", t.name,
                               op.sample_axis);
       return plan;
     }
-    per_index = std::max(per_index, t.numel() / std::max<std::int64_t>(plan.axis_size, 1));
   }
+  // The cost of verifying one index: the largest aligned tensor's slab (the oracle reads the
+  // inputs' slabs too: a per-row loss over a [rows, vocab] input costs vocab per row).
+  std::int64_t per_index = 1;
+  for (const auto& t : specs)
+    if (t.sample_dim >= 0) per_index = std::max(per_index, t.numel() / std::max<std::int64_t>(plan.axis_size, 1));
   plan.indices = rows_to_verify(plan.axis_size, per_index);
   plan.sampled = static_cast<std::int64_t>(plan.indices.size()) < plan.axis_size;
   plan.note = plan.sampled ? fmt::format("sampled {} of {} along {}", plan.indices.size(),

@@ -98,6 +98,19 @@ TEST(SamplePlan, AnOutputNotAlignedWithTheAxisTurnsSamplingOffAndSaysWhy) {
   for (const auto& t : specs) EXPECT_EQ(plan.elements(t), t.numel()) << t.name;
 }
 
+TEST(SamplePlan, ALargeAlignedInputMakesTheCaseSampledEvenWhenTheOutputIsSmall) {
+  // loss is [rows] but the oracle reads [rows, vocab] logits: verifying every row costs 64M.
+  const Op& nll = op("test_label_nll");
+  const Shape large{{{"rows", 65536}, {"vocab", 1024}}};
+  const auto specs = nll.tensors(large, DType::bf16);
+  const SamplePlan plan = plan_sample(nll, large, specs);
+  EXPECT_TRUE(plan.sampled) << plan.note;
+  EXPECT_EQ(plan.dims(specs[1]), (std::vector<std::int64_t>{static_cast<std::int64_t>(plan.indices.size())}))
+      << "the int32 labels are gathered with their rows";
+  const Shape small{{{"rows", 4096}, {"vocab", 1024}}};
+  EXPECT_FALSE(plan_sample(nll, small, nll.tensors(small, DType::bf16)).sampled);
+}
+
 TEST(SamplePlan, ASampleDimThatDoesNotHoldTheAxisIsRefusedNamingTheTensor) {
   Op bad = op("test_colsum");
   auto specs = bad.tensors(Shape{{{"rows", 64}, {"cols", 32}}}, DType::fp32);
