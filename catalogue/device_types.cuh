@@ -7,6 +7,9 @@
 
 #include <stdexcept>
 
+#include <cstdint>
+
+#include "catalogue/elem_type.hpp"
 #include "catalogue/types.hpp"
 
 namespace kwb {
@@ -38,6 +41,21 @@ void dispatch_dtype(DType dtype, Fn&& fn) {
     case DType::bf16: fn(__nv_bfloat16{}); return;
   }
   throw std::invalid_argument("unsupported dtype");
+}
+
+// Calls fn(T{}) with T the storage type of a concrete element type (bool: `bool`, one byte).
+template <class Fn>
+void dispatch_elem(ElemType type, Fn&& fn) {
+  switch (type) {
+    case ElemType::fp32: fn(float{}); return;
+    case ElemType::fp16: fn(__half{}); return;
+    case ElemType::bf16: fn(__nv_bfloat16{}); return;
+    case ElemType::int32: fn(std::int32_t{}); return;
+    case ElemType::int64: fn(std::int64_t{}); return;
+    case ElemType::boolean: fn(bool{}); return;
+    case ElemType::case_dtype: break;
+  }
+  throw std::invalid_argument("unresolved element type");
 }
 
 }  // namespace kwb

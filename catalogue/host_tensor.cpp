@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 namespace kwb {
 
@@ -87,6 +88,56 @@ void decode_dtype(const void* bytes, DType dtype, std::int64_t count, double* ou
   }
 }
 
+void decode_elements(const void* bytes, ElemType type, std::int64_t count, double* out) {
+  switch (type) {
+    case ElemType::fp32: return decode_dtype(bytes, DType::fp32, count, out);
+    case ElemType::fp16: return decode_dtype(bytes, DType::fp16, count, out);
+    case ElemType::bf16: return decode_dtype(bytes, DType::bf16, count, out);
+    case ElemType::int32: {
+      const auto* p = static_cast<const std::int32_t*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<double>(p[i]);
+      return;
+    }
+    case ElemType::int64: {
+      const auto* p = static_cast<const std::int64_t*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<double>(p[i]);
+      return;
+    }
+    case ElemType::boolean: {
+      const auto* p = static_cast<const unsigned char*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) out[i] = p[i] != 0 ? 1.0 : 0.0;
+      return;
+    }
+    case ElemType::case_dtype: break;
+  }
+  throw std::invalid_argument("decode_elements: case_dtype must be resolved first");
+}
+
+void encode_elements(const double* values, ElemType type, std::int64_t count, void* bytes) {
+  switch (type) {
+    case ElemType::fp32: return encode_dtype(values, DType::fp32, count, bytes);
+    case ElemType::fp16: return encode_dtype(values, DType::fp16, count, bytes);
+    case ElemType::bf16: return encode_dtype(values, DType::bf16, count, bytes);
+    case ElemType::int32: {
+      auto* p = static_cast<std::int32_t*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) p[i] = static_cast<std::int32_t>(values[i]);
+      return;
+    }
+    case ElemType::int64: {
+      auto* p = static_cast<std::int64_t*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) p[i] = static_cast<std::int64_t>(values[i]);
+      return;
+    }
+    case ElemType::boolean: {
+      auto* p = static_cast<unsigned char*>(bytes);
+      for (std::int64_t i = 0; i < count; ++i) p[i] = values[i] != 0 ? 1 : 0;
+      return;
+    }
+    case ElemType::case_dtype: break;
+  }
+  throw std::invalid_argument("encode_elements: case_dtype must be resolved first");
+}
+
 void encode_dtype(const double* values, DType dtype, std::int64_t count, void* bytes) {
   switch (dtype) {
     case DType::fp32: {
@@ -119,6 +170,16 @@ bool is_poison(const void* element_bytes, DType dtype) {
   const auto* p = static_cast<const unsigned char*>(element_bytes);
   for (std::size_t i = 0; i < dtype_size(dtype); ++i)
     if (p[i] != kPoisonByte) return false;
+  return true;
+}
+
+unsigned char poison_byte(ElemType type) { return is_integer(type) ? kIntegerPoisonByte : kPoisonByte; }
+
+bool is_poison(const void* element_bytes, ElemType type) {
+  const auto* p = static_cast<const unsigned char*>(element_bytes);
+  const unsigned char byte = poison_byte(type);
+  for (std::size_t i = 0; i < elem_size(type); ++i)
+    if (p[i] != byte) return false;
   return true;
 }
 

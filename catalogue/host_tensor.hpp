@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "catalogue/elem_type.hpp"
 #include "catalogue/types.hpp"
 
 namespace kwb {
@@ -31,9 +32,20 @@ void encode_dtype(const double* values, DType dtype, std::int64_t count, void* b
 // The value a dtype stores for `value`.
 double round_to_dtype(double value, DType dtype);
 
+// The same for every concrete element type. Integers decode exactly up to 2^53; bools decode
+// as 0 or 1 (any non-zero byte is true) and encode non-zero as 1; encoding a non-integral value
+// into an integer type truncates toward zero.
+void decode_elements(const void* bytes, ElemType type, std::int64_t count, double* out);
+void encode_elements(const double* values, ElemType type, std::int64_t count, void* bytes);
+
 // The byte the verifier poisons outputs with: 0xFF... is a NaN in fp32, fp16 and bf16, so an
 // element the kernel never wrote is both non-finite and recognisable by its exact bits.
 inline constexpr unsigned char kPoisonByte = 0xFF;
 bool is_poison(const void* element_bytes, DType dtype);
+// Integer outputs are poisoned with 0x80 bytes instead (0x80808080 = -2139062144 in int32),
+// since 0xFF... is -1, a value an integer output may well hold. Bools keep 0xFF (neither 0 nor 1).
+inline constexpr unsigned char kIntegerPoisonByte = 0x80;
+unsigned char poison_byte(ElemType type);
+bool is_poison(const void* element_bytes, ElemType type);
 
 }  // namespace kwb

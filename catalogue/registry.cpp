@@ -15,6 +15,29 @@ std::int64_t TensorSpec::numel() const {
   return n;
 }
 
+double bytes_of(const TensorSpec& spec, DType case_dtype) {
+  return static_cast<double>(spec.numel()) * static_cast<double>(spec.element_bytes(case_dtype));
+}
+
+double tensor_bytes(const std::vector<TensorSpec>& specs, DType case_dtype) {
+  double bytes = 0;
+  for (const auto& t : specs) bytes += bytes_of(t, case_dtype);
+  return bytes;
+}
+
+std::string_view to_string(Distribution::Kind kind) {
+  switch (kind) {
+    case Distribution::Kind::normal: return "normal";
+    case Distribution::Kind::uniform: return "uniform";
+    case Distribution::Kind::integers: return "integers";
+    case Distribution::Kind::position_ids: return "position_ids";
+    case Distribution::Kind::permutation: return "permutation";
+    case Distribution::Kind::offsets: return "offsets";
+    case Distribution::Kind::mask: return "mask";
+  }
+  return "?";
+}
+
 Registry& Registry::instance() {
   static Registry registry;  // constructed on first use: safe from any static initialiser
   return registry;
@@ -54,7 +77,6 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   if (op.dtypes.empty()) out.push_back(where + " declares no dtypes: list at least one in .dtypes");
   if (!op.tensors) out.push_back(where + " has no .tensors function");
   if (!op.work) out.push_back(where + " has no .work function (the work model)");
-  if (!op.tolerance) out.push_back(where + " has no .tolerance function");
   if (!op.oracle) out.push_back(where + " has no .oracle function");
   std::set<std::string> names;
   for (const AxisSpec& a : op.axes) {
@@ -69,8 +91,8 @@ void check_op(const Op& op, std::vector<std::string>& out) {
         out.push_back(where + " axis '" + a.name + "' lists choice '" + c + "' twice");
     }
   }
-  if (!op.row_axis.empty() && !names.count(op.row_axis))
-    out.push_back(where + " names row_axis '" + op.row_axis + "', which is not one of its axes");
+  if (!op.sample_axis.empty() && !names.count(op.sample_axis))
+    out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
   for (const Shape& s : op.default_shapes) {
     bool fits = s.axes.size() == op.axes.size();
     for (std::size_t i = 0; fits && i < s.axes.size(); ++i) {

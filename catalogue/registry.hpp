@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "catalogue/elem_type.hpp"
 #include "catalogue/host_tensor.hpp"
 #include "catalogue/types.hpp"
 
@@ -46,33 +47,78 @@ struct Tunable {
 };
 
 // How the generator fills one input tensor. Values are drawn on the device from a counter-based
-// hash of (seed, tensor, element), so any element can be regenerated and nothing is zero-filled.
+// hash of (seed, tensor, element), so any element can be regenerated and nothing is zero-filled;
+// a permutation and monotone offsets need the whole tensor at once and are drawn on the host
+// (seeded the same way) and copied. Build them with the named constructors below.
 struct Distribution {
-  enum class Kind { normal, uniform } kind = Kind::normal;
-  double a = 0, b = 1;  // normal: mean, stddev; uniform: [low, high)
+  enum class Kind {
+    normal,        // a = mean, b = stddev                          (floating types)
+    uniform,       // [a, b)                                         (floating types)
+    integers,      // [a, b), a fraction `ignore_fraction` set to `ignore_value` (integer types)
+    position_ids,  // i % period + a start drawn per sequence in [0, a]          (integer types)
+    permutation,   // a random permutation of 0 .. count-1                       (integer types)
+    offsets,       // count = B + 1 values 0 = o_0 < o_1 < ... < o_B = total      (integer types)
+    mask,          // true (1) with probability a, else false (0)     (bool, integer, floating)
+  } kind = Kind::normal;
+  double a = 0, b = 1;
+  double ignore_fraction = 0;       // integers only
+  std::int64_t ignore_value = -100;  // integers only: PyTorch's cross-entropy ignore_index
+  std::int64_t period = 0;          // position_ids: the sequence length (elements per sequence)
+  std::int64_t total = 0;           // offsets: o_B, the total length (cu_seqlens[-1])
+
+  static Distribution normal(double mean, double stddev) { return {Kind::normal, mean, stddev}; }
+  static Distribution uniform(double low, double high) { return {Kind::uniform, low, high}; }
+  static Distribution integers(std::int64_t low, std::int64_t high, double ignore_fraction = 0,
+                               std::int64_t ignore_value = -100) {
+    return {Kind::integers, static_cast<double>(low), static_cast<double>(high), ignore_fraction,
+            ignore_value};
+  }
+  static Distribution position_ids(std::int64_t period, std::int64_t max_start = 0) {
+    return {.kind = Kind::position_ids, .a = static_cast<double>(max_start), .period = period};
+  }
+  static Distribution permutation() { return {.kind = Kind::permutation}; }
+  static Distribution offsets(std::int64_t total) { return {.kind = Kind::offsets, .total = total}; }
+  static Distribution mask(double true_fraction) { return {.kind = Kind::mask, .a = true_fraction}; }
+};
+
+std::string_view to_string(Distribution::Kind kind);
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
 };
 
 struct TensorSpec {
   std::string name;
-  std::vector<std::int64_t> dims;  // row-major; outputs: dims[0] is the verification row axis
+  std::vector<std::int64_t> dims;  // row-major
   bool is_output = false;
-  // Element r of dims[0] belongs to row r of the op's row axis: the verifier may check a sample
-  // of rows by gathering just those rows. Outputs of an op with a row axis must be row-aligned.
-  bool row_aligned = false;
-  Distribution init;               // inputs only
+  // Which dim runs along the op's sample_axis (-1: none). Element i of that dim belongs to
+  // index i of the axis, so the verifier may check a sample of the axis by gathering just
+  // those slabs (strided when the dim is not the outermost). An output with -1 (a weight
+  // gradient summed over every row) makes the whole case verified in full.
+  int sample_dim = -1;
+  Distribution init;  // inputs only
+  ElemType elem = ElemType::case_dtype;
+  // Outputs: the tolerance this output is checked with, computed by the op from the shape and
+  // dtype (catalogue/tolerance.hpp has helpers that scale with a reduction length). Unset: the
+  // default table for the output's element type.
+  std::optional<Tolerance> tolerance;
+
   std::int64_t numel() const;
+  ElemType elem_type(DType case_dtype) const { return resolve(elem, case_dtype); }
+  std::size_t element_bytes(DType case_dtype) const { return elem_size(elem_type(case_dtype)); }
 };
+
+// Bytes of one tensor, or of all of them, each at its own element size: what a work model's
+// "each input read once, each output written once" counts.
+double bytes_of(const TensorSpec& spec, DType case_dtype);
+double tensor_bytes(const std::vector<TensorSpec>& specs, DType case_dtype);
 
 // The fewest bytes the op must move (each input read once, each output written once) and the
 // arithmetic it must do. GB/s, TFLOP/s and roofline figures all derive from these.
 struct WorkModel {
   double bytes = 0;
   double flops = 0;
-};
-
-struct Tolerance {
-  double atol = 0;
-  double rtol = 0;
 };
 
 // Device buffers of one case, in the op's tensor order, plus what a launch needs.
@@ -100,16 +146,16 @@ struct Op {
   std::vector<DType> dtypes;
   std::function<std::vector<TensorSpec>(const Shape&, DType)> tensors;
   std::function<WorkModel(const Shape&, DType)> work;
-  std::function<Tolerance(DType)> tolerance;
   // fp64 oracle: fill `expected` (one per output tensor, preallocated to numel) from the inputs
-  // as the device holds them (already rounded to the dtype). When the verifier samples rows, it
-  // calls the oracle on a sub-shape whose row axis is the number of sampled rows and whose
-  // row-aligned tensors hold just those rows: the oracle never needs to know.
+  // as the device holds them (already rounded to their element types). When the verifier
+  // samples, it calls the oracle on a sub-shape whose sample axis is the number of sampled
+  // indices and whose aligned tensors hold just those slabs: the oracle never needs to know.
   std::function<void(const Shape&, const std::vector<HostTensor>& inputs,
                      std::vector<HostTensor>& expected)>
       oracle;
-  // Axis whose rows are independent (empty: verify everything, never sample).
-  std::string row_axis;
+  // Axis whose indices are independent, along which verification may sample (empty: verify
+  // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
+  std::string sample_axis;
   // Which unit does the op's arithmetic: "fp32" (CUDA cores) or "tensor_bf16", "tensor_fp16",
   // "tensor_tf32". Picks the compute roof of the roofline.
   std::string compute_unit = "fp32";
@@ -117,7 +163,8 @@ struct Op {
   std::vector<Shape> default_shapes;
   // Optional: a reason why this shape is invalid for the op itself (e.g. cols == 0).
   std::function<std::optional<std::string>(const Shape&)> invalid;
-  // Hidden from `list` and default sweeps unless --include-test-variants (test-only contracts).
+  // Hidden from `list` and default sweeps (ops that exist to test the harness) unless
+  // --include-test-variants; their variants are test-only too.
   bool test_only = false;
 };
 

@@ -140,7 +140,7 @@ std::string product_text(const Op& op, const std::vector<AxisAssignment>& axes, 
 void check_tensor_sizes(const Op& op, DType dtype, const Shape& shape) {
   constexpr long double kMaxBytes = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
   for (const auto& t : op.tensors(shape, dtype)) {
-    const long double bytes = element_count(t) * static_cast<long double>(dtype_size(dtype));
+    const long double bytes = element_count(t) * static_cast<long double>(t.element_bytes(dtype));
     if (bytes > kMaxBytes)
       throw PlanError(fmt::format(
           "tensor '{}' of {} at {} would need {:.3g} bytes, more than 64-bit sizes can count (and far "
@@ -314,7 +314,7 @@ double case_device_bytes(const CaseRequest& c, const Registry& registry) {
   if (!op || !v) return 0;
   long double bytes = 0;
   for (const auto& t : op->tensors(c.shape, c.dtype))
-    bytes += element_count(t) * static_cast<long double>(dtype_size(c.dtype));
+    bytes += element_count(t) * static_cast<long double>(t.element_bytes(c.dtype));
   if (v->workspace_bytes) bytes += static_cast<long double>(v->workspace_bytes(c.shape, c.dtype));
   return static_cast<double>(bytes);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "measure/stats.hpp"
+#include "catalogue/elem_type.hpp"
 #include "catalogue/types.hpp"
 
 namespace kwb {
@@ -24,9 +25,28 @@ struct Mismatch {
   double expected = 0;
 };
 
+// What was checked of one output tensor, and what was found.
+struct OutputCheck {
+  std::string name;
+  ElemType elem = ElemType::fp32;  // concrete
+  double atol = 0, rtol = 0;       // the tolerance this output was checked with
+  std::int64_t elements_checked = 0;  // compared with the oracle
+  std::int64_t elements_total = 0;    // in the whole tensor
+  bool sampled = false;               // elements_checked covers a sample of the sample axis
+  bool device_scanned = false;        // the counts below cover the whole tensor (device scan)
+  std::int64_t nonfinite = 0;   // NaN/Inf elements found (poison excluded)
+  std::int64_t unwritten = 0;   // elements still holding the poison pattern
+  std::int64_t mismatches = 0;  // outside atol + rtol*|ref| among the checked elements
+  // NaN/Inf where the reference is finite or the reverse, in the checked elements, plus the
+  // non-finite elements the device scan found outside them (the oracle is taken as finite there)
+  std::int64_t nonfinite_mismatches = 0;
+  double max_abs_err = 0, max_rel_err = 0;
+  bool passed = false;
+};
+
 struct VerifyResult {
   bool passed = false;
-  double atol = 0, rtol = 0;
+  double atol = 0, rtol = 0;  // the first output's (the flat CSV columns); per output below
   std::int64_t elements_checked = 0;
   std::int64_t mismatches = 0;          // |got - ref| > atol + rtol*|ref|
   std::int64_t nonfinite_mismatches = 0;  // NaN/Inf where the reference is finite, or the reverse
@@ -35,6 +55,10 @@ struct VerifyResult {
   double max_abs_err = 0, max_rel_err = 0, rel_l2_err = 0;
   std::int64_t rows_checked = 0, rows_total = 0;  // rows_checked < rows_total: sampled
   std::vector<Mismatch> first_mismatches;
+  // How the case was verified, in words: "full", "sampled 512 of 16384 along rows", or "full:
+  // output 'colsum' is not aligned with the sample axis 'rows'".
+  std::string sampling;
+  std::vector<OutputCheck> outputs;  // one per output tensor, in the op's order
 };
 
 // Median time of one kernel inside a sample (a baseline launches several).

@@ -92,6 +92,28 @@ Json verify_json(const VerifyResult& v) {
     list.push_back(std::move(e));
   }
   j["first_mismatches"] = std::move(list);
+  j["sampling"] = v.sampling;
+  Json outputs = Json::array();
+  for (const OutputCheck& o : v.outputs) {
+    Json e = Json::object();
+    e["name"] = o.name;
+    e["elem"] = to_string(o.elem);
+    e["atol"] = number(o.atol);
+    e["rtol"] = number(o.rtol);
+    e["elements_checked"] = o.elements_checked;
+    e["elements_total"] = o.elements_total;
+    e["sampled"] = o.sampled;
+    e["device_scanned"] = o.device_scanned;
+    e["nonfinite"] = o.nonfinite;
+    e["unwritten"] = o.unwritten;
+    e["mismatches"] = o.mismatches;
+    e["nonfinite_mismatches"] = o.nonfinite_mismatches;
+    e["max_abs_err"] = number(o.max_abs_err);
+    e["max_rel_err"] = number(o.max_rel_err);
+    e["passed"] = o.passed;
+    outputs.push_back(std::move(e));
+  }
+  j["outputs"] = std::move(outputs);
   return j;
 }
 
@@ -176,6 +198,13 @@ constexpr Disposition kAllDispositions[] = {Disposition::passed, Disposition::fa
 constexpr StopReason kAllStopReasons[] = {StopReason::converged, StopReason::time_limit,
                                           StopReason::max_samples};
 
+// Records hold resolved element types only: "case_dtype" is not a valid value there.
+std::optional<ElemType> parse_concrete_elem_type(std::string_view text) {
+  auto type = parse_elem_type(text);
+  if (type == ElemType::case_dtype) return std::nullopt;
+  return type;
+}
+
 std::vector<double> read_numbers(const Node& n) {
   std::vector<double> out;
   out.reserve(n.size());
@@ -237,6 +266,28 @@ VerifyResult read_verify(const Node& n) {
     Node e = list.at(i);
     v.first_mismatches.push_back({e["tensor"].string(), e["index"].integer<std::int64_t>(),
                                   e["got"].number(), e["expected"].number()});
+  }
+  v.sampling = n["sampling"].string();
+  Node outputs = n["outputs"];
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    Node e = outputs.at(i);
+    OutputCheck o;
+    o.name = e["name"].string();
+    o.elem = e["elem"].enumeration(parse_concrete_elem_type, kConcreteElemTypes);
+    o.atol = e["atol"].number();
+    o.rtol = e["rtol"].number();
+    o.elements_checked = e["elements_checked"].integer<std::int64_t>();
+    o.elements_total = e["elements_total"].integer<std::int64_t>();
+    o.sampled = e["sampled"].boolean();
+    o.device_scanned = e["device_scanned"].boolean();
+    o.nonfinite = e["nonfinite"].integer<std::int64_t>();
+    o.unwritten = e["unwritten"].integer<std::int64_t>();
+    o.mismatches = e["mismatches"].integer<std::int64_t>();
+    o.nonfinite_mismatches = e["nonfinite_mismatches"].integer<std::int64_t>();
+    o.max_abs_err = e["max_abs_err"].number();
+    o.max_rel_err = e["max_rel_err"].number();
+    o.passed = e["passed"].boolean();
+    v.outputs.push_back(std::move(o));
   }
   return v;
 }

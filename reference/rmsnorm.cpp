@@ -1,13 +1,13 @@
 // rmsnorm_fwd: y = x / sqrt(mean(x^2) + eps) * weight, row by row.
 //
 // Napkin math: each row reads x once and writes y once; weight is read once for the whole
-// tensor (it stays in L2 across rows). bytes = (2 * rows * cols + cols) * sizeof(dtype).
+// tensor (it stays in L2 across rows). bytes = (2 * rows * cols + cols) * sizeof(dtype), which
+// tensor_bytes() counts from the tensor list, each tensor at its own element size.
 // FLOPs per element: square + accumulate, scale by 1/rms, scale by weight = 4; the per-row
 // rsqrt is negligible. At about 0.5-1 FLOP per byte the op is deep in memory-bound land.
 #include <cmath>
 
 #include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
@@ -25,6 +25,15 @@ std::vector<Shape> rmsnorm_smoke_shapes() {
   shapes.push_back(rmsnorm_shape(65536, 4096));  // many rows
   shapes.push_back(rmsnorm_shape(4096, 5120));
   return shapes;
+}
+
+std::vector<TensorSpec> rmsnorm_tensors(const Shape& s, DType) {
+  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  return {
+      {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
+      {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
+      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0},
+  };
 }
 
 void rmsnorm_oracle(const Shape& shape, const std::vector<HostTensor>& in,
@@ -48,25 +57,15 @@ KWB_REGISTER_OP(Op{
     .axes = {{"rows", 16384, {}, "independent rows (tokens)"},
              {"cols", 4096, {}, "hidden size, reduced over"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
-    .tensors =
-        [](const Shape& s, DType) {
-          const std::int64_t rows = s.at("rows"), cols = s.at("cols");
-          return std::vector<TensorSpec>{
-              {"x", {rows, cols}, false, true, {Distribution::Kind::normal, 0.0, 1.0}},
-              {"weight", {cols}, false, false, {Distribution::Kind::uniform, 0.5, 1.5}},
-              {"y", {rows, cols}, true, true, {}},
-          };
-        },
+    .tensors = rmsnorm_tensors,
     .work =
         [](const Shape& s, DType dtype) {
           const double rows = static_cast<double>(s.at("rows"));
           const double cols = static_cast<double>(s.at("cols"));
-          return WorkModel{(2 * rows * cols + cols) * static_cast<double>(dtype_size(dtype)),
-                           4 * rows * cols};
+          return WorkModel{tensor_bytes(rmsnorm_tensors(s, dtype), dtype), 4 * rows * cols};
         },
-    .tolerance = default_tolerance,
     .oracle = rmsnorm_oracle,
-    .row_axis = "rows",
+    .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = rmsnorm_smoke_shapes(),
     .invalid =

@@ -10,6 +10,9 @@
 #include "catalogue/cuda_check.hpp"
 #include "prepare/device_fill.hpp"
 #include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "verify/device_scan.hpp"
+#include "verify/sampling.hpp"
 #include "verify/verify.hpp"
 
 namespace kwb {
@@ -32,28 +35,34 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Consecutive runs of sorted row indices, so gathers are a few large copies.
-std::vector<std::pair<std::int64_t, std::int64_t>> row_runs(const std::vector<std::int64_t>& rows) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> runs;  // (first row, count)
-  for (auto r : rows) {
-    if (!runs.empty() && runs.back().first + runs.back().second == r)
-      ++runs.back().second;
-    else
-      runs.push_back({r, 1});
-  }
-  return runs;
-}
-
-// Copies the given rows of a row-major device tensor to the host, packed.
-std::vector<unsigned char> gather_rows(const void* device, std::int64_t row_bytes,
-                                       const std::vector<std::int64_t>& rows) {
-  std::vector<unsigned char> host(rows.size() * row_bytes);
-  std::size_t offset = 0;
-  for (auto [first, count] : row_runs(rows)) {
-    cuda_check(cudaMemcpy(host.data() + offset, static_cast<const char*>(device) + first * row_bytes,
-                          count * row_bytes, cudaMemcpyDeviceToHost),
-               "copy rows to host");
-    offset += count * row_bytes;
+// Copies the sampled slabs of a device tensor to the host, packed (see verify/sampling.hpp):
+// one 2D copy per run of consecutive indices, each covering every outer index at once.
+std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t, std::size_t esize,
+                                        const std::vector<std::int64_t>& indices) {
+  std::int64_t packed = static_cast<std::int64_t>(esize) * static_cast<std::int64_t>(indices.size());
+  for (std::size_t d = 0; d < t.dims.size(); ++d)
+    if (static_cast<int>(d) != t.sample_dim) packed *= t.dims[d];
+  std::vector<unsigned char> host(static_cast<std::size_t>(packed));
+  const auto* src = static_cast<const unsigned char*>(device);
+  for (const SlabCopy& c : slab_copies(t.dims, t.sample_dim, indices, esize)) {
+    // One plain copy per slab when there is one, or when a pitch is beyond what cudaMemcpy2D
+    // takes (cudaDevAttrMaxPitch is 2^31 - 1 bytes on current GPUs).
+    constexpr std::int64_t kMaxPitch = 2147483647;
+    if (c.height > 1 && (c.src_pitch > kMaxPitch || c.dst_pitch > kMaxPitch)) {
+      for (std::int64_t row = 0; row < c.height; ++row)
+        cuda_check(cudaMemcpy(host.data() + c.dst_offset + row * c.dst_pitch,
+                              src + c.src_offset + row * c.src_pitch, c.width, cudaMemcpyDeviceToHost),
+                   "copy sampled slabs to host");
+      continue;
+    }
+    if (c.height == 1) {
+      cuda_check(cudaMemcpy(host.data() + c.dst_offset, src + c.src_offset, c.width, cudaMemcpyDeviceToHost),
+                 "copy sampled slabs to host");
+      continue;
+    }
+    cuda_check(cudaMemcpy2D(host.data() + c.dst_offset, c.dst_pitch, src + c.src_offset, c.src_pitch,
+                            c.width, c.height, cudaMemcpyDeviceToHost),
+               "copy sampled slabs to host (2D)");
   }
   return host;
 }
@@ -62,22 +71,16 @@ std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0
 
 }  // namespace
 
-// Inputs on the device, the rows to verify and the oracle's answer for them.
+// Inputs on the device, the sample to verify and the oracle's answer for it.
 struct CaseRunner::Group {
   std::string key;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
-  bool by_rows = false;                                // the op has a row axis: rows may be sampled
-  std::vector<std::int64_t> rows;                      // rows to verify (all, or a sample)
-  std::int64_t rows_total = 1;
-  std::vector<HostTensor> expected;                    // one per output, packed rows
+  SamplePlan plan;                                     // what verification reads
+  std::vector<HostTensor> expected;                    // one per output, packed slabs
 
-  // What verification reads of a tensor: its sampled rows if it is row-aligned, else all of it.
-  bool gathers(const TensorSpec& t) const { return by_rows && t.row_aligned; }
-  std::int64_t verified_elements(const TensorSpec& t) const {
-    return gathers(t) ? t.numel() / rows_total * static_cast<std::int64_t>(rows.size()) : t.numel();
-  }
+  // What verification reads of a tensor: its sampled slabs if it is aligned, else all of it.
   std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
-    if (gathers(t)) return gather_rows(device, t.numel() / rows_total * esize, rows);
+    if (plan.gathers(t)) return gather_slabs(device, t, esize, plan.indices);
     std::vector<unsigned char> host(t.numel() * esize);
     cuda_check(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost), "copy tensor to host");
     return host;
@@ -144,14 +147,13 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   try {
     // 1. Memory: skip what cannot fit before allocating anything.
     const auto specs = op->tensors(req.shape, req.dtype);
-    const std::size_t esize = dtype_size(req.dtype);
     const std::size_t workspace = variant->workspace_bytes ? variant->workspace_bytes(req.shape, req.dtype) : 0;
     const std::string key = req.op + "|" + std::string(to_string(req.dtype)) + "|" +
                             req.shape.to_assignments() + "|" + std::to_string(req.seed);
     double needed = static_cast<double>(workspace);
     if (!group_ || group_->key != key) {
       group_.reset();  // free the previous group's tensors before measuring the new need
-      for (const auto& t : specs) needed += static_cast<double>(t.numel() * esize);
+      needed += tensor_bytes(specs, req.dtype);  // each tensor at its own element size
     }
     std::size_t free_bytes = 0, total_bytes = 0;
     cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
@@ -188,7 +190,9 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     {
       ScopedRange r{"verify"};
       for (std::size_t i = 0; i < specs.size(); ++i)
-        if (specs[i].is_output) cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, stream_), "poison outputs");
+        if (specs[i].is_output)
+          cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, specs[i].elem_type(req.dtype), stream_),
+                     "poison outputs");
       if (variant->reset) {
         variant->reset(args);
         cuda_check_launch("reset (verify)");
@@ -199,13 +203,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     }
     rec.verify = verify_outputs(*op, req, specs);
     if (!rec.verify->passed) {
-      const auto& v = *rec.verify;
       rec.disposition = Disposition::failed;
-      rec.reason = fmt::format(
-          "verification failed: {} of {} elements outside atol {:g} + rtol {:g}*|ref|, {} non-finite, "
-          "{} unwritten{}; max abs err {:.3g}, rel L2 {:.3g}",
-          v.mismatches, v.elements_checked, v.atol, v.rtol, v.nonfinite_mismatches, v.unwritten,
-          v.all_zero ? ", output all zeros" : "", v.max_abs_err, v.rel_l2_err);
+      rec.reason = failure_reason(*rec.verify);
       return rec;  // a wrong kernel's speed means nothing: not timed
     }
 
@@ -240,65 +239,71 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   return rec;
 }
 
-// Fills the inputs on the device, picks the rows to verify, and runs the oracle on just those
-// rows (a sub-shape whose row axis is the number of sampled rows).
+// Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
+// slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
                                                              std::string key) {
   ScopedRange range{"prepare inputs and oracle"};
-  const std::size_t esize = dtype_size(req.dtype);
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
+  g->plan = plan_sample(op, req.shape, specs);  // validates sample dims before any allocation
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
-    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * esize));
-    if (!t.is_output)
-      cuda_check(fill_random(g->buffers[i]->ptr, t.numel(), req.dtype, t.init, req.seed, i, stream_),
-                 "fill inputs");
+    const ElemType type = t.elem_type(req.dtype);
+    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * elem_size(type)));
+    if (t.is_output) continue;
+    try {
+      cuda_check(fill_tensor(g->buffers[i]->ptr, t.numel(), type, t.init, req.seed, i, stream_), "fill inputs");
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("op '{}', input '{}' ({}, {} draws): {}", op.name, t.name,
+                                              to_string(type), to_string(t.init.kind), e.what()));
+    }
   }
   cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
 
-  g->by_rows = !op.row_axis.empty();
   Shape sub = req.shape;
-  if (g->by_rows) {
-    g->rows_total = req.shape.at(op.row_axis);
-    g->rows = rows_to_verify(g->rows_total, specs.back().numel() / std::max<std::int64_t>(g->rows_total, 1));
+  if (g->plan.sampled)
     for (auto& [name, value] : sub.axes)
-      if (name == op.row_axis) value = static_cast<std::int64_t>(g->rows.size());
-  } else {
-    g->rows = {0};
-  }
+      if (name == op.sample_axis) value = static_cast<std::int64_t>(g->plan.indices.size());
 
   std::vector<HostTensor> host_inputs;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
-    const std::int64_t count = g->verified_elements(t);
-    HostTensor h{t.name, t.dims, std::vector<double>(count, std::nan(""))};
-    if (g->gathers(t)) h.dims[0] = static_cast<std::int64_t>(g->rows.size());
+    const ElemType type = t.elem_type(req.dtype);
+    const std::int64_t count = g->plan.elements(t);
+    HostTensor h{t.name, g->plan.dims(t), std::vector<double>(count, std::nan(""))};
     if (t.is_output) {
       g->expected.push_back(std::move(h));
       continue;
     }
-    const auto raw = g->copy_to_host(g->buffers[i]->ptr, t, esize);
-    decode_dtype(raw.data(), req.dtype, count, h.values.data());
+    const auto raw = g->copy_to_host(g->buffers[i]->ptr, t, elem_size(type));
+    decode_elements(raw.data(), type, count, h.values.data());
     host_inputs.push_back(std::move(h));
   }
   op.oracle(sub, host_inputs, g->expected);
   return g;
 }
 
-// Compares the outputs the verify launch wrote with the oracle's, on the group's rows.
-VerifyResult CaseRunner::verify_outputs(const Op& op, const CaseRequest& req,
+// Scans every output in full on the device, then compares the verified part with the oracle,
+// each output with its own element type and tolerance.
+VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
                                         const std::vector<TensorSpec>& specs) {
-  Verifier verifier(req.dtype, op.tolerance(req.dtype));
+  Verifier verifier;
   std::size_t out_index = 0;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    if (!specs[i].is_output) continue;
-    const auto got = group_->copy_to_host(group_->buffers[i]->ptr, specs[i], dtype_size(req.dtype));
-    verifier.compare(specs[i].name, got, group_->expected[out_index++].values);
+    const auto& t = specs[i];
+    if (!t.is_output) continue;
+    const ElemType type = t.elem_type(req.dtype);
+    OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->plan.gathers(t),
+                      scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_)};
+    const auto got = group_->copy_to_host(group_->buffers[i]->ptr, t, elem_size(type));
+    verifier.compare(out, got, group_->expected[out_index++].values);
   }
-  return verifier.finish(group_->by_rows ? static_cast<std::int64_t>(group_->rows.size()) : 1,
-                         group_->rows_total);
+  const auto& plan = group_->plan;
+  VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
+  result.sampling = plan.note;
+  return result;
 }
 
 }  // namespace kwb

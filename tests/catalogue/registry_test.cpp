@@ -17,7 +17,6 @@ Op sound_op(const std::string& name) {
       .dtypes = {DType::fp32},
       .tensors = [](const Shape&, DType) { return std::vector<TensorSpec>{}; },
       .work = [](const Shape&, DType) { return WorkModel{}; },
-      .tolerance = [](DType) { return Tolerance{}; },
       .oracle = [](const Shape&, const std::vector<HostTensor>&, std::vector<HostTensor>&) {},
   };
 }
@@ -134,10 +133,10 @@ TEST(RegistryProblems, DuplicateChoiceAndRowAxisThatIsNoAxisAreNamed) {
   Registry r;
   Op op = sound_op("op_a");
   op.axes[1].choices = {"bshd", "bshd"};
-  op.row_axis = "tokens";
+  op.sample_axis = "tokens";
   r.add(op);
   EXPECT_TRUE(HasProblem(r, {"choice 'bshd' twice"}));
-  EXPECT_TRUE(HasProblem(r, {"row_axis 'tokens'"}));
+  EXPECT_TRUE(HasProblem(r, {"sample_axis 'tokens'"}));
 }
 
 // ---- Shape with choice axes ----------------------------------------------------------------

@@ -47,7 +47,7 @@ TEST(VariantLifecycle, VerifiesInBothLayoutsCausalOrNotForEveryBlockSize) {
     const CaseRecord rec = runner().run(c);
     ASSERT_EQ(rec.disposition, Disposition::passed) << rec.nvtx_range << ": " << rec.reason;
     ASSERT_TRUE(rec.verify && rec.timing) << rec.nvtx_range;
-    EXPECT_EQ(rec.verify->elements_checked, 2 * 37 * 3 * 24) << "row_axis \"\": all of y is verified";
+    EXPECT_EQ(rec.verify->elements_checked, 2 * 37 * 3 * 24) << "no sample axis: all of y is verified";
     EXPECT_EQ(rec.tunables, c.tunables);
     EXPECT_EQ(rec.nvtx_range, case_identity(c));
     // Once per case; one reset per launch (verification, warm-up and every sample).

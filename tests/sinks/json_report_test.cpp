@@ -256,3 +256,28 @@ TEST(JsonReportFile, MissingFileNamesIt) {
 
 }  // namespace
 }  // namespace kwb
+
+namespace kwb {
+namespace {
+
+TEST(JsonReport, PerOutputChecksRoundTripAndAreReadStrictly) {
+  const Report report = rich_report();
+  ASSERT_EQ(report.cases[0].verify->outputs.size(), 2u);
+  const Report back = report_from_json(Json::parse(report_to_json(report).dump()));
+  EXPECT_EQ(back.cases[0].verify->outputs[1].elem, ElemType::fp32);
+  EXPECT_EQ(back.cases[0].verify->sampling, "sampled 512 of 4096 along rows");
+
+  Json j = report_to_json(report);
+  j["cases"][0]["verify"]["outputs"][1].erase("elements_total");
+  EXPECT_EQ(read_error(j), "cases[0].verify.outputs[1].elements_total: missing required key");
+  j = report_to_json(report);
+  j["cases"][0]["verify"]["outputs"][0]["elem"] = "case_dtype";
+  EXPECT_NE(read_error(j).find("cases[0].verify.outputs[0].elem: unknown value \"case_dtype\""),
+            std::string::npos) << read_error(j);
+  j = report_to_json(report);
+  j["cases"][0]["verify"].erase("outputs");
+  EXPECT_EQ(read_error(j), "cases[0].verify.outputs: missing required key");
+}
+
+}  // namespace
+}  // namespace kwb

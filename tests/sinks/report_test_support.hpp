@@ -58,6 +58,11 @@ inline CaseRecord rich_case(int index, Shape shape) {
   v.rows_checked = 512;
   v.rows_total = 4096;
   v.first_mismatches = {{"out", 17, 1.5, 1.25}, {"rstd", 4095, -0.0625, 2.0 / 3.0}};
+  v.sampling = "sampled 512 of 4096 along rows";
+  v.outputs = {
+      {"out", ElemType::bf16, 8e-3, 1.6e-2, 4194304, 33554432, true, true, 1, 3, 2, 1, 0.1 + 0.2, 1.0 / 3.0, false},
+      {"rstd", ElemType::fp32, 1e-5 + 1e-9, 1.0 / 7.0, 4096, 4096, false, true, 0, 0, 0, 0, 6.02e-23, 0, true},
+  };
   c.verify = v;
 
   TimingResult t;
@@ -198,6 +203,28 @@ inline void expect_same(const VerifyResult& a, const VerifyResult& b) {
   KWB_SAME_D(rel_l2_err);
   KWB_SAME(rows_checked);
   KWB_SAME(rows_total);
+  KWB_SAME(sampling);
+  ASSERT_EQ(a.outputs.size(), b.outputs.size());
+  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
+    SCOPED_TRACE("outputs[" + std::to_string(i) + "]");
+    const OutputCheck& x = a.outputs[i];
+    const OutputCheck& y = b.outputs[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.elem, y.elem);
+    expect_same_double(x.atol, y.atol, "atol");
+    expect_same_double(x.rtol, y.rtol, "rtol");
+    EXPECT_EQ(x.elements_checked, y.elements_checked);
+    EXPECT_EQ(x.elements_total, y.elements_total);
+    EXPECT_EQ(x.sampled, y.sampled);
+    EXPECT_EQ(x.device_scanned, y.device_scanned);
+    EXPECT_EQ(x.nonfinite, y.nonfinite);
+    EXPECT_EQ(x.unwritten, y.unwritten);
+    EXPECT_EQ(x.mismatches, y.mismatches);
+    EXPECT_EQ(x.nonfinite_mismatches, y.nonfinite_mismatches);
+    expect_same_double(x.max_abs_err, y.max_abs_err, "max_abs_err");
+    expect_same_double(x.max_rel_err, y.max_rel_err, "max_rel_err");
+    EXPECT_EQ(x.passed, y.passed);
+  }
   ASSERT_EQ(a.first_mismatches.size(), b.first_mismatches.size());
   for (std::size_t i = 0; i < a.first_mismatches.size(); ++i) {
     SCOPED_TRACE("first_mismatches[" + std::to_string(i) + "]");

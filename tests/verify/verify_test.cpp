@@ -284,3 +284,103 @@ TEST(RowsToVerify, SampleCoversTheMiddleToo) {
 
 }  // namespace
 }  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// ---- per-output accounting --------------------------------------------------------------
+
+TEST(VerifierOutputs, EachOutputIsCheckedWithItsOwnTypeAndToleranceAndAccountedApart) {
+  // Prepare: a bf16 output sampled at 100 of 1000 elements, and an fp32 reduction in full.
+  const std::vector<double> y = random_reference(DType::bf16, 100, 21);
+  const std::vector<double> sums = random_reference(DType::fp32, 16, 22);
+  std::vector<double> sums_got = sums;
+  sums_got[3] += 0.5;  // one element far outside any tolerance
+  Verifier v;
+  v.compare({"y", ElemType::bf16, {1e-2, 2e-2}, 1000, true, ScanCounts{0, 0}}, encode(y, DType::bf16), y);
+  v.compare({"grad", ElemType::fp32, {1e-4, 1e-4}, 16, false, ScanCounts{0, 0}}, encode(sums_got, DType::fp32), sums);
+  const VerifyResult r = v.finish(100, 1000);
+  // Verify: totals, and each output on its own.
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.outputs.size(), 2u);
+  EXPECT_EQ(r.elements_checked, 116);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.atol, 1e-2) << "the flat columns hold the first output's tolerance";
+  const OutputCheck& a = r.outputs[0];
+  EXPECT_EQ(a.name, "y");
+  EXPECT_EQ(a.elem, ElemType::bf16);
+  EXPECT_TRUE(a.sampled);
+  EXPECT_TRUE(a.device_scanned);
+  EXPECT_EQ(a.elements_checked, 100);
+  EXPECT_EQ(a.elements_total, 1000);
+  EXPECT_TRUE(a.passed);
+  const OutputCheck& b = r.outputs[1];
+  EXPECT_EQ(b.name, "grad");
+  EXPECT_EQ(b.elem, ElemType::fp32);
+  EXPECT_FALSE(b.sampled);
+  EXPECT_EQ(b.atol, 1e-4);
+  EXPECT_EQ(b.mismatches, 1);
+  EXPECT_NEAR(b.max_abs_err, 0.5, 1e-6);
+  EXPECT_FALSE(b.passed);
+  EXPECT_NE(failure_reason(r).find("grad: 1 mismatches"), std::string::npos) << failure_reason(r);
+}
+
+TEST(VerifierOutputs, ANanTheScanFoundOutsideTheSampleFailsAndIsCounted) {
+  const std::vector<double> y = random_reference(DType::fp16, 200, 31);
+  Verifier v;
+  // The sampled 200 elements are right; the scan of all 5000 found one NaN elsewhere.
+  v.compare({"y", ElemType::fp16, default_tolerance(DType::fp16), 5000, true, ScanCounts{1, 0}},
+            encode(y, DType::fp16), y);
+  const VerifyResult r = v.finish(20, 500);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.mismatches, 0);
+  EXPECT_EQ(r.nonfinite_mismatches, 1);
+  EXPECT_EQ(r.outputs[0].nonfinite, 1);
+  EXPECT_EQ(r.outputs[0].nonfinite_mismatches, 1);
+  EXPECT_NE(failure_reason(r).find("1 non-finite in the device scan of all 5000 elements"), std::string::npos)
+      << failure_reason(r);
+}
+
+TEST(VerifierOutputs, PoisonTheScanFoundOutsideTheSampleFails) {
+  const std::vector<double> y = random_reference(DType::fp32, 64, 41);
+  Verifier v;
+  v.compare({"y", ElemType::fp32, default_tolerance(DType::fp32), 640, true, ScanCounts{0, 7}},
+            encode(y, DType::fp32), y);
+  const VerifyResult r = v.finish(1, 10);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.unwritten, 7);
+  EXPECT_EQ(r.outputs[0].unwritten, 7);
+}
+
+TEST(VerifierOutputs, ANonFiniteTheSampleAlreadyCountedIsNotCountedTwice) {
+  std::vector<double> y = random_reference(DType::fp32, 10, 51);
+  std::vector<double> got = y;
+  got[4] = INFINITY;
+  Verifier v;
+  v.compare({"y", ElemType::fp32, default_tolerance(DType::fp32), 10, false, ScanCounts{1, 0}},
+            encode(got, DType::fp32), y);
+  const VerifyResult r = v.finish(1, 1);
+  EXPECT_EQ(r.nonfinite_mismatches, 1);
+  EXPECT_EQ(r.outputs[0].nonfinite, 1);
+}
+
+TEST(VerifierOutputs, IntegerOutputsAreComparedExactlyAndMinusOneIsNotPoison) {
+  const std::vector<double> ref = {3, -1, 7, -100, 0, 12};
+  std::vector<unsigned char> bytes(ref.size() * 4);
+  encode_elements(ref.data(), ElemType::int32, 6, bytes.data());
+  Verifier ok;
+  ok.compare({"idx", ElemType::int32, default_tolerance(ElemType::int32), 6, false, std::nullopt}, bytes, ref);
+  EXPECT_TRUE(ok.finish(1, 1).passed);
+  std::vector<double> off = ref;
+  off[2] = 8;
+  encode_elements(off.data(), ElemType::int32, 6, bytes.data());
+  Verifier bad;
+  bad.compare({"idx", ElemType::int32, default_tolerance(ElemType::int32), 6, false, std::nullopt}, bytes, ref);
+  const VerifyResult r = bad.finish(1, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.unwritten, 0);
+}
+
+}  // namespace
+}  // namespace kwb

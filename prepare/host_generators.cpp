@@ -1,0 +1,93 @@
+// Permutations and cumulative offsets on the host; the fit of a distribution to its tensor.
+#include "prepare/host_generators.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "prepare/draws.hpp"
+
+namespace kwb {
+
+std::vector<std::int64_t> random_permutation(std::int64_t n, std::uint64_t key) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  for (std::int64_t i = 0; i < n; ++i) out[i] = i;
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    const std::int64_t j = draws::below(draws::element_bits(key, static_cast<std::uint64_t>(i)), i + 1);
+    std::swap(out[i], out[j]);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> random_offsets(std::int64_t count, std::int64_t total, std::uint64_t key) {
+  const std::int64_t segments = count - 1;
+  if (count < 1 || total < 0 || (segments == 0 && total != 0) || total < segments)
+    throw std::invalid_argument(fmt::format(
+        "offsets: {} offsets cannot split a total of {} into {} positive lengths", count, total, segments));
+  if (segments == 0) return {0};
+  // Choose segments - 1 distinct cut points in [1, total - 1] (Floyd's algorithm), then sort.
+  const std::int64_t pool = total - 1, pick = segments - 1;
+  std::unordered_set<std::int64_t> cuts;
+  cuts.reserve(static_cast<std::size_t>(pick) * 2);
+  for (std::int64_t j = pool - pick; j < pool; ++j) {
+    const std::int64_t t = draws::below(draws::element_bits(key, static_cast<std::uint64_t>(j)), j + 1);
+    cuts.insert(cuts.count(t) ? j : t);
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(static_cast<std::size_t>(count));
+  out.push_back(0);
+  for (std::int64_t c : cuts) out.push_back(c + 1);
+  std::sort(out.begin() + 1, out.end());
+  out.push_back(total);
+  return out;
+}
+
+std::optional<std::string> distribution_problem(const Distribution& d, ElemType type,
+                                                std::int64_t count) {
+  using K = Distribution::Kind;
+  const std::string kind(to_string(d.kind));
+  const std::string elem(to_string(type));
+  const auto max_value = [&](std::int64_t v) -> std::optional<std::string> {
+    if (type == ElemType::int32 && v > std::numeric_limits<std::int32_t>::max())
+      return fmt::format("{} reaches {}, beyond int32: declare the tensor int64", kind, v);
+    return std::nullopt;
+  };
+  switch (d.kind) {
+    case K::normal:
+    case K::uniform:
+      if (!is_floating(type))
+        return fmt::format("{} draws need a floating element type, not {}", kind, elem);
+      if (d.kind == K::uniform && !(d.b > d.a))
+        return fmt::format("uniform needs low < high, got [{}, {})", d.a, d.b);
+      return std::nullopt;
+    case K::integers:
+      if (!is_integer(type)) return fmt::format("integers need int32 or int64, not {}", elem);
+      if (!(d.b > d.a)) return fmt::format("integers need low < high, got [{}, {})", d.a, d.b);
+      if (d.ignore_fraction < 0 || d.ignore_fraction > 1)
+        return fmt::format("ignore_fraction must be in [0, 1], got {}", d.ignore_fraction);
+      return max_value(static_cast<std::int64_t>(d.b) - 1);
+    case K::position_ids:
+      if (!is_integer(type)) return fmt::format("position_ids need int32 or int64, not {}", elem);
+      if (d.period < 1) return fmt::format("position_ids need a period (sequence length) >= 1, got {}", d.period);
+      if (d.a < 0) return fmt::format("position_ids need max_start >= 0, got {}", d.a);
+      return max_value(static_cast<std::int64_t>(d.a) + d.period - 1);
+    case K::permutation:
+      if (!is_integer(type)) return fmt::format("permutation needs int32 or int64, not {}", elem);
+      return max_value(count - 1);
+    case K::offsets:
+      if (!is_integer(type)) return fmt::format("offsets need int32 or int64, not {}", elem);
+      if (count < 2 || d.total < count - 1)
+        return fmt::format("offsets: {} offsets cannot split a total of {} into {} positive lengths",
+                           count, d.total, count - 1);
+      return max_value(d.total);
+    case K::mask:
+      if (d.a < 0 || d.a > 1) return fmt::format("mask true fraction must be in [0, 1], got {}", d.a);
+      return std::nullopt;
+  }
+  return "unknown distribution";
+}
+
+}  // namespace kwb

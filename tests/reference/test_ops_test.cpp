@@ -1,0 +1,131 @@
+// The hidden test ops on the host: work models count each tensor at its own element size, the
+// NLL oracle honours the ignore index, and an oracle run on gathered slabs (a sampled seq of a
+// [batch, heads, seq, dim] layout) equals the same slabs of the oracle run on everything.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "catalogue/host_tensor.hpp"
+#include "catalogue/registry.hpp"
+#include "prepare/draws.hpp"
+#include "verify/sampling.hpp"
+
+namespace kwb {
+namespace {
+
+const Op& op(const char* name) {
+  const Op* found = Registry::instance().find_op(name);
+  if (!found) throw std::runtime_error(std::string("no op ") + name);
+  return *found;
+}
+
+// Host inputs for `specs` as the device would draw them: floats normal, the rest by their draws.
+std::vector<HostTensor> host_inputs(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<HostTensor> out;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    if (t.is_output) continue;
+    HostTensor h{t.name, t.dims, std::vector<double>(static_cast<std::size_t>(t.numel()))};
+    const std::uint64_t key = draws::fill_key(seed, i);
+    for (std::int64_t e = 0; e < t.numel(); ++e) {
+      switch (t.init.kind) {
+        case Distribution::Kind::position_ids:
+          h.values[e] = static_cast<double>(draws::position_id(key, e, t.init.period, static_cast<std::int64_t>(t.init.a)));
+          break;
+        case Distribution::Kind::mask: h.values[e] = draws::mask(key, e, t.init.a) ? 1 : 0; break;
+        case Distribution::Kind::integers:
+          h.values[e] = static_cast<double>(draws::integer(key, e, static_cast<std::int64_t>(t.init.a),
+                                                           static_cast<std::int64_t>(t.init.b),
+                                                           t.init.ignore_fraction, t.init.ignore_value));
+          break;
+        default: h.values[e] = normal(rng); break;
+      }
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<HostTensor> empty_outputs(const std::vector<TensorSpec>& specs) {
+  std::vector<HostTensor> out;
+  for (const auto& t : specs)
+    if (t.is_output) out.push_back({t.name, t.dims, std::vector<double>(static_cast<std::size_t>(t.numel()), NAN)});
+  return out;
+}
+
+// Gathers `indices` along `dim` of a host tensor with the verifier's slab copies.
+std::vector<double> gather(const std::vector<double>& src, const std::vector<std::int64_t>& dims, int dim,
+                           const std::vector<std::int64_t>& indices) {
+  std::int64_t packed = static_cast<std::int64_t>(indices.size());
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (static_cast<int>(d) != dim) packed *= dims[d];
+  std::vector<double> out(static_cast<std::size_t>(packed));
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  const auto* s = reinterpret_cast<const unsigned char*>(src.data());
+  for (const auto& c : slab_copies(dims, dim, indices, sizeof(double)))
+    for (std::int64_t r = 0; r < c.height; ++r)
+      std::memcpy(o + c.dst_offset + r * c.dst_pitch, s + c.src_offset + r * c.src_pitch, c.width);
+  return out;
+}
+
+TEST(TestOpsOnHost, WorkModelsCountEachTensorAtItsOwnElementSize) {
+  const Shape s{{{"rows", 64}, {"vocab", 1000}}};
+  // logits bf16, labels int32, loss fp32.
+  EXPECT_EQ(op("test_label_nll").work(s, DType::bf16).bytes, 64 * 1000 * 2 + 64 * 4 + 64 * 4);
+  EXPECT_EQ(op("test_label_nll").work(s, DType::fp32).bytes, 64 * 1000 * 4 + 64 * 4 + 64 * 4);
+  const Shape b{{{"batch", 2}, {"heads", 3}, {"seq", 5}, {"dim", 7}}};
+  // x, y fp16; scale fp32 [2,3,5]; pos int64 [2,5]; keep bool [2,5].
+  EXPECT_EQ(op("test_bhsd_scale").work(b, DType::fp16).bytes, 2 * (2 * 3 * 5 * 7 * 2) + 30 * 4 + 10 * 8 + 10);
+  const Shape r{{{"rows", 16}, {"cols", 8}}};
+  EXPECT_EQ(op("rmsnorm_fwd").work(r, DType::bf16).bytes, (2 * 16 * 8 + 8) * 2);
+}
+
+TEST(TestOpsOnHost, NllOracleGivesZeroForIgnoredRowsAndAPositiveLossElsewhere) {
+  const Op& nll = op("test_label_nll");
+  const Shape s{{{"rows", 2000}, {"vocab", 50}}};
+  const auto specs = nll.tensors(s, DType::fp32);
+  const auto in = host_inputs(specs, 5);
+  auto out = empty_outputs(specs);
+  nll.oracle(s, in, out);
+  int ignored = 0;
+  for (std::size_t r = 0; r < 2000; ++r) {
+    if (in[1].values[r] == -100) {
+      ++ignored;
+      EXPECT_EQ(out[0].values[r], 0.0);
+    } else {
+      EXPECT_GT(out[0].values[r], 0.0) << "NLL of a softmax is positive";
+    }
+  }
+  EXPECT_GT(ignored, 100);
+  EXPECT_LT(ignored, 300);
+}
+
+TEST(TestOpsOnHost, BhsdOracleOnSampledSlabsEqualsTheSameSlabsOfTheFullOracle) {
+  const Op& bhsd = op("test_bhsd_scale");
+  const Shape full{{{"batch", 2}, {"heads", 3}, {"seq", 40}, {"dim", 6}}};
+  const auto specs = bhsd.tensors(full, DType::fp32);
+  const auto in = host_inputs(specs, 9);
+  auto expected_full = empty_outputs(specs);
+  bhsd.oracle(full, in, expected_full);
+
+  const std::vector<std::int64_t> indices = {0, 1, 2, 17, 18, 39};
+  Shape sub = full;
+  for (auto& [name, value] : sub.axes)
+    if (name == "seq") value = static_cast<std::int64_t>(indices.size());
+  std::vector<HostTensor> sub_in;
+  std::size_t k = 0;
+  for (const auto& t : specs) {
+    if (t.is_output) continue;
+    ASSERT_GE(t.sample_dim, 0) << t.name << " is aligned with seq";
+    sub_in.push_back({t.name, t.dims, gather(in[k++].values, t.dims, t.sample_dim, indices)});
+  }
+  std::vector<HostTensor> sub_out = {{"y", {}, std::vector<double>(2 * 3 * indices.size() * 6, NAN)}};
+  bhsd.oracle(sub, sub_in, sub_out);
+  EXPECT_EQ(sub_out[0].values, gather(expected_full[0].values, specs[4].dims, 2, indices));
+}
+
+}  // namespace
+}  // namespace kwb
