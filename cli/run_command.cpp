@@ -28,7 +28,7 @@ void on_sigint(int) { g_interrupted = true; }
 
 struct RunFlags {
   std::vector<std::string> ops, variants, dtypes, axes;
-  std::string mode = "cold", preset = "default", out = "results", timer = "auto";
+  std::string mode = "cold", flush = "dirty", preset = "default", out = "results", timer = "auto";
   int device = 0;
   std::uint64_t seed = 1;
   double case_timeout_s = 120;
@@ -69,6 +69,7 @@ PlanRequest to_plan_request(const RunFlags& f) {
   const auto mode = parse_mode(f.mode);
   if (!mode) throw PlanError("--mode: unknown mode '" + f.mode + "'; use cold (L2 flushed before every sample) or hot");
   r.mode = *mode;
+  r.flush = parse_flush_flag(f.flush, r.mode);
   if (!stopping_preset(f.preset)) throw PlanError("--preset: unknown preset '" + f.preset + "'; use quick, default or precise");
   r.preset = f.preset;
   r.seed = f.seed;
@@ -139,8 +140,7 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
                          {"cases_planned", std::to_string(cases.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
   if (f.mode == "cold")
-    report.run.settings["l2_flush"] = fmt::format("memset of {} MiB (2x L2) before every sample",
-                                                  std::max<std::int64_t>(2 * hello.device.l2_bytes, 64 << 20) >> 20);
+    report.run.settings["l2_flush"] = describe_flush(plan.flush, hello.device.l2_bytes);
 
   // 4. Cases: each record is journaled the moment it arrives.
   std::filesystem::remove(out / "journal.jsonl", ec);  // one journal per run
@@ -201,6 +201,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "rows=1024:8192:+1024 (k and m suffixes: 16k). Axes not named take their "
                   "default; with no --axis each op runs its default shapes");
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
+  cmd->add_option("--flush", f.flush, "Cold-mode L2 flush: dirty (memset, default) or clean (as Nsight Compute)");
   cmd->add_option("--preset", f.preset, "Stopping rule: quick, default or precise");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
   cmd->add_option("--device", f.device, "CUDA device index (default: 0)");

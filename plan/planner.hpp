@@ -28,10 +28,15 @@ struct PlanRequest {
   std::vector<DType> dtypes;          // empty: each op's dtypes
   std::vector<AxisAssignment> axes;   // empty: each op's default shapes
   Mode mode = Mode::cold;
+  FlushKind flush = FlushKind::dirty;
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;
 };
+
+// The --flush flag: "dirty" or "clean", and only in cold mode (a hot sample is not flushed).
+// Throws PlanError with what to pass instead.
+FlushKind parse_flush_flag(std::string_view text, Mode mode);
 
 std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry);
 

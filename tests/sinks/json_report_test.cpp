@@ -186,6 +186,26 @@ TEST(JsonReport, UnknownEnumNameIsRejectedListingTheKnownOnes) {
             std::string::npos);
 }
 
+TEST(JsonReport, UnknownFlushIsRejectedListingTheKnownOnes) {
+  Json j = report_to_json(rich_report());
+  j["cases"][1]["timing"]["flush"] = "lukewarm";
+  EXPECT_EQ(read_error(j), "cases[1].timing.flush: unknown flush \"lukewarm\" (expected one of: dirty, clean, none)");
+}
+
+TEST(JsonReport, ClocksAreAbsentNotZeroWithoutNvml) {
+  const Json j = report_to_json(rich_report());
+  EXPECT_TRUE(j["cases"][0]["timing"].contains("clocks"));
+  EXPECT_EQ(j["cases"][0]["timing"]["clocks"]["throttled_samples"], 9);
+  EXPECT_FALSE(j["cases"][1]["timing"].contains("clocks"));
+  EXPECT_FALSE(through_text(rich_report()).cases[1].timing->clocks.has_value());
+}
+
+TEST(JsonReport, CeilingsWithoutTheCopyMethodAreRejected) {
+  Json j = report_to_json(rich_report());
+  j["run"]["ceilings"].erase("dram_copy_method");
+  EXPECT_EQ(read_error(j), "run.ceilings.dram_copy_method: missing required key");
+}
+
 TEST(JsonReport, CaseFromJsonAloneNamesPathsFromTheCase) {
   Json c = to_json(rich_report().cases[0]);
   c.erase("op");
