@@ -71,7 +71,7 @@ if want xcheck; then
 # ncu's own gpu__time_duration.sum of each launch is compared.
 log "Nsight Compute cross-check at several kernel lengths, kwb --flush clean and dirty"
 mkdir -p "$OUT/xcheck"
-for spec in bf16:2048x4096 bf16:16384x4096 bf16:16384x16384 fp32:32768x16384 bf16:65536x32768; do
+for spec in bf16:1x512 bf16:2048x4096 bf16:4096x4096 bf16:16384x4096 bf16:16384x16384 fp32:32768x16384 bf16:65536x32768; do
   dtype=${spec%%:*}; shape=${spec#*:}; rows=${shape%x*}; cols=${shape#*x}
   args="--op rmsnorm_fwd --variant fused_v2_vec16 --dtype $dtype --axis rows=$rows --axis cols=$cols"
   for flush in clean dirty; do

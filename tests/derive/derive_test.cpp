@@ -208,5 +208,17 @@ TEST(DeriveWarnings, FlagsAboveTheRooflineAlone) {
   EXPECT_TRUE(derive_warnings({rec}).empty());
 }
 
+TEST(DeriveWarnings, CleanFlushAboveTheCeilingNamesTheWritesLeftInL2) {
+  CaseRecord rec = timed_record("fused_v2_vec16", Role::fused, DType::bf16, rmsnorm_shape(16384, 4096), 100.0);
+  rec.timing->flush = "clean";
+  rec.derived = Derived{};
+  rec.derived->pct_of_bandwidth_ceiling = 103.4;
+  const auto warnings = derive_warnings({rec});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("clean flush"), std::string::npos) << warnings[0];
+  rec.timing->flush = "dirty";
+  EXPECT_EQ(derive_warnings({rec})[0].find("clean flush"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kwb
