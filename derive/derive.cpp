@@ -27,6 +27,9 @@ void derive_metrics(CaseRecord& rec, const Registry& registry, const Ceilings& c
     d.pct_of_roofline = d.roofline_tflops > 0 ? 100.0 * d.tflops / d.roofline_tflops : 0;
   }
   if (ceilings.dram_copy_gbps > 0) d.pct_of_bandwidth_ceiling = 100.0 * d.bandwidth_gbps / ceilings.dram_copy_gbps;
+  // A hot case whose tensors fit in L2 is bound by the L2, not DRAM: give it that roof too.
+  if (rec.timing->mode == Mode::hot && ceilings.l2_copy_gbps > 0)
+    d.pct_of_l2_ceiling = 100.0 * d.bandwidth_gbps / ceilings.l2_copy_gbps;
   rec.derived = d;
 }
 

@@ -81,6 +81,8 @@ struct Derived {
   double roofline_tflops = 0;   // attainable rate at this intensity
   double pct_of_roofline = 0;
   double pct_of_bandwidth_ceiling = 0;  // against the measured (or datasheet) copy bandwidth
+  // Hot cases only, when the L2 copy ceiling was measured: the roof for data that stays in L2.
+  std::optional<double> pct_of_l2_ceiling;
   std::optional<double> speedup_vs_baseline;  // baseline median / this median
   std::string baseline_variant;
 };

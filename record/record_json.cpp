@@ -134,6 +134,7 @@ Json derived_json(const Derived& d) {
   j["roofline_tflops"] = number(d.roofline_tflops);
   j["pct_of_roofline"] = number(d.pct_of_roofline);
   j["pct_of_bandwidth_ceiling"] = number(d.pct_of_bandwidth_ceiling);
+  if (d.pct_of_l2_ceiling) j["pct_of_l2_ceiling"] = number(*d.pct_of_l2_ceiling);
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
   j["baseline_variant"] = d.baseline_variant;
   return j;
@@ -289,6 +290,7 @@ Derived read_derived(const Node& n) {
   d.roofline_tflops = n["roofline_tflops"].number();
   d.pct_of_roofline = n["pct_of_roofline"].number();
   d.pct_of_bandwidth_ceiling = n["pct_of_bandwidth_ceiling"].number();
+  if (auto l2 = n.find("pct_of_l2_ceiling")) d.pct_of_l2_ceiling = l2->number();
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();
   d.baseline_variant = n["baseline_variant"].string();
   return d;

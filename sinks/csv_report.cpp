@@ -101,6 +101,9 @@ const std::vector<Column>& trailing_columns() {
       {"pct_of_roofline", derived([](const Derived& d) { return num(d.pct_of_roofline); })},
       {"pct_of_bandwidth_ceiling",
        derived([](const Derived& d) { return num(d.pct_of_bandwidth_ceiling); })},
+      {"pct_of_l2_ceiling", derived([](const Derived& d) {
+         return d.pct_of_l2_ceiling ? num(*d.pct_of_l2_ceiling) : std::string();
+       })},
       {"speedup_vs_baseline", derived([](const Derived& d) {
          return d.speedup_vs_baseline ? num(*d.speedup_vs_baseline) : std::string();
        })},

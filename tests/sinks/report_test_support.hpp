@@ -95,6 +95,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   d.roofline_tflops = 1.6707;
   d.pct_of_roofline = 47.88;
   d.pct_of_bandwidth_ceiling = 93.1;
+  d.pct_of_l2_ceiling = 41.7;
   d.speedup_vs_baseline = 1.0 / 7.0;
   d.baseline_variant = "torch_eager";
   c.derived = d;
@@ -272,6 +273,8 @@ inline void expect_same(const Derived& a, const Derived& b) {
   KWB_SAME_D(roofline_tflops);
   KWB_SAME_D(pct_of_roofline);
   KWB_SAME_D(pct_of_bandwidth_ceiling);
+  ASSERT_EQ(a.pct_of_l2_ceiling.has_value(), b.pct_of_l2_ceiling.has_value());
+  if (a.pct_of_l2_ceiling) expect_same_double(*a.pct_of_l2_ceiling, *b.pct_of_l2_ceiling, "pct_of_l2_ceiling");
   ASSERT_EQ(a.speedup_vs_baseline.has_value(), b.speedup_vs_baseline.has_value());
   if (a.speedup_vs_baseline)
     expect_same_double(*a.speedup_vs_baseline, *b.speedup_vs_baseline, "speedup_vs_baseline");
