@@ -22,11 +22,19 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
     std::cout << fmt::format("{:<34} {:>12.1f} {:>12.1f} {:>7.0f}%  {}\n", name, m, s, s > 0 ? 100 * m / s : 0, unit);
   };
   row("DRAM copy (read + write)", measured.dram_copy_gbps, sheet.dram_copy_gbps, "GB/s");
+  if (!measured.dram_copy_method.empty()) std::cout << "  best of: " << measured.dram_copy_method << "\n";
   row("DRAM read-only", measured.dram_read_gbps, sheet.dram_read_gbps, "GB/s");
+  if (measured.l2_copy_gbps > 0)
+    row(fmt::format("L2 copy, hot ({} MiB set)", measured.l2_working_set_bytes >> 20), measured.l2_copy_gbps, 0, "GB/s");
   row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");
   for (const auto& [dtype, rate] : measured.tensor_tflops) {
     const auto it = sheet.tensor_tflops.find(dtype);
     row("tensor " + dtype + " (cuBLASLt 8192^3)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second, "TFLOP/s");
+  }
+  if (!measured.dram_copy_by_method.empty()) {
+    std::cout << "DRAM copy by method (read + write GB/s; the ceiling is the best):\n";
+    for (const auto& [method, gbps] : measured.dram_copy_by_method)
+      std::cout << fmt::format("  {:<40} {:>8.1f}{}\n", method, gbps, method == measured.dram_copy_method ? "  <- best" : "");
   }
   if (!measured.measured_at.empty()) std::cout << "measured at " << measured.measured_at << "\n";
 }

@@ -20,7 +20,7 @@ namespace {
 // or overflowing value gets a message instead of a wrap-around.
 struct RunFlags {
   std::vector<std::string> ops, variants, dtypes, axes;
-  std::string mode = "cold", preset = "default", out = "results", timer = "auto";
+  std::string mode = "cold", flush = "dirty", preset = "default", out = "results", timer = "auto";
   std::string device = "0", seed = "1", case_timeout_s = "120";
   std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
   bool include_test_variants = false;
@@ -50,6 +50,7 @@ PlanRequest to_plan_request(const RunFlags& f) {
   const auto mode = parse_mode(f.mode);
   if (!mode) throw PlanError("--mode: unknown mode '" + f.mode + "'; use cold (L2 flushed before every sample) or hot");
   r.mode = *mode;
+  r.flush = parse_flush_flag(f.flush, r.mode);
   if (!stopping_preset(f.preset)) throw PlanError("--preset: unknown preset '" + f.preset + "'; use quick, default or precise");
   r.preset = f.preset;
   r.seed = parse_seed("--seed", f.seed);
@@ -154,6 +155,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "rows=1024:8192:+1024 (k and m suffixes: 16k). Axes not named take their "
                   "default; with no --axis each op runs its default shapes");
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
+  cmd->add_option("--flush", f.flush, "Cold-mode L2 flush: dirty (memset, default) or clean (as Nsight Compute)");
   cmd->add_option("--preset", f.preset, "Stopping rule: quick, default or precise");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
   cmd->add_option("--device", f.device, "CUDA device index (default: 0)")->type_name("INT");

@@ -17,6 +17,7 @@ std::string optional_cell(bool present, double value, const char* format) {
 std::string status_cell(const CaseRecord& r) {
   std::string s(to_string(r.disposition));
   if (r.timing && r.timing->stop_reason != StopReason::converged) s += "(noisy)";
+  if (r.timing && r.timing->clocks && r.timing->clocks->throttled_samples > 0) s += "(throttled)";
   return s;
 }
 

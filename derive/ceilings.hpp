@@ -16,8 +16,10 @@ namespace kwb {
 // Datasheet figures by device name; source "datasheet", zeros for an unknown device.
 Ceilings datasheet_ceilings(const DeviceInfo& device);
 
-// Runs the micro-benchmarks on the current device (in the worker): DRAM copy and read-only
-// streams over 1 GiB, an FFMA-bound kernel, cuBLASLt GEMMs (bf16, fp16, tf32) of 8192^3.
+// Runs the micro-benchmarks on the current device (in the worker): DRAM copies (cudaMemcpyAsync
+// and copy kernels at several launch shapes) and read-only streams over 1 and 2 GiB under both
+// flushes (the best kept, with its method), a hot L2 copy, an FFMA-bound kernel, cuBLASLt GEMMs
+// (bf16, fp16, tf32) of 8192^3.
 Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer);
 
 // $KWB_CACHE_DIR, else $XDG_CACHE_HOME/kwb, else ~/.cache/kwb; one file per device UUID and driver.

@@ -25,6 +25,7 @@ Ceilings datasheet_ceilings(const DeviceInfo& d) {
     return c;
   }
   c.dram_copy_gbps = row->gbps;
+  c.dram_copy_method = "datasheet HBM peak";
   c.dram_read_gbps = row->gbps;
   c.fp32_tflops = row->fp32;
   c.tensor_tflops = {{"bf16", row->bf16}, {"fp16", row->bf16}, {"tf32", row->tf32}};
@@ -37,7 +38,9 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = std::filesystem::path(xdg) / "kwb";
   else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
   else dir = std::filesystem::temp_directory_path() / "kwb-cache";
-  return dir / ("ceilings-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+  // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure (older
+  // files lack those fields and stay where they are, unread).
+  return dir / ("ceilings-v2-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
 }
 

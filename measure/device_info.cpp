@@ -1,35 +1,17 @@
-// Device properties through the runtime API; the driver's release string through NVML, loaded
-// with dlopen because CPU-only machines have no libnvidia-ml.so.1 to link against.
+// Device properties through the runtime API; the driver's release string through NVML
+// (measure/nvml.hpp: loaded with dlopen, absent on CPU-only machines).
 #include "measure/device_info.hpp"
 
 #include <cupti.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <cstdio>
 
 #include "catalogue/cuda_check.hpp"
+#include "measure/nvml.hpp"
 
 namespace kwb {
 namespace {
-
-std::string nvml_driver_release() {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!lib) return "";
-  using InitFn = int (*)();
-  using VersionFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(lib, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(lib, "nvmlShutdown"));
-  std::string out;
-  char buf[96] = {};
-  if (init && version && init() == 0) {
-    if (version(buf, sizeof buf) == 0) out = buf;
-    if (shutdown) shutdown();
-  }
-  dlclose(lib);
-  return out;
-}
 
 std::string format_uuid(const cudaUUID_t& uuid) {
   std::string out = "GPU-";
@@ -83,7 +65,7 @@ DeviceInfo query_device(int index) {
   cudaDriverGetVersion(&info.driver_version);
   cudaRuntimeGetVersion(&info.runtime_version);
   cuptiGetVersion(&info.cupti_version);
-  info.driver_release = nvml_driver_release();
+  info.driver_release = Nvml::instance().driver_release();
   return info;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "catalogue/cuda_check.hpp"
+#include "measure/clocks.hpp"
 #include "measure/cupti_tracer.hpp"
 #include "measure/intervals.hpp"
 
@@ -107,6 +108,8 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
 
   // 2. Samples in batches; records are joined after each batch, outside the timed work.
   SampleSink sink;
+  const ClockProbe& clocks = ClockProbe::current();
+  std::vector<BatchClocks> batch_clocks;  // SM clock read while each batch runs and after it
   std::vector<cudaEvent_t> events;
   const auto measure0 = Clock::now();
   std::optional<StopReason> stop;
@@ -135,7 +138,11 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
       }
       cuda_check_launch("launch (measure)");
     }
+    BatchClocks& batch_clock = batch_clocks.emplace_back();
+    batch_clock.samples = static_cast<std::int64_t>(batch);
+    if (auto r = clocks.read()) batch_clock.readings.push_back(*r);  // the GPU runs the batch
     cuda_check(cudaStreamSynchronize(stream), "synchronize after measured samples");
+    if (auto r = clocks.read()) batch_clock.readings.push_back(*r);
 
     if (timer == TimerKind::cupti) {
       tracer.flush();
@@ -165,6 +172,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   TimingResult result;
   result.timer = std::string(to_string(timer));
   result.mode = settings.mode;
+  result.flush = cold ? std::string(to_string(flusher->kind())) : "none";
   result.preset = rule.preset;
   result.span = summarize(sink.span_us);
   result.busy = summarize(sink.busy_us);
@@ -177,6 +185,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   result.warmup_ms = warmup_ms;
   result.measure_wall_ms = ms_since(measure0);
   if (settings.keep_samples) result.samples_us = sink.span_us;
+  result.clocks = summarize_clocks(batch_clocks, clocks.max_sm_mhz());
   return result;
 }
 

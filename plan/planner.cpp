@@ -297,6 +297,7 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
             c.shape = shape;
             c.tunables = std::move(tunables);
             c.mode = req.mode;
+            c.flush = req.flush;
             c.preset = req.preset;
             c.seed = req.seed;
             c.include_test_variants = v->test_only || op->test_only;
@@ -348,11 +349,22 @@ std::string case_identity(const CaseRequest& c) {
   return case_identity(c.op, c.variant, c.dtype, c.shape, c.tunables);
 }
 
+FlushKind parse_flush_flag(std::string_view text, Mode mode) {
+  const auto kind = parse_flush_kind(text);
+  if (!kind)
+    throw PlanError(fmt::format("--flush: unknown flush '{}'; use dirty (memset, the default) or clean "
+                                "(dirty lines written back first, as Nsight Compute does)", text));
+  if (mode == Mode::hot && *kind != FlushKind::dirty)
+    throw PlanError(fmt::format("--flush {}: hot mode flushes nothing; drop --flush or use --mode cold", text));
+  return *kind;
+}
+
 std::string repro_command(const CaseRequest& c) {
   std::string cmd = fmt::format("kwb run --op {} --variant {} --dtype {}", c.op, c.variant, to_string(c.dtype));
   for (const auto& [name, value] : c.shape.axes) cmd += fmt::format(" --axis {}={}", name, value.text());
   for (const auto& [name, value] : c.tunables) cmd += fmt::format(" --axis {}={}", name, value);
   cmd += fmt::format(" --mode {} --preset {} --seed {}", to_string(c.mode), c.preset, c.seed);
+  if (c.mode == Mode::cold && c.flush != FlushKind::dirty) cmd += fmt::format(" --flush {}", to_string(c.flush));
   if (c.include_test_variants) cmd += " --include-test-variants";
   return cmd;
 }

@@ -28,6 +28,7 @@ struct PlanRequest {
   std::vector<DType> dtypes;          // empty: each op's dtypes
   std::vector<AxisAssignment> axes;   // empty: each op's default shapes
   Mode mode = Mode::cold;
+  FlushKind flush = FlushKind::dirty;
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;  // also brings in test-only ops
@@ -35,6 +36,10 @@ struct PlanRequest {
   std::size_t max_cases = kDefaultMaxCases;
   static constexpr std::size_t kDefaultMaxCases = 10000;
 };
+
+// The --flush flag: "dirty" or "clean", and only in cold mode (a hot sample is not flushed).
+// Throws PlanError with what to pass instead.
+FlushKind parse_flush_flag(std::string_view text, Mode mode);
 
 // Repeated op, variant and dtype names count once (a repeated --op must not run every case
 // twice); an axis named twice is an error. Throws PlanError for every refusal: unknown names,

@@ -68,9 +68,20 @@ struct KernelBreakdown {
   double median_us = 0;  // median over samples of this kernel's summed duration per sample
 };
 
+// SM clock over a case's samples, read through NVML around each batch (measure/clocks.hpp).
+struct ClockSummary {
+  double sm_min_mhz = 0, sm_max_mhz = 0;  // over every reading
+  double sm_rated_max_mhz = 0;            // the highest SM clock the GPU may run at; 0 unknown
+  std::int64_t readings = 0;
+  std::int64_t samples = 0;
+  std::int64_t throttled_samples = 0;     // in a batch read under 90% of rated max or throttled
+  std::vector<std::string> throttle_reasons;  // NVML reasons seen ("sw_power_cap", ...)
+};
+
 struct TimingResult {
   std::string timer;  // "cupti" or "cuda_events"
   Mode mode = Mode::cold;
+  std::string flush = "dirty";  // L2 state before each sample: "dirty", "clean", "none" (hot)
   std::string preset;
   SummaryStats span;        // first kernel start to last kernel end: the headline time
   SummaryStats busy;        // union of kernel intervals
@@ -81,6 +92,7 @@ struct TimingResult {
   double warmup_ms = 0;
   double measure_wall_ms = 0;
   std::vector<double> samples_us;  // span of each sample, in order
+  std::optional<ClockSummary> clocks;  // absent when NVML is unavailable
 };
 
 struct Derived {
@@ -93,6 +105,8 @@ struct Derived {
   double roofline_tflops = 0;   // attainable rate at this intensity
   double pct_of_roofline = 0;
   double pct_of_bandwidth_ceiling = 0;  // against the measured (or datasheet) copy bandwidth
+  // Hot cases only, when the L2 copy ceiling was measured: the roof for data that stays in L2.
+  std::optional<double> pct_of_l2_ceiling;
   std::optional<double> speedup_vs_baseline;  // baseline median / this median
   std::string baseline_variant;
 };
@@ -118,8 +132,17 @@ struct CaseRecord {
 struct Ceilings {
   std::string source;  // "measured" or "datasheet"
   std::string measured_at;  // ISO date of the measurement, empty for datasheet
-  double dram_copy_gbps = 0;  // read + write bytes per second, device-to-device copy kernel
+  // Read + write bytes per second: the best device-to-device copy over every method, size and
+  // flush tried (cudaMemcpyAsync, copy kernels at several launch shapes; dirty and clean L2), so
+  // that no cold case, under either flush, can honestly read above it.
+  double dram_copy_gbps = 0;
+  std::string dram_copy_method;  // which one gave dram_copy_gbps ("memcpy_async 2GiB clean", ...)
+  std::map<std::string, double> dram_copy_by_method;  // every method's figure, GB/s
   double dram_read_gbps = 0;  // read-only stream
+  // Read + write bytes per second of a copy whose working set (source + destination) is a
+  // quarter of the L2, hot: the roof of a hot case whose data stays in L2. 0 when not measured.
+  double l2_copy_gbps = 0;
+  std::int64_t l2_working_set_bytes = 0;
   double fp32_tflops = 0;     // FFMA on CUDA cores
   std::map<std::string, double> tensor_tflops;  // by dtype name: "bf16", "fp16", "tf32"
 };

@@ -117,10 +117,23 @@ Json verify_json(const VerifyResult& v) {
   return j;
 }
 
+Json clocks_json(const ClockSummary& c) {
+  Json j = Json::object();
+  j["sm_min_mhz"] = number(c.sm_min_mhz);
+  j["sm_max_mhz"] = number(c.sm_max_mhz);
+  j["sm_rated_max_mhz"] = number(c.sm_rated_max_mhz);
+  j["readings"] = c.readings;
+  j["samples"] = c.samples;
+  j["throttled_samples"] = c.throttled_samples;
+  j["throttle_reasons"] = c.throttle_reasons;
+  return j;
+}
+
 Json timing_json(const TimingResult& t) {
   Json j = Json::object();
   j["timer"] = t.timer;
   j["mode"] = to_string(t.mode);
+  j["flush"] = t.flush;
   j["preset"] = t.preset;
   j["span"] = stats_json(t.span);
   j["busy"] = stats_json(t.busy);
@@ -139,6 +152,7 @@ Json timing_json(const TimingResult& t) {
   j["warmup_ms"] = number(t.warmup_ms);
   j["measure_wall_ms"] = number(t.measure_wall_ms);
   j["samples_us"] = numbers(t.samples_us);
+  if (t.clocks) j["clocks"] = clocks_json(*t.clocks);
   return j;
 }
 
@@ -153,6 +167,7 @@ Json derived_json(const Derived& d) {
   j["roofline_tflops"] = number(d.roofline_tflops);
   j["pct_of_roofline"] = number(d.pct_of_roofline);
   j["pct_of_bandwidth_ceiling"] = number(d.pct_of_bandwidth_ceiling);
+  if (d.pct_of_l2_ceiling) j["pct_of_l2_ceiling"] = number(*d.pct_of_l2_ceiling);
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
   j["baseline_variant"] = d.baseline_variant;
   return j;
@@ -183,7 +198,13 @@ Json ceilings_json(const Ceilings& c) {
   j["source"] = c.source;
   j["measured_at"] = c.measured_at;
   j["dram_copy_gbps"] = number(c.dram_copy_gbps);
+  j["dram_copy_method"] = c.dram_copy_method;
+  Json methods = Json::object();
+  for (const auto& [name, gbps] : c.dram_copy_by_method) methods[name] = number(gbps);
+  j["dram_copy_by_method"] = std::move(methods);
   j["dram_read_gbps"] = number(c.dram_read_gbps);
+  j["l2_copy_gbps"] = number(c.l2_copy_gbps);
+  j["l2_working_set_bytes"] = c.l2_working_set_bytes;
   j["fp32_tflops"] = number(c.fp32_tflops);
   Json tensor = Json::object();
   for (const auto& [dtype, tflops] : c.tensor_tflops) tensor[dtype] = number(tflops);
@@ -292,10 +313,27 @@ VerifyResult read_verify(const Node& n) {
   return v;
 }
 
+ClockSummary read_clocks(const Node& n) {
+  ClockSummary c;
+  c.sm_min_mhz = n["sm_min_mhz"].number();
+  c.sm_max_mhz = n["sm_max_mhz"].number();
+  c.sm_rated_max_mhz = n["sm_rated_max_mhz"].number();
+  c.readings = n["readings"].integer<std::int64_t>();
+  c.samples = n["samples"].integer<std::int64_t>();
+  c.throttled_samples = n["throttled_samples"].integer<std::int64_t>();
+  Node reasons = n["throttle_reasons"];
+  for (std::size_t i = 0; i < reasons.size(); ++i) c.throttle_reasons.push_back(reasons.at(i).string());
+  return c;
+}
+
 TimingResult read_timing(const Node& n) {
   TimingResult t;
   t.timer = n["timer"].string();
   t.mode = n["mode"].enumeration(parse_mode, kAllModes);
+  Node flush = n["flush"];
+  t.flush = flush.string();
+  if (t.flush != "dirty" && t.flush != "clean" && t.flush != "none")
+    flush.fail(fmt::format("unknown flush \"{}\" (expected one of: dirty, clean, none)", t.flush));
   t.preset = n["preset"].string();
   t.span = read_stats(n["span"]);
   t.busy = read_stats(n["busy"]);
@@ -311,6 +349,7 @@ TimingResult read_timing(const Node& n) {
   t.warmup_ms = n["warmup_ms"].number();
   t.measure_wall_ms = n["measure_wall_ms"].number();
   t.samples_us = read_numbers(n["samples_us"]);
+  if (auto c = n.find("clocks")) t.clocks = read_clocks(*c);
   return t;
 }
 
@@ -325,6 +364,7 @@ Derived read_derived(const Node& n) {
   d.roofline_tflops = n["roofline_tflops"].number();
   d.pct_of_roofline = n["pct_of_roofline"].number();
   d.pct_of_bandwidth_ceiling = n["pct_of_bandwidth_ceiling"].number();
+  if (auto l2 = n.find("pct_of_l2_ceiling")) d.pct_of_l2_ceiling = l2->number();
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();
   d.baseline_variant = n["baseline_variant"].string();
   return d;
@@ -375,7 +415,13 @@ Ceilings read_ceilings(const Node& n) {
   c.source = n["source"].string();
   c.measured_at = n["measured_at"].string();
   c.dram_copy_gbps = n["dram_copy_gbps"].number();
+  c.dram_copy_method = n["dram_copy_method"].string();
+  Node methods = n["dram_copy_by_method"];
+  for (const auto& item : methods.object().items())
+    c.dram_copy_by_method[item.key()] = Node(item.value(), methods.child_path(item.key())).number();
   c.dram_read_gbps = n["dram_read_gbps"].number();
+  c.l2_copy_gbps = n["l2_copy_gbps"].number();
+  c.l2_working_set_bytes = n["l2_working_set_bytes"].integer<std::int64_t>();
   c.fp32_tflops = n["fp32_tflops"].number();
   Node tensor = n["tensor_tflops"];
   for (const auto& item : tensor.object().items())

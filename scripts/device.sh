@@ -4,6 +4,9 @@
 #
 #   scripts/device.sh            # everything under results/device; with $OUT set (the device
 #                                # tool), a selection of at most 8 files is copied there too
+#   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
+#                                # has 10 minutes; all sections together take about that)
+# Sections: build tests ceilings smoke smoke2 tiny faults xcheck peers main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -13,6 +16,8 @@ OUT=results/device
 rm -rf "$OUT"; mkdir -p "$OUT"
 log() { printf '\n=== %s\n' "$*"; }
 sha=$(cat .kwb-git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+SECTIONS=" ${*:-tests ceilings smoke smoke2 tiny faults xcheck peers main} "
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 log "GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
@@ -22,30 +27,66 @@ cmake --preset default -DKWB_GIT_SHA="$sha" > "$OUT/configure.log" 2>&1 || { cat
 cmake --build --preset default -j "$(nproc)" --target kwb kwb_gpu_tests > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 echo "built"
 
+if want tests; then
 log "GPU tests"
 ( cd build && ctest -L gpu --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+fi
 
+if want ceilings; then
 log "ceilings"
 ./build/kwb ceilings --refresh --log "$OUT/ceilings-worker.log" 2>&1 | tee "$OUT/ceilings.txt"
+fi
 
+if want smoke; then
 log "smoke sweep, run 1 (default shapes, all variants, 3 dtypes)"
 start=$(date +%s.%N)
 ./build/kwb run --out "$OUT/smoke" > "$OUT/smoke.txt" 2> "$OUT/smoke-progress.txt"
 echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s" | tee "$OUT/smoke-wall.txt"
+fi
+if want smoke2; then
 log "smoke sweep, run 2 (reproducibility)"
 ./build/kwb run --out "$OUT/smoke2" > "$OUT/smoke2.txt" 2> "$OUT/smoke2-progress.txt"; echo "exit $?"
+fi
 
+if want tiny; then
 log "tiny kernel (1 row x 512): CUPTI against CUDA events"
 for timer in cupti events; do
   ./build/kwb run --op rmsnorm_fwd --variant fused_v2_vec16 --dtype bf16 --axis rows=1 --axis cols=512 \
     --timer $timer --datasheet-ceilings --out "$OUT/tiny-$timer" > /dev/null 2>&1; echo "$timer exit $?"
 done
+fi
 
+if want faults; then
 log "fault isolation sweep"
 ./build/kwb run --op rmsnorm_fwd --variant fused_v2_vec16,test_fault_illegal_address,test_fault_device_assert,test_hang \
   --include-test-variants --dtype bf16 --axis rows=4096 --axis cols=4096,4100 --preset quick --case-timeout 8 \
   --out "$OUT/faults" > "$OUT/faults.txt" 2>&1; echo "exit $? (1 expected: faulting cases failed)"; tail -12 "$OUT/faults.txt"
+fi
 
+if want xcheck; then
+# One kernel per case (fused_v2_vec16) at lengths from ~10 us to a few ms: kwb under each flush
+# (CUPTI, default preset, the measured ceilings), then the same case under Nsight Compute, whose
+# `--cache-control all` flushes and invalidates the caches before each profiled launch. Nsight
+# Compute refuses CUPTI to the harness (error 39), so the harness falls back to events there; only
+# ncu's own gpu__time_duration.sum of each launch is compared.
+log "Nsight Compute cross-check at several kernel lengths, kwb --flush clean and dirty"
+mkdir -p "$OUT/xcheck"
+for spec in bf16:1x512 bf16:2048x4096 bf16:4096x4096 bf16:16384x4096 bf16:16384x16384 fp32:32768x16384 bf16:65536x32768; do
+  dtype=${spec%%:*}; shape=${spec#*:}; rows=${shape%x*}; cols=${shape#*x}
+  args="--op rmsnorm_fwd --variant fused_v2_vec16 --dtype $dtype --axis rows=$rows --axis cols=$cols"
+  for flush in clean dirty; do
+    ./build/kwb run $args --flush $flush --out "$OUT/xcheck/$dtype-$shape-$flush" > /dev/null 2>&1 || echo "kwb $spec $flush exit $?"
+  done
+  timeout 150 ncu --clock-control none --cache-control all --nvtx \
+    --nvtx-include "kwb@rmsnorm_fwd:fused_v2_vec16:$dtype:$shape/" --kernel-name regex:rmsnorm_fwd_v2 \
+    --launch-skip 3 --launch-count 15 --metrics gpu__time_duration.sum --csv --print-units base \
+    ./build/kwb run $args --preset quick --flush clean --out "$OUT/xcheck/$dtype-$shape-ncu-run" \
+    > "$OUT/xcheck/$dtype-$shape-ncu.csv" 2> "$OUT/xcheck/$dtype-$shape-ncu.err" || echo "ncu $spec exit $?"
+  echo "$spec done"
+done
+fi
+
+if false; then  # the fp32 v1 cross-check of earlier runs, kept for reference
 log "Nsight Compute cross-check (gpu__time_duration.sum, --clock-control none, caches flushed)"
 case_name="rmsnorm_fwd:fused_v1_row_per_block:fp32:32768x16384"
 ./build/kwb run --op rmsnorm_fwd --variant fused_v1_row_per_block --dtype fp32 --axis rows=32768 --axis cols=16384 \
@@ -55,20 +96,24 @@ timeout 240 ncu --clock-control none --cache-control all --nvtx --nvtx-include "
   ./build/kwb run --op rmsnorm_fwd --variant fused_v1_row_per_block --dtype fp32 --axis rows=32768 --axis cols=16384 \
   --preset quick --datasheet-ceilings --out "$OUT/ncu-events" > "$OUT/ncu.csv" 2> "$OUT/ncu.err"; echo "ncu exit $?"
 tail -3 "$OUT/ncu.err"
+fi
 
-if [ -f .peers/torch_peers.py ]; then
+if want peers && [ -f .peers/torch_peers.py ]; then
   log "PyTorch peers"
   timeout 300 python3 .peers/torch_peers.py --ops ceilings,rmsnorm > "$OUT/peers.txt" 2>&1; echo "exit $?"
 fi
 
+if want main; then
 log "main job as the README gives it (scripts/run.sh), bf16 only to save time"
 scripts/run.sh --dtype bf16 --preset quick > "$OUT/main-job.txt" 2>&1; echo "exit $?"; tail -4 "$OUT/main-job.txt"
+fi
 
 log "summary"
 python3 scripts/device_summary.py "$OUT" | tee "$OUT/summary.txt"
 if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files
-  cp "$OUT/smoke/report.json" "$FETCH/smoke-report.json"; cp "$OUT/smoke/report.csv" "$FETCH/smoke-report.csv"
-  cp "$OUT/faults/report.json" "$FETCH/faults-report.json"; cp "$OUT/faults/report.csv" "$FETCH/faults-report.csv"
-  cp "$OUT/ceilings.txt" "$OUT/summary.txt" "$OUT/gpu-tests.log" "$FETCH/"
-  [ -f "$OUT/peers.txt" ] && cp "$OUT/peers.txt" "$FETCH/"
+  [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$FETCH/smoke-report.json"
+  [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$FETCH/faults-report.csv"
+  for f in ceilings.txt summary.txt gpu-tests.log peers.txt; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FETCH/"; done
+  # The cross-check's reports without their per-sample arrays, and ncu's values, in one file.
+  [ -d "$OUT/xcheck" ] && python3 scripts/device_summary.py "$OUT" --xcheck-json > "$FETCH/xcheck.json"
 fi

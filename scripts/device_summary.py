@@ -7,6 +7,7 @@ import csv, io, json, statistics, sys
 from pathlib import Path
 
 out = Path(sys.argv[1])
+xcheck_json = "--xcheck-json" in sys.argv[2:]  # print the cross-check's figures as JSON instead
 
 def load(name):
     p = out / name / "report.json"
@@ -25,7 +26,14 @@ if smoke:
     for c in cases:
         disp[c["disposition"]] = disp.get(c["disposition"], 0) + 1
     rows.append(("device", dev))
-    rows.append(("copy ceiling (kwb ceilings)", f'{ceil["dram_copy_gbps"]:.0f} GB/s ({ceil["source"]})'))
+    rows.append(("copy ceiling (kwb ceilings)", f'{ceil["dram_copy_gbps"]:.0f} GB/s ({ceil["source"]}, '
+                 f'{ceil.get("dram_copy_method", "?")})'))
+    cold = [c for c in cases if "derived" in c and c["timing"]["mode"] == "cold"]
+    over = [c for c in cold if c["derived"]["pct_of_bandwidth_ceiling"] > 100]
+    top = max(cold, key=lambda c: c["derived"]["pct_of_bandwidth_ceiling"], default=None)
+    if top:
+        rows.append(("smoke cold cases above 100% of copy", f'{len(over)} of {len(cold)}; highest '
+                     f'{top["derived"]["pct_of_bandwidth_ceiling"]:.1f}% ({top["nvtx_range"]})'))
     rows.append(("smoke cases", ", ".join(f"{v} {k}" for k, v in sorted(disp.items()))))
     wall = (out / "smoke-wall.txt").read_text().strip() if (out / "smoke-wall.txt").exists() else "?"
     rows.append(("smoke wall time", wall))
@@ -79,6 +87,64 @@ if harness and ncu_csv.exists():
                      f"({(h / n - 1) * 100:+.2f}%), kwb events under ncu {ev_med if ev_med is None else round(ev_med, 1)} us"))
     else:
         rows.append(("ncu cross-check", f"no ncu values parsed ({len(vals)}), harness {h}"))
+
+def ncu_values(path):
+    """gpu__time_duration.sum of each profiled launch, in us."""
+    if not path.exists():
+        return []
+    text = path.read_text()
+    start = text.find('"ID"')
+    if start < 0:
+        return []
+    return [float(r["Metric Value"].replace(",", "")) / 1e3 for r in csv.DictReader(io.StringIO(text[start:]))
+            if r.get("Metric Name") == "gpu__time_duration.sum"]
+
+xdir = out / "xcheck"
+xrows = []
+if xdir.is_dir():
+    def clean_median(name):  # shortest kernel first
+        r = load(f"xcheck/{name}-clean")
+        return r["cases"][0]["timing"]["span"]["median"] if r and r["cases"] and "timing" in r["cases"][0] else 0
+    specs = sorted({p.name.rsplit("-", 1)[0] for p in xdir.iterdir() if p.name.endswith("-clean")}, key=clean_median)
+    for name in specs:
+        runs = {f: load(f"xcheck/{name}-{f}") for f in ("clean", "dirty")}
+        entry = {"case": name}
+        for f, r in runs.items():
+            c = r["cases"][0] if r and r["cases"] else None
+            if c and "timing" in c:
+                t = c["timing"]
+                entry[f] = {"median_us": t["span"]["median"], "p10_us": t["span"]["p10"], "p90_us": t["span"]["p90"],
+                            "samples": t["span"]["count"], "flush": t["flush"],
+                            "pct_of_copy": c.get("derived", {}).get("pct_of_bandwidth_ceiling"),
+                            "gbps": c.get("derived", {}).get("bandwidth_gbps"), "clocks": t.get("clocks")}
+                entry["ceiling"] = {k: r["run"]["ceilings"].get(k) for k in
+                                    ("dram_copy_gbps", "dram_copy_method", "l2_copy_gbps")}
+        vals = ncu_values(xdir / f"{name}-ncu.csv")
+        if vals:
+            entry["ncu"] = {"median_us": statistics.median(vals), "min_us": min(vals), "max_us": max(vals), "launches": len(vals)}
+        xrows.append(entry)
+if xcheck_json:
+    print(json.dumps(xrows, indent=1))
+    sys.exit(0)
+for e in xrows:
+    cl, di, nc = e.get("clean"), e.get("dirty"), e.get("ncu")
+    parts = []
+    if cl and nc:
+        parts.append(f'clean {cl["median_us"]:.2f} us vs ncu {nc["median_us"]:.2f} ({(cl["median_us"] / nc["median_us"] - 1) * 100:+.2f}%)')
+    elif cl:
+        parts.append(f'clean {cl["median_us"]:.2f} us, no ncu values')
+    if cl and di:
+        parts.append(f'dirty {di["median_us"]:.2f} us (+{di["median_us"] - cl["median_us"]:.2f} us, '
+                     f'{(di["median_us"] / cl["median_us"] - 1) * 100:+.1f}%)')
+        parts.append(f'%copy clean/dirty {cl["pct_of_copy"]:.1f}/{di["pct_of_copy"]:.1f}')
+        ck = [x["clocks"] for x in (cl, di) if x.get("clocks")]
+        if ck:
+            parts.append(f'SM {min(c["sm_min_mhz"] for c in ck):.0f}-{max(c["sm_max_mhz"] for c in ck):.0f} MHz, '
+                         f'throttled {sum(c["throttled_samples"] for c in ck)}/{sum(c["samples"] for c in ck)}')
+    rows.append((f'xcheck {e["case"]}', "; ".join(parts)))
+if xrows and "ceiling" in xrows[0]:
+    c = xrows[0]["ceiling"]
+    rows.append(("copy ceiling used by xcheck", f'{c["dram_copy_gbps"]:.0f} GB/s ({c["dram_copy_method"]}), L2 copy {c["l2_copy_gbps"]:.0f} GB/s'))
 tiny = {t: load(f"tiny-{t}") for t in ("cupti", "events")}
 if all(tiny.values()):
     m = {t: r["cases"][0]["timing"]["span"]["median"] for t, r in tiny.items() if r["cases"] and "timing" in r["cases"][0]}
@@ -90,6 +156,10 @@ if peers.exists():
         if line.startswith("{") and '"impl"' in line:
             p = json.loads(line)
             rows.append((f'peer {p["op"]} {p["impl"]} {p["shape"]}', f'{p["us"]} us, {p.get("GBps", p.get("TFLOPs"))}'))
+            ceiling = (smoke or {}).get("run", {}).get("ceilings") or (xrows[0].get("ceiling") if xrows else None)
+            if p["impl"] == "copy_d2d" and ceiling and p.get("GBps"):
+                rows.append(("kwb copy ceiling >= PyTorch copy?", f'{ceiling["dram_copy_gbps"]:.0f} vs {p["GBps"]} GB/s: '
+                             f'{"yes" if ceiling["dram_copy_gbps"] >= p["GBps"] else "NO"}'))
 width = max(len(r[0]) for r in rows) if rows else 10
 print()
 for k, v in rows:

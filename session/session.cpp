@@ -2,6 +2,8 @@
 // cases, reports.
 #include "session/session.hpp"
 
+#include "measure/flush_kind.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -218,9 +220,10 @@ SessionResult Session::run() {
                          {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", options_.case_timeout_s)},
                          {"cases_planned", std::to_string(cases_.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
-  if (first.mode == Mode::cold)
-    report.run.settings["l2_flush"] = fmt::format("memset of {} MiB (2x L2) before every sample",
-                                                  std::max<std::int64_t>(2 * hello.device.l2_bytes, 64 << 20) >> 20);
+  if (first.mode == Mode::cold) {
+    report.run.settings["flush"] = std::string(to_string(first.flush));
+    report.run.settings["l2_flush"] = describe_flush(first.flush, hello.device.l2_bytes);
+  }
   for (const auto& [key, value] : options_.settings) report.run.settings[key] = value;
   note(fmt::format("{} cases on {} ({}), timer {}, mode {}, preset {}", cases_.size(), hello.device.name,
                    hello.device.uuid, hello.timer, mode, first.preset));

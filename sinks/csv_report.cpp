@@ -66,6 +66,7 @@ const std::vector<Column>& trailing_columns() {
       {"mode", timing([](const T& t) { return std::string(to_string(t.mode)); })},
       {"disposition", [](const CaseRecord& c) { return std::string(to_string(c.disposition)); }},
       {"reason", [](const CaseRecord& c) { return c.reason; }},
+      {"flush", timing([](const T& t) { return t.flush; })},
       {"timer", timing([](const T& t) { return t.timer; })},
       {"preset", timing([](const T& t) { return t.preset; })},
       {"samples", timing([](const T& t) { return num(t.span.count); })},
@@ -86,6 +87,10 @@ const std::vector<Column>& trailing_columns() {
          return t.kernels_per_sample < 0 ? std::string() : num(t.kernels_per_sample);
        })},
       {"stop_reason", timing([](const T& t) { return std::string(to_string(t.stop_reason)); })},
+      // Empty when NVML was unavailable: not measured, never zero.
+      {"sm_clock_min_mhz", timing([](const T& t) { return t.clocks ? num(t.clocks->sm_min_mhz) : std::string(); })},
+      {"sm_clock_max_mhz", timing([](const T& t) { return t.clocks ? num(t.clocks->sm_max_mhz) : std::string(); })},
+      {"throttled_samples", timing([](const T& t) { return t.clocks ? num(t.clocks->throttled_samples) : std::string(); })},
       {"model_bytes", derived([](const Derived& d) { return num(d.model_bytes); })},
       {"model_flops", derived([](const Derived& d) { return num(d.model_flops); })},
       {"bandwidth_gbps", derived([](const Derived& d) { return num(d.bandwidth_gbps); })},
@@ -96,6 +101,9 @@ const std::vector<Column>& trailing_columns() {
       {"pct_of_roofline", derived([](const Derived& d) { return num(d.pct_of_roofline); })},
       {"pct_of_bandwidth_ceiling",
        derived([](const Derived& d) { return num(d.pct_of_bandwidth_ceiling); })},
+      {"pct_of_l2_ceiling", derived([](const Derived& d) {
+         return d.pct_of_l2_ceiling ? num(*d.pct_of_l2_ceiling) : std::string();
+       })},
       {"speedup_vs_baseline", derived([](const Derived& d) {
          return d.speedup_vs_baseline ? num(*d.speedup_vs_baseline) : std::string();
        })},

@@ -1,4 +1,4 @@
-// The kwb.report/1 envelope and its files: schema check, run info, cases, atomic write.
+// The kwb.report/2 envelope and its files: schema check, run info, cases, atomic write.
 #include "sinks/json_report.hpp"
 
 #include <cerrno>

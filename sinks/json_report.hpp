@@ -1,4 +1,4 @@
-// The JSON report: a run's environment plus one record per case, written as schema kwb.report/1.
+// The JSON report: a run's environment plus one record per case, written as schema kwb.report/2.
 //
 // Everything goes through nlohmann::ordered_json, never nlohmann::json: the plain one sorts object
 // keys, which would turn a shape {"rows":..,"cols":..} into {"cols":..,"rows":..} and lose the
@@ -22,7 +22,7 @@
 
 namespace kwb {
 
-inline constexpr const char* kReportSchema = "kwb.report/1";
+inline constexpr const char* kReportSchema = "kwb.report/2";
 
 struct Report {
   RunInfo run;

@@ -160,7 +160,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (needed > 0.95 * static_cast<double>(free_bytes))
       return skip(fmt::format("needs {} of device memory, {} free of {}", gib(needed),
                               gib(static_cast<double>(free_bytes)), gib(static_cast<double>(total_bytes))));
-    if (req.mode == Mode::cold && !flusher_) flusher_ = std::make_unique<L2Flusher>(l2_bytes_);
+    if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
+      flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
 
     // 2. Inputs and oracle, once per group.
     if (!group_) group_ = prepare_group(*op, req, specs, key);

@@ -27,6 +27,7 @@ struct CaseRequest {
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;
+  FlushKind flush = FlushKind::dirty;  // cold mode only
   TunableValues tunables;  // the variant's tunables, in its declaration order
 };
 

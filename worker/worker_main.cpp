@@ -26,7 +26,7 @@ nlohmann::ordered_json to_json(const CaseRequest& r) {
   for (const auto& [name, value] : r.tunables) tunables[name] = value;
   return {{"index", r.index}, {"op", r.op}, {"variant", r.variant},
           {"dtype", to_string(r.dtype)}, {"shape", shape}, {"tunables", tunables},
-          {"mode", to_string(r.mode)},
+          {"mode", to_string(r.mode)}, {"flush", to_string(r.flush)},
           {"preset", r.preset}, {"seed", r.seed}, {"include_test_variants", r.include_test_variants}};
 }
 
@@ -45,6 +45,7 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
   for (const auto& [name, value] : j.at("tunables").items())
     r.tunables.push_back({name, value.get<std::int64_t>()});
   r.mode = parse_mode(j.at("mode").get<std::string>()).value();
+  r.flush = parse_flush_kind(j.at("flush").get<std::string>()).value();
   r.preset = j.at("preset").get<std::string>();
   r.seed = j.at("seed").get<std::uint64_t>();
   r.include_test_variants = j.value("include_test_variants", false);

@@ -83,6 +83,20 @@ TEST_F(CliBadInput, UnknownModeListsTheKnownOnes) {
   EXPECT_TRUE(Mentions(r, "hot"));
 }
 
+TEST_F(CliBadInput, UnknownFlushListsTheKnownOnes) {
+  const CliResult r = run("--flush writeback");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "'writeback'"));
+  EXPECT_TRUE(Mentions(r, "dirty"));
+  EXPECT_TRUE(Mentions(r, "clean"));
+}
+
+TEST_F(CliBadInput, CleanFlushInHotModeIsRefused) {
+  const CliResult r = run("--mode hot --flush clean");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "--flush clean"));
+}
+
 TEST_F(CliBadInput, UnknownPresetListsTheKnownOnes) {
   const CliResult r = run("--preset fast");
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -179,6 +179,23 @@ TEST(DeriveSpeedups, LeavesRecordsWithoutDerivedFiguresAlone) {
   EXPECT_FALSE(records[1].derived.has_value());
 }
 
+TEST(DeriveMetrics, HotCaseGetsThePercentOfTheL2CeilingAndColdCaseDoesNot) {
+  Ceilings ceilings = h100_like();
+  ceilings.l2_copy_gbps = 6695;
+  const Shape shape = rmsnorm_shape(1024, 4096);  // 16'785'408 bytes: 4196.4 GB/s at 4 us
+  CaseRecord hot = timed_record("fused_v2_vec16", Role::fused, DType::bf16, shape, 4.0, Mode::hot);
+  CaseRecord cold = timed_record("fused_v2_vec16", Role::fused, DType::bf16, shape, 4.0, Mode::cold);
+  derive_metrics(hot, Registry::instance(), ceilings);
+  derive_metrics(cold, Registry::instance(), ceilings);
+  ASSERT_TRUE(hot.derived->pct_of_l2_ceiling.has_value());
+  EXPECT_NEAR(*hot.derived->pct_of_l2_ceiling, 100.0 * hot.derived->bandwidth_gbps / 6695, 1e-9);
+  EXPECT_NEAR(*hot.derived->pct_of_l2_ceiling, 62.68, 0.01);
+  EXPECT_FALSE(cold.derived->pct_of_l2_ceiling.has_value()) << "a cold case's data comes from DRAM";
+  CaseRecord no_l2 = timed_record("fused_v2_vec16", Role::fused, DType::bf16, shape, 4.0, Mode::hot);
+  derive_metrics(no_l2, Registry::instance(), h100_like());
+  EXPECT_FALSE(no_l2.derived->pct_of_l2_ceiling.has_value()) << "no L2 ceiling measured: absent";
+}
+
 // ---- derive_warnings --------------------------------------------------------------------
 
 TEST(DeriveWarnings, FlagsFiguresAboveOneHundredPercentOfACeiling) {
@@ -206,6 +223,18 @@ TEST(DeriveWarnings, FlagsAboveTheRooflineAlone) {
   EXPECT_EQ(derive_warnings({rec}).size(), 1u);
   rec.derived->pct_of_roofline = 100.0;  // exactly at the ceiling is plausible
   EXPECT_TRUE(derive_warnings({rec}).empty());
+}
+
+TEST(DeriveWarnings, CleanFlushAboveTheCeilingNamesTheWritesLeftInL2) {
+  CaseRecord rec = timed_record("fused_v2_vec16", Role::fused, DType::bf16, rmsnorm_shape(16384, 4096), 100.0);
+  rec.timing->flush = "clean";
+  rec.derived = Derived{};
+  rec.derived->pct_of_bandwidth_ceiling = 103.4;
+  const auto warnings = derive_warnings({rec});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("clean flush"), std::string::npos) << warnings[0];
+  rec.timing->flush = "dirty";
+  EXPECT_EQ(derive_warnings({rec})[0].find("clean flush"), std::string::npos);
 }
 
 }  // namespace

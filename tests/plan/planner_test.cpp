@@ -465,5 +465,55 @@ TEST(ReproCommand, TestVariantsCarryTheFlagTheyNeed) {
   EXPECT_TRUE(Mentions(cmd, "--axis cols=64"));
 }
 
+TEST(ReproCommand, CleanFlushIsNamedAndReplansToTheSameFlush) {
+  PlanRequest r = rmsnorm_request();
+  r.variants = {"fused_v2_vec16"};
+  r.dtypes = {DType::bf16};
+  r.axes = {parse_axis_assignment("rows=2048"), parse_axis_assignment("cols=4096")};
+  r.flush = FlushKind::clean;
+  const auto cases = plan_cases(r, registry());
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].flush, FlushKind::clean) << "the plan carries the flush into every case";
+  const std::string cmd = repro_command(cases[0]);
+  EXPECT_EQ(flag(parse_flags(cmd), "--flush"), "clean") << cmd;
+  EXPECT_EQ(parse_flush_flag(flag(parse_flags(cmd), "--flush"), Mode::cold), FlushKind::clean);
+}
+
+TEST(ReproCommand, DefaultDirtyFlushAddsNoFlag) {
+  PlanRequest r = rmsnorm_request();
+  r.variants = {"fused_v2_vec16"};
+  r.dtypes = {DType::bf16};
+  r.axes = {parse_axis_assignment("rows=2048"), parse_axis_assignment("cols=4096")};
+  const auto cases = plan_cases(r, registry());
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(flag(parse_flags(repro_command(cases[0])), "--flush"), "<absent>");
+}
+
+TEST(FlushFlag, DirtyAndCleanAreAcceptedInColdMode) {
+  EXPECT_EQ(parse_flush_flag("dirty", Mode::cold), FlushKind::dirty);
+  EXPECT_EQ(parse_flush_flag("clean", Mode::cold), FlushKind::clean);
+}
+
+TEST(FlushFlag, UnknownNameIsRefusedListingBoth) {
+  try {
+    parse_flush_flag("Clean ", Mode::cold);
+    ADD_FAILURE() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_TRUE(Mentions(e.what(), "--flush")) << e.what();
+    EXPECT_TRUE(Mentions(e.what(), "'Clean '")) << e.what();
+    EXPECT_TRUE(Mentions(e.what(), "dirty")) << e.what();
+    EXPECT_TRUE(Mentions(e.what(), "clean")) << e.what();
+  }
+}
+
+TEST(FlushFlag, CleanInHotModeIsRefusedBecauseHotFlushesNothing) {
+  try {
+    parse_flush_flag("clean", Mode::hot);
+    ADD_FAILURE() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_TRUE(Mentions(e.what(), "--mode cold")) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kwb

@@ -82,7 +82,7 @@ TEST(JsonReport, TopLevelKeysAreSchemaRunCasesInOrder) {
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "run", "cases"}));
-  EXPECT_EQ(j["schema"], "kwb.report/1");
+  EXPECT_EQ(j["schema"], "kwb.report/2");
 }
 
 TEST(JsonReport, NumbersAreNumbersAndEnumsAreNames) {
@@ -135,7 +135,7 @@ TEST(JsonReport, WrongSchemaSaysWhichWasFoundAndWhichIsSupported) {
   j["schema"] = "kwb.report/2";
   const std::string message = read_error(j);
   EXPECT_NE(message.find("kwb.report/2"), std::string::npos) << message;
-  EXPECT_NE(message.find("kwb.report/1"), std::string::npos) << message;
+  EXPECT_NE(message.find("kwb.report/2"), std::string::npos) << message;
 }
 
 TEST(JsonReport, MissingSchemaIsAnError) {
@@ -186,6 +186,26 @@ TEST(JsonReport, UnknownEnumNameIsRejectedListingTheKnownOnes) {
             std::string::npos);
 }
 
+TEST(JsonReport, UnknownFlushIsRejectedListingTheKnownOnes) {
+  Json j = report_to_json(rich_report());
+  j["cases"][1]["timing"]["flush"] = "lukewarm";
+  EXPECT_EQ(read_error(j), "cases[1].timing.flush: unknown flush \"lukewarm\" (expected one of: dirty, clean, none)");
+}
+
+TEST(JsonReport, ClocksAreAbsentNotZeroWithoutNvml) {
+  const Json j = report_to_json(rich_report());
+  EXPECT_TRUE(j["cases"][0]["timing"].contains("clocks"));
+  EXPECT_EQ(j["cases"][0]["timing"]["clocks"]["throttled_samples"], 9);
+  EXPECT_FALSE(j["cases"][1]["timing"].contains("clocks"));
+  EXPECT_FALSE(through_text(rich_report()).cases[1].timing->clocks.has_value());
+}
+
+TEST(JsonReport, CeilingsWithoutTheCopyMethodAreRejected) {
+  Json j = report_to_json(rich_report());
+  j["run"]["ceilings"].erase("dram_copy_method");
+  EXPECT_EQ(read_error(j), "run.ceilings.dram_copy_method: missing required key");
+}
+
 TEST(JsonReport, CaseFromJsonAloneNamesPathsFromTheCase) {
   Json c = to_json(rich_report().cases[0]);
   c.erase("op");
@@ -217,7 +237,7 @@ TEST(JsonReportFile, WriteThenReadRoundTrips) {
 TEST(JsonReportFile, InvalidJsonNamesFileLineAndByte) {
   TempDir dir;
   const auto path = dir / "broken.json";
-  write_text(path, "{\n  \"schema\": \"kwb.report/1\",\n  \"run\": ,\n}\n");
+  write_text(path, "{\n  \"schema\": \"kwb.report/2\",\n  \"run\": ,\n}\n");
   try {
     read_report_json(path);
     FAIL() << "expected ReportError";

@@ -78,6 +78,16 @@ inline CaseRecord rich_case(int index, Shape shape) {
   t.warmup_ms = 100.25;
   t.measure_wall_ms = 1500.0000000000002;
   t.samples_us = {12.3, 12.4, 0.1 + 0.2, 6.02e23};
+  t.flush = "none";
+  ClockSummary clocks;
+  clocks.sm_min_mhz = 1755.0000000000002;
+  clocks.sm_max_mhz = 1980;
+  clocks.sm_rated_max_mhz = 1980;
+  clocks.readings = 14;
+  clocks.samples = 137;
+  clocks.throttled_samples = 9;
+  clocks.throttle_reasons = {"sw_power_cap", "hw_thermal_slowdown"};
+  t.clocks = clocks;
   c.timing = t;
 
   Derived d;
@@ -90,6 +100,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   d.roofline_tflops = 1.6707;
   d.pct_of_roofline = 47.88;
   d.pct_of_bandwidth_ceiling = 93.1;
+  d.pct_of_l2_ceiling = 41.7;
   d.speedup_vs_baseline = 1.0 / 7.0;
   d.baseline_variant = "torch_eager";
   c.derived = d;
@@ -107,6 +118,11 @@ inline Ceilings sample_ceilings(const std::string& source, double scale) {
   c.dram_read_gbps = 3350.1 * scale;
   c.fp32_tflops = 66.9 * scale;
   c.tensor_tflops = {{"bf16", 989.4 * scale}, {"fp16", 989.5 * scale}, {"tf32", 494.7 * scale}};
+  c.dram_copy_method = "cudaMemcpyAsync 2048MiB clean";
+  c.dram_copy_by_method = {{"cudaMemcpyAsync 2048MiB clean", 3000.7 * scale},
+                           {"copy_stream<4> 4x512 1024MiB dirty", 2900.1 * scale}};
+  c.l2_copy_gbps = 9876.5 * scale;
+  c.l2_working_set_bytes = 13107200;
   return c;
 }
 
@@ -147,6 +163,8 @@ inline Report rich_report() {
   second.dtype = DType::fp16;
   second.disposition = Disposition::passed;
   second.timing->mode = Mode::cold;
+  second.timing->flush = "clean";
+  second.timing->clocks.reset();  // NVML unavailable: absent, not zero
   second.timing->stop_reason = StopReason::max_samples;
   r.cases.push_back(second);
   return r;
@@ -240,6 +258,7 @@ inline void expect_same(const VerifyResult& a, const VerifyResult& b) {
 inline void expect_same(const TimingResult& a, const TimingResult& b) {
   KWB_SAME(timer);
   KWB_SAME(mode);
+  KWB_SAME(flush);
   KWB_SAME(preset);
   { SCOPED_TRACE("span"); expect_same(a.span, b.span); }
   { SCOPED_TRACE("busy"); expect_same(a.busy, b.busy); }
@@ -255,6 +274,17 @@ inline void expect_same(const TimingResult& a, const TimingResult& b) {
   KWB_SAME(stop_reason);
   KWB_SAME_D(warmup_ms);
   KWB_SAME_D(measure_wall_ms);
+  ASSERT_EQ(a.clocks.has_value(), b.clocks.has_value());
+  if (a.clocks) {
+    SCOPED_TRACE("clocks");
+    KWB_SAME_D(clocks->sm_min_mhz);
+    KWB_SAME_D(clocks->sm_max_mhz);
+    KWB_SAME_D(clocks->sm_rated_max_mhz);
+    KWB_SAME(clocks->readings);
+    KWB_SAME(clocks->samples);
+    KWB_SAME(clocks->throttled_samples);
+    KWB_SAME(clocks->throttle_reasons);
+  }
   ASSERT_EQ(a.samples_us.size(), b.samples_us.size());
   for (std::size_t i = 0; i < a.samples_us.size(); ++i)
     expect_same_double(a.samples_us[i], b.samples_us[i], "samples_us");
@@ -270,6 +300,8 @@ inline void expect_same(const Derived& a, const Derived& b) {
   KWB_SAME_D(roofline_tflops);
   KWB_SAME_D(pct_of_roofline);
   KWB_SAME_D(pct_of_bandwidth_ceiling);
+  ASSERT_EQ(a.pct_of_l2_ceiling.has_value(), b.pct_of_l2_ceiling.has_value());
+  if (a.pct_of_l2_ceiling) expect_same_double(*a.pct_of_l2_ceiling, *b.pct_of_l2_ceiling, "pct_of_l2_ceiling");
   ASSERT_EQ(a.speedup_vs_baseline.has_value(), b.speedup_vs_baseline.has_value());
   if (a.speedup_vs_baseline)
     expect_same_double(*a.speedup_vs_baseline, *b.speedup_vs_baseline, "speedup_vs_baseline");
@@ -321,6 +353,10 @@ inline void expect_same(const Ceilings& a, const Ceilings& b) {
   KWB_SAME_D(dram_read_gbps);
   KWB_SAME_D(fp32_tflops);
   KWB_SAME(tensor_tflops);  // exact double equality inside the map
+  KWB_SAME(dram_copy_method);
+  KWB_SAME(dram_copy_by_method);
+  KWB_SAME_D(l2_copy_gbps);
+  KWB_SAME(l2_working_set_bytes);
 }
 
 inline void expect_same(const RunInfo& a, const RunInfo& b) {

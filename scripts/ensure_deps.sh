@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Sourced by run.sh, test.sh and .ci/run: makes sure this Debian/Ubuntu machine has what the build
+# needs, installing what is missing when it can.
+#
+# The CUDA toolkit (nvcc, cudart, CUPTI, cuBLASLt, NVTX3) is not a Debian package here: it must
+# already be installed (/usr/local/cuda). Everything else comes from apt-get: as root directly,
+# with sudo when it needs no password, otherwise the script stops and prints the one line to run.
+#
+#   KWB_BUILD_PACKAGES   the packages every build needs
+#   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest)
+
+KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev"
+KWB_TEST_PACKAGES="libgtest-dev"
+
+kwb_missing_packages() {  # prints the packages of "$@" that dpkg does not list as installed
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf '%s ' "$p"
+  done
+}
+
+# kwb_ensure_deps [--tests]: returns 0 when everything is there (after installing it if needed).
+kwb_ensure_deps() {
+  local packages=$KWB_BUILD_PACKAGES
+  [ "${1:-}" = "--tests" ] && packages="$packages $KWB_TEST_PACKAGES"
+
+  # 1. The CUDA toolkit: found on the PATH or in its usual place, never installed from here.
+  if ! command -v nvcc > /dev/null 2>&1; then
+    for dir in /usr/local/cuda/bin /usr/local/cuda-13*/bin; do
+      [ -x "$dir/nvcc" ] && export PATH="$dir:$PATH" && break
+    done
+  fi
+  if ! command -v nvcc > /dev/null 2>&1; then
+    echo "kwb: the CUDA toolkit (nvcc) was not found on the PATH or in /usr/local/cuda." >&2
+    echo "     Install CUDA 13 (https://developer.nvidia.com/cuda-downloads), then run this again." >&2
+    return 1
+  fi
+
+  # 2. Debian packages.
+  if ! command -v dpkg-query > /dev/null 2>&1; then
+    echo "kwb: not a Debian/Ubuntu machine; make sure these are installed: $packages" >&2
+    return 0  # CMake will name anything still missing
+  fi
+  local missing
+  missing=$(kwb_missing_packages $packages)
+  [ -z "$missing" ] && return 0
+  local install="apt-get install -y --no-install-recommends $missing"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo > /dev/null 2>&1 && sudo -n true 2> /dev/null; then
+      sudo="sudo"
+    else
+      echo "kwb: missing packages: $missing" >&2
+      echo "     Install them with:  sudo apt-get update && sudo $install" >&2
+      return 1
+    fi
+  fi
+  echo "kwb: installing missing packages: $missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq && $sudo $install > /dev/null || {
+    echo "kwb: apt-get could not install: $missing (run '$install' to see why)" >&2
+    return 1
+  }
+}
