@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests ceilings smoke smoke2 tiny faults xcheck peers main (build always runs).
+# Sections: build tests sanitize ceilings smoke smoke2 tiny faults xcheck peers main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -16,7 +16,7 @@ OUT=results/device
 rm -rf "$OUT"; mkdir -p "$OUT"
 log() { printf '\n=== %s\n' "$*"; }
 sha=$(cat .kwb-git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-SECTIONS=" ${*:-tests ceilings smoke smoke2 tiny faults xcheck peers main} "
+SECTIONS=" ${*:-tests sanitize ceilings smoke smoke2 tiny faults xcheck peers main} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 log "GPU"
@@ -30,6 +30,25 @@ echo "built"
 if want tests; then
 log "GPU tests"
 ( cd build && ctest -L gpu --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+fi
+
+if want sanitize; then
+# Every variant, the test-only ops' included, under memcheck and racecheck at small and odd
+# shapes (the worker is a child process: --target-processes all). Quick preset: the tools slow
+# every launch, and the point is the accesses, not the times.
+log "compute-sanitizer memcheck and racecheck at small shapes"
+for tool in memcheck racecheck; do
+  for spec in "rmsnorm_fwd|--axis rows=7 --axis cols=1000,4100" \
+              "test_colsum,test_label_nll,test_bhsd_scale|" \
+              "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512"; do
+    ops=${spec%%|*}; axes=${spec#*|}
+    variants=$([ "$ops" = rmsnorm_fwd ] && echo "--variant baseline_eager_8_launches,fused_v1_row_per_block,fused_v2_vec16,fused_v3_vec16_any_cols" || echo "")
+    timeout 240 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+      ./build/kwb run --op "$ops" $variants $axes --include-test-variants --preset quick --mode hot \
+      --datasheet-ceilings --out "$OUT/sanitize-$tool" > "$OUT/sanitize-$tool-${ops%%,*}.txt" 2>&1
+    echo "$tool $ops: exit $? ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-${ops%%,*}.txt") sanitizer reports)"
+  done
+done
 fi
 
 if want ceilings; then
