@@ -12,10 +12,34 @@
 KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev"
 KWB_TEST_PACKAGES="libgtest-dev"
 
-kwb_missing_packages() {  # prints the packages of "$@" that dpkg does not list as installed
+# What each package provides, checked directly: a tool installed another way (pip's cmake, a
+# hand-built GoogleTest) counts as present, and a machine without network is not asked to install it.
+kwb_provided() {
+  local header
+  case "$1" in
+    cmake) command -v cmake > /dev/null ;;
+    ninja-build) command -v ninja > /dev/null ;;
+    g++) command -v g++ > /dev/null ;;
+    nlohmann-json3-dev) header=nlohmann/json.hpp ;;
+    libcli11-dev) header=CLI/CLI.hpp ;;
+    libfmt-dev) header=fmt/format.h ;;
+    libyaml-cpp-dev) header=yaml-cpp/yaml.h ;;
+    libgtest-dev) header=gtest/gtest.h ;;
+    *) return 1 ;;
+  esac || return 1
+  [ -z "${header:-}" ] && return 0
+  local dir
+  for dir in /usr/include /usr/local/include /opt/conda/include; do
+    [ -e "$dir/$header" ] && return 0
+  done
+  return 1
+}
+
+kwb_missing_packages() {  # prints the packages of "$@" neither dpkg nor a direct check finds
   local p
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf '%s ' "$p"
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+    kwb_provided "$p" || printf '%s ' "$p"
   done
 }
 
@@ -37,13 +61,13 @@ kwb_ensure_deps() {
   fi
 
   # 2. Debian packages.
-  if ! command -v dpkg-query > /dev/null 2>&1; then
-    echo "kwb: not a Debian/Ubuntu machine; make sure these are installed: $packages" >&2
-    return 0  # CMake will name anything still missing
-  fi
   local missing
   missing=$(kwb_missing_packages $packages)
   [ -z "$missing" ] && return 0
+  if ! command -v apt-get > /dev/null 2>&1; then
+    echo "kwb: not a Debian/Ubuntu machine; install the equivalents of: $missing" >&2
+    return 0  # CMake will name anything still missing
+  fi
   local install="apt-get install -y --no-install-recommends $missing"
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
@@ -57,8 +81,10 @@ kwb_ensure_deps() {
   fi
   echo "kwb: installing missing packages: $missing" >&2
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq && $sudo $install > /dev/null || {
-    echo "kwb: apt-get could not install: $missing (run '$install' to see why)" >&2
-    return 1
-  }
+  # A failed install (no network, say) is not fatal: the build may still find what it needs
+  # elsewhere, and CMake names whatever is really missing.
+  $sudo apt-get update -qq > /dev/null 2>&1
+  $sudo $install > /dev/null 2>&1 || \
+    echo "kwb: apt-get could not install: $missing (run '$install' to see why); trying the build anyway" >&2
+  return 0
 }
