@@ -2,6 +2,8 @@
 // names the JSON path (and the file) of the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <limits>
 
@@ -297,6 +299,21 @@ TEST(JsonReport, PerOutputChecksRoundTripAndAreReadStrictly) {
   j = report_to_json(report);
   j["cases"][0]["verify"].erase("outputs");
   EXPECT_EQ(read_error(j), "cases[0].verify.outputs: missing required key");
+}
+
+// The committed sample reports are what a new user opens first: they must read with this build
+// (a schema or codec change that breaks them fails here, not in someone's hands).
+TEST(JsonReport, CommittedSampleReportsReadBack) {
+  int reports = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(KWB_SOURCE_DIR "/samples")) {
+    if (entry.path().filename() != "report.json") continue;
+    ++reports;
+    const Report report = read_report_json(entry.path());
+    EXPECT_FALSE(report.cases.empty()) << entry.path();
+    for (const auto& c : report.cases)
+      if (c.disposition == Disposition::passed) EXPECT_TRUE(c.timing.has_value()) << entry.path() << " " << c.nvtx_range;
+  }
+  EXPECT_GT(reports, 0) << "no samples/**/report.json found";
 }
 
 }  // namespace
