@@ -14,6 +14,7 @@
 
 
 #include "derive/ceilings.hpp"
+#include "measure/stream_kernels.cuh"
 #include "catalogue/cuda_check.hpp"
 #include "prepare/device_fill.hpp"
 
@@ -70,16 +71,6 @@ __global__ void l2_copy(const uint4* __restrict__ in, uint4* __restrict__ out, s
       out[j] = in[j];
     }
   }
-}
-
-__global__ void read_stream(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x) {
-    const uint4 v = in[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9E3779B9u) *sink = acc;
 }
 
 constexpr int kFmaChains = 8;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "plan/planner.hpp"
+#include "tests/support/plan_errors.hpp"
 #include "reference/testing/seq_sum.hpp"
 #include "worker/case_runner.hpp"
 
@@ -22,20 +23,8 @@ PlanRequest seq_sum_request(std::vector<std::string> axes) {
   return r;
 }
 
-std::string plan_error(const PlanRequest& request) {
-  try {
-    plan_cases(request, registry());
-  } catch (const PlanError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a PlanError";
-  return {};
-}
-
-::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
-  if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << part << "\"";
-}
+using test::Mentions;
+using test::plan_error;
 
 TEST(PlanTestOnlyOp, IsLeftOutOfTheDefaultSweepAndRefusedWhenNamedWithoutTheFlag) {
   PlanRequest all;

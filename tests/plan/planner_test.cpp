@@ -1,6 +1,7 @@
 // Filters -> cases against the real catalogue (rmsnorm_fwd and its variants), the memory check
 // and the repro command line.
 #include "plan/planner.hpp"
+#include "tests/support/plan_errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -40,21 +41,8 @@ bool contains_all(const std::set<std::string>& set, const std::vector<std::strin
   return std::all_of(names.begin(), names.end(), [&](const auto& n) { return set.count(n) > 0; });
 }
 
-// The PlanError message for `request`; a test failure if none is thrown.
-std::string plan_error(const PlanRequest& request) {
-  try {
-    plan_cases(request, registry());
-  } catch (const PlanError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a PlanError";
-  return {};
-}
-
-::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
-  if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << part << "\"";
-}
+using test::Mentions;
+using test::plan_error;
 
 // ---- the default plan -------------------------------------------------------------------
 
