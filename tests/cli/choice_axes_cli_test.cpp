@@ -6,19 +6,17 @@
 
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/mentions.hpp"
 
 namespace kwb {
 namespace {
+
+using test::Mentions;
 
 using test::CommandResult;
 
 CommandResult run_kwb(const std::string& args) {
   return test::run_command(test::shell_quote(KWB_CLI_PATH) + " " + args);
-}
-
-::testing::AssertionResult Mentions(const CommandResult& r, const std::string& part) {
-  if (r.output.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "output does not mention \"" << part << "\":\n" << r.output;
 }
 
 TEST(ListChoices, TestOnlyOpIsHiddenUntilAskedForThenShowsChoicesAndTunables) {

@@ -16,9 +16,12 @@
 #include "record/version.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/mentions.hpp"
 
 namespace kwb {
 namespace {
+
+using test::Mentions;
 
 using CliResult = test::CommandResult;
 using test::shell_quote;
@@ -27,11 +30,6 @@ using test::TempDir;
 // Runs `kwb <args>` (args already shell-quoted where needed) and captures everything it prints.
 CliResult run_kwb(const std::string& args) {
   return test::run_command(test::shell_quote(KWB_CLI_PATH) + " " + args);
-}
-
-::testing::AssertionResult Mentions(const CliResult& r, const std::string& part) {
-  if (r.output.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "output does not mention \"" << part << "\":\n" << r.output;
 }
 
 

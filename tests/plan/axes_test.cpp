@@ -1,5 +1,6 @@
 // Axis assignment grammar, its error messages, the max_values guard, and sweep expansion.
 #include "plan/axes.hpp"
+#include "tests/support/mentions.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 
 namespace kwb {
 namespace {
+
+using test::Mentions;
 
 using Values = std::vector<std::int64_t>;
 
@@ -30,12 +33,6 @@ std::string values_error(std::string_view text, std::size_t max_values = 4096) {
   }
   ADD_FAILURE() << "expected AxisParseError for '" << text << "'";
   return {};
-}
-
-::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
-  if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "message \"" << message << "\" does not mention \"" << part << "\"";
 }
 
 // The correction a message offers: the text after its last "e.g. ".

@@ -3,9 +3,12 @@
 
 #include "plan/axes.hpp"
 #include "plan/planner.hpp"
+#include "tests/support/mentions.hpp"
 
 namespace kwb {
 namespace {
+
+using test::Mentions;
 
 const std::vector<std::string> kLayouts = {"bshd", "bhsd"};
 
@@ -17,11 +20,6 @@ std::string choice_error(std::string_view text) {
   }
   ADD_FAILURE() << "expected AxisParseError for '" << text << "'";
   return {};
-}
-
-::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
-  if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << part << "\"";
 }
 
 TEST(ParseChoiceAssignment, ListKeepsTheOrderWrittenWithoutDuplicates) {

@@ -1,5 +1,4 @@
-// Assertions shared by the planner tests: the PlanError a request gets, and whether a message
-// mentions what it should (a failure prints the whole message).
+// The PlanError a request gets, for the planner tests (with Mentions from mentions.hpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +7,7 @@
 #include <string_view>
 
 #include "plan/planner.hpp"
+#include "tests/support/mentions.hpp"
 
 namespace kwb::test {
 
@@ -20,11 +20,6 @@ inline std::string plan_error(const PlanRequest& request, const Registry& regist
   }
   ADD_FAILURE() << "expected a PlanError";
   return {};
-}
-
-inline ::testing::AssertionResult Mentions(const std::string& message, std::string_view part) {
-  if (message.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" does not mention \"" << part << "\"";
 }
 
 }  // namespace kwb::test
