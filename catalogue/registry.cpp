@@ -93,18 +93,25 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   }
   if (!op.sample_axis.empty() && !names.count(op.sample_axis))
     out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
-  for (const Shape& s : op.default_shapes) {
-    bool fits = s.axes.size() == op.axes.size();
-    for (std::size_t i = 0; fits && i < s.axes.size(); ++i) {
-      const AxisSpec& a = op.axes[i];
-      const AxisValue& v = s.axes[i].second;
-      fits = s.axes[i].first == a.name && v.is_choice() == a.is_choice() &&
-             (!v.is_choice() || std::count(a.choices.begin(), a.choices.end(), v.choice()));
+  auto check_shapes = [&](const std::vector<Shape>& shapes, const char* which) {
+    for (const Shape& s : shapes) {
+      bool fits = s.axes.size() == op.axes.size();
+      for (std::size_t i = 0; fits && i < s.axes.size(); ++i) {
+        const AxisSpec& a = op.axes[i];
+        const AxisValue& v = s.axes[i].second;
+        fits = s.axes[i].first == a.name && v.is_choice() == a.is_choice() &&
+               (!v.is_choice() || std::count(a.choices.begin(), a.choices.end(), v.choice()));
+      }
+      if (!fits)
+        out.push_back(where + " " + which + " shape '" + s.to_assignments() +
+                      "' does not match its axes (every axis, in order, each a valid value)");
+      else if (op.invalid)
+        if (auto why = op.invalid(s))
+          out.push_back(where + " " + which + " shape '" + s.to_assignments() + "' is invalid for the op: " + *why);
     }
-    if (!fits)
-      out.push_back(where + " default shape '" + s.to_assignments() +
-                    "' does not match its axes (every axis, in order, each a valid value)");
-  }
+  };
+  check_shapes(op.default_shapes, "default");
+  check_shapes(op.edge_shapes, "edge");
 }
 
 void check_variant(const Variant& v, const Op* op, std::vector<std::string>& out) {

@@ -159,8 +159,12 @@ struct Op {
   // Which unit does the op's arithmetic: "fp32" (CUDA cores) or "tensor_bf16", "tensor_fp16",
   // "tensor_tf32". Picks the compute roof of the roofline.
   std::string compute_unit = "fp32";
-  // Shapes swept when the command line names no axis (the op's smoke set).
+  // Shapes swept when the command line names no axis (the op's smoke set: realistic sizes).
   std::vector<Shape> default_shapes;
+  // Small shapes at the edges of every axis (1, primes, sizes that are not a multiple of the
+  // vector width, one past a block's reach): what `kwb run --shapes edge`, the GPU tests and
+  // compute-sanitizer run, each verified in full. Empty: every axis at min(default, 256).
+  std::vector<Shape> edge_shapes;
   // Optional: a reason why this shape is invalid for the op itself (e.g. cols == 0).
   std::function<std::optional<std::string>(const Shape&)> invalid;
   // Hidden from `list` and default sweeps (ops that exist to test the harness) unless

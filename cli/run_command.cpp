@@ -21,6 +21,7 @@ namespace {
 struct RunFlags {
   std::vector<std::string> ops, variants, dtypes, axes;
   std::string mode = "cold", flush = "dirty", preset = "default", out = "results", timer = "auto";
+  std::string shapes = "default";
   std::string device = "0", seed = "1", case_timeout_s = "120";
   std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
   bool include_test_variants = false;
@@ -47,6 +48,9 @@ PlanRequest to_plan_request(const RunFlags& f) {
       throw PlanError(std::string("--axis: ") + e.what());
     }
   }
+  if (f.shapes == "edge") r.shape_set = ShapeSet::edge;
+  else if (f.shapes != "default")
+    throw PlanError("--shapes: unknown set '" + f.shapes + "'; use default (realistic sizes) or edge (small, odd sizes)");
   const auto mode = parse_mode(f.mode);
   if (!mode) throw PlanError("--mode: unknown mode '" + f.mode + "'; use cold (L2 flushed before every sample) or hot");
   r.mode = *mode;
@@ -154,6 +158,9 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "NAME=VALUES, one per axis: cols=4096 | cols=512,4100 | cols=1024:16384:x2 | "
                   "rows=1024:8192:+1024 (k and m suffixes: 16k). Axes not named take their "
                   "default; with no --axis each op runs its default shapes");
+  cmd->add_option("--shapes", f.shapes,
+                  "Shapes of ops whose axes --axis does not name: default (realistic sizes) or edge "
+                  "(small and odd sizes at every axis's edges, for correctness checks)");
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
   cmd->add_option("--flush", f.flush, "Cold-mode L2 flush: dirty (memset, default) or clean (as Nsight Compute)");
   cmd->add_option("--preset", f.preset, "Stopping rule: quick, default or precise");

@@ -40,15 +40,10 @@ std::vector<AxisValue> choice_values(const Op& op, const AxisSpec& spec, const A
   return out;
 }
 
-std::vector<Shape> shapes_for(const Op& op, const std::vector<AxisAssignment>& axes) {
+std::vector<Shape> shapes_for(const Op& op, const std::vector<AxisAssignment>& axes, ShapeSet set) {
   bool names_an_axis = false;
   for (const auto& a : op.axes) names_an_axis = names_an_axis || given_for(axes, a.name);
-  if (!names_an_axis) {
-    if (!op.default_shapes.empty()) return op.default_shapes;
-    Shape s;
-    for (const auto& a : op.axes) s.axes.push_back({a.name, a.default_axis_value()});
-    return {s};
-  }
+  if (!names_an_axis) return named_shape_set(op, set);
   std::vector<std::pair<std::string, std::vector<AxisValue>>> grid;
   for (const auto& a : op.axes) {
     const AxisAssignment* given = given_for(axes, a.name);
@@ -115,10 +110,10 @@ long double element_count(const TensorSpec& t) {
 }
 
 // How many shapes shapes_for() would give, without building them.
-long double shape_count(const Op& op, const std::vector<AxisAssignment>& axes) {
+long double shape_count(const Op& op, const std::vector<AxisAssignment>& axes, ShapeSet set) {
   bool names_an_axis = false;
   for (const auto& a : op.axes) names_an_axis = names_an_axis || given_for(axes, a.name);
-  if (!names_an_axis) return op.default_shapes.empty() ? 1.0L : static_cast<long double>(op.default_shapes.size());
+  if (!names_an_axis) return static_cast<long double>(named_shape_set(op, set).size());
   long double n = 1;
   for (const auto& a : op.axes)
     if (const AxisAssignment* given = given_for(axes, a.name))
@@ -127,13 +122,14 @@ long double shape_count(const Op& op, const std::vector<AxisAssignment>& axes) {
 }
 
 // "rows=1:4096:+1" style summary of the product for one op: "4096 rows x 4096 cols x 3 dtypes x 4 variants".
-std::string product_text(const Op& op, const std::vector<AxisAssignment>& axes, std::size_t dtypes,
-                         std::size_t variants) {
+std::string product_text(const Op& op, const std::vector<AxisAssignment>& axes, ShapeSet set,
+                         std::size_t dtypes, std::size_t variants) {
   std::string text;
   for (const auto& a : op.axes)
     if (const AxisAssignment* given = given_for(axes, a.name))
       text += fmt::format("{} {} x ", given->is_choice() ? given->choices.size() : given->values.size(), a.name);
-  if (axes.empty()) text += fmt::format("{} default shapes x ", std::max<std::size_t>(1, op.default_shapes.size()));
+  if (axes.empty())
+    text += fmt::format("{} {} shapes x ", named_shape_set(op, set).size(), set == ShapeSet::edge ? "edge" : "default");
   return text + fmt::format("{} dtype(s) x {} variant(s)", dtypes, variants);
 }
 
@@ -150,6 +146,21 @@ void check_tensor_sizes(const Op& op, DType dtype, const Shape& shape) {
 }
 
 }  // namespace
+
+// The shapes an op runs when the sweep names none of its axes: its default or edge set; an op
+// without one runs every axis at its default (at most 256 for the edge set).
+std::vector<Shape> named_shape_set(const Op& op, ShapeSet set) {
+  const auto& listed = set == ShapeSet::edge ? op.edge_shapes : op.default_shapes;
+  if (!listed.empty()) return listed;
+  Shape s;
+  for (const auto& a : op.axes) {
+    AxisValue v = a.default_axis_value();
+    if (set == ShapeSet::edge && !a.is_choice()) v = AxisValue(std::min<std::int64_t>(a.default_value, 256));
+    s.axes.push_back({a.name, v});
+  }
+  return {s};
+}
+
 
 AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
   // Union of each choice axis's names over the ops (problems() keeps one name one kind).
@@ -267,11 +278,11 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
     for (DType dtype : ops[i]->dtypes) dtypes += req.dtypes.empty() || contains(req.dtypes, dtype);
     long double points = 0;  // variants x their tunable points
     for (const Variant* v : chosen[i]) points += static_cast<long double>(tunable_points(*v, req.axes).size());
-    const long double n = shape_count(*ops[i], req.axes) * static_cast<long double>(dtypes) * points;
+    const long double n = shape_count(*ops[i], req.axes, req.shape_set) * static_cast<long double>(dtypes) * points;
     total += n;
     if (n > biggest_count) {
       biggest_count = n;
-      biggest = ops[i]->name + ": " + product_text(*ops[i], req.axes, dtypes, chosen[i].size());
+      biggest = ops[i]->name + ": " + product_text(*ops[i], req.axes, req.shape_set, dtypes, chosen[i].size());
     }
   }
   if (total > static_cast<long double>(req.max_cases))
@@ -285,7 +296,7 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
     const Op* op = ops[i];
     for (DType dtype : op->dtypes) {
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
-      for (const Shape& shape : shapes_for(*op, req.axes)) {
+      for (const Shape& shape : shapes_for(*op, req.axes, req.shape_set)) {
         check_tensor_sizes(*op, dtype, shape);
         for (const Variant* v : chosen[i])
           for (TunableValues& tunables : tunable_points(*v, req.axes)) {

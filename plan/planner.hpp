@@ -22,11 +22,21 @@ struct PlanError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Which listed shapes an op runs when the sweep names none of its axes.
+enum class ShapeSet {
+  standard,  // Op::default_shapes: realistic sizes, the smoke and benchmark set
+  edge,      // Op::edge_shapes: small, odd sizes at every axis's edges, for correctness
+};
+
+// The shapes an op runs when a sweep names none of its axes.
+std::vector<Shape> named_shape_set(const Op& op, ShapeSet set);
+
 struct PlanRequest {
   std::vector<std::string> ops;       // empty: all
   std::vector<std::string> variants;  // empty: all ordinary variants
   std::vector<DType> dtypes;          // empty: each op's dtypes
-  std::vector<AxisAssignment> axes;   // empty: each op's default shapes
+  std::vector<AxisAssignment> axes;   // empty: each op's default (or edge) shapes
+  ShapeSet shape_set = ShapeSet::standard;
   Mode mode = Mode::cold;
   FlushKind flush = FlushKind::dirty;
   std::string preset = "default";

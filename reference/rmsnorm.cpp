@@ -27,6 +27,13 @@ std::vector<Shape> rmsnorm_smoke_shapes() {
   return shapes;
 }
 
+std::vector<Shape> rmsnorm_edge_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t rows : {1, 7, 300})
+    for (std::int64_t cols : {1, 33, 512, 1000, 4100, 16384}) shapes.push_back(rmsnorm_shape(rows, cols));
+  return shapes;
+}
+
 std::vector<TensorSpec> rmsnorm_tensors(const Shape& s, DType) {
   const std::int64_t rows = s.at("rows"), cols = s.at("cols");
   return {
@@ -68,6 +75,7 @@ KWB_REGISTER_OP(Op{
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = rmsnorm_smoke_shapes(),
+    .edge_shapes = rmsnorm_edge_shapes(),
     .invalid =
         [](const Shape& s) -> std::optional<std::string> {
           if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";

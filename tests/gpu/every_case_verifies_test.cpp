@@ -2,6 +2,7 @@
 // in every dtype, odd sizes included; and verification really fails a kernel that writes zeros.
 #include <gtest/gtest.h>
 
+#include "plan/planner.hpp"
 #include "worker/case_runner.hpp"
 #include "catalogue/cuda_check.hpp"
 #include "measure/device_info.hpp"
@@ -11,19 +12,8 @@
 namespace kwb {
 namespace {
 
-std::vector<Shape> small_shapes(const Op& op) {
-  // Edge sizes of each axis: 1, a prime, a vector-width misfit, and a power of two.
-  std::vector<Shape> shapes;
-  if (op.name == "rmsnorm_fwd") {
-    for (std::int64_t rows : {1, 7, 300})
-      for (std::int64_t cols : {1, 33, 512, 1000, 4100, 16384})
-        shapes.push_back(Shape{{{"rows", rows}, {"cols", cols}}});
-    return shapes;
-  }
-  Shape s;
-  for (const auto& a : op.axes) s.axes.push_back({a.name, std::min<std::int64_t>(a.default_value, 256)});
-  return {s};
-}
+// The op's edge shapes (1, primes, vector-width misfits, powers of two), as `--shapes edge` runs.
+std::vector<Shape> small_shapes(const Op& op) { return named_shape_set(op, ShapeSet::edge); }
 
 CaseRunner& runner() {
   static int device = (cudaSetDevice(0), 0);

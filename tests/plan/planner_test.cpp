@@ -96,6 +96,25 @@ TEST(PlanCases, TheThreeKnownVariantsGiveNinetyCases) {
   for (std::size_t i = 0; i < cases.size(); i += 3) EXPECT_EQ(cases[i].variant, kBaseline) << i;
 }
 
+TEST(PlanCases, EdgeSetRunsTheOpsEdgeShapesAndAnOpWithoutOneAtCappedDefaults) {
+  PlanRequest r = rmsnorm_request();
+  r.dtypes = {DType::bf16};
+  r.variants = {kBaseline};
+  r.shape_set = ShapeSet::edge;
+  const auto cases = plan_cases(r, registry());
+  const Op& op = *registry().find_op(kOp);
+  ASSERT_FALSE(op.edge_shapes.empty());
+  ASSERT_EQ(cases.size(), op.edge_shapes.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(cases[i].shape, op.edge_shapes[i]);
+
+  Op bare{.name = "bare", .axes = {{"rows", 100000, {}, ""}, {"cols", 64, {}, ""}}};
+  const auto shapes = named_shape_set(bare, ShapeSet::edge);
+  ASSERT_EQ(shapes.size(), 1u);
+  EXPECT_EQ(shapes[0].at("rows"), 256) << "an edge shape stays small";
+  EXPECT_EQ(shapes[0].at("cols"), 64);
+  EXPECT_EQ(named_shape_set(bare, ShapeSet::standard)[0].at("rows"), 100000);
+}
+
 TEST(PlanCases, CarriesModePresetAndSeed) {
   PlanRequest r = rmsnorm_request();
   r.mode = Mode::hot;

@@ -8,53 +8,13 @@
 
 #include "catalogue/host_tensor.hpp"
 #include "catalogue/registry.hpp"
-#include "prepare/draws.hpp"
+#include "tests/support/oracle_support.hpp"
 #include "verify/sampling.hpp"
 
 namespace kwb {
 namespace {
 
-const Op& op(const char* name) {
-  const Op* found = Registry::instance().find_op(name);
-  if (!found) throw std::runtime_error(std::string("no op ") + name);
-  return *found;
-}
-
-// Host inputs for `specs` as the device would draw them: floats normal, the rest by their draws.
-std::vector<HostTensor> host_inputs(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<HostTensor> out;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto& t = specs[i];
-    if (t.is_output) continue;
-    HostTensor h{t.name, t.dims, std::vector<double>(static_cast<std::size_t>(t.numel()))};
-    const std::uint64_t key = draws::fill_key(seed, i);
-    for (std::int64_t e = 0; e < t.numel(); ++e) {
-      switch (t.init.kind) {
-        case Distribution::Kind::position_ids:
-          h.values[e] = static_cast<double>(draws::position_id(key, e, t.init.period, static_cast<std::int64_t>(t.init.a)));
-          break;
-        case Distribution::Kind::mask: h.values[e] = draws::mask(key, e, t.init.a) ? 1 : 0; break;
-        case Distribution::Kind::integers:
-          h.values[e] = static_cast<double>(draws::integer(key, e, static_cast<std::int64_t>(t.init.a),
-                                                           static_cast<std::int64_t>(t.init.b),
-                                                           t.init.ignore_fraction, t.init.ignore_value));
-          break;
-        default: h.values[e] = normal(rng); break;
-      }
-    }
-    out.push_back(std::move(h));
-  }
-  return out;
-}
-
-std::vector<HostTensor> empty_outputs(const std::vector<TensorSpec>& specs) {
-  std::vector<HostTensor> out;
-  for (const auto& t : specs)
-    if (t.is_output) out.push_back({t.name, t.dims, std::vector<double>(static_cast<std::size_t>(t.numel()), NAN)});
-  return out;
-}
+const Op& op(const char* name) { return registered_op(name); }
 
 // Gathers `indices` along `dim` of a host tensor with the verifier's slab copies.
 std::vector<double> gather(const std::vector<double>& src, const std::vector<std::int64_t>& dims, int dim,
