@@ -7,6 +7,7 @@
 #include "catalogue/registry.hpp"
 #include "cli/flag_values.hpp"
 #include "plan/suggest.hpp"
+#include "sinks/catalogue_markdown.hpp"
 
 namespace kwb::cli {
 
@@ -15,10 +16,18 @@ void add_list_command(CLI::App& app, int& exit_code) {
   static bool include_test = false;
   static std::vector<std::string> only_ops;
   cmd->add_option("--op", only_ops, "Only these ops")->delimiter(',');
+  static bool markdown = false;
+  cmd->add_flag("--markdown", markdown,
+                "Print the catalogue page (docs/catalogue.md): formulas, tensors, bytes, shapes, variants");
   cmd->add_flag("--include-test-variants", include_test,
                 "Also show test-only ops and variants (fault injection, contract tests)");
   cmd->callback([&exit_code] {
     const auto& registry = Registry::instance();
+    if (markdown) {
+      std::cout << catalogue_markdown(registry);
+      exit_code = kExitOk;
+      return;
+    }
     only_ops = without_repeats(only_ops);
     for (const auto& name : only_ops)
       if (!registry.find_op(name)) {

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "derive/speedup_summary.hpp"
+
 namespace kwb::cli {
 namespace {
 
@@ -19,6 +21,27 @@ std::string status_cell(const CaseRecord& r) {
   if (r.timing && r.timing->stop_reason != StopReason::converged) s += "(noisy)";
   if (r.timing && r.timing->clocks && r.timing->clocks->throttled_samples > 0) s += "(throttled)";
   return s;
+}
+
+std::string kernels_cell(std::int64_t kernels) { return kernels < 0 ? "?" : std::to_string(kernels); }
+
+std::string mib_cell(std::int64_t bytes) {
+  return bytes == 0 ? "0" : fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20));
+}
+
+// Baseline against the fastest fused variant, per op, dtype and shape, with kernel counts.
+void print_speedups(std::ostream& out, const Report& report) {
+  const auto rows = speedup_summary(report.cases);
+  if (rows.empty()) return;
+  out << fmt::format("\nSpeedup of the fastest fused variant over the unfused baseline (kernels per sample, "
+                     "workspace MiB):\n{:<14} {:<5} {:<16} {:>12} {:>7} {:>6}  {:<30} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
+                     "op", "dtype", "shape", "baseline_us", "kernels", "ws_MiB", "fastest fused", "fused_us",
+                     "kernels", "ws_MiB", "%copy", "speedup");
+  for (const auto& r : rows)
+    out << fmt::format("{:<14} {:<5} {:<16} {:>12.2f} {:>7} {:>6}  {:<30} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>7.2f}x\n",
+                       r.op, to_string(r.dtype), r.shape.to_compact(), r.baseline_us, kernels_cell(r.baseline_kernels),
+                       mib_cell(r.baseline_workspace_bytes), r.best_variant, r.best_us, kernels_cell(r.best_kernels),
+                       mib_cell(r.best_workspace_bytes), r.best_pct_of_copy, r.speedup);
 }
 
 }  // namespace
@@ -51,6 +74,7 @@ void print_summary(std::ostream& out, const Report& report) {
                        optional_cell(s, s ? *r.derived->speedup_vs_baseline : 0, "{:.2f}x"),
                        optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"));
   }
+  print_speedups(out, report);
   const auto& c = report.run.ceilings;
   out << fmt::format("\n{} passed, {} failed, {} skipped", passed, failed, skipped);
   if (c) out << fmt::format("; ceilings ({}): copy {:.0f} GB/s, fp32 {:.1f} TFLOP/s", c->source,

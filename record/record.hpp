@@ -124,6 +124,9 @@ struct CaseRecord {
   std::optional<VerifyResult> verify;
   std::optional<TimingResult> timing;
   std::optional<Derived> derived;
+  // Device memory the variant needs beyond its inputs and outputs (its workspace: an unfused
+  // baseline's intermediates, a fused kernel's partial sums), in bytes.
+  std::int64_t workspace_bytes = 0;
   std::string nvtx_range;  // the case identity: "op:variant:dtype:shape[:tunables]"
   std::string repro;       // a command line that measures exactly this case
 };

@@ -385,6 +385,8 @@ CaseRecord read_case(const Node& n) {
   if (auto v = n.find("verify")) c.verify = read_verify(*v);
   if (auto t = n.find("timing")) c.timing = read_timing(*t);
   if (auto d = n.find("derived")) c.derived = read_derived(*d);
+  // Absent from the reports of builds before it was recorded.
+  if (auto w = n.find("workspace_bytes")) c.workspace_bytes = w->integer<std::int64_t>();
   c.nvtx_range = n["nvtx_range"].string();
   c.repro = n["repro"].string();
   return c;
@@ -468,6 +470,7 @@ Json to_json(const CaseRecord& c) {
   if (c.verify) j["verify"] = verify_json(*c.verify);
   if (c.timing) j["timing"] = timing_json(*c.timing);
   if (c.derived) j["derived"] = derived_json(*c.derived);
+  j["workspace_bytes"] = c.workspace_bytes;
   j["nvtx_range"] = c.nvtx_range;
   j["repro"] = c.repro;
   return j;

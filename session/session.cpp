@@ -282,7 +282,10 @@ void Session::run_cases(Report& report, SessionResult& result) {
         rec.reason = "cancelled: abandoned while it ran" + (rec.reason.empty() ? "" : " (" + rec.reason + ")");
     }
     rec.repro = repro_command(c);
-    if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) rec.role = v->role;
+    if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) {
+      rec.role = v->role;
+      rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
+    }
     derive_metrics(rec, Registry::instance(), *report.run.ceilings);
     if (journal) {
       try {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "derive/speedup_summary.hpp"
 #include "record/json_node.hpp"
 #include "sinks/atomic_file.hpp"
 
@@ -24,6 +25,24 @@ Json report_to_json(const Report& report) {
   Json cases = Json::array();
   for (const CaseRecord& c : report.cases) cases.push_back(to_json(c));
   j["cases"] = std::move(cases);
+  // Derived from the cases for people and tools reading the file; never read back.
+  Json speedups = Json::array();
+  for (const SpeedupRow& r : speedup_summary(report.cases))
+    speedups.push_back({{"op", r.op},
+                        {"dtype", to_string(r.dtype)},
+                        {"shape", r.shape.to_compact()},
+                        {"mode", to_string(r.mode)},
+                        {"baseline_variant", r.baseline_variant},
+                        {"baseline_us", r.baseline_us},
+                        {"baseline_kernels", r.baseline_kernels},
+                        {"baseline_workspace_bytes", r.baseline_workspace_bytes},
+                        {"best_variant", r.best_variant},
+                        {"best_us", r.best_us},
+                        {"best_kernels", r.best_kernels},
+                        {"best_workspace_bytes", r.best_workspace_bytes},
+                        {"best_pct_of_copy", r.best_pct_of_copy},
+                        {"speedup", r.speedup}});
+  j["speedups"] = std::move(speedups);
   return j;
 }
 

@@ -79,12 +79,34 @@ TEST(JsonReport, ShapeAxisOrderIsPreservedRowsThenColsAndColsThenRows) {
   EXPECT_EQ(back.cases[1].shape.axes, (Axes{{"cols", 4100}, {"rows", 4096}}));
 }
 
-TEST(JsonReport, TopLevelKeysAreSchemaRunCasesInOrder) {
+TEST(JsonReport, TopLevelKeysAreSchemaRunCasesSpeedupsInOrder) {
   const Json j = report_to_json(rich_report());
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "run", "cases"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "run", "cases", "speedups"}));
   EXPECT_EQ(j["schema"], "kwb.report/2");
+}
+
+TEST(JsonReport, SpeedupsNameBaselineAndFastestFusedWithKernelCountsAndAreNotReadBack) {
+  Report report = rich_report();
+  report.cases.resize(1);
+  CaseRecord base = report.cases[0];
+  base.role = Role::baseline;
+  base.variant = "baseline_eager";
+  base.disposition = Disposition::passed;
+  base.timing->span.median = 4 * report.cases[0].timing->span.median;
+  base.timing->kernels_per_sample = 8;
+  report.cases[0].role = Role::fused;
+  report.cases[0].disposition = Disposition::passed;
+  report.cases[0].timing->kernels_per_sample = 1;
+  report.cases.push_back(base);
+  const Json j = report_to_json(report);
+  ASSERT_EQ(j["speedups"].size(), 1u);
+  EXPECT_EQ(j["speedups"][0]["baseline_variant"], "baseline_eager");
+  EXPECT_EQ(j["speedups"][0]["baseline_kernels"], 8);
+  EXPECT_EQ(j["speedups"][0]["best_kernels"], 1);
+  EXPECT_DOUBLE_EQ(j["speedups"][0]["speedup"].get<double>(), 4.0);
+  EXPECT_EQ(report_from_json(j).cases.size(), 2u);
 }
 
 TEST(JsonReport, NumbersAreNumbersAndEnumsAreNames) {
