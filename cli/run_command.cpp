@@ -55,7 +55,8 @@ PlanRequest to_plan_request(const RunFlags& f) {
   if (!mode) throw PlanError("--mode: unknown mode '" + f.mode + "'; use cold (L2 flushed before every sample) or hot");
   r.mode = *mode;
   r.flush = parse_flush_flag(f.flush, r.mode);
-  if (!stopping_preset(f.preset)) throw PlanError("--preset: unknown preset '" + f.preset + "'; use quick, default or precise");
+  if (!stopping_preset(f.preset) && f.preset != kVerifyOnlyPreset)
+    throw PlanError("--preset: unknown preset '" + f.preset + "'; use quick, default or precise (or verify: check, do not time)");
   r.preset = f.preset;
   r.seed = parse_seed("--seed", f.seed);
   r.max_cases = parse_positive_count("--max-cases", f.max_cases);
@@ -163,7 +164,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "(small and odd sizes at every axis's edges, for correctness checks)");
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
   cmd->add_option("--flush", f.flush, "Cold-mode L2 flush: dirty (memset, default) or clean (as Nsight Compute)");
-  cmd->add_option("--preset", f.preset, "Stopping rule: quick, default or precise");
+  cmd->add_option("--preset", f.preset,
+                  "Stopping rule: quick, default or precise; verify checks every case and times none");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
   cmd->add_option("--device", f.device, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_option("--seed", f.seed, "Seed of the input generator, 0 to 2^64-1 (default: 1)")->type_name("UINT");

@@ -47,6 +47,10 @@ struct StoppingRule {
 // quick | default | precise; nullopt for an unknown name.
 std::optional<StoppingRule> stopping_preset(std::string_view name);
 
+// `--preset verify`: each case is verified and not timed (correctness sweeps, and runs under
+// compute-sanitizer, where times mean nothing). Such a case passes with no timing.
+inline constexpr std::string_view kVerifyOnlyPreset = "verify";
+
 // nullopt while more samples are needed; otherwise why measuring stops.
 // `samples` are the sample times so far, `elapsed_ms` the wall time spent measuring.
 std::optional<StopReason> should_stop(const StoppingRule& rule, std::span<const double> samples,

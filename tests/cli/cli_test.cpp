@@ -102,6 +102,13 @@ TEST_F(CliBadInput, UnknownPresetListsTheKnownOnes) {
   EXPECT_TRUE(Mentions(r, "quick, default or precise"));
 }
 
+TEST_F(CliBadInput, UnknownShapeSetListsTheKnownOnes) {
+  const CliResult r = run("--shapes tiny");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "'tiny'"));
+  EXPECT_TRUE(Mentions(r, "default (realistic sizes) or edge"));
+}
+
 TEST_F(CliBadInput, TestVariantWithoutTheFlagIsRefused) {
   const CliResult r = run("--op rmsnorm_fwd --variant test_fault_illegal_address");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -166,6 +173,17 @@ TEST(CliNoGpu, RunExitsThreeAndSaysWhatCanStillBeDone) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_TRUE(Mentions(r, "no usable CUDA GPU"));
   EXPECT_TRUE(Mentions(r, "kwb list"));
+}
+
+TEST(CliNoGpu, VerifyPresetAndEdgeShapesAreAcceptedPlans) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0)
+    GTEST_SKIP() << "a GPU is present: " << count << " device(s); the no-GPU path cannot be tested here";
+  TempDir dir;
+  const CliResult r = run_kwb("run --op rmsnorm_fwd --preset verify --shapes edge --out " +
+                              shell_quote((dir.path() / "out").string()));
+  EXPECT_EQ(r.exit_code, 3) << "planned, then stopped for want of a GPU: " << r.output;
 }
 
 }  // namespace

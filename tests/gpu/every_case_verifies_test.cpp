@@ -35,7 +35,7 @@ TEST(EveryCase, VerifiesAtSmallShapesInEveryDtype) {
           req.dtype = dtype;
           req.shape = shape;
           req.mode = Mode::hot;
-          req.preset = "quick";
+          req.preset = std::string(kVerifyOnlyPreset);  // checked, not timed
           req.seed = 1234 + checked;
           const CaseRecord rec = runner().run(req);
           if (rec.disposition == Disposition::skipped) continue;  // a stated refusal
@@ -45,6 +45,7 @@ TEST(EveryCase, VerifiesAtSmallShapesInEveryDtype) {
           ASSERT_TRUE(rec.verify.has_value()) << rec.nvtx_range;
           EXPECT_EQ(rec.verify->rows_checked, rec.verify->rows_total) << "small shapes verify every row";
           EXPECT_GT(rec.verify->elements_checked, 0);
+          EXPECT_FALSE(rec.timing.has_value()) << "--preset verify times nothing";
         }
   EXPECT_GT(checked, 100);
 }
