@@ -72,9 +72,10 @@ __device__ __forceinline__ float group_sum(float v, int tpr, float (*scratch)[kM
 
 // VPT: 16-byte vectors per thread (compile time: the row stays in registers). MaxThreads: the
 // block size bound, 256 unless a long row's group needs more (a 1024 bound caps registers at
-// 64, which spills 8 vectors per thread).
+// 64, which spills 8 vectors per thread). Up to 4 vectors, 256-thread blocks are held to 64
+// registers so that 4 fit per SM: 1024 x 4096 needs 512 blocks, one wave on 132 SMs.
 template <class T, int VPT, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads)
+__global__ void __launch_bounds__(MaxThreads, (VPT <= 4 && MaxThreads == 256) ? 4 : 1)
 rmsnorm_fwd_v4(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, std::int64_t rows, int cols,
                int tpr, float eps) {
   constexpr int E = 16 / sizeof(T);

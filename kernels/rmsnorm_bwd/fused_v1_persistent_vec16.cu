@@ -15,14 +15,16 @@
 // dweight 16 KiB: 403 MB, 133 us at a ~3030 GB/s copy ceiling (H100). The partials add
 // parts x cols x 4 bytes twice (264 x 16 KiB x 2 = 8.7 MB, +2%) and a ~3 us second launch.
 // Weight is re-read per row from L1/L2, never from DRAM. Expected: ~85-90% of copy at
-// 4096-8192 columns (>= the 80% target); short rows (512) lower, ~75-80%, since a warp per row
-// keeps only 32 bytes per thread in flight.
+// 4096-8192 columns (>= the 80% target); short rows (512) lower, ~75-85%: a warp per row with
+// 2 vectors of x and dy per lane keeps 64 bytes per thread in flight, and each row's reduction
+// stalls its warp with nothing else of its own to load.
 //
 // Any cols: the vector width V is the widest (16 bytes, else half of it, else one element) that
 // divides cols, so every row starts on a vector boundary and a thread's columns never move
 // between rows (cols = 4100 in bf16 runs 8-byte vectors). At most 16 elements per thread
-// (8 with narrower vectors; registers: x, dy and the fp32 column sums), 1024 threads per row:
-// wider rows are refused.
+// (8 with vectors of 1 or 2 elements; registers: x, dy and the fp32 column sums), 1024 threads
+// per row: wider rows are refused (cols > 16384; cols > 8192 when odd, in fp32 when not a
+// multiple of 4).
 #include <algorithm>
 #include <cstdint>
 
@@ -38,7 +40,8 @@ namespace {
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxParts = 1024;           // grid cap, so the workspace is known before launch
 // VPT * V: x, dy and fp32 column sums in registers, under the 64 registers of a 1024-thread
-// block (16 elements spill a few bytes in fp32 and bf16; narrower vectors spill more, so 8).
+// block: 16 elements (a few bytes spill in fp32 and bf16) with vectors of 4 or 8 elements, 8
+// with vectors of 1 or 2 (more addresses per element: 16 spill hundreds of bytes).
 constexpr int kMaxElemsPerThread = 16, kMaxElemsPerThreadNarrow = 8;
 constexpr int kGroupThreadsTarget = 512;  // row groups per block: about this many threads
 
@@ -175,11 +178,12 @@ std::optional<LaunchPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
   const int full = static_cast<int>(16 / elem_bytes);
   LaunchPlan p;
   p.vector_elems = cols % full == 0 ? full : cols % (full / 2) == 0 ? full / 2 : 1;
-  const int vpt_max = (p.vector_elems == full ? kMaxElemsPerThread : kMaxElemsPerThreadNarrow) / p.vector_elems;
+  const int vpt_max = (p.vector_elems >= 4 ? kMaxElemsPerThread : kMaxElemsPerThreadNarrow) / p.vector_elems;
   const std::int64_t nvec = cols / p.vector_elems;
   auto threads = [&] { return (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread; };
   p.vectors_per_thread = nvec >= 64 ? std::min(2, vpt_max) : 1;  // 2 vectors: more bytes in flight
-  while (threads() > 256 && p.vectors_per_thread < std::min(4, vpt_max)) p.vectors_per_thread *= 2;
+  // Up to 512 threads before 4 vectors per thread (fp32 4 vectors x 4 spills registers).
+  while (threads() > kGroupThreadsTarget && p.vectors_per_thread < std::min(4, vpt_max)) p.vectors_per_thread *= 2;
   while (threads() > kMaxThreads && p.vectors_per_thread < vpt_max) p.vectors_per_thread *= 2;
   if (threads() > kMaxThreads) return std::nullopt;
   p.tpr = static_cast<int>((threads() + 31) / 32 * 32);
@@ -216,8 +220,8 @@ int launch_rows(const LaunchArgs& a, const LaunchPlan& p, std::int64_t rows, int
   return grid;
 }
 
-// The (V, VPT) instantiations plan_for can ask for: V * VPT <= 16 at full 16-byte vectors
-// (bf16/fp16: VPT 1-2, fp32: 1-4), <= 8 at half vectors and single elements.
+// The (V, VPT) instantiations plan_for can ask for: V * VPT <= 16 with V >= 4 (bf16/fp16 16-byte
+// vectors: VPT 1-2; 8-byte: 1-4; fp32 16-byte: 1-4), <= 8 with V of 2 (fp32) or 1.
 template <class T>
 int dispatch(const LaunchArgs& a, const LaunchPlan& p, std::int64_t rows, int cols) {
   constexpr int E = 16 / sizeof(T);
@@ -231,9 +235,7 @@ int dispatch(const LaunchArgs& a, const LaunchPlan& p, std::int64_t rows, int co
   }
   if (p.vector_elems == E / 2) {
     if (vpt == 1) return launch_rows<T, E / 2, 1>(a, p, rows, cols);
-    if constexpr (E == 4) {
-      if (vpt == 4) return launch_rows<T, E / 2, 4>(a, p, rows, cols);
-    }
+    if (vpt == 4) return launch_rows<T, E / 2, 4>(a, p, rows, cols);
     return launch_rows<T, E / 2, 2>(a, p, rows, cols);
   }
   switch (vpt) {
@@ -269,7 +271,7 @@ KWB_REGISTER_VARIANT(Variant{
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (!plan_for(s.at("cols"), dtype_size(dtype)))
             return "row does not fit in registers at 1024 threads: cols above 16384, or above 8192 when cols "
-                   "is not a multiple of 16 bytes; use baseline_eager_23_launches";
+                   "is odd (in fp32: not a multiple of 4); use baseline_eager_23_launches";
           return std::nullopt;
         },
     .workspace_bytes = workspace_bytes,
