@@ -34,7 +34,7 @@ std::vector<Shape> swiglu_default_shapes() {
 
 // The kernels see a flat array of rows * cols elements: a 16-byte body, a remainder pass and a
 // scalar tail. Totals below one vector (1, 3x5), odd totals, and 1031 x 4099 (4.2M elements:
-// more than one full grid-stride pass of a one-wave grid in fp32, a partial one in bf16).
+// on an H100 one to three whole grid-stride steps of a one-wave grid, then a remainder step).
 std::vector<Shape> swiglu_edge_shapes() {
   return {
       swiglu_shape(1, 1),     swiglu_shape(3, 5),      swiglu_shape(1, 8),      swiglu_shape(7, 33),

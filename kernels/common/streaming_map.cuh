@@ -12,6 +12,9 @@
 //     step checks each pack against the end, then a scalar tail covers the last n % (16 /
 //     sizeof(T)) elements (or everything, when a pointer is not 16-byte aligned);
 //   - 64-bit indices throughout (n may exceed 2^31).
+// Access picks how packs move: PlainAccess (ordinary 16-byte loads and stores) or
+// StreamingHintAccess (loads that skip L1 and ask L2 for whole 256-byte lines, evict-first
+// stores), so variants can measure whether the cache hints matter.
 // The functor is a struct with a __device__ `void operator()(const float* in, float* out) const`
 // (NIn values in, NOut values out), so the math lives with the op and the streaming here.
 #pragma once
@@ -28,6 +31,37 @@
 namespace kwb {
 
 inline constexpr int kStreamThreads = 256;
+
+// Ordinary 16-byte loads and stores.
+struct PlainAccess {
+  template <class P>
+  __device__ __forceinline__ static P load(const P* p) { return *p; }
+  template <class P>
+  __device__ __forceinline__ static void store(P* p, const P& v) { *p = v; }
+};
+
+// Read-only loads that do not allocate in L1 and prefetch the 256-byte L2 line (sm_80+), and
+// evict-first ("streaming") stores: every byte is touched once, so no cache should keep it.
+// Inputs must not alias outputs (ld.global.nc), which holds for every op that uses this.
+struct StreamingHintAccess {
+  template <class P>
+  __device__ __forceinline__ static P load(const P* p) {
+    static_assert(sizeof(P) == 16, "16-byte packs only");
+    int4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    P out;
+    __builtin_memcpy(&out, &v, sizeof(P));
+    return out;
+  }
+  template <class P>
+  __device__ __forceinline__ static void store(P* p, const P& v) {
+    int4 bits;
+    __builtin_memcpy(&bits, &v, sizeof(P));
+    __stcs(reinterpret_cast<int4*>(p), bits);
+  }
+};
 
 template <class T, int NIn, int NOut>
 struct StreamTensors {
@@ -51,7 +85,7 @@ __device__ __forceinline__ void apply_pack(const Pack<T, E> (&in)[NIn], Pack<T, 
 
 // nvec: 16-byte packs handled vectorised (n / E, or 0 when a pointer is misaligned); the scalar
 // tail covers elements nvec * E .. n - 1.
-template <class T, int NIn, int NOut, int U, class Fn>
+template <class T, int NIn, int NOut, int U, class Access, class Fn>
 __global__ void __launch_bounds__(kStreamThreads)
 streaming_map_kernel(StreamTensors<T, NIn, NOut> t, std::int64_t n, std::int64_t nvec, Fn fn) {
   constexpr int E = 16 / sizeof(T);
@@ -66,13 +100,14 @@ streaming_map_kernel(StreamTensors<T, NIn, NOut> t, std::int64_t n, std::int64_t
 #pragma unroll
     for (int j = 0; j < U; ++j)
 #pragma unroll
-      for (int k = 0; k < NIn; ++k) in[j][k] = reinterpret_cast<const P*>(t.in[k])[base + j * threads + tid];
+      for (int k = 0; k < NIn; ++k)
+        in[j][k] = Access::load(reinterpret_cast<const P*>(t.in[k]) + base + j * threads + tid);
 #pragma unroll
     for (int j = 0; j < U; ++j) {
       P out[NOut];
       apply_pack<T, E, NIn, NOut>(in[j], out, fn);
 #pragma unroll
-      for (int k = 0; k < NOut; ++k) reinterpret_cast<P*>(t.out[k])[base + j * threads + tid] = out[k];
+      for (int k = 0; k < NOut; ++k) Access::store(reinterpret_cast<P*>(t.out[k]) + base + j * threads + tid, out[k]);
     }
   }
 
@@ -84,7 +119,7 @@ streaming_map_kernel(StreamTensors<T, NIn, NOut> t, std::int64_t n, std::int64_t
       const std::int64_t idx = body_end + j * threads + tid;
       if (idx < nvec) {
 #pragma unroll
-        for (int k = 0; k < NIn; ++k) in[j][k] = reinterpret_cast<const P*>(t.in[k])[idx];
+        for (int k = 0; k < NIn; ++k) in[j][k] = Access::load(reinterpret_cast<const P*>(t.in[k]) + idx);
       }
     }
 #pragma unroll
@@ -94,7 +129,7 @@ streaming_map_kernel(StreamTensors<T, NIn, NOut> t, std::int64_t n, std::int64_t
         P out[NOut];
         apply_pack<T, E, NIn, NOut>(in[j], out, fn);
 #pragma unroll
-        for (int k = 0; k < NOut; ++k) reinterpret_cast<P*>(t.out[k])[idx] = out[k];
+        for (int k = 0; k < NOut; ++k) Access::store(reinterpret_cast<P*>(t.out[k]) + idx, out[k]);
       }
     }
   }
@@ -112,7 +147,7 @@ streaming_map_kernel(StreamTensors<T, NIn, NOut> t, std::int64_t n, std::int64_t
 
 // Launches streaming_map_kernel over n elements: U packs per thread per step (1, 2 or 4), a grid
 // of at most `waves` waves of resident blocks, and never more blocks than the work needs.
-template <class T, int U, int NIn, int NOut, class Fn>
+template <class T, int U, class Access = PlainAccess, int NIn, int NOut, class Fn>
 void streaming_map(const StreamTensors<T, NIn, NOut>& t, std::int64_t n, int waves, cudaStream_t stream, Fn fn) {
   if (n <= 0) return;
   constexpr int E = 16 / sizeof(T);
@@ -121,7 +156,7 @@ void streaming_map(const StreamTensors<T, NIn, NOut>& t, std::int64_t n, int wav
   for (T* p : t.out) aligned = aligned && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
   const std::int64_t nvec = aligned ? n / E : 0;
 
-  const auto kernel = streaming_map_kernel<T, NIn, NOut, U, Fn>;
+  const auto kernel = streaming_map_kernel<T, NIn, NOut, U, Access, Fn>;
   int device = 0, sms = 1, per_sm = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);

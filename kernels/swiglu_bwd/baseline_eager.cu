@@ -24,33 +24,36 @@
 namespace kwb {
 namespace {
 
-void launch(const LaunchArgs& a) {
+// A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
+template <class T>
+void launch_typed(const LaunchArgs& a) {
   const std::int64_t n = a.shape.at("rows") * a.shape.at("cols");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* gate = static_cast<const T*>(a.tensors[0]);
-    const T* up = static_cast<const T*>(a.tensors[1]);
-    const T* dout = static_cast<const T*>(a.tensors[2]);
-    T* dgate = static_cast<T*>(a.tensors[3]);
-    T* dup = static_cast<T*>(a.tensors[4]);
-    T* s = static_cast<T*>(a.workspace);
-    T* t = s + n;
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      const float g = to_float(gate[i]);
-      s[i] = from_float<T>(g / (1.0f + expf(-g)));
-    });
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      dup[i] = from_float<T>(to_float(dout[i]) * to_float(s[i]));
-    });
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      t[i] = from_float<T>(to_float(dout[i]) * to_float(up[i]));
-    });
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      const float g = to_float(gate[i]);
-      const float sig = 1.0f / (1.0f + expf(-g));
-      dgate[i] = from_float<T>(to_float(t[i]) * sig * (1.0f + g * (1.0f - sig)));
-    });
+  const T* gate = static_cast<const T*>(a.tensors[0]);
+  const T* up = static_cast<const T*>(a.tensors[1]);
+  const T* dout = static_cast<const T*>(a.tensors[2]);
+  T* dgate = static_cast<T*>(a.tensors[3]);
+  T* dup = static_cast<T*>(a.tensors[4]);
+  T* s = static_cast<T*>(a.workspace);
+  T* t = s + n;
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    const float g = to_float(gate[i]);
+    s[i] = from_float<T>(g / (1.0f + expf(-g)));
   });
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    dup[i] = from_float<T>(to_float(dout[i]) * to_float(s[i]));
+  });
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    t[i] = from_float<T>(to_float(dout[i]) * to_float(up[i]));
+  });
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    const float g = to_float(gate[i]);
+    const float sig = 1.0f / (1.0f + expf(-g));
+    dgate[i] = from_float<T>(to_float(t[i]) * sig * (1.0f + g * (1.0f - sig)));
+  });
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -17,22 +17,25 @@
 namespace kwb {
 namespace {
 
-void launch(const LaunchArgs& a) {
+// A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
+template <class T>
+void launch_typed(const LaunchArgs& a) {
   const std::int64_t n = a.shape.at("rows") * a.shape.at("cols");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* gate = static_cast<const T*>(a.tensors[0]);
-    const T* up = static_cast<const T*>(a.tensors[1]);
-    T* out = static_cast<T*>(a.tensors[2]);
-    T* s = static_cast<T*>(a.workspace);
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      const float g = to_float(gate[i]);
-      s[i] = from_float<T>(g / (1.0f + expf(-g)));
-    });
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) {
-      out[i] = from_float<T>(to_float(s[i]) * to_float(up[i]));
-    });
+  const T* gate = static_cast<const T*>(a.tensors[0]);
+  const T* up = static_cast<const T*>(a.tensors[1]);
+  T* out = static_cast<T*>(a.tensors[2]);
+  T* s = static_cast<T*>(a.workspace);
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    const float g = to_float(gate[i]);
+    s[i] = from_float<T>(g / (1.0f + expf(-g)));
   });
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    out[i] = from_float<T>(to_float(s[i]) * to_float(up[i]));
+  });
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
 }
 
 KWB_REGISTER_VARIANT(Variant{
