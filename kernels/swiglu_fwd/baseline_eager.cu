@@ -1,0 +1,56 @@
+// swiglu_fwd baseline_eager_2_launches: SwiGLU as eager PyTorch runs it.
+//
+//   s = F.silu(gate)      # silu kernel: storage dtype in and out, fp32 math inside (no casts)
+//   out = s * up          # mul kernel
+//
+// Two launches in every dtype: PyTorch's silu and mul take bf16/fp16 tensors directly and do
+// their math in fp32 registers, so no cast kernels run; the intermediate s makes one extra
+// round trip through memory in the storage dtype (5 tensor passes instead of 3). Elementwise
+// kernels are plain grid-stride loops (kernels/common/eager_ops.cuh), and silu uses the
+// accurate expf and a true division, as PyTorch's kernel does (no fast math).
+#include <cstdint>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+
+namespace kwb {
+namespace {
+
+// A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  const std::int64_t n = a.shape.at("rows") * a.shape.at("cols");
+  const T* gate = static_cast<const T*>(a.tensors[0]);
+  const T* up = static_cast<const T*>(a.tensors[1]);
+  T* out = static_cast<T*>(a.tensors[2]);
+  T* s = static_cast<T*>(a.workspace);
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    const float g = to_float(gate[i]);
+    s[i] = from_float<T>(g / (1.0f + expf(-g)));
+  });
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+    out[i] = from_float<T>(to_float(s[i]) * to_float(up[i]));
+  });
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "swiglu_fwd",
+    .name = "baseline_eager_2_launches",
+    .role = Role::baseline,
+    .description = "op by op as eager PyTorch: F.silu(gate) (storage dtype), then * up",
+    .launch = launch,
+    .refuse = {},
+    .workspace_bytes =
+        [](const Shape& s, DType dtype) {
+          return static_cast<std::size_t>(s.at("rows")) * static_cast<std::size_t>(s.at("cols")) *
+                 dtype_size(dtype);
+        },
+});
+
+}  // namespace
+}  // namespace kwb
