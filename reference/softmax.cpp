@@ -33,13 +33,15 @@ std::vector<Shape> softmax_default_shapes() {
   };
 }
 
-// Small and odd rows, and rows one past each per-block or per-cluster limit of the kernels
-// (16385: fp32 registers, 32769: bf16/fp16 registers, 131073: fp32 cluster, 262147: past
-// 256K and not a multiple of any vector width).
+// Small and odd rows, and rows one past each per-warp, per-block or per-cluster limit of the
+// kernels (1025 and 2049: a warp's registers in fp32 and bf16/fp16; 16385 and 32769: a
+// block's; 131073: an fp32 cluster's; 262147: past 256K and no multiple of any vector width).
 std::vector<Shape> softmax_edge_shapes() {
   std::vector<Shape> shapes;
   for (std::int64_t rows : {1, 7})
     for (std::int64_t cols : {1, 7, 33, 1000, 4100}) shapes.push_back(softmax_shape(rows, cols));
+  shapes.push_back(softmax_shape(7, 1025));
+  shapes.push_back(softmax_shape(7, 2049));
   shapes.push_back(softmax_shape(33, 16385));
   shapes.push_back(softmax_shape(5, 32769));
   shapes.push_back(softmax_shape(3, 131073));

@@ -151,15 +151,20 @@ TEST(SoftmaxShapes, DefaultsHoldThePeerShapeAndSpanVocabularySizedRows) {
 
 TEST(SoftmaxShapes, EdgeShapesReachOnePastEveryKernelLimit) {
   std::int64_t longest = 0;
+  bool past_fp32_warp = false, past_half_warp = false;
   bool past_fp32_registers = false, past_half_registers = false, past_fp32_cluster = false;
   for (const Shape& s : softmax().edge_shapes) {
     const std::int64_t cols = s.at("cols");
     longest = std::max(longest, cols);
+    past_fp32_warp |= cols == 1025;  // fused_v4_warp_per_row: 4 KiB per warp
+    past_half_warp |= cols == 2049;
     past_fp32_registers |= cols == kSoftmaxRegisterRowBytes / 4 + 1;
     past_half_registers |= cols == kSoftmaxRegisterRowBytes / 2 + 1;
     past_fp32_cluster |= cols == kSoftmaxClusterRowBytes / 4 + 1;
     EXPECT_LE(s.at("rows") * cols, 600000) << "small enough for compute-sanitizer: " << s.to_compact();
   }
+  EXPECT_TRUE(past_fp32_warp);
+  EXPECT_TRUE(past_half_warp);
   EXPECT_TRUE(past_fp32_registers);
   EXPECT_TRUE(past_half_registers);
   EXPECT_TRUE(past_fp32_cluster);

@@ -39,6 +39,16 @@ TEST(SoftmaxVariants, RowInRegistersTakesRowsUpTo64KiBAndNamesTheOthersBeyond) {
   EXPECT_TRUE(refusal("fused_v1_row_in_registers", 7, 16385, DType::fp32));
 }
 
+TEST(SoftmaxVariants, WarpPerRowTakesRowsUpTo4KiBAndNamesTheBlockVariantBeyond) {
+  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 2048, DType::bf16));
+  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 1024, DType::fp32));
+  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 1, DType::fp16));
+  const auto why = refusal("fused_v4_warp_per_row", 7, 2049, DType::bf16);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(test::Mentions(*why, "fused_v1_row_in_registers"));
+  EXPECT_TRUE(refusal("fused_v4_warp_per_row", 7, 1025, DType::fp32));
+}
+
 TEST(SoftmaxVariants, ClusterSplitTakesRowsUpTo512KiB) {
   EXPECT_FALSE(refusal("fused_v3_cluster_split_row", 7, 262144, DType::bf16));
   EXPECT_FALSE(refusal("fused_v3_cluster_split_row", 7, 131072, DType::fp32));
