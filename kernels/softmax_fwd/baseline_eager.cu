@@ -1,0 +1,122 @@
+// softmax_fwd baseline_eager_7_launches: softmax as an eager framework runs it when it is
+// written out op by op (PyTorch's own torch.softmax is one fused kernel; the peers in
+// TARGETS.md measure that one):
+//
+//   xf = x.float()                       # cast                (not in fp32)
+//   m  = xf.amax(dim=-1, keepdim=True)   # row reduction
+//   z  = xf - m                          # broadcast subtract
+//   e  = z.exp()                         # elementwise
+//   s  = e.sum(dim=-1, keepdim=True)     # row reduction
+//   p  = e / s                           # broadcast divide
+//   y  = p.to(x.dtype)                   # cast                (not in fp32)
+//
+// Seven launches in fp16/bf16, five in fp32, each a full trip through memory with fp32
+// intermediates (xf, z, e, p: 4 x 4 bytes per element in the workspace). Bytes per element in
+// bf16: cast 2+4, amax 4, sub 4+4, exp 4+4, sum 4, div 4+4, cast 4+2 = 44, against the fused
+// kernels' 2+2: expect ~11x slower at equal bandwidth (fp32: 32 against 8, ~4x).
+#include <cstdint>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+
+namespace kwb {
+namespace {
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// out[r] = max_c in[r * cols + c]: one block per row, as a framework's last-dim amax.
+__global__ void row_max_kernel(const float* in, float* out, std::int64_t cols) {
+  __shared__ float scratch[32];
+  const float* row = in + static_cast<std::int64_t>(blockIdx.x) * cols;
+  float m = -INFINITY;
+  for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
+  m = warp_max(m);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = m;
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : -INFINITY;
+    m = warp_max(m);
+    if (lane == 0) out[blockIdx.x] = m;
+  }
+}
+
+struct Workspace {
+  float *xf, *z, *e, *p, *max, *sum;
+};
+
+Workspace carve(void* base, std::int64_t rows, std::int64_t cols) {
+  auto* f = static_cast<float*>(base);
+  const std::int64_t n = rows * cols;
+  Workspace w;
+  w.xf = f;
+  w.z = w.xf + n;
+  w.e = w.z + n;
+  w.p = w.e + n;
+  w.max = w.p + n;
+  w.sum = w.max + rows;
+  return w;
+}
+
+std::size_t workspace_bytes(const Shape& s, DType) {
+  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
+  return (4 * rows * cols + 2 * rows) * sizeof(float);
+}
+
+// A template function rather than a generic lambda: nvcc allows no extended __device__ lambda
+// inside a generic lambda.
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  constexpr bool is_fp32 = std::is_same_v<T, float>;
+  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
+  const Workspace ws = carve(a.workspace, rows, cols);
+  const T* x = static_cast<const T*>(a.tensors[0]);
+  T* y = static_cast<T*>(a.tensors[1]);
+  const float* xf = reinterpret_cast<const float*>(x);
+  if constexpr (!is_fp32) {
+    float* out = ws.xf;
+    eager_map(n, a.stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
+    xf = ws.xf;
+  }
+  row_max_kernel<<<static_cast<unsigned>(rows), kEagerThreads, 0, a.stream>>>(xf, ws.max, cols);
+  const float* max = ws.max;
+  float* z = ws.z;
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) { z[i] = xf[i] - max[i / cols]; });
+  float* e = ws.e;
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) { e[i] = expf(z[i]); });
+  eager_row_sum(e, ws.sum, rows, cols, a.stream);
+  const float* sum = ws.sum;
+  // In fp32 the divide writes y itself (the final cast is a no-op PyTorch skips).
+  float* p = is_fp32 ? reinterpret_cast<float*>(y) : ws.p;
+  eager_map(n, a.stream, [=] __device__(std::int64_t i) { p[i] = e[i] / sum[i / cols]; });
+  if constexpr (!is_fp32) {
+    const float* pp = ws.p;
+    eager_map(n, a.stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(pp[i]); });
+  }
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "softmax_fwd",
+    .name = "baseline_eager_7_launches",
+    .role = Role::baseline,
+    .description = "op by op as eager PyTorch written out: cast, amax, sub, exp, sum, div, cast",
+    .launch = launch,
+    .refuse =
+        [](const Shape& s, DType) -> std::optional<std::string> {
+          if (s.at("rows") > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
+          return std::nullopt;
+        },
+    .workspace_bytes = workspace_bytes,
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,126 @@
+// softmax_fwd: y[r, c] = exp(x[r, c] - max_r) / sum_c' exp(x[r, c'] - max_r), row by row.
+//
+// Napkin math: each row reads x once and writes y once, so bytes = 2 * rows * cols *
+// sizeof(dtype) (tensor_bytes() counts it from the tensor list). FLOPs per element: compare
+// for the max, subtract, exp, accumulate, scale by 1/sum = 5 (an exp counted as one). At
+// about 1 FLOP per byte in bf16 the op is memory-bound; the roof is the copy ceiling.
+//
+// Inputs are N(0, 2) logits: a row of 256K such values spans about +-10, so exp(x - max)
+// ranges over ~9 decades, as real logits do, without under- or overflowing anything.
+#include <cmath>
+
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "reference/softmax.hpp"
+
+namespace kwb {
+namespace {
+
+Shape softmax_shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+
+// Tensors of 64 MiB .. 1 GiB in bf16 (twice that in fp32, at most 1 GiB + 1 GiB).
+std::vector<Shape> softmax_default_shapes() {
+  return {
+      softmax_shape(32768, 1024),    // short rows: many small blocks
+      softmax_shape(16384, 4096),    // the peers' shape (TARGETS.md)
+      softmax_shape(16384, 4100),    // not a multiple of the 16-byte vector
+      softmax_shape(8192, 16384),    // attention-score-sized rows
+      softmax_shape(8192, 32000),    // Llama-2 vocabulary (fp32: past one block's registers)
+      softmax_shape(4096, 32768),    // the longest bf16 row one block keeps in registers
+      softmax_shape(2048, 128256),   // Llama-3 vocabulary
+      softmax_shape(2048, 131072),
+      softmax_shape(1024, kSoftmaxLongestRow),  // 256K vocabulary
+  };
+}
+
+// Small and odd rows, and rows one past each per-warp, per-block or per-cluster limit of the
+// kernels (1025 and 2049: a warp's registers in fp32 and bf16/fp16; 16385 and 32769: a
+// block's; 131073: an fp32 cluster's; 262147: past 256K and no multiple of any vector width).
+std::vector<Shape> softmax_edge_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t rows : {1, 7})
+    for (std::int64_t cols : {1, 7, 33, 1000, 4100}) shapes.push_back(softmax_shape(rows, cols));
+  shapes.push_back(softmax_shape(7, 1025));
+  shapes.push_back(softmax_shape(7, 2049));
+  shapes.push_back(softmax_shape(33, 16385));
+  shapes.push_back(softmax_shape(5, 32769));
+  shapes.push_back(softmax_shape(3, 131073));
+  shapes.push_back(softmax_shape(2, kSoftmaxLongestRow + 3));
+  return shapes;
+}
+
+// Every element of y carries relative errors only (it is a product of exp and 1/sum):
+//   - the sum over `cols` positive terms: the reduction term, 4 sqrt(cols) u_fp32;
+//   - exp's argument x - max rounded in fp32 (|x - max| up to ~64 here) and the approximate
+//     exp2 (2 ulp): 64 u_fp32;
+//   - the output's own rounding: the format's default rtol.
+// So atol is only what the output format cannot represent relatively: fp16 subnormals below
+// 2^-14 have a spacing of 2^-24; fp32 and bf16 share fp32's range, where a flushed exp loses
+// at most the smallest normal 2^-126. A default atol (1e-5 in fp32) would exceed the typical
+// output 1/cols of a long row and check nothing.
+Tolerance softmax_tolerance(ElemType out, std::int64_t cols) {
+  Tolerance t = reduction_tolerance(out, cols);
+  t.rtol += 64 * unit_roundoff(ElemType::fp32);
+  t.atol = out == ElemType::fp16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126);
+  return t;
+}
+
+std::vector<TensorSpec> softmax_tensors(const Shape& s, DType dtype) {
+  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  return {
+      {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
+      {.name = "y",
+       .dims = {rows, cols},
+       .is_output = true,
+       .sample_dim = 0,
+       .tolerance = softmax_tolerance(resolve(ElemType::case_dtype, dtype), cols)},
+  };
+}
+
+// In fp64 with the max subtracted first, so logits of any size (1e4, -1e300) neither
+// overflow nor lose the row: exp(x - max) is in (0, 1] and the sum in [1, cols].
+void softmax_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto& x = in[0].values;
+  auto& y = out[0].values;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* xr = x.data() + r * cols;
+    double* yr = y.data() + r * cols;
+    double max = xr[0];
+    for (std::int64_t c = 1; c < cols; ++c) max = std::max(max, xr[c]);
+    double sum = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      yr[c] = std::exp(xr[c] - max);
+      sum += yr[c];
+    }
+    for (std::int64_t c = 0; c < cols; ++c) yr[c] /= sum;
+  }
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "softmax_fwd",
+    .description = "softmax over the last dim: y = exp(x - max(x)) / sum(exp(x - max(x))), per row",
+    .axes = {{"rows", 16384, {}, "independent rows (tokens, or attention rows)"},
+             {"cols", 4096, {}, "row length (vocabulary, key length), reduced over"}},
+    .dtypes = {DType::fp32, DType::fp16, DType::bf16},
+    .tensors = softmax_tensors,
+    .work =
+        [](const Shape& s, DType dtype) {
+          const double rows = static_cast<double>(s.at("rows"));
+          const double cols = static_cast<double>(s.at("cols"));
+          return WorkModel{tensor_bytes(softmax_tensors(s, dtype), dtype), 5 * rows * cols};
+        },
+    .oracle = softmax_oracle,
+    .sample_axis = "rows",
+    .compute_unit = "fp32",
+    .default_shapes = softmax_default_shapes(),
+    .edge_shapes = softmax_edge_shapes(),
+    .invalid =
+        [](const Shape& s) -> std::optional<std::string> {
+          if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
+          return std::nullopt;
+        },
+});
+
+}  // namespace
+}  // namespace kwb

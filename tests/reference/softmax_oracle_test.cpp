@@ -1,0 +1,175 @@
+// softmax_fwd on the host: the fp64 oracle against values worked by hand, its invariants (rows
+// sum to 1, a constant added to a row changes nothing, huge logits neither overflow nor
+// vanish), rows independent (so the verifier may sample them), the work model, the tolerance
+// and the shape lists the kernels' limits rely on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "catalogue/tolerance.hpp"
+#include "reference/softmax.hpp"
+#include "tests/support/oracle_support.hpp"
+
+namespace kwb {
+namespace {
+
+const Op& softmax() { return registered_op("softmax_fwd"); }
+
+Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+
+std::vector<double> softmax_of(std::int64_t rows, std::int64_t cols, const std::vector<double>& x) {
+  const Shape s = shape(rows, cols);
+  return run_oracle(softmax(), s, {HostTensor{"x", {rows, cols}, x}})[0].values;
+}
+
+TEST(SoftmaxOracle, MatchesValuesWorkedByHand) {
+  // Row 0: e^{-2}, e^{-1}, e^0 over 1 + e^-1 + e^-2 = 1.5032147244; row 1: equal logits.
+  const auto y = softmax_of(2, 3, {1, 2, 3, -0.5, -0.5, -0.5});
+  const double expected[] = {0.0900305732, 0.2447284711, 0.6652409558, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], expected[i], 1e-9) << "element " << i;
+}
+
+TEST(SoftmaxOracle, SingleColumnRowsAreOne) {
+  const auto y = softmax_of(3, 1, {-7.25, 0.125, 1e4});
+  for (double v : y) EXPECT_EQ(v, 1.0);
+}
+
+TEST(SoftmaxOracle, RowsSumToOneWithEveryValueInZeroOne) {
+  const Shape s = shape(5, 1000);
+  const auto in = host_inputs(softmax().tensors(s, DType::fp32), 11);
+  const auto y = run_oracle(softmax(), s, in)[0].values;
+  for (int r = 0; r < 5; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 1000; ++c) {
+      const double v = y[r * 1000 + c];
+      EXPECT_GT(v, 0.0);
+      EXPECT_LT(v, 1.0);
+      sum += v;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12) << "row " << r;
+  }
+}
+
+TEST(SoftmaxOracle, AddingAConstantToARowChangesNothing) {
+  const Shape s = shape(4, 257);
+  const auto in = host_inputs(softmax().tensors(s, DType::fp32), 12);
+  auto shifted = in;
+  const double shift[] = {-300.0, 0.75, 41.5, 1e3};
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 257; ++c) shifted[0].values[r * 257 + c] += shift[r];
+  const auto y = run_oracle(softmax(), s, in)[0].values;
+  const auto ys = run_oracle(softmax(), s, shifted)[0].values;
+  // A shift of 1e3 moves each logit by up to half an ulp of 1e3 (~6e-14), so exp changes by
+  // that much relatively.
+  for (std::size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(ys[i], y[i], 1e-12 * y[i]) << "element " << i;
+}
+
+TEST(SoftmaxOracle, HugeLogitsNeitherOverflowNorVanish) {
+  // exp(1000) overflows fp64 and exp(-1000) underflows: a naive exp / sum gives inf / inf and
+  // 0 / 0. Subtracting the max first gives 1 / (1 + e^-1) and e^-1 / (1 + e^-1).
+  const auto y = softmax_of(2, 3, {1000, 999, -1000, -1000, -1000, -1e300});
+  EXPECT_NEAR(y[0], 0.7310585786, 1e-9);
+  EXPECT_NEAR(y[1], 0.2689414214, 1e-9);
+  EXPECT_EQ(y[2], 0.0);
+  EXPECT_NEAR(y[3], 0.5, 1e-15);
+  EXPECT_NEAR(y[4], 0.5, 1e-15);
+  EXPECT_EQ(y[5], 0.0);
+  for (double v : y) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST(SoftmaxOracle, OracleOnSomeRowsEqualsThoseRowsOfTheFullOracle) {
+  // What the verifier's row sampling relies on: a row's output depends on that row only.
+  const Shape s = shape(6, 100);
+  const auto in = host_inputs(softmax().tensors(s, DType::fp32), 13);
+  const auto full = run_oracle(softmax(), s, in)[0].values;
+  std::vector<double> picked;
+  for (int r : {1, 4})
+    picked.insert(picked.end(), in[0].values.begin() + r * 100, in[0].values.begin() + (r + 1) * 100);
+  const auto sub = softmax_of(2, 100, picked);
+  for (int c = 0; c < 100; ++c) {
+    EXPECT_EQ(sub[c], full[100 + c]);
+    EXPECT_EQ(sub[100 + c], full[400 + c]);
+  }
+}
+
+TEST(SoftmaxWork, BytesAreOneReadOfXAndOneWriteOfY) {
+  const Shape s = shape(16, 8);
+  EXPECT_EQ(softmax().work(s, DType::bf16).bytes, 2 * 16 * 8 * 2);
+  EXPECT_EQ(softmax().work(s, DType::fp16).bytes, 2 * 16 * 8 * 2);
+  EXPECT_EQ(softmax().work(s, DType::fp32).bytes, 2 * 16 * 8 * 4);
+  EXPECT_EQ(softmax().work(s, DType::bf16).flops, 5 * 16 * 8);
+}
+
+Tolerance y_tolerance(std::int64_t cols, DType dtype) {
+  return *softmax().tensors(shape(1, cols), dtype)[1].tolerance;
+}
+
+TEST(SoftmaxTolerance, GrowsWithTheRowAndKeepsAtolBelowTheSmallestOutputs) {
+  const double u = std::ldexp(1.0, -24);
+  // The sum over 256K columns: 4 sqrt(K) u = 1.2e-4 on top of the fp32 table's 1e-5.
+  const Tolerance long_row = y_tolerance(262144, DType::fp32);
+  EXPECT_NEAR(long_row.rtol, 1e-5 + 4 * 512 * u + 64 * u, 1e-12);
+  EXPECT_GT(long_row.rtol, y_tolerance(1024, DType::fp32).rtol);
+  EXPECT_LT(long_row.rtol, 2e-4);
+  // The outputs of a 256K row of N(0, 2) logits are ~4e-6 on average and far smaller at the
+  // tail: the absolute part must sit below all of them or it would check nothing.
+  const Shape s = shape(1, 262144);
+  const auto y = run_oracle(softmax(), s, host_inputs(softmax().tensors(s, DType::fp32), 14))[0].values;
+  const double smallest = *std::min_element(y.begin(), y.end());
+  EXPECT_GT(smallest, 0.0);
+  for (DType d : {DType::fp32, DType::bf16}) EXPECT_LT(y_tolerance(262144, d).atol, 1e-6 * smallest);
+  // fp16 keeps only what its subnormal spacing can hold.
+  EXPECT_EQ(y_tolerance(262144, DType::fp16).atol, std::ldexp(1.0, -24));
+  // bf16 and fp16 keep their format's rounding as the relative floor.
+  EXPECT_GE(y_tolerance(7, DType::bf16).rtol, 1.6e-2);
+  EXPECT_GE(y_tolerance(7, DType::fp16).rtol, 2e-3);
+}
+
+TEST(SoftmaxShapes, DefaultsHoldThePeerShapeAndSpanVocabularySizedRows) {
+  const Op& op = softmax();
+  bool peer = false;
+  std::int64_t shortest = 1 << 30, longest = 0;
+  bool odd = false;
+  for (const Shape& s : op.default_shapes) {
+    const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+    peer |= rows == 16384 && cols == 4096;
+    odd |= cols % 8 != 0;
+    shortest = std::min(shortest, cols);
+    longest = std::max(longest, cols);
+    const double bf16_bytes = static_cast<double>(rows * cols * 2);
+    EXPECT_GE(bf16_bytes, 64.0 * (1 << 20)) << s.to_compact();
+    EXPECT_LE(bf16_bytes * 2, 2.0 * (1 << 30)) << "fp32 tensor of " << s.to_compact();
+    EXPECT_FALSE(op.invalid(s)) << s.to_compact();
+  }
+  EXPECT_TRUE(peer) << "TARGETS.md's 16384 x 4096 must be swept";
+  EXPECT_TRUE(odd) << "a row that is not a multiple of the 16-byte vector";
+  EXPECT_EQ(shortest, 1024);
+  EXPECT_EQ(longest, kSoftmaxLongestRow);
+}
+
+TEST(SoftmaxShapes, EdgeShapesReachOnePastEveryKernelLimit) {
+  std::int64_t longest = 0;
+  bool past_fp32_warp = false, past_half_warp = false;
+  bool past_fp32_registers = false, past_half_registers = false, past_fp32_cluster = false;
+  for (const Shape& s : softmax().edge_shapes) {
+    const std::int64_t cols = s.at("cols");
+    longest = std::max(longest, cols);
+    past_fp32_warp |= cols == 1025;  // fused_v4_warp_per_row: 4 KiB per warp
+    past_half_warp |= cols == 2049;
+    past_fp32_registers |= cols == kSoftmaxRegisterRowBytes / 4 + 1;
+    past_half_registers |= cols == kSoftmaxRegisterRowBytes / 2 + 1;
+    past_fp32_cluster |= cols == kSoftmaxClusterRowBytes / 4 + 1;
+    EXPECT_LE(s.at("rows") * cols, 600000) << "small enough for compute-sanitizer: " << s.to_compact();
+  }
+  EXPECT_TRUE(past_fp32_warp);
+  EXPECT_TRUE(past_half_warp);
+  EXPECT_TRUE(past_fp32_registers);
+  EXPECT_TRUE(past_half_registers);
+  EXPECT_TRUE(past_fp32_cluster);
+  EXPECT_GT(longest, kSoftmaxClusterRowBytes / 2) << "past the bf16/fp16 cluster limit";
+}
+
+}  // namespace
+}  // namespace kwb
