@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests sanitize ceilings smoke smoke2 tiny faults xcheck peers main (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench tiny faults xcheck peers main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -16,7 +16,7 @@ OUT=results/device
 rm -rf "$OUT"; mkdir -p "$OUT"
 log() { printf '\n=== %s\n' "$*"; }
 sha=$(cat .kwb-git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-SECTIONS=" ${*:-tests sanitize ceilings smoke smoke2 tiny faults xcheck peers main} "
+SECTIONS=" ${*:-tests edge sanitize ceilings smoke smoke2 bench tiny faults xcheck peers main} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 log "GPU"
@@ -32,21 +32,34 @@ log "GPU tests"
 ( cd build && ctest -L gpu --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
 fi
 
+# The catalogue's ordinary ops (KWB_OPS narrows them: KWB_OPS=softmax_fwd,swiglu_fwd scripts/device.sh edge).
+ops=${KWB_OPS:-$(./build/kwb list | awk '/^[a-z]/ {print $1}' | paste -sd, -)}
+
+if want edge; then
+# Every variant of every op at its edge shapes (1, primes, vector-width misfits, one past each
+# kernel's limits) in all three dtypes, verified in full and not timed.
+log "edge shapes, every op and variant, 3 dtypes, verified (--preset verify)"
+./build/kwb run --op "$ops" --shapes edge --preset verify --mode hot --datasheet-ceilings --out "$OUT/edge" \
+  > "$OUT/edge.txt" 2>&1; echo "exit $?"; grep -E " failed " "$OUT/edge.txt" | head -40; tail -2 "$OUT/edge.txt"
+fi
+
 if want sanitize; then
-# Every variant, the test-only ops' included, under memcheck and racecheck at small and odd
-# shapes (the worker is a child process: --target-processes all). Quick preset: the tools slow
-# every launch, and the point is the accesses, not the times.
-log "compute-sanitizer memcheck and racecheck at small shapes"
+# Every variant, the test-only ops' included, under memcheck and racecheck at edge shapes (the
+# worker is a child process: --target-processes all), verified and not timed: the point is the
+# accesses, not the times.
+log "compute-sanitizer memcheck and racecheck at edge shapes"
 for tool in memcheck racecheck; do
-  for spec in "rmsnorm_fwd|--axis rows=7 --axis cols=1000,4100" \
+  for spec in "$ops|--shapes edge" \
               "test_colsum,test_label_nll,test_bhsd_scale|" \
               "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512"; do
-    ops=${spec%%|*}; axes=${spec#*|}
-    variants=$([ "$ops" = rmsnorm_fwd ] && echo "--variant baseline_eager_8_launches,fused_v1_row_per_block,fused_v2_vec16,fused_v3_vec16_any_cols" || echo "")
-    timeout 240 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-      ./build/kwb run --op "$ops" $variants $axes --include-test-variants --preset quick --mode hot \
-      --datasheet-ceilings --out "$OUT/sanitize-$tool" > "$OUT/sanitize-$tool-${ops%%,*}.txt" 2>&1
-    echo "$tool $ops: exit $? ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-${ops%%,*}.txt") sanitizer reports)"
+    sel=${spec%%|*}; axes=${spec#*|}; name=$(echo "${sel%%,*}" | cut -c1-12)
+    dtypes=$([ "$tool" = racecheck ] && echo "--dtype bf16" || echo "--dtype bf16,fp32")
+    [[ "$sel" == test_* ]] && dtypes=""
+    timeout 420 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+      ./build/kwb run --op "$sel" $axes $dtypes --include-test-variants --preset verify --mode hot \
+      --datasheet-ceilings --out "$OUT/sanitize-$tool" > "$OUT/sanitize-$tool-$name.txt" 2>&1
+    echo "$tool $name: exit $? ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c ' failed ' "$OUT/sanitize-$tool-$name.txt") failed cases)"
+    grep -E '^========= (Invalid|Race|Error)' -A3 "$OUT/sanitize-$tool-$name.txt" | head -12
   done
 done
 fi
@@ -65,6 +78,19 @@ fi
 if want smoke2; then
 log "smoke sweep, run 2 (reproducibility)"
 ./build/kwb run --out "$OUT/smoke2" > "$OUT/smoke2.txt" 2> "$OUT/smoke2-progress.txt"; echo "exit $?"
+fi
+
+if want bench; then
+# The catalogue at its default (realistic) shapes: bf16 timed (the figures of docs/performance.md),
+# fp32 and fp16 verified only (every case of every op passes in all three dtypes).
+log "catalogue benchmark: default shapes, bf16 timed, fp32/fp16 verified"
+start=$(date +%s.%N)
+./build/kwb run --op "$ops" --dtype bf16 --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench-progress.txt"
+echo "bf16 exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+grep -E " failed " "$OUT/bench.txt" | head -20
+sed -n '/^Speedup of the fastest/,$p' "$OUT/bench.txt"
+./build/kwb run --op "$ops" --dtype fp32,fp16 --preset verify --mode hot --out "$OUT/bench-verify" > "$OUT/bench-verify.txt" 2>&1
+echo "fp32/fp16 verify exit $?"; grep -E " failed " "$OUT/bench-verify.txt" | head -20; tail -1 "$OUT/bench-verify.txt"
 fi
 
 if want tiny; then
@@ -119,7 +145,8 @@ fi
 
 if want peers && [ -f .peers/torch_peers.py ]; then
   log "PyTorch peers"
-  timeout 300 python3 .peers/torch_peers.py --ops ceilings,rmsnorm > "$OUT/peers.txt" 2>&1; echo "exit $?"
+  timeout 400 python3 .peers/torch_peers.py --ops ceilings,rmsnorm,layernorm,softmax,swiglu,rope,ce > "$OUT/peers.txt" 2>&1
+  echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
 if want main; then
@@ -129,10 +156,18 @@ fi
 
 log "summary"
 python3 scripts/device_summary.py "$OUT" | tee "$OUT/summary.txt"
-if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files
-  [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$FETCH/smoke-report.json"
-  [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$FETCH/faults-report.csv"
-  for f in ceilings.txt summary.txt gpu-tests.log peers.txt; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FETCH/"; done
-  # The cross-check's reports without their per-sample arrays, and ncu's values, in one file.
-  [ -d "$OUT/xcheck" ] && python3 scripts/device_summary.py "$OUT" --xcheck-json > "$FETCH/xcheck.json"
+if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the first 8 that exist
+  [ -f "$OUT/bench/report.json" ] && python3 scripts/device_summary.py "$OUT" --bench-json > "$OUT/bench-report.json"
+  [ -d "$OUT/xcheck" ] && python3 scripts/device_summary.py "$OUT" --xcheck-json > "$OUT/xcheck.json"
+  # Correctness logs in one file: edge shapes, fp32/fp16 verification, sanitizer reports.
+  for f in edge.txt bench-verify.txt sanitize-*.txt; do
+    [ -f "$OUT/$f" ] && { echo "##### $f"; grep -E " failed |^=========|passed, .* failed" "$OUT/$f" | head -200; }
+  done > "$OUT/checks.txt"
+  [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
+  [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
+  n=0
+  for f in summary.txt checks.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
+           smoke-report.json faults-report.csv xcheck.json; do
+    [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
+  done
 fi

@@ -8,6 +8,7 @@ from pathlib import Path
 
 out = Path(sys.argv[1])
 xcheck_json = "--xcheck-json" in sys.argv[2:]  # print the cross-check's figures as JSON instead
+bench_json = "--bench-json" in sys.argv[2:]    # print the bench report without per-sample arrays
 
 def load(name):
     p = out / name / "report.json"
@@ -17,7 +18,41 @@ def key(c):
     return (c["op"], c["variant"], c["dtype"], c.get("shape_compact", ""))
 
 smoke, smoke2 = load("smoke"), load("smoke2")
+bench = load("bench")
+if bench_json:
+    for c in (bench or {}).get("cases", []):
+        c.get("timing", {}).pop("samples_us", None)
+    print(json.dumps(bench, indent=1))
+    sys.exit(0)
 rows = []
+if bench:
+    cases = [c for c in bench["cases"] if c["disposition"] == "passed" and "derived" in c]
+    disp = {}
+    for c in bench["cases"]:
+        disp[c["disposition"]] = disp.get(c["disposition"], 0) + 1
+    rows.append(("bench cases (bf16, default shapes)", ", ".join(f"{v} {k}" for k, v in sorted(disp.items()))))
+    ops = []
+    for c in bench["cases"]:
+        if c["op"] not in ops:
+            ops.append(c["op"])
+    for op in ops:
+        fused = [c for c in cases if c["op"] == op and c["role"] != "baseline"]
+        if not fused:
+            rows.append((f"bench {op}", "no passed fused case"))
+            continue
+        # The largest shape by model bytes: the op's headline; and its lowest %copy over shapes.
+        biggest = max(c["derived"]["model_bytes"] for c in fused)
+        top = [c for c in fused if c["derived"]["model_bytes"] == biggest]
+        best = max(top, key=lambda c: c["derived"]["pct_of_bandwidth_ceiling"])
+        d = best["derived"]
+        per_shape = {}
+        for c in fused:
+            k = c["shape_compact"]
+            per_shape[k] = max(per_shape.get(k, 0), c["derived"]["pct_of_bandwidth_ceiling"])
+        worst = min(per_shape.items(), key=lambda kv: kv[1])
+        rows.append((f"bench {op}", f'largest {best["shape_compact"]}: {best["variant"]} {best["timing"]["span"]["median"]:.1f} us, '
+                     f'{d["bandwidth_gbps"]:.0f} GB/s = {d["pct_of_bandwidth_ceiling"]:.1f}% of copy, '
+                     f'{d.get("speedup_vs_baseline", float("nan")):.1f}x baseline; lowest best-of-shape {worst[1]:.1f}% ({worst[0]})'))
 if smoke:
     dev = smoke["run"]["device"]["name"]
     ceil = smoke["run"]["ceilings"]
@@ -156,6 +191,16 @@ if peers.exists():
         if line.startswith("{") and '"impl"' in line:
             p = json.loads(line)
             rows.append((f'peer {p["op"]} {p["impl"]} {p["shape"]}', f'{p["us"]} us, {p.get("GBps", p.get("TFLOPs"))}'))
+            # Our fastest passed fused case of the same op whose axes hold the peer's sizes.
+            want_sizes = [int(x) for x in p["shape"].replace("^3", "").split("x") if x.isdigit()]
+            mine = [c for c in (bench or {}).get("cases", []) if c["op"] == p["op"] and c["role"] != "baseline"
+                    and c["disposition"] == "passed" and "timing" in c
+                    and all(v in [a for a in c["shape"].values() if isinstance(a, int)] for v in want_sizes)]
+            if mine:
+                m = min(mine, key=lambda c: c["timing"]["span"]["median"])
+                rows.append((f'  kwb {m["variant"]} {m["shape_compact"]}', f'{m["timing"]["span"]["median"]:.1f} us, '
+                             f'{m["derived"]["bandwidth_gbps"]:.0f} GB/s on its own work model: '
+                             f'{"faster" if m["timing"]["span"]["median"] < p["us"] else "SLOWER"} than the peer'))
             ceiling = (smoke or {}).get("run", {}).get("ceilings") or (xrows[0].get("ceiling") if xrows else None)
             if p["impl"] == "copy_d2d" and ceiling and p.get("GBps"):
                 rows.append(("kwb copy ceiling >= PyTorch copy?", f'{ceiling["dram_copy_gbps"]:.0f} vs {p["GBps"]} GB/s: '
