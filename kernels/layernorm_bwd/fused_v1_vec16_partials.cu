@@ -14,7 +14,7 @@
 // column in a fixed order: the same bits on every run, no atomics.
 //
 // Napkin math at 16384 x 4096 bf16: x, dy read and dx written, 3 * 128 MiB = 403 MB (~133 us at
-// ~3030 GB/s); the partials, ~500 rows x 2 x 4096 fp32 = 16 MB written and read back, mostly
+// ~3030 GB/s); the partials, ~400 rows x 2 x 4096 fp32 = 13 MB written and read back, mostly
 // from L2. Expected: >= 80% of the copy ceiling (the eager chain runs 32 launches).
 //
 // Rows over 2048 vectors (bf16 > 16384 cols, fp32 > 8192) would need more registers than 512
@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
@@ -203,8 +205,10 @@ layernorm_bwd_long_rows(const T* __restrict__ x, const T* __restrict__ w, const 
   }
 }
 
-// Blocks of launch 1: one wave at the kernel's occupancy, rounded up to a multiple of E (so that
-// every row of a block has the same split), at most enough for one row each, at most kMaxParts.
+// Blocks of launch 1: one wave at the kernel's occupancy, at most one per row and kMaxParts, as a
+// multiple of E (so that every row of a block has the same split): rounded down, since a block
+// past the wave would wait for a whole block's rows to finish, doubling the time; rounded up to E
+// only when there are fewer rows than E (the extra blocks write zero partials).
 template <class Kernel>
 int grid_for(Kernel kernel, int threads, std::int64_t rows, int E) {
   int device = 0, sms = 1, per_sm = 1;
@@ -213,7 +217,7 @@ int grid_for(Kernel kernel, int threads, std::int64_t rows, int E) {
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
   const std::int64_t wave = std::max(1, sms * per_sm);
   const std::int64_t blocks = std::min<std::int64_t>({wave, rows, kMaxParts});
-  return static_cast<int>((blocks + E - 1) / E * E);
+  return static_cast<int>(blocks >= E ? blocks / E * E : E);
 }
 
 std::size_t workspace_bytes(const Shape& s, DType) {
@@ -222,35 +226,52 @@ std::size_t workspace_bytes(const Shape& s, DType) {
   return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(cols) * sizeof(float);
 }
 
+// Both kernels of launch 1 take the same arguments; this picks one for the row length.
+template <class T>
+using BwdKernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
+
+template <class T>
+std::pair<BwdKernel<T>, int> pick_kernel(int cols) {
+  const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
+  if (!plan) return {layernorm_bwd_long_rows<T>, kMaxThreads};
+  switch (plan->vectors_per_thread) {  // row_plan gives 1, 2 or 4
+    case 1: return {layernorm_bwd_v1<T, 1>, plan->threads};
+    case 2: return {layernorm_bwd_v1<T, 2>, plan->threads};
+    default: return {layernorm_bwd_v1<T, 4>, plan->threads};
+  }
+}
+
+// The grid of launch 1 takes occupancy queries: done once per case in prepare(), outside timing
+// (under the CUDA-events timer, host work before the first launch would otherwise be timed).
+struct Grid {
+  int parts = 0;
+};
+
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  auto grid = std::make_shared<Grid>();
+  const std::int64_t rows = a.shape.at("rows");
+  const auto cols = static_cast<int>(a.shape.at("cols"));
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto [kernel, threads] = pick_kernel<T>(cols);
+    grid->parts = grid_for(kernel, threads, rows, RowSplit<T>::E);
+  });
+  return grid;
+}
+
 void launch(const LaunchArgs& a) {
   const std::int64_t rows = a.shape.at("rows");
   const auto cols = static_cast<int>(a.shape.at("cols"));
-  const auto eps = static_cast<float>(kLayerNormEps);
   auto* partials = static_cast<float*>(a.workspace);
-  int parts = 0;
+  std::shared_ptr<void> own;  // only if the harness did not call prepare()
+  if (!a.state) own = prepare(a);
+  const int parts = static_cast<const Grid*>(a.state ? a.state : own.get())->parts;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    constexpr int E = RowSplit<T>::E;
-    const T* x = static_cast<const T*>(a.tensors[0]);
-    const T* w = static_cast<const T*>(a.tensors[1]);
-    const T* dy = static_cast<const T*>(a.tensors[2]);
-    T* dx = static_cast<T*>(a.tensors[3]);
-    const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
-    if (!plan) {
-      parts = grid_for(layernorm_bwd_long_rows<T>, kMaxThreads, rows, E);
-      layernorm_bwd_long_rows<T><<<parts, kMaxThreads, 0, a.stream>>>(x, w, dy, dx, partials, rows, cols, eps);
-    } else {
-      auto go = [&](auto vpt_tag) {
-        constexpr int VPT = decltype(vpt_tag)::value;
-        parts = grid_for(layernorm_bwd_v1<T, VPT>, plan->threads, rows, E);
-        layernorm_bwd_v1<T, VPT><<<parts, plan->threads, 0, a.stream>>>(x, w, dy, dx, partials, rows, cols, eps);
-      };
-      switch (plan->vectors_per_thread) {  // row_plan gives 1, 2 or 4
-        case 1: go(std::integral_constant<int, 1>{}); break;
-        case 2: go(std::integral_constant<int, 2>{}); break;
-        default: go(std::integral_constant<int, 4>{}); break;
-      }
-    }
+    const auto [kernel, threads] = pick_kernel<T>(cols);
+    kernel<<<parts, threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
+                                            static_cast<const T*>(a.tensors[2]), static_cast<T*>(a.tensors[3]),
+                                            partials, rows, cols, static_cast<float>(kLayerNormEps));
   });
   float* dweight = static_cast<float*>(a.tensors[4]);
   float* dbias = static_cast<float*>(a.tensors[5]);
@@ -274,6 +295,7 @@ KWB_REGISTER_VARIANT(Variant{
           return std::nullopt;
         },
     .workspace_bytes = workspace_bytes,
+    .prepare = prepare,
 });
 
 }  // namespace
