@@ -1,21 +1,21 @@
 // layernorm_bwd fused_v1_vec16_partials: dx, dweight and dbias in one pass over x and dy, plus a
 // small deterministic second launch that sums the per-block partials of dweight and dbias.
 //
-// Launch 1: a grid of about one wave of blocks (occupancy x SMs, a multiple of the vector width
-// E), each looping over rows r = block, block + grid, ... Per row: x and dy held in registers as
-// 16-byte vectors; mean (one block sum), then the variance, sum(g) and sum(g * (x - mean)) in one
-// block sum of three (g = weight * dy; mean(g * xhat) = rstd * mean(g * (x - mean)), so the
-// two-pass statistics cost no extra reduction); dx written once. Each thread keeps fp32 sums of
-// dy * xhat and dy for the columns it owns, across all the block's rows, and writes them as the
-// block's row of partials at the end. Because the grid is a multiple of E, every row of a block
-// starts at the same offset modulo the vector width, so head/body/tail (and so the columns each
-// thread owns) are the same for all its rows, at any cols.
+// Launch 1: a grid of about one wave of blocks (occupancy x SMs), each looping over rows
+// r = block, block + grid, ... Per row: x and dy held in registers as 16-byte vectors; mean (one
+// block sum), then the variance, sum(g) and sum(g * (x - mean)) in one block sum of three
+// (g = weight * dy; mean(g * xhat) = rstd * mean(g * (x - mean)), so the two-pass statistics cost
+// no extra reduction); dx written once. Each thread keeps fp32 sums of dy * xhat and dy for the
+// columns it owns, across all the block's rows, and writes them as the block's row of partials at
+// the end. When cols is not a multiple of the vector width E, the grid is, so every row of a block
+// starts at the same offset modulo E: head/body/tail (and so the columns each thread owns) are
+// the same for all its rows, at any cols.
 // Launch 2: sum_partial_columns (kernels/common/column_partials.cuh) adds the partials of each
 // column in a fixed order: the same bits on every run, no atomics.
 //
 // Napkin math at 16384 x 4096 bf16: x, dy read and dx written, 3 * 128 MiB = 403 MB (~133 us at
 // ~3030 GB/s); the partials, ~400 rows x 2 x 4096 fp32 = 13 MB written and read back, mostly
-// from L2. Expected: >= 80% of the copy ceiling (the eager chain runs 32 launches).
+// from L2. Expected: >= 80% of the copy ceiling (the eager chain runs 31 launches).
 //
 // Rows over 2048 vectors (bf16 > 16384 cols, fp32 > 8192) would need more registers than 512
 // threads have: they take a plain kernel that rereads the row three times and adds the block's
@@ -56,7 +56,7 @@ layernorm_bwd_v1(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   constexpr int E = RowSplit<T>::E;
   using P = Pack<T, E>;
   __shared__ float scratch[3 * 32];
-  // The same for every row of this block: gridDim.x is a multiple of E.
+  // The same for every row of this block: cols or gridDim.x is a multiple of E.
   const RowSplit<T> split(static_cast<std::int64_t>(blockIdx.x) * cols, cols);
   const bool has_edge = threadIdx.x < split.edge_count;
   const int edge_col = split.edge_col(threadIdx.x);
@@ -205,18 +205,19 @@ layernorm_bwd_long_rows(const T* __restrict__ x, const T* __restrict__ w, const 
   }
 }
 
-// Blocks of launch 1: one wave at the kernel's occupancy, at most one per row and kMaxParts, as a
-// multiple of E (so that every row of a block has the same split): rounded down, since a block
-// past the wave would wait for a whole block's rows to finish, doubling the time; rounded up to E
-// only when there are fewer rows than E (the extra blocks write zero partials).
+// Blocks of launch 1: one wave at the kernel's occupancy, at most one per row and kMaxParts. When
+// cols is not a multiple of E, also a multiple of E, so that every row of a block has the same
+// split: rounded down, since a block past the wave would wait for a whole block's rows to finish
+// (doubling the time), or up to E when there are fewer rows (the extra blocks write zero partials).
 template <class Kernel>
-int grid_for(Kernel kernel, int threads, std::int64_t rows, int E) {
+int grid_for(Kernel kernel, int threads, std::int64_t rows, int cols, int E) {
   int device = 0, sms = 1, per_sm = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
   const std::int64_t wave = std::max(1, sms * per_sm);
   const std::int64_t blocks = std::min<std::int64_t>({wave, rows, kMaxParts});
+  if (cols % E == 0) return static_cast<int>(blocks);  // every row starts on a 16-byte boundary
   return static_cast<int>(blocks >= E ? blocks / E * E : E);
 }
 
@@ -254,7 +255,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto [kernel, threads] = pick_kernel<T>(cols);
-    grid->parts = grid_for(kernel, threads, rows, RowSplit<T>::E);
+    grid->parts = grid_for(kernel, threads, rows, cols, RowSplit<T>::E);
   });
   return grid;
 }
