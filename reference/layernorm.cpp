@@ -1,0 +1,231 @@
+// layernorm_fwd and layernorm_bwd: LayerNorm over the last dim, as torch.nn.LayerNorm computes it
+// (biased variance, eps = 1e-5), and its gradients for x, weight and bias.
+//
+//   forward:  mean = mean(x), rstd = 1 / sqrt(mean((x - mean)^2) + eps), xhat = (x - mean) * rstd,
+//             y = xhat * weight + bias
+//   backward: g = weight * dy
+//             dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+//             dweight = sum over rows of dy * xhat,  dbias = sum over rows of dy
+//
+// The backward recomputes mean and rstd from x instead of taking the forward's saved stats: its
+// inputs (x, weight, dy) are then independent random tensors, and the CPU test checks it against
+// finite differences of the forward oracle directly. bias does not change any gradient, so the
+// backward does not take it.
+//
+// Napkin math (bytes = each input read once, each output written once, tensor_bytes()):
+//   forward  (2 * rows * cols + 2 * cols) * sizeof(dtype)
+//   backward (3 * rows * cols + cols) * sizeof(dtype) + 2 * cols * 4   (dweight, dbias in fp32)
+// FLOPs per element: forward 7 (mean: add; variance: sub, fma; y: sub, mul, fma), backward 16
+// (the forward's statistics 3, xhat 2, g 1, the two row sums 3, dx 4, dweight 2, dbias 1). At
+// about one FLOP per byte both are memory-bound by two orders of magnitude.
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "reference/layernorm.hpp"
+
+namespace kwb {
+namespace {
+
+Shape layernorm_shape(std::int64_t rows, std::int64_t cols) {
+  return Shape{{{"rows", rows}, {"cols", cols}}};
+}
+
+std::vector<AxisSpec> layernorm_axes() {
+  return {{"rows", 16384, {}, "independent rows (tokens)"}, {"cols", 4096, {}, "hidden size, normalised over"}};
+}
+
+std::optional<std::string> layernorm_invalid(const Shape& s) {
+  if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
+  return std::nullopt;
+}
+
+// Realistic hidden sizes at 16K tokens (16384 x 4096 is the F.layer_norm peer's shape), a size
+// that is not a multiple of the 16-byte vector (4100, 5124), one wave and many waves of rows.
+std::vector<Shape> forward_default_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t cols : {768, 1024, 2048, 4096, 4100, 8192, 16384}) shapes.push_back(layernorm_shape(16384, cols));
+  shapes.push_back(layernorm_shape(1024, 4096));   // under one wave of the GPU
+  shapes.push_back(layernorm_shape(65536, 4096));  // many rows
+  shapes.push_back(layernorm_shape(4096, 5124));
+  return shapes;
+}
+
+// The backward is verified in full (dweight and dbias sum over every row), so its shapes stay at
+// or under 128M elements per tensor.
+std::vector<Shape> backward_default_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t cols : {768, 1024, 2048, 4096, 4100, 8192}) shapes.push_back(layernorm_shape(16384, cols));
+  shapes.push_back(layernorm_shape(1024, 4096));
+  shapes.push_back(layernorm_shape(4096, 16384));
+  shapes.push_back(layernorm_shape(4096, 5124));
+  return shapes;
+}
+
+// Small and odd sizes, and one 16-byte vector past each limit of the fused kernels' registers:
+// 8196 (fp32 backward: 2048 vectors), 16392 (fp32 forward: 4096; bf16/fp16 backward: 2048) and
+// 32776 (bf16/fp16 forward: 4096), where they switch to their long-row paths.
+std::vector<Shape> layernorm_edge_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t rows : {1, 300})
+    for (std::int64_t cols : {1, 33, 512, 1000, 4100, 8196}) shapes.push_back(layernorm_shape(rows, cols));
+  for (std::int64_t cols : {1000, 4100}) shapes.push_back(layernorm_shape(7, cols));
+  for (std::int64_t cols : {16392, 32776}) shapes.push_back(layernorm_shape(3, cols));
+  return shapes;
+}
+
+// ---- forward -----------------------------------------------------------------------------------
+
+std::vector<TensorSpec> forward_tensors(const Shape& s, DType) {
+  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  return {
+      // A non-zero mean, so that the mean subtraction matters.
+      {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
+      {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
+      {.name = "bias", .dims = {cols}, .init = Distribution::uniform(-0.5, 0.5)},
+      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0},
+  };
+}
+
+// Mean and rstd of one row, two-pass (the squared deviations from the mean, not E[x^2] - E[x]^2).
+struct RowStats {
+  double mean, rstd;
+};
+RowStats row_stats(const double* xr, std::int64_t cols) {
+  double sum = 0;
+  for (std::int64_t c = 0; c < cols; ++c) sum += xr[c];
+  const double mean = sum / static_cast<double>(cols);
+  double sum_sq = 0;
+  for (std::int64_t c = 0; c < cols; ++c) sum_sq += (xr[c] - mean) * (xr[c] - mean);
+  return {mean, 1.0 / std::sqrt(sum_sq / static_cast<double>(cols) + kLayerNormEps)};
+}
+
+void forward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto& x = in[0].values;
+  const auto& w = in[1].values;
+  const auto& b = in[2].values;
+  auto& y = out[0].values;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* xr = x.data() + r * cols;
+    const RowStats st = row_stats(xr, cols);
+    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - st.mean) * st.rstd * w[c] + b[c];
+  }
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "layernorm_fwd",
+    .description = "LayerNorm forward: y = (x - mean) * rsqrt(var + 1e-5) * weight + bias, per row "
+                   "(biased variance)",
+    .axes = layernorm_axes(),
+    .dtypes = {DType::fp32, DType::fp16, DType::bf16},
+    .tensors = forward_tensors,
+    .work =
+        [](const Shape& s, DType dtype) {
+          const double n = static_cast<double>(s.at("rows")) * static_cast<double>(s.at("cols"));
+          return WorkModel{tensor_bytes(forward_tensors(s, dtype), dtype), 7 * n};
+        },
+    .oracle = forward_oracle,
+    .sample_axis = "rows",
+    .compute_unit = "fp32",
+    .default_shapes = forward_default_shapes(),
+    .edge_shapes = layernorm_edge_shapes(),
+    .invalid = layernorm_invalid,
+});
+
+// ---- backward ----------------------------------------------------------------------------------
+
+std::vector<TensorSpec> backward_tensors(const Shape& s, DType dtype) {
+  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const ElemType dx_type = resolve(ElemType::case_dtype, dtype);
+  // dx: two row means (K = cols terms of size ~|w dy| / cols, times |xhat| <= ~6 and rstd ~1).
+  // dweight, dbias: sums over all rows of terms ~|dy xhat| and ~|dy|, about 1 each.
+  const double inv_cols = 1.0 / static_cast<double>(cols);
+  return {
+      {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
+      {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
+      {.name = "dy", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
+      {.name = "dx", .dims = {rows, cols}, .is_output = true, .sample_dim = 0,
+       .tolerance = reduction_tolerance(dx_type, cols, ElemType::fp32, 8 * inv_cols)},
+      {.name = "dweight", .dims = {cols}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
+       .tolerance = reduction_tolerance(ElemType::fp32, rows)},
+      {.name = "dbias", .dims = {cols}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
+       .tolerance = reduction_tolerance(ElemType::fp32, rows)},
+  };
+}
+
+// Rows [begin, end): dx for those rows, and their contribution to dweight and dbias added into
+// `dw` and `db` (the caller's per-chunk accumulators).
+void backward_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, const std::vector<HostTensor>& in,
+                   std::vector<double>& dx, std::vector<double>& dw, std::vector<double>& db) {
+  const auto& x = in[0].values;
+  const auto& w = in[1].values;
+  const auto& dy = in[2].values;
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* xr = x.data() + r * cols;
+    const double* dyr = dy.data() + r * cols;
+    const RowStats st = row_stats(xr, cols);
+    double sum_g = 0, sum_g_xhat = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double xhat = (xr[c] - st.mean) * st.rstd, g = w[c] * dyr[c];
+      sum_g += g;
+      sum_g_xhat += g * xhat;
+      dw[c] += dyr[c] * xhat;
+      db[c] += dyr[c];
+    }
+    const double mean_g = sum_g / static_cast<double>(cols), mean_g_xhat = sum_g_xhat / static_cast<double>(cols);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double xhat = (xr[c] - st.mean) * st.rstd;
+      dx[r * cols + c] = st.rstd * (w[c] * dyr[c] - mean_g - xhat * mean_g_xhat);
+    }
+  }
+}
+
+// Verified in full at up to 128M elements, so the rows are split over threads; each chunk keeps
+// its own dweight and dbias sums, added in chunk order (the result does not depend on timing).
+void backward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const std::int64_t max_chunks = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 16);
+  const std::int64_t chunks = std::clamp<std::int64_t>(rows * cols / (1 << 20), 1, std::min(rows, max_chunks));
+  const std::int64_t per_chunk = (rows + chunks - 1) / chunks;
+  std::vector<std::vector<double>> dw(chunks, std::vector<double>(cols, 0.0)), db = dw;
+  std::vector<std::thread> workers;
+  for (std::int64_t k = 1; k < chunks; ++k)
+    workers.emplace_back([&, k] {
+      backward_rows(std::min(rows, k * per_chunk), std::min(rows, (k + 1) * per_chunk), cols, in, out[0].values,
+                    dw[k], db[k]);
+    });
+  backward_rows(0, std::min(rows, per_chunk), cols, in, out[0].values, dw[0], db[0]);
+  for (auto& t : workers) t.join();
+  for (std::int64_t c = 0; c < cols; ++c) {
+    double w_sum = 0, b_sum = 0;
+    for (std::int64_t k = 0; k < chunks; ++k) w_sum += dw[k][c], b_sum += db[k][c];
+    out[1].values[c] = w_sum;
+    out[2].values[c] = b_sum;
+  }
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "layernorm_bwd",
+    .description = "LayerNorm backward: g = weight * dy; dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); "
+                   "dweight = sum_rows dy * xhat; dbias = sum_rows dy (fp32); mean, rstd recomputed from x",
+    .axes = layernorm_axes(),
+    .dtypes = {DType::fp32, DType::fp16, DType::bf16},
+    .tensors = backward_tensors,
+    .work =
+        [](const Shape& s, DType dtype) {
+          const double n = static_cast<double>(s.at("rows")) * static_cast<double>(s.at("cols"));
+          return WorkModel{tensor_bytes(backward_tensors(s, dtype), dtype), 16 * n};
+        },
+    .oracle = backward_oracle,
+    .sample_axis = "rows",
+    .compute_unit = "fp32",
+    .default_shapes = backward_default_shapes(),
+    .edge_shapes = layernorm_edge_shapes(),
+    .invalid = layernorm_invalid,
+});
+
+}  // namespace
+}  // namespace kwb
