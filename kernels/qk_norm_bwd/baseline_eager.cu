@@ -1,0 +1,151 @@
+// qk_norm_bwd baseline_eager_42_launches: the eager chain of qk_norm_fwd recomputed (as under
+// activation checkpointing: the op's inputs are q, k, never saved statistics), then the
+// launches of PyTorch autograd's backward through it, Q then K:
+//
+//   recompute: xf = x.float(); sq = xf.pow(2); ss = sq.sum(-1, keepdim=True); ss = ss + eps
+//              r = torch.rsqrt(ss); xn = xf * r; xn_c = xn.to(dtype)          (out = xn_c * w)
+//   backward:  g_c = dy * w;  dw = (dy * xn_c).sum((0, 1), dtype=float32)   (mul; col sum: 2)
+//              g = g_c.float();  dxf1 = g * r                                 (MulBackward wrt xf)
+//              gr = (g * xf).sum(-1, keepdim=True)                           (MulBackward wrt r)
+//              gss = gr * -0.5 * r^3                                         (rsqrt backward)
+//              p = xf.pow(1); p = p * 2; dxf2 = gss * p                       (pow backward)
+//              dxf = dxf1 + dxf2;  dx = dxf.to(dtype)                         (accumulate; cast)
+//
+// 7 + 14 = 21 launches per tensor for fp16/bf16 (17 for fp32, where the three casts are
+// no-ops), 42 for the pair. The product dy * xn_c is kept in fp32 for the column sum, which
+// reads fp32 (kernels/common/eager_ops.cuh).
+#include <cstdint>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+#include "reference/qk_norm.hpp"
+
+namespace kwb {
+namespace {
+
+constexpr int kElementBuffers = 11;  // fp32 [vectors, head_dim] intermediates
+constexpr int kRowBuffers = 5;       // fp32 [vectors] intermediates
+
+// Intermediates of one tensor's chain, sized for Q (the larger) and reused for K.
+struct Workspace {
+  float *xf, *sq, *xn, *prod, *g, *dxf1, *gx, *p1, *p2, *dxf2, *dxf;  // [vectors, head_dim]
+  float *ss, *ss_eps, *r, *gr, *gss;                                  // [vectors]
+  float* col_partials;                                                // [parts, head_dim]
+  void *xn_c, *g_c;                                                   // case dtype [vectors, head_dim]
+};
+
+Workspace carve(void* base, std::int64_t vectors, std::int64_t head_dim, std::size_t elem_bytes) {
+  const std::int64_t n = vectors * head_dim;
+  float* p = static_cast<float*>(base);
+  Workspace w;
+  float** element[] = {&w.xf, &w.sq, &w.xn, &w.prod, &w.g, &w.dxf1, &w.gx, &w.p1, &w.p2, &w.dxf2, &w.dxf};
+  for (float** b : element) { *b = p; p += n; }
+  float** row[] = {&w.ss, &w.ss_eps, &w.r, &w.gr, &w.gss};
+  for (float** b : row) { *b = p; p += vectors; }
+  w.col_partials = p;
+  p += eager_col_sum_parts(vectors) * head_dim;
+  auto* bytes = reinterpret_cast<unsigned char*>(p);
+  w.xn_c = bytes;
+  w.g_c = bytes + static_cast<std::size_t>(n) * elem_bytes;
+  return w;
+}
+
+std::int64_t max_vectors(const Shape& s) { return s.at("tokens") * std::max(s.at("heads"), s.at("kv_heads")); }
+
+std::size_t workspace_bytes(const Shape& s, DType dtype) {
+  const auto vectors = static_cast<std::size_t>(max_vectors(s));
+  const auto head_dim = static_cast<std::size_t>(s.at("head_dim"));
+  const std::size_t n = vectors * head_dim;
+  return (kElementBuffers * n + kRowBuffers * vectors +
+          static_cast<std::size_t>(eager_col_sum_parts(max_vectors(s))) * head_dim) * 4 +
+         2 * n * dtype_size(dtype);
+}
+
+template <class T>
+void eager_backward(const T* x, const T* weight, const T* dy, T* dx, float* dw, std::int64_t vectors,
+                    std::int64_t head_dim, const Workspace& ws, cudaStream_t stream) {
+  constexpr bool is_fp32 = std::is_same_v<T, float>;
+  const std::int64_t n = vectors * head_dim;
+  const float eps = static_cast<float>(kQkNormEps);
+  // Recompute (7 launches; 5 for fp32).
+  const float* xf = reinterpret_cast<const float*>(x);
+  if constexpr (!is_fp32) {
+    float* dst = ws.xf;
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = to_float(x[i]); });
+    xf = ws.xf;
+  }
+  float *sq = ws.sq, *ss_eps = ws.ss_eps, *r = ws.r, *xn = ws.xn;
+  const float* ss = ws.ss;
+  eager_map(n, stream, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
+  eager_row_sum(ws.sq, ws.ss, vectors, head_dim, stream);
+  eager_map(vectors, stream, [=] __device__(std::int64_t i) { ss_eps[i] = ss[i] + eps; });
+  eager_map(vectors, stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ss_eps[i]); });
+  eager_map(n, stream, [=] __device__(std::int64_t i) { xn[i] = xf[i] * r[i / head_dim]; });
+  const T* xn_c = reinterpret_cast<const T*>(ws.xn);
+  if constexpr (!is_fp32) {
+    T* dst = static_cast<T*>(ws.xn_c);
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = from_float<T>(xn[i]); });
+    xn_c = dst;
+  }
+  // Backward of out = xn_c * w (4 launches).
+  T* g_c = is_fp32 ? reinterpret_cast<T*>(ws.g) : static_cast<T*>(ws.g_c);
+  eager_map(n, stream, [=] __device__(std::int64_t i) {
+    g_c[i] = from_float<T>(to_float(dy[i]) * to_float(weight[i % head_dim]));
+  });
+  float* prod = ws.prod;
+  eager_map(n, stream, [=] __device__(std::int64_t i) { prod[i] = to_float(dy[i]) * to_float(xn_c[i]); });
+  eager_col_sum(ws.prod, dw, vectors, head_dim, ws.col_partials, stream);
+  // Backward of xn_c = xn.to(dtype) and xn = xf * r (4 launches; 3 for fp32).
+  const float* g = reinterpret_cast<const float*>(g_c);
+  if constexpr (!is_fp32) {
+    float* dst = ws.g;
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = to_float(g_c[i]); });
+    g = ws.g;
+  }
+  float *dxf1 = ws.dxf1, *gx = ws.gx;
+  eager_map(n, stream, [=] __device__(std::int64_t i) { dxf1[i] = g[i] * r[i / head_dim]; });
+  eager_map(n, stream, [=] __device__(std::int64_t i) { gx[i] = g[i] * xf[i]; });
+  eager_row_sum(ws.gx, ws.gr, vectors, head_dim, stream);
+  // Backward of r = rsqrt(ss), ss = sq.sum + eps, sq = xf.pow(2), and the sum of both paths to xf
+  // (6 launches; 5 for fp32).
+  const float* gr = ws.gr;
+  float *gss = ws.gss, *p1 = ws.p1, *p2 = ws.p2, *dxf2 = ws.dxf2, *dxf = ws.dxf;
+  eager_map(vectors, stream, [=] __device__(std::int64_t i) { gss[i] = gr[i] * -0.5f * r[i] * r[i] * r[i]; });
+  eager_map(n, stream, [=] __device__(std::int64_t i) { p1[i] = xf[i]; });  // xf.pow(1)
+  eager_map(n, stream, [=] __device__(std::int64_t i) { p2[i] = p1[i] * 2.0f; });
+  eager_map(n, stream, [=] __device__(std::int64_t i) { dxf2[i] = gss[i / head_dim] * p2[i]; });
+  if constexpr (is_fp32) {
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dx[i] = dxf1[i] + dxf2[i]; });
+  } else {
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dxf[i] = dxf1[i] + dxf2[i]; });
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(dxf[i]); });
+  }
+}
+
+void launch(const LaunchArgs& a) {
+  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const Workspace ws = carve(a.workspace, max_vectors(a.shape), d.head_dim, sizeof(T));
+    const auto in = [&](int i) { return static_cast<const T*>(a.tensors[i]); };
+    eager_backward<T>(in(0), in(2), in(4), static_cast<T*>(a.tensors[6]), static_cast<float*>(a.tensors[8]),
+                      d.q_vectors(), d.head_dim, ws, a.stream);
+    eager_backward<T>(in(1), in(3), in(5), static_cast<T*>(a.tensors[7]), static_cast<float*>(a.tensors[9]),
+                      d.k_vectors(), d.head_dim, ws, a.stream);
+  });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "qk_norm_bwd",
+    .name = "baseline_eager_42_launches",
+    .role = Role::baseline,
+    .description = "eager forward chain recomputed, then autograd's backward op by op, Q then K (fp32 "
+                   "intermediates, weight gradients by two-stage column sums)",
+    .launch = launch,
+    .refuse = {},
+    .workspace_bytes = workspace_bytes,
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,104 @@
+// qk_norm_fwd baseline_eager_16_launches: QK-norm as an eager framework runs it, op by op, Q
+// then K (the same chain on each):
+//
+//   xf = x.float(); sq = xf.pow(2); ss = sq.sum(-1, keepdim=True); ss = ss + eps
+//   r = torch.rsqrt(ss); xn = xf * r; xn = xn.to(dtype); out = xn * weight
+//
+// Eight launches per tensor for fp16/bf16 (six for fp32, where both casts are no-ops), sixteen
+// for the pair: each a full pass through memory with fp32 intermediates, as a framework's
+// generic elementwise and last-dim reduction kernels (kernels/common/eager_ops.cuh).
+#include <cstdint>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+#include "reference/qk_norm.hpp"
+
+namespace kwb {
+namespace {
+
+// Intermediates of one tensor's chain, sized for Q (the larger) and reused for K.
+struct Workspace {
+  float *xf, *sq, *xn;         // [vectors, head_dim]
+  float *ss, *ss_eps, *r;      // [vectors]
+  void* xn_cast;               // [vectors, head_dim] in the case dtype
+};
+
+Workspace carve(void* base, std::int64_t vectors, std::int64_t head_dim) {
+  const std::int64_t n = vectors * head_dim;
+  auto* p = static_cast<float*>(base);
+  Workspace w;
+  w.xf = p;
+  w.sq = w.xf + n;
+  w.xn = w.sq + n;
+  w.ss = w.xn + n;
+  w.ss_eps = w.ss + vectors;
+  w.r = w.ss_eps + vectors;
+  w.xn_cast = w.r + vectors;
+  return w;
+}
+
+std::size_t workspace_bytes(const Shape& s, DType dtype) {
+  const auto vectors = static_cast<std::size_t>(s.at("tokens") * std::max(s.at("heads"), s.at("kv_heads")));
+  const auto n = vectors * static_cast<std::size_t>(s.at("head_dim"));
+  return 3 * n * 4 + 3 * vectors * 4 + n * dtype_size(dtype);
+}
+
+// out = normalise(x) * weight over `vectors` head vectors: the eight framework ops.
+template <class T>
+void eager_chain(const T* x, const T* weight, T* out, std::int64_t vectors, std::int64_t head_dim,
+                 const Workspace& ws, cudaStream_t stream) {
+  constexpr bool is_fp32 = std::is_same_v<T, float>;
+  const std::int64_t n = vectors * head_dim;
+  const float* xf = reinterpret_cast<const float*>(x);
+  if constexpr (!is_fp32) {
+    float* dst = ws.xf;
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = to_float(x[i]); });
+    xf = ws.xf;
+  }
+  float* sq = ws.sq;
+  eager_map(n, stream, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
+  eager_row_sum(ws.sq, ws.ss, vectors, head_dim, stream);
+  const float* ss = ws.ss;
+  float* ss_eps = ws.ss_eps;
+  const float eps = static_cast<float>(kQkNormEps);
+  eager_map(vectors, stream, [=] __device__(std::int64_t i) { ss_eps[i] = ss[i] + eps; });
+  float* r = ws.r;
+  eager_map(vectors, stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ss_eps[i]); });
+  float* xn = ws.xn;
+  eager_map(n, stream, [=] __device__(std::int64_t i) { xn[i] = xf[i] * r[i / head_dim]; });
+  const T* xn_t = reinterpret_cast<const T*>(ws.xn);
+  if constexpr (!is_fp32) {
+    T* dst = static_cast<T*>(ws.xn_cast);
+    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = from_float<T>(xn[i]); });
+    xn_t = dst;
+  }
+  eager_map(n, stream, [=] __device__(std::int64_t i) {
+    out[i] = from_float<T>(to_float(xn_t[i]) * to_float(weight[i % head_dim]));
+  });
+}
+
+void launch(const LaunchArgs& a) {
+  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
+  const Workspace ws = carve(a.workspace, d.tokens * std::max(d.heads, d.kv_heads), d.head_dim);
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    eager_chain<T>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[2]),
+                   static_cast<T*>(a.tensors[4]), d.q_vectors(), d.head_dim, ws, a.stream);
+    eager_chain<T>(static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[3]),
+                   static_cast<T*>(a.tensors[5]), d.k_vectors(), d.head_dim, ws, a.stream);
+  });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "qk_norm_fwd",
+    .name = "baseline_eager_16_launches",
+    .role = Role::baseline,
+    .description = "op by op as eager PyTorch, Q then K: cast, pow, sum, +eps, rsqrt, scale, cast, *weight",
+    .launch = launch,
+    .refuse = {},
+    .workspace_bytes = workspace_bytes,
+});
+
+}  // namespace
+}  // namespace kwb

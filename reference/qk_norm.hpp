@@ -1,0 +1,22 @@
+// Constants and host arithmetic of the qk_norm_fwd / qk_norm_bwd contracts, shared by the
+// oracles, the CPU tests and the kernels.
+//
+// Per head vector x of head_dim elements (one token, one head, of Q or of K):
+//   r = 1 / sqrt(sum_d x[d]^2 + eps),   y[d] = x[d] * r * w[d]
+// an L2 normalisation (the sum, not the mean: the head vector gets unit length before the
+// learned per-dim scale w). Its gradients, with g = dy * w and xhat = x * r:
+//   dx[d] = r * (g[d] - xhat[d] * sum_e g[e] * xhat[e]),   dw[d] = sum over head vectors of dy[d] * xhat[d]
+#pragma once
+
+#include <cstdint>
+
+namespace kwb {
+inline constexpr double kQkNormEps = 1e-6;
+
+// Q and K shape of one case: q [tokens, heads, head_dim], k [tokens, kv_heads, head_dim].
+struct QkNormDims {
+  std::int64_t tokens, heads, kv_heads, head_dim;
+  std::int64_t q_vectors() const { return tokens * heads; }
+  std::int64_t k_vectors() const { return tokens * kv_heads; }
+};
+}  // namespace kwb
