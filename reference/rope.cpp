@@ -83,7 +83,7 @@ std::vector<Shape> rope_edge_shapes() {
       rope_shape(2, 17, 32, 8, 128, "ids"),  // 320 items per token: more than a block's threads
       rope_shape(1, 1000, 2, 1, 128),
       rope_shape(4, 31, 16, 16, 64, "ids"),
-      rope_shape(1, 300, 64, 8, 256),        // large heads
+      rope_shape(1, 40, 64, 8, 256),         // many, wide heads: 1152 (bf16) items per token
       rope_shape(1, 3, 2, 2, 1026, "ids"),   // D/2 = 513, odd
       rope_shape(1, 2, 1, 1, 8192),          // the widest head the fused kernels take
   };
