@@ -1,0 +1,184 @@
+// The eager chain of rotate-half RoPE, one framework op per launch (kernels/common/eager_ops.cuh),
+// shared by the rope_fwd and rope_bwd baselines. What it runs, in PyTorch:
+//
+//   cos_f = torch.cat([cos, cos], -1)                 # [rows, D] fp32 (HF: cat(freqs, freqs))
+//   sin_f = torch.cat([sin, sin], -1)
+//   # positions=ids only (2 launches more):
+//   cos_f = cos_f[position_ids]; sin_f = sin_f[position_ids]         # [batch, seq, D]
+//   for x in (q, k):                                                 # (dq_out, dk_out)
+//       xf = x.float()                                               # not in fp32
+//       x1, x2 = xf[..., :D//2], xf[..., D//2:]                      # views, no launch
+//       rot = torch.cat([-x2, x1], -1)      # forward: neg, cat
+//       rot = torch.cat([x2, -x1], -1)      # backward (rotate_half transposed): neg, cat
+//       y = (xf * cos_f[..., None, :] + rot * sin_f[..., None, :]).to(x.dtype)  # mul, mul, add, cast
+//
+// bf16/fp16: 2 + 2 * 7 = 16 launches (18 with position ids); fp32: 12 (14). The arithmetic runs
+// in fp32, as the fused kernel does: a chain of bf16 multiplies and adds would round three
+// times and miss the bf16 tolerance where the two products nearly cancel. The backward is
+// written as the transposed rotation by hand; autograd through the forward chain would launch
+// more (slice backward fills and copies), so this count is a floor for the eager backward.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+#include "reference/rope.hpp"
+
+namespace kwb::rope {
+
+struct ChainDims {
+  std::int64_t batch, seq, heads, kv_heads, dim, half, table_rows;
+  bool ids;
+  explicit ChainDims(const Shape& s)
+      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), kv_heads(s.at("kv_heads")),
+        dim(s.at("head_dim")), half(dim / 2), ids(s.choice("positions") == "ids") {
+    table_rows = rope::table_rows(seq, ids);
+  }
+  std::int64_t tokens() const { return batch * seq; }
+};
+
+// The broadcast table element of element i: [batch, seq, 1, D] tables (index: [seq, D]) against
+// [batch, seq, heads, D].
+struct TableIndex {
+  std::int64_t token_elements, dim, seq;
+  bool ids;
+  __device__ std::int64_t operator()(std::int64_t i) const {
+    const std::int64_t token = i / token_elements, c = i % dim;
+    return (ids ? token : token % seq) * dim + c;
+  }
+};
+
+// fp32 intermediates: the full-width tables, their gathered rows (ids), and per tensor xf,
+// the negated half, rot, the two products and their sum (q is the largest: heads >= kv_heads).
+inline std::size_t eager_chain_workspace_bytes(const Shape& s, DType) {
+  const ChainDims n(s);
+  const std::int64_t tables = 2 * n.table_rows * n.dim + (n.ids ? 2 * n.tokens() * n.dim : 0);
+  const std::int64_t per_tensor = n.tokens() * n.heads * n.dim;
+  return static_cast<std::size_t>(tables + per_tensor / 2 + 5 * per_tensor) * sizeof(float);
+}
+
+struct ChainWorkspace {
+  float *cos_f, *sin_f, *cos_g, *sin_g, *xf, *neg, *rot, *m1, *m2, *sum;
+};
+
+inline ChainWorkspace carve_chain(void* base, const ChainDims& n) {
+  float* f = static_cast<float*>(base);
+  const std::int64_t per_tensor = n.tokens() * n.heads * n.dim;
+  ChainWorkspace w{};
+  w.cos_f = f;
+  w.sin_f = w.cos_f + n.table_rows * n.dim;
+  w.cos_g = w.sin_f + n.table_rows * n.dim;
+  w.sin_g = w.cos_g + (n.ids ? n.tokens() * n.dim : 0);
+  w.xf = w.sin_g + (n.ids ? n.tokens() * n.dim : 0);
+  w.neg = w.xf + per_tensor;
+  w.rot = w.neg + per_tensor / 2;
+  w.m1 = w.rot + per_tensor;
+  w.m2 = w.m1 + per_tensor;
+  w.sum = w.m2 + per_tensor;
+  return w;
+}
+
+// One tensor (q or k, heads = its head count) through neg, cat, mul, mul, add (and the casts).
+// `cos_t`/`sin_t` hold one D-wide row per position (index) or per token (ids).
+template <class T, bool kBackward>
+void eager_rotate_tensor(const T* x, T* y, std::int64_t heads, const ChainDims& n, const float* cos_t,
+                         const float* sin_t, const ChainWorkspace& ws, cudaStream_t stream) {
+  constexpr bool is_fp32 = std::is_same_v<T, float>;
+  const std::int64_t count = n.tokens() * heads * n.dim, dim = n.dim, half = n.half, seq = n.seq;
+  const bool ids = n.ids;
+  const float* xf = reinterpret_cast<const float*>(x);
+  if constexpr (!is_fp32) {
+    float* out = ws.xf;
+    eager_map(count, stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
+    xf = ws.xf;
+  }
+  // neg: -x2 (forward) or -x1 (backward), contiguous [..., D/2].
+  float* neg = ws.neg;
+  const std::int64_t negated_half = kBackward ? 0 : half;
+  eager_map(count / 2, stream, [=] __device__(std::int64_t i) {
+    const std::int64_t row = i / half, c = i - row * half;
+    neg[i] = -xf[row * dim + negated_half + c];
+  });
+  // cat: [neg, x1] (forward) or [x2, neg] (backward).
+  float* rot = ws.rot;
+  eager_map(count, stream, [=] __device__(std::int64_t i) {
+    const std::int64_t row = i / dim, c = i - row * dim;
+    const bool first = c < half;
+    if (kBackward)
+      rot[i] = first ? xf[row * dim + half + c] : neg[row * half + c - half];
+    else
+      rot[i] = first ? neg[row * half + c] : xf[row * dim + c - half];
+  });
+  const TableIndex table_index{heads * dim, dim, seq, ids};
+  float* m1 = ws.m1;
+  eager_map(count, stream, [=] __device__(std::int64_t i) { m1[i] = xf[i] * cos_t[table_index(i)]; });
+  float* m2 = ws.m2;
+  eager_map(count, stream, [=] __device__(std::int64_t i) { m2[i] = rot[i] * sin_t[table_index(i)]; });
+  float* sum = is_fp32 ? reinterpret_cast<float*>(y) : ws.sum;
+  eager_map(count, stream, [=] __device__(std::int64_t i) { sum[i] = m1[i] + m2[i]; });
+  if constexpr (!is_fp32) {
+    const float* s = ws.sum;
+    eager_map(count, stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(s[i]); });
+  }
+}
+
+template <class T, bool kBackward>
+void eager_chain(const LaunchArgs& a) {
+  const ChainDims n(a.shape);
+  const ChainWorkspace ws = carve_chain(a.workspace, n);
+  const std::int64_t dim = n.dim, half = n.half, rows = n.table_rows;
+  const auto* cos = static_cast<const float*>(a.tensors[kCos]);
+  const auto* sin = static_cast<const float*>(a.tensors[kSin]);
+  float* cos_f = ws.cos_f;
+  float* sin_f = ws.sin_f;
+  eager_map(rows * dim, a.stream, [=] __device__(std::int64_t i) {
+    const std::int64_t r = i / dim, c = i - r * dim;
+    cos_f[i] = cos[r * half + (c < half ? c : c - half)];
+  });
+  eager_map(rows * dim, a.stream, [=] __device__(std::int64_t i) {
+    const std::int64_t r = i / dim, c = i - r * dim;
+    sin_f[i] = sin[r * half + (c < half ? c : c - half)];
+  });
+  const float* cos_t = ws.cos_f;
+  const float* sin_t = ws.sin_f;
+  if (n.ids) {
+    // An index gather, one launch per table; an id outside the table gives NaN (PyTorch would
+    // raise a device-side assert).
+    const auto* pos = static_cast<const std::int64_t*>(a.tensors[kIds]);
+    float* cos_g = ws.cos_g;
+    float* sin_g = ws.sin_g;
+    eager_map(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
+      const std::int64_t t = i / dim, p = pos[t];
+      cos_g[i] = p >= 0 && p < rows ? cos_f[p * dim + i - t * dim] : NAN;
+    });
+    eager_map(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
+      const std::int64_t t = i / dim, p = pos[t];
+      sin_g[i] = p >= 0 && p < rows ? sin_f[p * dim + i - t * dim] : NAN;
+    });
+    cos_t = ws.cos_g;
+    sin_t = ws.sin_g;
+  }
+  const int out = first_output(n.ids);
+  eager_rotate_tensor<T, kBackward>(static_cast<const T*>(a.tensors[kQ]), static_cast<T*>(a.tensors[out]), n.heads,
+                                    n, cos_t, sin_t, ws, a.stream);
+  eager_rotate_tensor<T, kBackward>(static_cast<const T*>(a.tensors[kK]), static_cast<T*>(a.tensors[out + 1]),
+                                    n.kv_heads, n, cos_t, sin_t, ws, a.stream);
+}
+
+inline void launch_eager_chain(const LaunchArgs& a, bool backward) {
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (backward)
+      eager_chain<T, true>(a);
+    else
+      eager_chain<T, false>(a);
+  });
+}
+
+}  // namespace kwb::rope

@@ -1,0 +1,230 @@
+// The fused rotate-half rotation of q and k in one launch, shared by rope_fwd (sin_sign = +1)
+// and rope_bwd (sin_sign = -1: the transposed rotation of dq_out and dk_out).
+//
+// One grid over tokens: block b takes `tokens_per_block` consecutive tokens and all their rows
+// (heads of q, then kv_heads of k). It first copies the cos and sin rows of its tokens into
+// shared memory (each table row read once per token from global memory, sin already signed),
+// then every thread rotates items of E pairs: E consecutive elements of the first half of a
+// head (one 16-byte load in bf16 at E = 8) and the E partners D/2 further on (another one).
+// So each element of q and k is read once and written once with 16-byte accesses, and the
+// tables cost one read per token however many heads share it.
+//
+// E is the widest pack (16 bytes and down) that divides D/2, so any even head_dim runs: D/2 = 64
+// takes 8 bf16 lanes, D/2 = 36 takes 4, D/2 = 65 falls back to scalars. Rows start at multiples
+// of D elements and halves at D/2, so E | D/2 keeps every access aligned to its width (the
+// tensors themselves come from cudaMalloc, 256-byte aligned).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/vector_pack.cuh"
+#include "reference/rope.hpp"
+
+namespace kwb::rope {
+
+inline constexpr int kThreads = 256;
+inline constexpr int kUnroll = 2;          // items per thread whose loads are issued together
+inline constexpr int kMaxHeadDim = 8192;   // one token's table rows, 2 x 4096 floats, fit in shared
+inline constexpr int kMaxTokensPerBlock = 64;
+inline constexpr int kItemsPerBlock = kThreads * 4;  // about 4 items (2 unrolled loops) per thread
+// 4 blocks of 256 threads per SM at most 64 registers each: half the SM's threads resident, each
+// with 2 items (4 x 16 bytes) in flight, about 64 KB of loads in flight per SM.
+inline constexpr int kMinBlocksPerSm = 4;
+
+struct RotateParams {
+  const void* q;
+  const void* k;
+  const float* cos;
+  const float* sin;
+  const std::int64_t* ids;  // null: positions=index (token s at position s)
+  void* q_out;
+  void* k_out;
+  std::int64_t tokens;      // batch * seq
+  int seq;
+  std::int64_t table_rows;
+  int heads, kv_heads, half;
+  int tokens_per_block;
+  float sin_sign;
+};
+
+// The cos and sin lanes of one item from shared memory: float4 reads when E allows.
+template <int E>
+__device__ __forceinline__ void load_lanes(const float* src, float (&out)[E]) {
+  if constexpr (E % 4 == 0) {
+#pragma unroll
+    for (int e = 0; e < E; e += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(src + e);
+      out[e] = v.x, out[e + 1] = v.y, out[e + 2] = v.z, out[e + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) out[e] = src[e];
+  }
+}
+
+template <class T, int E>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(RotateParams p) {
+  using P = Pack<T, E>;
+  extern __shared__ float4 table_storage[];
+  float* table = reinterpret_cast<float*>(table_storage);  // (tokens_per_block, 2, half): cos row, signed sin row
+  const int half = p.half;
+  const std::int64_t t0 = static_cast<std::int64_t>(blockIdx.x) * p.tokens_per_block;
+  const int nt = static_cast<int>(min(static_cast<std::int64_t>(p.tokens_per_block), p.tokens - t0));
+
+  // Items (token, row, chunk): row < heads is a head of q, the rest heads of k.
+  const int chunks = half / E;
+  const int rows = p.heads + p.kv_heads;
+  const int per_token = rows * chunks;
+  const int items = nt * per_token;  // < 2^31: see refuse_rotate
+  const std::int64_t dim = 2 * static_cast<std::int64_t>(half);
+  P lo[kUnroll], hi[kUnroll];
+  const T* src[kUnroll];
+  T* dst[kUnroll];
+  int lanes[kUnroll];  // offset of the item's cos lanes in `table`
+  // Locates the kUnroll items from `first` on (stride kThreads) and issues their loads.
+  auto fetch = [&](int first) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int item = first + u * kThreads;
+      src[u] = nullptr;
+      dst[u] = nullptr;
+      lanes[u] = 0;
+      if (item < items) {
+        const int tl = item / per_token, rem = item - tl * per_token;
+        const int row = rem / chunks, chunk = rem - row * chunks;
+        const std::int64_t t = t0 + tl;
+        const std::int64_t offset = static_cast<std::int64_t>(chunk) * E;
+        if (row < p.heads) {
+          const std::int64_t base = (t * p.heads + row) * dim + offset;
+          src[u] = static_cast<const T*>(p.q) + base;
+          dst[u] = static_cast<T*>(p.q_out) + base;
+        } else {
+          const std::int64_t base = (t * p.kv_heads + (row - p.heads)) * dim + offset;
+          src[u] = static_cast<const T*>(p.k) + base;
+          dst[u] = static_cast<T*>(p.k_out) + base;
+        }
+        lanes[u] = tl * 2 * half + chunk * E;
+        lo[u] = *reinterpret_cast<const P*>(src[u]);
+        hi[u] = *reinterpret_cast<const P*>(src[u] + half);
+      }
+    }
+  };
+  // The first items' loads go out before the table is staged, so they overlap its latency.
+  fetch(threadIdx.x);
+
+  // The table rows of this block's tokens; an id outside the table gives NaN, never a read out
+  // of bounds.
+  const int first_pos = static_cast<int>(t0 % p.seq);  // index mode: token t0's position
+  for (int i = threadIdx.x; i < nt * half; i += kThreads) {
+    const int tl = i / half, c = i - tl * half;
+    const std::int64_t pos = p.ids ? p.ids[t0 + tl] : (first_pos + tl) % p.seq;
+    float cv = NAN, sv = NAN;
+    if (pos >= 0 && pos < p.table_rows) {
+      cv = p.cos[pos * half + c];
+      sv = p.sin[pos * half + c] * p.sin_sign;
+    }
+    table[tl * 2 * half + c] = cv;
+    table[tl * 2 * half + half + c] = sv;
+  }
+  __syncthreads();  // the only barrier: `table` is written once, then only read
+
+  for (int first = threadIdx.x; first < items; first += kThreads * kUnroll) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (src[u] == nullptr) continue;
+      float c[E], s[E];
+      load_lanes<E>(table + lanes[u], c);
+      load_lanes<E>(table + lanes[u] + half, s);
+      P out_lo, out_hi;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const float x1 = to_float(lo[u].v[e]), x2 = to_float(hi[u].v[e]);
+        out_lo.v[e] = from_float<T>(fmaf(x1, c[e], -x2 * s[e]));
+        out_hi.v[e] = from_float<T>(fmaf(x2, c[e], x1 * s[e]));
+      }
+      *reinterpret_cast<P*>(dst[u]) = out_lo;
+      *reinterpret_cast<P*>(dst[u] + half) = out_hi;
+    }
+    fetch(first + kThreads * kUnroll);
+  }
+}
+
+// Lanes per item: the widest pack of at most 16 bytes whose element count divides half.
+inline int lanes_for(std::int64_t half, std::size_t elem_bytes) {
+  for (int e = static_cast<int>(16 / elem_bytes); e > 1; e /= 2)
+    if (half % e == 0) return e;
+  return 1;
+}
+
+// Tokens per block: about kItemsPerBlock items, within the shared-memory budget.
+inline int tokens_per_block_for(std::int64_t rows, std::int64_t half, int lanes) {
+  const std::int64_t per_token = rows * (half / lanes);
+  std::int64_t tpb = std::clamp<std::int64_t>(kItemsPerBlock / std::max<std::int64_t>(per_token, 1), 1,
+                                              kMaxTokensPerBlock);
+  while (tpb > 1 && tpb * 2 * half * 4 > 48 * 1024) --tpb;
+  return static_cast<int>(tpb);
+}
+
+inline std::optional<std::string> refuse_rotate(const Shape& s, DType dtype) {
+  const std::int64_t head_dim = s.at("head_dim"), rows = s.at("heads") + s.at("kv_heads");
+  if (head_dim > kMaxHeadDim)
+    return "head_dim above 8192: one token's cos and sin rows no longer fit in shared memory";
+  const std::int64_t half = head_dim / 2;
+  const int lanes = lanes_for(half, dtype_size(dtype));
+  const std::int64_t tpb = tokens_per_block_for(rows, half, lanes);
+  if (tpb * rows * (half / lanes) > 2147483647 - kThreads * kUnroll)
+    return "more than 2^31 items per block: heads x head_dim too large for 32-bit item indices";
+  if (s.at("seq") > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
+  const std::int64_t tokens = s.at("batch") * s.at("seq");
+  if ((tokens + tpb - 1) / tpb > 2147483647) return "too many tokens for the grid's x dimension";
+  return std::nullopt;
+}
+
+// Launches the rotation with the op's tensor order (reference/rope.hpp).
+inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
+  const bool ids = a.shape.choice("positions") == "ids";
+  const std::int64_t seq = a.shape.at("seq");
+  RotateParams p{};
+  p.q = a.tensors[kQ];
+  p.k = a.tensors[kK];
+  p.cos = static_cast<const float*>(a.tensors[kCos]);
+  p.sin = static_cast<const float*>(a.tensors[kSin]);
+  p.ids = ids ? static_cast<const std::int64_t*>(a.tensors[kIds]) : nullptr;
+  p.q_out = a.tensors[first_output(ids)];
+  p.k_out = a.tensors[first_output(ids) + 1];
+  p.tokens = a.shape.at("batch") * seq;
+  p.seq = static_cast<int>(seq);
+  p.table_rows = table_rows(seq, ids);
+  p.heads = static_cast<int>(a.shape.at("heads"));
+  p.kv_heads = static_cast<int>(a.shape.at("kv_heads"));
+  p.half = static_cast<int>(a.shape.at("head_dim") / 2);
+  p.sin_sign = sin_sign;
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int lanes = lanes_for(p.half, sizeof(T));
+    p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes);
+    const auto blocks = static_cast<unsigned>((p.tokens + p.tokens_per_block - 1) / p.tokens_per_block);
+    const auto shared = static_cast<std::size_t>(p.tokens_per_block) * 2 * p.half * sizeof(float);
+    auto go = [&](auto lanes_tag) {
+      constexpr int E = decltype(lanes_tag)::value;
+      if constexpr (E * sizeof(T) <= 16)
+        rope_rotate_kernel<T, E><<<blocks, kThreads, shared, a.stream>>>(p);
+    };
+    switch (lanes) {
+      case 8: go(std::integral_constant<int, 8>{}); break;
+      case 4: go(std::integral_constant<int, 4>{}); break;
+      case 2: go(std::integral_constant<int, 2>{}); break;
+      default: go(std::integral_constant<int, 1>{}); break;
+    }
+  });
+}
+
+}  // namespace kwb::rope
