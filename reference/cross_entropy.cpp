@@ -49,12 +49,16 @@ std::vector<Shape> xent_default_shapes() {
 }
 
 // Tiny vocabularies (everything in the scalar head and tail of a row), odd sizes, 16392 (one
-// cluster of CTAs per row becomes two in bf16, four in fp32) and an odd vocabulary that needs
-// the full cluster of eight.
+// CTA per row becomes a cluster of two in bf16, four in fp32), an odd vocabulary that needs a
+// cluster of four (bf16) or eight (fp32), and 140001, where the fp32 cluster holds 8 vectors
+// per thread.
 std::vector<Shape> xent_edge_shapes() {
   std::vector<Shape> shapes;
   for (std::int64_t tokens : {1, 7, 129})
-    for (std::int64_t vocab : {1, 2, 33, 4100, 16392, 50257}) shapes.push_back(xent_shape(tokens, vocab));
+    for (std::int64_t vocab : {1, 2, 33, 4100, 16392}) shapes.push_back(xent_shape(tokens, vocab));
+  shapes.push_back(xent_shape(7, 50257));
+  shapes.push_back(xent_shape(129, 50257));
+  shapes.push_back(xent_shape(3, 140001));
   return shapes;
 }
 
@@ -87,9 +91,9 @@ std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
   };
 }
 
-// Rows [begin, end): the row losses (0 for ignored rows) and softmax(row) - onehot, still to be
-// divided by n_valid (known only once every row's label has been seen).
-void xent_rows(const double* logits, const double* labels, std::int64_t vocab, std::int64_t begin,
+// Rows [begin, end): the row losses (0 for ignored rows) and the gradient rows
+// (softmax(row) - onehot) * inv_n (0 for ignored rows).
+void xent_rows(const double* logits, const double* labels, std::int64_t vocab, double inv_n, std::int64_t begin,
                std::int64_t end, double* row_loss, double* grad) {
   for (std::int64_t r = begin; r < end; ++r) {
     const double* x = logits + r * vocab;
@@ -105,8 +109,8 @@ void xent_rows(const double* logits, const double* labels, std::int64_t vocab, s
     for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(x[v] - max);
     const double lse = max + std::log(sum);
     row_loss[r] = lse - x[label];
-    for (std::int64_t v = 0; v < vocab; ++v) g[v] = std::exp(x[v] - lse);
-    g[label] -= 1.0;
+    for (std::int64_t v = 0; v < vocab; ++v) g[v] = std::exp(x[v] - lse) * inv_n;
+    g[label] -= inv_n;
   }
 }
 
@@ -115,33 +119,29 @@ void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
   const double* logits = in[0].values.data();
   const double* labels = in[1].values.data();
   double* grad = out[1].values.data();
-  std::vector<double> row_loss(static_cast<std::size_t>(tokens));
+  std::int64_t n_valid = 0;
+  for (std::int64_t r = 0; r < tokens; ++r)
+    if (cross_entropy_label_counts(static_cast<long long>(labels[r]), vocab)) ++n_valid;
+  // All rows ignored: loss 0 and gradient 0 (every row is ignored), where PyTorch gives NaN.
+  const double inv_n = n_valid > 0 ? 1.0 / static_cast<double>(n_valid) : 0.0;
 
   // Row chunks in parallel: each thread owns whole rows, so the result does not depend on the
   // thread count. Small cases stay on this thread.
+  std::vector<double> row_loss(static_cast<std::size_t>(tokens));
   const std::int64_t elements = tokens * vocab;
   const auto hw = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   const std::int64_t workers = std::clamp<std::int64_t>(elements / (1 << 20), 1, std::min(hw, tokens));
   const std::int64_t per = (tokens + workers - 1) / workers;
   std::vector<std::thread> pool;
   for (std::int64_t w = 1; w < workers; ++w)
-    pool.emplace_back(xent_rows, logits, labels, vocab, std::min(tokens, w * per), std::min(tokens, (w + 1) * per),
-                      row_loss.data(), grad);
-  xent_rows(logits, labels, vocab, 0, std::min(tokens, per), row_loss.data(), grad);
+    pool.emplace_back(xent_rows, logits, labels, vocab, inv_n, std::min(tokens, w * per),
+                      std::min(tokens, (w + 1) * per), row_loss.data(), grad);
+  xent_rows(logits, labels, vocab, inv_n, 0, std::min(tokens, per), row_loss.data(), grad);
   for (auto& t : pool) t.join();
 
-  std::int64_t n_valid = 0;
-  double loss_sum = 0;
-  for (std::int64_t r = 0; r < tokens; ++r) {
-    if (cross_entropy_label_counts(static_cast<long long>(labels[r]), vocab)) ++n_valid;
-    loss_sum += row_loss[static_cast<std::size_t>(r)];
-  }
-  // All rows ignored: loss 0 and gradient 0 (the rows are already 0), where PyTorch gives NaN.
-  out[0].values[0] = n_valid > 0 ? loss_sum / static_cast<double>(n_valid) : 0.0;
-  if (n_valid > 0) {
-    const double inv_n = 1.0 / static_cast<double>(n_valid);
-    for (std::int64_t e = 0; e < elements; ++e) grad[e] *= inv_n;
-  }
+  double loss_sum = 0;  // in row order: the same bits at any thread count
+  for (double l : row_loss) loss_sum += l;
+  out[0].values[0] = loss_sum * inv_n;
 }
 
 KWB_REGISTER_OP(Op{
