@@ -24,9 +24,11 @@
 //
 // Napkin math (H100, copy ceiling ~3.0 TB/s): the traffic is the op's minimum, that of a copy of
 // the logits (read T*V, write T*V) plus labels and T+1 floats, so the cap is ~100% of copy. Each
-// CTA keeps its whole slice in flight (16-64 KB), 2+ CTAs per SM, so the loads cover the DRAM
-// latency; the cost is the barrier between load and write phases of one CTA, hidden by the other
-// CTAs of the SM. Expected: 85-90% of copy at 8192 x 128256 bf16 (4.2 GB in ~1.6 ms, ~2.6 TB/s).
+// CTA keeps its whole slice in flight (16-64 KB), so the loads cover the DRAM latency; the cost
+// is the barrier between the load and write phases of one CTA, hidden by the other CTA of the SM
+// where two fit (plan_for says where). Expected: 85-90% of copy at 8192 x 128256 bf16 (4.2 GB in
+// ~1.6 ms, ~2.6 TB/s); less (~75%?) at 151936 and 262144 with one CTA per SM, unless the
+// max_threads = 512 tunable fixes that.
 // torch.compile's 1.57 TB/s (TARGETS.md) is a forward-only loss on the logits' bytes alone
 // (2.1 GB in 1.34 ms); this op also writes the gradient, so on that byte count ~1.3 TB/s
 // is the equivalent figure: both are stated by the lead's report, the time of a full
@@ -229,21 +231,27 @@ struct LaunchPlan {
 
 // Cluster: the fewest CTAs per row that keep a CTA's slice at <= 2048 vectors, at most 8.
 // Vectors per thread: as rmsnorm's v3, the fewest that keep <= 256 threads up to 1024 vectors;
-// longer slices take 4 vectors per thread (8 past 4096 vectors), with up to 1024 threads.
-std::optional<LaunchPlan> plan_for(std::int64_t vocab, std::size_t elem_bytes) {
+// longer slices take 4 vectors per thread, or 8 where 4 would need more than `max_threads`
+// threads (or more than 1024).
+//
+// Occupancy (bf16, 60 registers at 4 vectors per thread): 32000, 50257 and 128256 run CTAs of
+// <= 512 threads, 2 per SM; 151936 (608 threads) and 262144 (1024) only 1 per SM, so one CTA's
+// barrier between its loads and its writes idles the SM. The tunable max_threads = 512 moves
+// those to 8 vectors per thread and <= 512 threads, 2 CTAs per SM, at the price of a few
+// spilled registers in bf16 (72 bytes per thread, to L1): which wins is for the GPU to say.
+std::optional<LaunchPlan> plan_for(std::int64_t vocab, std::size_t elem_bytes, std::int64_t max_threads) {
   const std::int64_t per_vector = 16 / static_cast<std::int64_t>(elem_bytes);
   const std::int64_t nvec = vocab / per_vector;  // a misaligned row has fewer, never more
   LaunchPlan p;
   while (p.cluster < kMaxCluster && (nvec + p.cluster - 1) / p.cluster > kTargetVectorsPerCta) p.cluster *= 2;
   const std::int64_t per_cta = (nvec + p.cluster - 1) / p.cluster;
-  std::int64_t threads;
   if (per_cta <= 1024) {
     for (p.vectors_per_thread = 1; (per_cta + p.vectors_per_thread - 1) / p.vectors_per_thread > 256;)
       p.vectors_per_thread *= 2;
   } else {
-    p.vectors_per_thread = per_cta <= 4 * kMaxThreads ? 4 : 8;
+    p.vectors_per_thread = (per_cta + 3) / 4 <= std::min<std::int64_t>(max_threads, kMaxThreads) ? 4 : 8;
   }
-  threads = (per_cta + p.vectors_per_thread - 1) / p.vectors_per_thread;
+  std::int64_t threads = (per_cta + p.vectors_per_thread - 1) / p.vectors_per_thread;
   threads = std::max(threads, 2 * (per_vector - 1));  // head and tail scalars, one per thread
   if (threads > kMaxThreads) return std::nullopt;
   p.threads = static_cast<int>(std::max<std::int64_t>(32, (threads + 31) / 32 * 32));
@@ -283,7 +291,7 @@ void launch(const LaunchArgs& a) {
   count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    const auto plan = plan_for(vocab, sizeof(T));
+    const auto plan = plan_for(vocab, sizeof(T), a.tunable("max_threads"));
     if (!plan) return;  // refused before launch; see refuse()
     switch (plan->vectors_per_thread) {
       case 1: launch_cluster_kernel<T, 1>(a, *plan, row_loss, n_valid); break;
@@ -305,12 +313,14 @@ KWB_REGISTER_VARIANT(Variant{
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (s.at("tokens") * kMaxCluster > 2147483647) return "tokens x cluster size exceed the grid's x dimension";
-          if (!plan_for(s.at("vocab"), dtype_size(dtype)))
+          if (!plan_for(s.at("vocab"), dtype_size(dtype), kMaxThreads))
             return "vocab beyond a cluster of 8 CTAs x 1024 threads x 8 16-byte vectors (524288 bf16/fp16, "
                    "262144 fp32 elements)";
           return std::nullopt;
         },
     .workspace_bytes = workspace_bytes,
+    .tunables = {{"max_threads", {1024, 512},
+                  "threads per CTA before a slice takes 8 vectors per thread instead of 4 (1024 or 512)"}},
 });
 
 }  // namespace
