@@ -29,10 +29,11 @@
 // where two fit (plan_for says where). Expected: 85-90% of copy at 8192 x 128256 bf16 (4.2 GB in
 // ~1.6 ms, ~2.6 TB/s); less (~75%?) at 151936 and 262144 with one CTA per SM, unless the
 // max_threads = 512 tunable fixes that.
-// torch.compile's 1.57 TB/s (TARGETS.md) is a forward-only loss on the logits' bytes alone
-// (2.1 GB in 1.34 ms); this op also writes the gradient, so on that byte count ~1.3 TB/s
-// is the equivalent figure: both are stated by the lead's report, the time of a full
-// forward+backward step is what a training step pays.
+// torch.compile's 1.57 TB/s (TARGETS.md) is a forward-only loss counted on the logits' bytes
+// alone (2.1 GB in 1.34 ms at that shape). This op also writes the gradient: at ~2.6 TB/s on its
+// own byte count it takes ~1.6 ms, which is ~1.3 TB/s on the peer's count. Matching the peer's
+// time with the backward included would need 3.1 TB/s, above the H100's copy ceiling; the fair
+// peer is a compiled forward + backward (a forward and a backward kernel: logits read twice).
 //
 // Workspace: tokens floats of row losses and 1 float n_valid: 4 * (tokens + 1) bytes (32 KB at
 // 8192 tokens), against the baseline's three fp32 [T, V] buffers.
