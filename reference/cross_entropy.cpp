@@ -1,0 +1,176 @@
+// cross_entropy: the mean token loss of a language model and its logits gradient, together, as
+// one training step needs them.
+//
+//   lse[r]     = log(sum_v exp(logits[r, v]))
+//   loss       = (1 / n_valid) * sum over valid r of (lse[r] - logits[r, labels[r]])     (fp32 [1])
+//   dlogits[r] = (softmax(logits[r]) - onehot(labels[r])) / n_valid   for a valid row r
+//   dlogits[r] = 0                                                    for an ignored row
+//
+// A row is valid when its label names a class; labels of -100 (PyTorch's ignore_index) are
+// ignored, and so is any other label outside [0, vocab) (PyTorch asserts; here no kernel ever
+// indexes out of bounds). n_valid counts the valid rows. When every row is ignored the loss is
+// defined as 0 and the gradient as 0 (PyTorch returns NaN, 0/0): a batch of padding should not
+// poison a training run.
+//
+// Napkin math: logits are read once and dlogits written once (the same bytes as a copy of the
+// logits), labels read once, the loss written once:
+//   bytes = tokens * vocab * 2 * sizeof(dtype) + tokens * 4 + 4     (tensor_bytes of the list)
+// FLOPs per element: max, exp and accumulate for the statistics, then exp again, scale and the
+// one-hot subtraction for the gradient: about 8. At ~2 FLOP per byte the op is memory-bound.
+//
+// The loss sums over every token, so it is not aligned with the tokens axis (sample_dim -1) and
+// every case is verified in full: the fp64 oracle runs on row chunks in parallel threads, so that
+// the 8192 x 128256 peer shape (1G elements) takes seconds, not minutes.
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "reference/cross_entropy.hpp"
+
+namespace kwb {
+namespace {
+
+// The share of tokens labelled -100 in generated cases (padding and prompt tokens in practice).
+constexpr double kIgnoredFraction = 0.05;
+
+Shape xent_shape(std::int64_t tokens, std::int64_t vocab) {
+  return Shape{{{"tokens", tokens}, {"vocab", vocab}}};
+}
+
+// Vocabularies of real models: Llama 2 / Mistral (32000), GPT-2 (50257, odd), Llama 3 (128256,
+// torch.compile's peer shape at 8192 tokens), Qwen 2 (151936), Gemma (262144). The largest
+// tensor stays at or under 2 GiB in bf16.
+std::vector<Shape> xent_default_shapes() {
+  return {xent_shape(4096, 32000),  xent_shape(8192, 32000),  xent_shape(8192, 50257),
+          xent_shape(1024, 128256), xent_shape(4096, 128256), xent_shape(8192, 128256),
+          xent_shape(4096, 151936), xent_shape(2048, 262144), xent_shape(4096, 262144)};
+}
+
+// Tiny vocabularies (everything in the scalar head and tail of a row), odd sizes, 16392 (one
+// CTA per row becomes a cluster of two in bf16, four in fp32), an odd vocabulary that needs a
+// cluster of four (bf16) or eight (fp32), and 140001, where the fp32 cluster holds 8 vectors
+// per thread.
+std::vector<Shape> xent_edge_shapes() {
+  std::vector<Shape> shapes;
+  for (std::int64_t tokens : {1, 7, 129})
+    for (std::int64_t vocab : {1, 2, 33, 4100, 16392}) shapes.push_back(xent_shape(tokens, vocab));
+  shapes.push_back(xent_shape(7, 50257));
+  shapes.push_back(xent_shape(129, 50257));
+  shapes.push_back(xent_shape(3, 140001));
+  return shapes;
+}
+
+// dlogits: each element is (p - onehot) / n_valid, with |p - onehot| <= 1. The relative part
+// grows with the vocabulary the softmax denominator sums over; the absolute part is the output
+// format's, scaled by 1 / tokens like the values themselves (n_valid <= tokens, so this is the
+// stricter side), plus the spacing of fp16's subnormals, where most of the tiny probabilities
+// of a large vocabulary land.
+Tolerance dlogits_tolerance(std::int64_t tokens, std::int64_t vocab, DType dtype) {
+  const ElemType out = resolve(ElemType::case_dtype, dtype);
+  Tolerance t = reduction_tolerance(out, vocab, ElemType::fp32, 0.0);
+  t.atol = default_tolerance(out).atol / static_cast<double>(tokens);
+  if (dtype == DType::fp16) t.atol += std::ldexp(1.0, -24);
+  return t;
+}
+
+std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
+  const std::int64_t tokens = s.at("tokens"), vocab = s.at("vocab");
+  return {
+      {.name = "logits", .dims = {tokens, vocab}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
+      {.name = "labels", .dims = {tokens}, .sample_dim = 0,
+       .init = Distribution::integers(0, vocab, kIgnoredFraction, kCrossEntropyIgnoreIndex),
+       .elem = ElemType::int32},
+      // Every per-token loss is positive, so the sum's error is relative: the log-sum-exp over
+      // the vocabulary, then the mean over the tokens. No absolute part beyond fp32's default.
+      {.name = "loss", .dims = {1}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
+       .tolerance = reduction_tolerance(ElemType::fp32, vocab + tokens, ElemType::fp32, 0.0)},
+      {.name = "dlogits", .dims = {tokens, vocab}, .is_output = true, .sample_dim = 0,
+       .tolerance = dlogits_tolerance(tokens, vocab, dtype)},
+  };
+}
+
+// Rows [begin, end): the row losses (0 for ignored rows) and the gradient rows
+// (softmax(row) - onehot) * inv_n (0 for ignored rows).
+void xent_rows(const double* logits, const double* labels, std::int64_t vocab, double inv_n, std::int64_t begin,
+               std::int64_t end, double* row_loss, double* grad) {
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* x = logits + r * vocab;
+    double* g = grad + r * vocab;
+    const auto label = static_cast<long long>(labels[r]);
+    if (!cross_entropy_label_counts(label, vocab)) {
+      row_loss[r] = 0;
+      std::fill(g, g + vocab, 0.0);
+      continue;
+    }
+    const double max = *std::max_element(x, x + vocab);
+    double sum = 0;
+    for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(x[v] - max);
+    const double lse = max + std::log(sum);
+    row_loss[r] = lse - x[label];
+    for (std::int64_t v = 0; v < vocab; ++v) g[v] = std::exp(x[v] - lse) * inv_n;
+    g[label] -= inv_n;
+  }
+}
+
+void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t tokens = shape.at("tokens"), vocab = shape.at("vocab");
+  const double* logits = in[0].values.data();
+  const double* labels = in[1].values.data();
+  double* grad = out[1].values.data();
+  std::int64_t n_valid = 0;
+  for (std::int64_t r = 0; r < tokens; ++r)
+    if (cross_entropy_label_counts(static_cast<long long>(labels[r]), vocab)) ++n_valid;
+  // All rows ignored: loss 0 and gradient 0 (every row is ignored), where PyTorch gives NaN.
+  const double inv_n = n_valid > 0 ? 1.0 / static_cast<double>(n_valid) : 0.0;
+
+  // Row chunks in parallel: each thread owns whole rows, so the result does not depend on the
+  // thread count. Small cases stay on this thread.
+  std::vector<double> row_loss(static_cast<std::size_t>(tokens));
+  const std::int64_t elements = tokens * vocab;
+  const auto hw = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t workers = std::clamp<std::int64_t>(elements / (1 << 20), 1, std::min(hw, tokens));
+  const std::int64_t per = (tokens + workers - 1) / workers;
+  std::vector<std::thread> pool;
+  for (std::int64_t w = 1; w < workers; ++w)
+    pool.emplace_back(xent_rows, logits, labels, vocab, inv_n, std::min(tokens, w * per),
+                      std::min(tokens, (w + 1) * per), row_loss.data(), grad);
+  xent_rows(logits, labels, vocab, inv_n, 0, std::min(tokens, per), row_loss.data(), grad);
+  for (auto& t : pool) t.join();
+
+  double loss_sum = 0;  // in row order: the same bits at any thread count
+  for (double l : row_loss) loss_sum += l;
+  out[0].values[0] = loss_sum * inv_n;
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "cross_entropy",
+    .description = "mean over labelled tokens of logsumexp(logits[t]) - logits[t, label[t]] (fp32), and "
+                   "dlogits[t] = (softmax(logits[t]) - onehot(label[t])) / n_valid (0 for label -100)",
+    .axes = {{"tokens", 8192, {}, "tokens of the batch (rows), the loss averages over the labelled ones"},
+             {"vocab", 128256, {}, "vocabulary (classes), the softmax runs over it"}},
+    .dtypes = {DType::fp32, DType::fp16, DType::bf16},
+    .tensors = xent_tensors,
+    .work =
+        [](const Shape& s, DType dtype) {
+          const double tokens = static_cast<double>(s.at("tokens"));
+          const double vocab = static_cast<double>(s.at("vocab"));
+          return WorkModel{tensor_bytes(xent_tensors(s, dtype), dtype), 8 * tokens * vocab};
+        },
+    .oracle = xent_oracle,
+    .sample_axis = "tokens",
+    .compute_unit = "fp32",
+    .default_shapes = xent_default_shapes(),
+    .edge_shapes = xent_edge_shapes(),
+    .invalid =
+        [](const Shape& s) -> std::optional<std::string> {
+          if (s.at("tokens") < 1 || s.at("vocab") < 1) return "tokens and vocab must be at least 1";
+          if (s.at("vocab") > 2147483647) return "vocab must fit int32 labels";
+          if (s.at("tokens") > 16777216) return "tokens above 2^24 (the valid-token count is kept in an fp32)";
+          return std::nullopt;
+        },
+});
+
+}  // namespace
+}  // namespace kwb
