@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench tiny faults xcheck peers main (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck peers main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -16,7 +16,7 @@ OUT=results/device
 rm -rf "$OUT"; mkdir -p "$OUT"
 log() { printf '\n=== %s\n' "$*"; }
 sha=$(cat .kwb-git-sha 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-SECTIONS=" ${*:-tests edge sanitize ceilings smoke smoke2 bench tiny faults xcheck peers main} "
+SECTIONS=" ${*:-tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck peers main} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 log "GPU"
@@ -83,12 +83,16 @@ fi
 if want bench; then
 # The catalogue at its default (realistic) shapes: bf16 timed (the figures of docs/performance.md),
 # fp32 and fp16 verified only (every case of every op passes in all three dtypes).
-log "catalogue benchmark: default shapes, bf16 timed, fp32/fp16 verified"
+log "catalogue benchmark: default shapes, bf16, timed (\$KWB_PRESET, default: default)"
 start=$(date +%s.%N)
-./build/kwb run --op "$ops" --dtype bf16 --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench-progress.txt"
+./build/kwb run --op "$ops" --dtype bf16 --preset "${KWB_PRESET:-default}" --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench-progress.txt"
 echo "bf16 exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
 grep -E " failed " "$OUT/bench.txt" | head -20
 sed -n '/^Speedup of the fastest/,$p' "$OUT/bench.txt"
+fi
+
+if want verify3; then
+log "default shapes in fp32 and fp16, verified (--preset verify)"
 ./build/kwb run --op "$ops" --dtype fp32,fp16 --preset verify --mode hot --out "$OUT/bench-verify" > "$OUT/bench-verify.txt" 2>&1
 echo "fp32/fp16 verify exit $?"; grep -E " failed " "$OUT/bench-verify.txt" | head -20; tail -1 "$OUT/bench-verify.txt"
 fi
