@@ -11,19 +11,25 @@
 //  2. Independent groups: a row spanning several warps is reduced with a named barrier of that
 //     group only (bar.sync 1 + group, tpr threads), so groups drift apart and their phases
 //     interleave; a warp per row (cols <= 32 vectors per thread's share) needs no barrier.
-//  3. Short rows: a warp per row up to 32 x (16 / sizeof(T)) x 2 elements (512 bf16 columns),
-//     up to 32 rows per block in flight instead of v1's barrier-bound groups.
+//  3. Short rows: a warp per row up to 512 columns (32 lanes x 16 elements), 32 rows per block
+//     in flight, no barrier at all.
 //  4. dweight partials: the groups of a block add their column sums in shared memory in group
 //     order (v1 did it in global memory, one L2 round trip per group in series: 32 of them at
 //     512 columns), then the block writes one coalesced row of partials.
 // Napkin math (bf16 16384 x 4096): 403 MB at a 3031 GB/s copy ceiling = 133 us. Little's law:
-// ~3 TB/s x ~1 us DRAM latency = ~3 MB in flight, ~23 KB per SM; v2 keeps up to 1024 threads
-// x 2 rows x 32 bytes (x + dy, one 16-byte vector each) = 64 KB per SM issued at all times, and
-// no SM-wide bubble, so the limit is the DRAM stream itself: expected ~85-90% of copy (150-157
-// us) at 4096-8192 columns, plus ~3 us for stage 2 and ~1% of partial traffic. 512 and 1024
-// columns: ~70-80% (vs 29% / 47%): a warp (512) or two (1024) per row, 32 / 16 rows in flight
-// per block; the fixed cost is the second launch (~3 us against 17 / 33 us of traffic).
-// 1024 x 4096 (one wave): ~40-50%, launch latency and the pipeline's fill dominate 25 MB.
+// ~3 TB/s x ~1 us DRAM latency = ~3 MB in flight, ~23 KB per SM. v1 already had 64 KB per SM
+// in flight during its load phase but none during its reduce/store phase; v2 keeps 1024 threads
+// x (x + dy of the next row, 32 bytes) = 32 KB of loads outstanding while the current row is
+// reduced and its dx stored, so DRAM sees a continuous stream: expected ~85-90% of copy
+// (150-157 us, vs 180) at 4096-8192 columns, of which stage 2 is ~2-3 us (132 partial rows x
+// 16 KiB) and the partials ~1% of the traffic. 4100 / 5124: the same as 4096 (16-byte body,
+// v1 ran 8-byte vectors: 63%). 16384 columns: ~80-85% (1024 threads per row, sums in shared).
+// Short rows, 16384 x 512 (50 MB, 17 us at copy): a warp per row, 32 rows per block, ~4 rows
+// per warp over the grid; the fixed ~3-4 us (stage 2 + its launch gap) and the last row's
+// imbalance cap it near 80%: expected ~60-70% (v1 29%, which also serialised 32 L2 round trips
+// for its partials). 1024 columns (bf16): 4 warps per row, 8 rows per block (2 and 15 at
+// vectors_per_thread = 2): ~70-80% (v1 47%).
+// 1024 x 4096 (one wave, 25 MB): launch latency and pipeline fill dominate: ~40-50% (v1 20%).
 //
 // Any cols: a row whose start is not 16-byte aligned is split into a head (up to E - 1
 // elements before its first 16-byte boundary), a body of 16-byte vectors and a tail, as in
@@ -32,7 +38,7 @@
 // groups) is therefore made a multiple of E / gcd(cols, E): every row a group visits has the
 // same head, so its column mapping never changes (different groups may differ; the partials
 // are per column). Head and tail elements (at most 2E - 2) belong to one thread each.
-// Assumes x, dy and dx start on 16-byte boundaries (cudaMalloc); the launch checks it.
+// Assumes x, weight, dy and dx start on 16-byte boundaries (cudaMalloc); the launch checks it.
 //
 // Limits: at most 16 elements per thread (2 bf16/fp16 vectors, 4 fp32 ones) and 1024 threads
 // per row: cols < 2049 x E (bf16/fp16 <= 16391, fp32 <= 16387), else refused.
