@@ -53,9 +53,9 @@ for tool in memcheck racecheck; do
               "test_colsum,test_label_nll,test_bhsd_scale|" \
               "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512"; do
     sel=${spec%%|*}; axes=${spec#*|}; name=$(echo "${sel%%,*}" | cut -c1-12)
-    dtypes=$([ "$tool" = racecheck ] && echo "--dtype bf16" || echo "--dtype bf16,fp32")
+    dtypes="--dtype ${KWB_SANITIZE_DTYPES:-bf16,fp32}"; [ "$tool" = racecheck ] && dtypes="--dtype bf16"
     [[ "$sel" == test_* ]] && dtypes=""
-    timeout 420 compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+    timeout "${KWB_SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
       ./build/kwb run --op "$sel" $axes $dtypes --include-test-variants --preset verify --mode hot \
       --datasheet-ceilings --out "$OUT/sanitize-$tool" > "$OUT/sanitize-$tool-$name.txt" 2>&1
     echo "$tool $name: exit $? ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c ' failed ' "$OUT/sanitize-$tool-$name.txt") failed cases)"
