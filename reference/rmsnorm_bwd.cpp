@@ -49,10 +49,6 @@ std::vector<Shape> rmsnorm_bwd_edge_shapes() {
     for (std::int64_t cols : {2, 33, 512, 1000, 4100, 16384}) shapes.push_back(rmsnorm_bwd_shape(rows, cols));
   shapes.push_back(rmsnorm_bwd_shape(5, 16385));
   shapes.push_back(rmsnorm_bwd_shape(1031, 66));  // a prime count of rows over many blocks
-  // Several rows per row group on rows of 8 different 16-byte offsets (bf16): the head/tail split
-  // of fused_v2 with a group's columns held across its rows, at a warp per row and 512 threads.
-  shapes.push_back(rmsnorm_bwd_shape(8191, 33));
-  shapes.push_back(rmsnorm_bwd_shape(523, 4099));
   return shapes;
 }
 

@@ -1,14 +1,11 @@
 // The RMSNorm oracles on the host: forward and backward against values worked out by hand, the
 // backward's dx and dweight against finite differences of the forward oracle, the threaded
-// backward oracle against row-by-row runs, the backward work model's bytes, and the launch plan
-// of the fused_v2 backward (row split, row-class grid, workspace).
+// backward oracle against row-by-row runs, and the backward work model's bytes.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numeric>
 
 #include "catalogue/tolerance.hpp"
-#include "kernels/rmsnorm_bwd/fused_v2_plan.hpp"
 #include "reference/rmsnorm.hpp"
 #include "tests/support/oracle_support.hpp"
 
@@ -133,58 +130,6 @@ TEST(RmsNormOracle, BackwardDefaultShapesStayVerifiableInFull) {
   bool has_odd_width = false;
   for (const auto& s : bwd.default_shapes) has_odd_width |= s.at("cols") % 8 != 0;
   EXPECT_TRUE(has_odd_width) << "a hidden size that is not a multiple of the bf16 vector width";
-}
-
-// Every 16-byte alignment class of rows a group can meet: the rows start, start + stride, ...
-// with stride = grid * groups must all start at the same offset mod 16 bytes, or a thread's
-// columns would move between rows and its dweight registers would add up the wrong columns.
-TEST(RmsNormBwdV2Plan, EveryGroupStaysOnRowsOfOneAlignment) {
-  using namespace rmsnorm_bwd_v2;
-  for (std::size_t elem : {std::size_t{2}, std::size_t{4}})
-    for (std::int64_t cols : {2, 7, 33, 66, 512, 1000, 1024, 4096, 4100, 5124, 8191, 16385})
-      for (int vpt : {1, 2})
-        for (int block : {512, 1024})
-          for (std::int64_t rows : {1, 5, 1031, 16384})
-            for (std::int64_t resident : {1, 132, 264, 1000}) {
-              const auto p = plan_for(cols, elem, vpt, block);
-              if (!p) continue;
-              const std::int64_t grid = parts_for(rows, cols, elem, *p, resident);
-              const std::int64_t stride_bytes = grid * p->groups * cols * static_cast<std::int64_t>(elem);
-              EXPECT_EQ(stride_bytes % 16, 0) << "cols " << cols << " elem " << elem << " grid " << grid;
-              EXPECT_GE(grid, 1);
-              EXPECT_LE(grid, workspace_parts(rows)) << "the workspace must hold every block's partials";
-            }
-}
-
-TEST(RmsNormBwdV2Plan, RowGroupsCoverTheRowWithinTheBarrierAndRegisterLimits) {
-  using namespace rmsnorm_bwd_v2;
-  for (std::size_t elem : {std::size_t{2}, std::size_t{4}}) {
-    const std::int64_t E = 16 / static_cast<std::int64_t>(elem);
-    for (std::int64_t cols = 1; cols <= 17000; cols += (cols < 300 ? 1 : 97))
-      for (int vpt : {1, 2})
-        for (int block : {512, 1024}) {
-          const auto p = plan_for(cols, elem, vpt, block);
-          if (!p) {
-            EXPECT_GT(cols / E, kMaxThreads * kMaxElemsPerThread / E) << "refused a row that fits: cols " << cols;
-            continue;
-          }
-          EXPECT_GE(std::int64_t{p->tpr} * p->vectors_per_thread, cols / E) << "cols " << cols;
-          EXPECT_EQ(p->tpr % 32, 0);
-          EXPECT_LE(p->block, kMaxThreads);
-          EXPECT_EQ(p->block, p->tpr * p->groups);
-          EXPECT_LE(p->vectors_per_thread * E, kMaxElemsPerThread);
-          if (p->tpr > 32) EXPECT_LE(p->groups, kMaxNamedGroups) << "named barrier ids 1..15";
-        }
-  }
-  // Short rows get a warp each: 512 bf16 columns = 64 vectors, 2 per lane.
-  const auto short_rows = plan_for(512, 2, 1, 1024);
-  ASSERT_TRUE(short_rows);
-  EXPECT_EQ(short_rows->tpr, 32);
-  EXPECT_EQ(short_rows->groups, 32);
-  // The widest bf16 row: 2048 vectors over 1024 threads; one more vector is refused.
-  EXPECT_TRUE(plan_for(16391, 2, 1, 1024));
-  EXPECT_FALSE(plan_for(16392, 2, 1, 1024));
-  EXPECT_FALSE(plan_for(16388, 4, 1, 1024));
 }
 
 }  // namespace
