@@ -225,9 +225,11 @@ void launch(const LaunchArgs& a) {
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
   const auto plan = plan_head_vectors(s.at("head_dim"), dtype_size(dtype));
-  // The launch may pick narrower accesses (more lanes, never fewer parts) if pointers were
-  // misaligned: size for the most parts any plan can use.
-  const std::int64_t parts = plan ? parts_needed(s, 1) : 1;
+  // Parts grow with the lanes per head vector (fewer groups per block, more blocks), and the
+  // launch may pick narrower accesses (more lanes) if pointers were misaligned: size for the
+  // most parts any plan can use, a warp per vector. (Sizing for one lane under-allocated: the
+  // blocks past it wrote out of bounds, which compute-sanitizer memcheck found on an H100.)
+  const std::int64_t parts = plan ? parts_needed(s, 32) : 1;
   return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(s.at("head_dim")) * 4;
 }
 
