@@ -37,7 +37,7 @@
 //
 // Tunables (the lead sweeps them): unroll U (rows per lane whose loads go out together), waves
 // (grid size in waves of resident blocks; 64 = one warp per token, no striding), block (threads
-// per block), hints (1: loads that skip L1 with L2 256-byte prefetch and evict-first stores, on
+// per block), hints (2: loads that skip L1 with L2 256-byte prefetch and evict-first stores, on
 // 16-byte packs only).
 #pragma once
 
@@ -178,7 +178,7 @@ inline std::vector<Tunable> warp_rotate_tunables() {
   return {{"unroll", {2, 1, 4}, "rows of q/k per lane whose 16-byte loads are issued before the math"},
           {"waves", {1, 2, 4, 64}, "grid size in waves of resident blocks (at most; never more warps than tokens)"},
           {"block", {256, 128}, "threads per block (8 or 4 warps, one token each at a time)"},
-          {"hints", {0, 1}, "1: L1-bypassing loads with 256-byte L2 prefetch and evict-first stores (16-byte packs)"}};
+          {"hints", {1, 2}, "1: plain loads and stores; 2: L1-bypassing loads with 256-byte L2 prefetch and evict-first stores (16-byte packs)"}};
 }
 
 // Launches the warp-per-token rotation with the op's tensor order (reference/rope.hpp).
@@ -204,7 +204,7 @@ inline void launch_rotate_warp(const LaunchArgs& a, float sin_sign) {
   const int unroll = static_cast<int>(a.tunable("unroll"));
   const int waves = static_cast<int>(std::max<std::int64_t>(a.tunable("waves"), 1));
   const int threads = std::clamp(static_cast<int>(a.tunable("block")) / 32 * 32, 32, kWarpKernelMaxThreads);
-  const bool hints = a.tunable("hints") != 0;
+  const bool hints = a.tunable("hints") == 2;
 
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
