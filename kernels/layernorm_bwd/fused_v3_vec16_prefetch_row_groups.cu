@@ -1,0 +1,347 @@
+// layernorm_bwd fused_v3_vec16_prefetch_row_groups: v2's prefetch (the next row's x and dy
+// loaded during this row's reductions) with the row's thread count chosen by the row length, so
+// that it covers longer rows and keeps several short rows in flight per block.
+//
+// Why: v2 gives every row a 256-thread block. Rows over 512 vectors do not fit (refused, v1 runs
+// them at 73.5% at 16384 x 8192), and short rows (768-2048 cols: 96-256 vectors) leave most of
+// the block's threads idle or the block's two barriers per row dominating (42-55%).
+// Here a row group of TPR threads (a power of two, 32..1024, TPR * VPT >= the row's vectors)
+// owns one row at a time; a block of 256 threads holds 256 / TPR groups, each on its own row,
+// and their reductions share one pair of barriers. Long rows: one group of 512 threads with two
+// vectors each (or 1024 with one: the `vectors_per_thread` tunable), one block per SM, still two
+// rows (current + prefetched) in flight per block: 32 KB of reads outstanding per SM at 8192 bf16
+// columns, above the ~23 KB Little's law asks for (3 TB/s x ~1 us / 132 SMs).
+// Groups of a block accumulate dweight/dbias for their own rows; at the end they are added in
+// group order through shared memory (deterministic), and the block writes one row of partials.
+// Expected (H100 bf16): 16384 x 8192 >= 80% of the copy ceiling (v2's 80% at 4096 cols, same
+// bytes in flight per SM); 768-2048 cols 60-70% (4-8 rows in flight per block instead of one);
+// 4096 cols as v2. Rows over 1024 vectors (bf16 > 8192 + 7 cols) are refused: v1 runs them.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/block_reduce.cuh"
+#include "kernels/common/column_partials.cuh"
+#include "kernels/common/row_in_registers.cuh"
+#include "kernels/common/vector_pack.cuh"
+#include "reference/layernorm.hpp"
+
+namespace kwb {
+namespace {
+
+constexpr int kMaxParts = 1024;   // blocks of launch 1 (a multiple of every E); sizes the workspace
+constexpr int kShortBlock = 256;  // threads of a block of several row groups
+constexpr int kMaxVectors = 1024;  // the longest row, in 16-byte vectors
+
+// Sums of N floats over each row group of TPR threads (a multiple of 32), all groups at once:
+// every thread gets its group's totals. Called by every thread of the block (two barriers).
+template <int N, int TPR, int GROUPS>
+__device__ __forceinline__ void group_sums(float (&v)[N], float (*scratch)[N][32]) {
+  constexpr int kWarps = TPR / 32;  // per group
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x % TPR) >> 5, g = threadIdx.x / TPR;
+#pragma unroll
+  for (int k = 0; k < N; ++k) v[k] = warp_sum(v[k]);
+  if constexpr (kWarps > 1) {
+    __syncthreads();  // scratch may still be read by a previous call
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) scratch[g][k][warp] = v[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = warp_sum(lane < kWarps ? scratch[g][k][lane] : 0.0f);
+  }
+}
+
+// partials: (gridDim.x, 2, cols), dweight then dbias. Group g of block b takes rows
+// (b * GROUPS + g) + k * gridDim.x * GROUPS; gridDim.x * GROUPS is a multiple of E when cols is
+// not, so each group's rows share one split.
+template <class T, int VPT, int TPR, int GROUPS>
+__global__ void __launch_bounds__(TPR * GROUPS, (TPR * GROUPS <= 256 ? 2 : 1))
+layernorm_bwd_v3(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy, T* __restrict__ dx,
+                 float* __restrict__ partials, std::int64_t rows, int cols, float eps) {
+  constexpr int E = RowSplit<T>::E;
+  using P = Pack<T, E>;
+  __shared__ float scratch[GROUPS][3][32];
+  extern __shared__ float combine[];  // (2, cols) when GROUPS > 1
+  const int g = threadIdx.x / TPR, t = threadIdx.x % TPR;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * GROUPS;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * GROUPS;  // the block's first row
+  const RowSplit<T> split((first + g) * cols, cols);  // the same for every row of this group
+  const bool has_edge = t < split.edge_count;
+  const int edge_col = split.edge_col(t);
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+
+  float dw[VPT][E] = {}, db[VPT][E] = {};  // this thread's columns: sums over the group's rows
+  float dw_edge = 0, db_edge = 0;
+
+  auto load_row = [&](std::int64_t r, P (&xs)[VPT], P (&dys)[VPT], float& x_e, float& dy_e) {
+    const std::int64_t row_start = r * cols;
+    const P* xb = reinterpret_cast<const P*>(x + row_start + split.head);
+    const P* dyb = reinterpret_cast<const P*>(dy + row_start + split.head);
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int idx = t + i * TPR;
+      if (idx < split.nvec) {
+        load_vector16(xs[i], xb + idx);
+        load_vector16(dys[i], dyb + idx);
+      }
+    }
+    if (has_edge) {
+      x_e = to_float(x[row_start + edge_col]);
+      dy_e = to_float(dy[row_start + edge_col]);
+    }
+  };
+
+  P xv[VPT], dyv[VPT];
+  float x_edge = 0, dy_edge = 0;
+  if (first + g < rows) load_row(first + g, xv, dyv, x_edge, dy_edge);
+  // The loop bound is the block's (uniform: every thread reaches the barriers); a group whose
+  // row is past the end computes on stale registers and stores nothing.
+  for (std::int64_t base = first; base < rows; base += stride) {
+    const std::int64_t r = base + g;
+    const bool active = r < rows;
+    const std::int64_t row_start = r * cols;
+    P* dxb = reinterpret_cast<P*>(dx + row_start + split.head);
+    P xn[VPT], dyn[VPT];
+    float xn_edge = 0, dyn_edge = 0;
+    if (r + stride < rows) load_row(r + stride, xn, dyn, xn_edge, dyn_edge);
+
+    float sum[1] = {has_edge ? x_edge : 0.0f};
+#pragma unroll
+    for (int i = 0; i < VPT; ++i)
+      if (t + i * TPR < split.nvec) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) sum[0] += to_float(xv[i].v[e]);
+      }
+    group_sums<1, TPR, GROUPS>(sum, reinterpret_cast<float (*)[1][32]>(&scratch[0][0][0]));
+    const float mean = sum[0] * inv_cols;
+
+    float sums[3] = {0, 0, 0};  // (x - mean)^2, g, g * (x - mean)
+    if (has_edge) {
+      const float d = x_edge - mean, gr = to_float(w[edge_col]) * dy_edge;
+      sums[0] = d * d;
+      sums[1] = gr;
+      sums[2] = gr * d;
+    }
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int idx = t + i * TPR;
+      if (idx < split.nvec) {
+        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          const float d = to_float(xv[i].v[e]) - mean, gr = to_float(wp.v[e]) * to_float(dyv[i].v[e]);
+          sums[0] += d * d;
+          sums[1] += gr;
+          sums[2] += gr * d;
+        }
+      }
+    }
+    group_sums<3, TPR, GROUPS>(sums, scratch);
+    const float rstd = rsqrtf(sums[0] * inv_cols + eps);
+    const float mean_g = sums[1] * inv_cols;
+    const float mean_g_xhat = sums[2] * inv_cols * rstd;
+
+    if (active) {
+      if (has_edge) {
+        const float xhat = (x_edge - mean) * rstd, gr = to_float(w[edge_col]) * dy_edge;
+        dx[row_start + edge_col] = from_float<T>(rstd * (gr - mean_g - xhat * mean_g_xhat));
+        dw_edge += dy_edge * xhat;
+        db_edge += dy_edge;
+      }
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int idx = t + i * TPR;
+        if (idx < split.nvec) {
+          const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);  // an L1 hit
+          P out;
+#pragma unroll
+          for (int e = 0; e < E; ++e) {
+            const float xhat = (to_float(xv[i].v[e]) - mean) * rstd, d_y = to_float(dyv[i].v[e]);
+            const float gr = to_float(wp.v[e]) * d_y;
+            out.v[e] = from_float<T>(rstd * (gr - mean_g - xhat * mean_g_xhat));
+            dw[i][e] += d_y * xhat;
+            db[i][e] += d_y;
+          }
+          store_vector16(dxb + idx, out);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {  // as uint4: a Pack<bf16> assignment can go through local memory
+      *reinterpret_cast<uint4*>(&xv[i]) = *reinterpret_cast<const uint4*>(&xn[i]);
+      *reinterpret_cast<uint4*>(&dyv[i]) = *reinterpret_cast<const uint4*>(&dyn[i]);
+    }
+    x_edge = xn_edge;
+    dy_edge = dyn_edge;
+  }
+
+  // The block's row of partials: groups added in group order (0 first) through `combine`; each
+  // group covers every column exactly once (head, body and tail), the last one writes.
+  float* pw = partials + static_cast<std::int64_t>(blockIdx.x) * 2 * cols;
+  float* pb = pw + cols;
+  auto emit = [&](int col, float vw, float vb) {
+    if constexpr (GROUPS == 1) {
+      pw[col] = vw;
+      pb[col] = vb;
+    } else if (g == 0) {
+      combine[col] = vw;
+      combine[cols + col] = vb;
+    } else if (g < GROUPS - 1) {
+      combine[col] += vw;
+      combine[cols + col] += vb;
+    } else {
+      pw[col] = combine[col] + vw;
+      pb[col] = combine[cols + col] + vb;
+    }
+  };
+#pragma unroll 1
+  for (int turn = 0; turn < GROUPS; ++turn) {
+    if (g == turn) {
+      if (has_edge) emit(edge_col, dw_edge, db_edge);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int idx = t + i * TPR;
+        if (idx < split.nvec) {
+#pragma unroll
+          for (int e = 0; e < E; ++e) emit(split.head + idx * E + e, dw[i][e], db[i][e]);
+        }
+      }
+    }
+    if constexpr (GROUPS > 1) __syncthreads();
+  }
+}
+
+template <class T>
+using BwdKernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
+
+struct Config {
+  int threads = 0;  // of the block
+  int groups = 0;   // rows in flight per block (each also prefetches its next)
+  int tpr = 0;      // threads per row
+};
+
+// The kernel for the row length and vectors per thread (1 or 2), or none (too long).
+// TPR: the least power of two >= 32 with TPR * vpt >= the row's vectors and TPR >= 2 * (E - 1)
+// (the scalar head and tail). Short rows: 256 / TPR groups per block.
+template <class T, int VPT>
+std::pair<BwdKernel<T>, Config> pick_for(int nvec) {
+  int tpr = 32;
+  while (tpr * VPT < nvec) tpr *= 2;
+  const int limit = VPT == 1 ? 1024 : 512;  // 1024 x 2 would need 128 registers at 64 available
+  if (tpr > limit) return {nullptr, {}};
+  const int groups = std::max(1, kShortBlock / tpr);
+  const Config c{tpr * groups, groups, tpr};
+  switch (tpr) {
+    case 32: return {layernorm_bwd_v3<T, VPT, 32, kShortBlock / 32>, c};
+    case 64: return {layernorm_bwd_v3<T, VPT, 64, kShortBlock / 64>, c};
+    case 128: return {layernorm_bwd_v3<T, VPT, 128, kShortBlock / 128>, c};
+    case 256: return {layernorm_bwd_v3<T, VPT, 256, 1>, c};
+    case 512: return {layernorm_bwd_v3<T, VPT, 512, 1>, c};
+    default:
+      if constexpr (VPT == 1) return {layernorm_bwd_v3<T, 1, 1024, 1>, c};
+      return {nullptr, {}};
+  }
+}
+
+template <class T>
+std::pair<BwdKernel<T>, Config> pick_kernel(int cols, std::int64_t vpt) {
+  const int nvec = cols / RowSplit<T>::E;  // a misaligned row has fewer, never more
+  if (nvec > kMaxVectors) return {nullptr, {}};
+  auto picked = vpt == 1 ? pick_for<T, 1>(nvec) : pick_for<T, 2>(nvec);
+  if (!picked.first && vpt != 1) picked = pick_for<T, 1>(nvec);  // 1024 threads x 1 vector
+  return picked;
+}
+
+std::size_t combine_bytes(const Config& c, int cols) {
+  return c.groups > 1 ? static_cast<std::size_t>(2) * cols * sizeof(float) : 0;
+}
+
+// Blocks of launch 1: one wave at the kernel's occupancy, at most one per `groups` rows and
+// kMaxParts; a multiple of E when cols is not (every group's rows then share one split), rounded
+// down (a block past the wave would double the time) or up to E when there are fewer rows.
+template <class Kernel>
+int grid_for(Kernel kernel, const Config& c, std::int64_t rows, int cols, int E) {
+  int device = 0, sms = 1, per_sm = 1;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, c.threads, combine_bytes(c, cols));
+  const std::int64_t wave = std::max(1, sms * per_sm);
+  const std::int64_t blocks = std::min<std::int64_t>({wave, (rows + c.groups - 1) / c.groups, kMaxParts});
+  if (cols % E == 0) return static_cast<int>(blocks);
+  return static_cast<int>(blocks >= E ? blocks / E * E : E);
+}
+
+std::size_t workspace_bytes(const Shape& s, DType) {
+  const auto rows = s.at("rows"), cols = s.at("cols");
+  const std::int64_t parts = std::min<std::int64_t>((rows + 7) / 8 * 8, kMaxParts);  // >= grid_for's
+  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(cols) * sizeof(float);
+}
+
+struct Grid {
+  int parts = 0;
+};
+
+std::int64_t vectors_per_thread(const LaunchArgs& a) { return a.tunables ? a.tunable("vectors_per_thread") : 2; }
+
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  auto grid = std::make_shared<Grid>();
+  const std::int64_t rows = a.shape.at("rows");
+  const auto cols = static_cast<int>(a.shape.at("cols"));
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto [kernel, config] = pick_kernel<T>(cols, vectors_per_thread(a));
+    if (kernel) grid->parts = grid_for(kernel, config, rows, cols, RowSplit<T>::E);
+  });
+  return grid;
+}
+
+void launch(const LaunchArgs& a) {
+  const std::int64_t rows = a.shape.at("rows");
+  const auto cols = static_cast<int>(a.shape.at("cols"));
+  auto* partials = static_cast<float*>(a.workspace);
+  std::shared_ptr<void> own;  // only if the harness did not call prepare()
+  if (!a.state) own = prepare(a);
+  const int parts = static_cast<const Grid*>(a.state ? a.state : own.get())->parts;
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto [kernel, config] = pick_kernel<T>(cols, vectors_per_thread(a));
+    if (!kernel) return;  // refused before launch; see refuse()
+    kernel<<<parts, config.threads, combine_bytes(config, cols), a.stream>>>(
+        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[2]),
+        static_cast<T*>(a.tensors[3]), partials, rows, cols, static_cast<float>(kLayerNormEps));
+  });
+  float* dweight = static_cast<float*>(a.tensors[4]);
+  float* dbias = static_cast<float*>(a.tensors[5]);
+  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, a.stream,
+                      [=] __device__(std::int64_t c, float total) {
+                        if (c < cols) dweight[c] = total;
+                        else dbias[c - cols] = total;
+                      });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "layernorm_bwd",
+    .name = "fused_v3_vec16_prefetch_row_groups",
+    .role = Role::fused,
+    .description = "v2's prefetch, threads per row sized to the row: several short rows per block, "
+                   "rows up to 1024 vectors",
+    .launch = launch,
+    .refuse =
+        [](const Shape& s, DType dtype) -> std::optional<std::string> {
+          if (s.at("cols") / (16 / static_cast<std::int64_t>(dtype_size(dtype))) > kMaxVectors)
+            return "rows over 1024 16-byte vectors do not fit two rows in registers; use fused_v1_vec16_partials";
+          return std::nullopt;
+        },
+    .workspace_bytes = workspace_bytes,
+    .tunables = {{"vectors_per_thread", {2, 1}, "16-byte vectors per thread: 2 (fewer threads per row, more rows per "
+                                                "block) or 1 (1024 threads for 8192 bf16 columns)"}},
+    .prepare = prepare,
+});
+
+}  // namespace
+}  // namespace kwb
