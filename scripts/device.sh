@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck peers main (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck peers extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -46,22 +46,33 @@ fi
 if want sanitize; then
 # Every variant, the test-only ops' included, under memcheck and racecheck at edge shapes (the
 # worker is a child process: --target-processes all), verified and not timed: the point is the
-# accesses, not the times.
-log "compute-sanitizer memcheck and racecheck at edge shapes"
-for tool in memcheck racecheck; do
-  for spec in "$ops|--shapes edge" \
-              "test_colsum,test_label_nll,test_bhsd_scale|" \
-              "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512"; do
-    sel=${spec%%|*}; axes=${spec#*|}; name=$(echo "${sel%%,*}" | cut -c1-12)
-    dtypes="--dtype ${KWB_SANITIZE_DTYPES:-bf16,fp32}"; [ "$tool" = racecheck ] && dtypes="--dtype bf16"
-    [[ "$sel" == test_* ]] && dtypes=""
-    timeout "${KWB_SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
-      ./build/kwb run --op "$sel" $axes $dtypes --include-test-variants --preset verify --mode hot \
-      --datasheet-ceilings --out "$OUT/sanitize-$tool" > "$OUT/sanitize-$tool-$name.txt" 2>&1
-    echo "$tool $name: exit $? ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c ' failed ' "$OUT/sanitize-$tool-$name.txt") failed cases)"
-    grep -E '^========= (Invalid|Race|Error)' -A3 "$OUT/sanitize-$tool-$name.txt" | head -12
+# accesses, not the times. One sanitizer process per op and tool, $KWB_SANITIZE_JOBS at a time
+# (the overhead is mostly on the host, so they share the GPU well); $KWB_SANITIZE_TOOLS narrows.
+log "compute-sanitizer (${KWB_SANITIZE_TOOLS:-memcheck racecheck}) at edge shapes, per op in parallel"
+sanitize_one() {  # tool, op list, extra axes -> sanitize-<tool>-<name>.txt and a one-line verdict
+  local tool=$1 sel=$2 axes=$3 name dtypes
+  name=$(echo "${sel%%,*}" | cut -c1-16)
+  dtypes="--dtype ${KWB_SANITIZE_DTYPES:-bf16,fp32}"; [ "$tool" = racecheck ] && dtypes="--dtype bf16"
+  [[ "$sel" == test_* ]] && dtypes=""
+  timeout "${KWB_SANITIZE_TIMEOUT:-420}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 \
+    ./build/kwb run --op "$sel" $axes $dtypes --include-test-variants --preset verify --mode hot \
+    --datasheet-ceilings --out "$OUT/sanitize-$tool-$name" > "$OUT/sanitize-$tool-$name.txt" 2>&1
+  local rc=$?
+  echo "$tool $name: exit $rc ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c ' failed ' "$OUT/sanitize-$tool-$name.txt") failed cases)"
+}
+specs=()
+for op in ${ops//,/ }; do specs+=("$op|--shapes edge"); done
+specs+=("test_colsum,test_label_nll,test_bhsd_scale|" "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512")
+running=0
+for tool in ${KWB_SANITIZE_TOOLS:-memcheck racecheck}; do
+  for spec in "${specs[@]}"; do
+    sanitize_one "$tool" "${spec%%|*}" "${spec#*|}" &
+    running=$((running + 1))
+    if [ $running -ge "${KWB_SANITIZE_JOBS:-6}" ]; then wait -n; running=$((running - 1)); fi
   done
 done
+wait
+for f in "$OUT"/sanitize-*.txt; do grep -E '^========= (Invalid|Race|Error)' -A3 "$f" | head -8; done
 fi
 
 if want ceilings; then
@@ -153,6 +164,11 @@ if want peers && [ -f .peers/torch_peers.py ]; then
   echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
+if want extra && [ -f extra.sh ]; then
+log "extra.sh (an untracked experiment script at the repository root)"
+OUT="$OUT" bash extra.sh > "$OUT/extra.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/extra.txt"
+fi
+
 if want main; then
 log "main job as the README gives it (scripts/run.sh), bf16 only to save time"
 scripts/run.sh --dtype bf16 --preset quick > "$OUT/main-job.txt" 2>&1; echo "exit $?"; tail -4 "$OUT/main-job.txt"
@@ -170,7 +186,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   n=0
-  for f in summary.txt checks.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
+  for f in summary.txt checks.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
            smoke-report.json faults-report.csv xcheck.json; do
     [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
   done
