@@ -20,6 +20,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "dq and dk in one launch: the forward's kernel with sin negated as it is staged in shared",
     .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, -1.0f); },
     .refuse = rope::refuse_rotate,
+    .tunables = rope::rotate_tunables(),
 });
 
 }  // namespace

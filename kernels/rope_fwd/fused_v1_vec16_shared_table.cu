@@ -25,6 +25,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "q and k in one launch, 16-byte loads of both halves, cos/sin rows staged once per token in shared",
     .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, 1.0f); },
     .refuse = rope::refuse_rotate,
+    .tunables = rope::rotate_tunables(),
 });
 
 }  // namespace

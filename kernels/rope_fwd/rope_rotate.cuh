@@ -31,10 +31,13 @@
 namespace kwb::rope {
 
 inline constexpr int kThreads = 256;
-inline constexpr int kUnroll = 2;          // items per thread whose loads are issued together
+inline constexpr int kMaxUnroll = 4;       // the largest `unroll` tunable (items whose loads go out together)
 inline constexpr int kMaxHeadDim = 8192;   // one token's table rows, 2 x 4096 floats, fit in shared
 inline constexpr int kMaxTokensPerBlock = 64;
-inline constexpr int kItemsPerBlock = kThreads * 4;  // about 4 items (2 unrolled loops) per thread
+// Defaults of the tunables: about 4 items (2 unrolled loops of 2) per thread.
+inline constexpr int kDefaultItemsPerBlock = kThreads * 4;
+inline constexpr int kDefaultUnroll = 2;
+inline constexpr int kMaxItemsPerBlock = 8192;  // the largest `items` tunable
 // 4 blocks of 256 threads per SM at most 64 registers each: half the SM's threads resident, each
 // with 2 items (4 x 16 bytes) in flight, about 64 KB of loads in flight per SM.
 inline constexpr int kMinBlocksPerSm = 4;
@@ -70,7 +73,7 @@ __device__ __forceinline__ void load_lanes(const float* src, float (&out)[E]) {
   }
 }
 
-template <class T, int E>
+template <class T, int E, int kUnroll>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(RotateParams p) {
   using P = Pack<T, E>;
   extern __shared__ float4 table_storage[];
@@ -164,10 +167,11 @@ inline int lanes_for(std::int64_t half, std::size_t elem_bytes) {
   return 1;
 }
 
-// Tokens per block: about kItemsPerBlock items, within the shared-memory budget.
-inline int tokens_per_block_for(std::int64_t rows, std::int64_t half, int lanes) {
+// Tokens per block: about `items_per_block` items, within the shared-memory budget.
+inline int tokens_per_block_for(std::int64_t rows, std::int64_t half, int lanes,
+                                std::int64_t items_per_block = kDefaultItemsPerBlock) {
   const std::int64_t per_token = rows * (half / lanes);
-  std::int64_t tpb = std::clamp<std::int64_t>(kItemsPerBlock / std::max<std::int64_t>(per_token, 1), 1,
+  std::int64_t tpb = std::clamp<std::int64_t>(items_per_block / std::max<std::int64_t>(per_token, 1), 1,
                                               kMaxTokensPerBlock);
   while (tpb > 1 && tpb * 2 * half * 4 > 48 * 1024) --tpb;
   return static_cast<int>(tpb);
@@ -179,8 +183,9 @@ inline std::optional<std::string> refuse_rotate(const Shape& s, DType dtype) {
     return "head_dim above 8192: one token's cos and sin rows no longer fit in shared memory";
   const std::int64_t half = head_dim / 2;
   const int lanes = lanes_for(half, dtype_size(dtype));
-  const std::int64_t tpb = tokens_per_block_for(rows, half, lanes);
-  if (tpb * rows * (half / lanes) > 2147483647 - kThreads * kUnroll)
+  const std::int64_t tpb = tokens_per_block_for(rows, half, lanes);  // the most blocks: the grid's check
+  const std::int64_t tpb_most = tokens_per_block_for(rows, half, lanes, kMaxItemsPerBlock);  // the items' check
+  if (tpb_most * rows * (half / lanes) > 2147483647 - kThreads * kMaxUnroll)
     return "more than 2^31 items per block: heads x head_dim too large for 32-bit item indices";
   if (s.at("seq") > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
   const std::int64_t tokens = s.at("batch") * s.at("seq");
@@ -207,16 +212,24 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
   p.kv_heads = static_cast<int>(a.shape.at("kv_heads"));
   p.half = static_cast<int>(a.shape.at("head_dim") / 2);
   p.sin_sign = sin_sign;
+  const std::int64_t items_per_block = a.tunables ? a.tunable("items") : kDefaultItemsPerBlock;
+  const std::int64_t unroll = a.tunables ? a.tunable("unroll") : kDefaultUnroll;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const int lanes = lanes_for(p.half, sizeof(T));
-    p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes);
+    p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes, items_per_block);
     const auto blocks = static_cast<unsigned>((p.tokens + p.tokens_per_block - 1) / p.tokens_per_block);
     const auto shared = static_cast<std::size_t>(p.tokens_per_block) * 2 * p.half * sizeof(float);
     auto go = [&](auto lanes_tag) {
       constexpr int E = decltype(lanes_tag)::value;
-      if constexpr (E * sizeof(T) <= 16)
-        rope_rotate_kernel<T, E><<<blocks, kThreads, shared, a.stream>>>(p);
+      if constexpr (E * sizeof(T) <= 16) {
+        if (unroll == 4)
+          rope_rotate_kernel<T, E, 4><<<blocks, kThreads, shared, a.stream>>>(p);
+        else if (unroll == 1)
+          rope_rotate_kernel<T, E, 1><<<blocks, kThreads, shared, a.stream>>>(p);
+        else
+          rope_rotate_kernel<T, E, kDefaultUnroll><<<blocks, kThreads, shared, a.stream>>>(p);
+      }
     };
     switch (lanes) {
       case 8: go(std::integral_constant<int, 8>{}); break;
@@ -225,6 +238,13 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
       default: go(std::integral_constant<int, 1>{}); break;
     }
   });
+}
+
+// The tunables both fused_v1 variants declare (the first value of each is the default).
+inline std::vector<Tunable> rotate_tunables() {
+  return {{"items", {kDefaultItemsPerBlock, 2048, 4096, kMaxItemsPerBlock},
+           "(token, head, lane-pack) items per block: tokens per block = items / items per token"},
+          {"unroll", {kDefaultUnroll, 1, 4}, "items per thread whose loads are issued together (1, 2 or 4)"}};
 }
 
 }  // namespace kwb::rope
