@@ -86,11 +86,16 @@ inline std::optional<Plan> plan_for(std::int64_t rows, std::int64_t cols, std::s
 template <class... KArgs, class... Args>
 void launch_clustered(void (*kernel)(KArgs...), const Plan& plan, std::int64_t rows, cudaStream_t stream,
                       Args... args) {
-  if (plan.cluster > kMaxClusterPortable)
+  // Once per kernel (host calls kept out of the timed launches). The opt-in maximum does not
+  // reserve anything: occupancy follows each launch's own dynamicSmemBytes. The carveout asks for
+  // the largest shared-memory share of L1: the slices are the working set, L1 is not.
+  static const bool attributes_set = [&] {
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.smem_bytes));
-  // Prefer the largest shared-memory carveout: the slices are the working set, L1 is not.
-  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+    (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMaxSliceBytes));
+    (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+    return true;
+  }();
+  (void)attributes_set;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(rows * plan.cluster));
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
