@@ -45,6 +45,7 @@
 #include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "kernels/cross_entropy/loss_reductions.cuh"
 #include "reference/cross_entropy.hpp"
 
 namespace kwb {
@@ -72,25 +73,6 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
   __syncthreads();
   v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : -INFINITY;
   return warp_max(v);
-}
-
-// n_valid = number of labels that name a class; one block, a fixed order.
-__global__ void count_valid_kernel(const int* labels, std::int64_t tokens, std::int64_t vocab, float* n_valid) {
-  __shared__ float scratch[32];
-  float count = 0;
-  for (std::int64_t r = threadIdx.x; r < tokens; r += blockDim.x)
-    count += cross_entropy_label_counts(labels[r], vocab) ? 1.0f : 0.0f;  // exact below 2^24
-  count = block_sum(count, scratch);
-  if (threadIdx.x == 0) *n_valid = count;
-}
-
-// loss = sum of row losses / n_valid (0 when no label counts); one block, a fixed order.
-__global__ void mean_loss_kernel(const float* row_loss, std::int64_t tokens, const float* n_valid, float* loss) {
-  __shared__ float scratch[32];
-  float sum = 0;
-  for (std::int64_t r = threadIdx.x; r < tokens; r += blockDim.x) sum += row_loss[r];
-  sum = block_sum(sum, scratch);
-  if (threadIdx.x == 0) *loss = *n_valid > 0 ? sum / *n_valid : 0.0f;
 }
 
 // One cluster of C CTAs per row (blockIdx.x = row * C + rank). VPT: 16-byte vectors per thread,
@@ -289,7 +271,7 @@ void launch(const LaunchArgs& a) {
   float* row_loss = static_cast<float*>(a.workspace);
   float* n_valid = row_loss + tokens;
   const auto* labels = static_cast<const int*>(a.tensors[1]);
-  count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
+  xent::count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto plan = plan_for(vocab, sizeof(T), a.tunable("max_threads"));
@@ -301,7 +283,7 @@ void launch(const LaunchArgs& a) {
       default: launch_cluster_kernel<T, 8>(a, *plan, row_loss, n_valid); break;
     }
   });
-  mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, static_cast<float*>(a.tensors[2]));
+  xent::mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, static_cast<float*>(a.tensors[2]));
 }
 
 KWB_REGISTER_VARIANT(Variant{
