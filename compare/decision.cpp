@@ -158,8 +158,9 @@ Decision decide(std::span<const double> base, std::span<const double> next, cons
   d.p_value = kNaN;
   d.tolerance = s.threshold;
   if (base.size() < s.min_samples || next.size() < s.min_samples) {
-    d.reason = fmt::format("too few samples: BASE has {}, NEW has {} (at least {} each are needed)", base.size(),
-                           next.size(), s.min_samples);
+    d.reason = fmt::format("too few samples: BASE has {}, NEW has {} (at least {} each are needed{})", base.size(),
+                           next.size(), s.min_samples,
+                           base.empty() || next.empty() ? "; a report without per-sample times cannot be judged" : "");
     return d;
   }
   if (!all_finite(base) || !all_finite(next) || !(d.base_median_us > 0)) {

@@ -26,7 +26,7 @@ std::string count(const OpSummary& s, CaseOutcome o) {
 }
 
 std::string summary_row(const OpSummary& s, bool bold) {
-  const std::string name = bold ? "**" + s.op + "**" : "`" + cell(s.op) + "`";
+  const std::string name = bold ? fmt::format("**{}**", s.op) : fmt::format("`{}`", cell(s.op));
   return fmt::format("| {} | {} ({}) | {} | {} | {} | {} | {} | {} |\n", name, format_ratio(s.geomean_ratio),
                      format_change(s.geomean_ratio), count(s, CaseOutcome::failed), count(s, CaseOutcome::slower),
                      count(s, CaseOutcome::faster), count(s, CaseOutcome::ambiguous), count(s, CaseOutcome::same),

@@ -17,7 +17,7 @@ struct Testcase {
   bool failure = false, skipped = false;
 };
 
-std::string attr(std::string_view text) { return "\"" + xml_escape(text) + "\""; }
+std::string attr(std::string_view text) { return fmt::format("\"{}\"", xml_escape(text)); }
 
 Testcase testcase_of(const ComparedCase& c) {
   Testcase t;
