@@ -83,6 +83,22 @@ TEST_F(CompareCli, ThresholdFlagDecidesWhetherSixPercentCounts) {
   EXPECT_EQ(kwb(base + " " + next + " --threshold 0.1").exit_code, 0);
 }
 
+TEST_F(CompareCli, SuiteThresholdsInNewWinPerOpAndAreReadStrictly) {
+  const auto base = write("base.json", 1.0), next = write("new.json", 1.06);
+  auto with_suite = [&](const std::string& name, nlohmann::ordered_json thresholds) {
+    auto j = nlohmann::ordered_json::parse(read_text_file(next));
+    j["run"]["suite"] = {{"name", "nightly"}, {"thresholds", thresholds}};
+    atomic_write_file(dir_ / name, j.dump(2));
+    return (dir_ / name).string();
+  };
+  const CommandResult loose = kwb(base + " " + with_suite("loose.json", {{"default", 0.02}, {"rmsnorm_fwd", 0.10}}));
+  EXPECT_EQ(loose.exit_code, 0) << loose.output;
+  EXPECT_TRUE(has(loose, "10%")) << loose.output;
+  const CommandResult bad = kwb(base + " " + with_suite("bad.json", {{"rmsnorm_fwd", "ten"}}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(has(bad, "bad.json: run.suite.thresholds.rmsnorm_fwd: expected a number")) << bad.output;
+}
+
 TEST_F(CompareCli, EnvironmentDifferenceIsShownAndStrictEnvRefusesIt) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.0, false, "NVIDIA H200");
   const CommandResult r = kwb(base + " " + next);
