@@ -62,6 +62,26 @@ std::size_t parse_positive_count(const std::string& flag, const std::string& tex
   return value;
 }
 
+double parse_threshold(const std::string& flag, const std::string& text) {
+  const bool percent = text.ends_with('%');
+  double value = 0;
+  const bool number = parse_whole(percent ? text.substr(0, text.size() - 1) : text, value) && std::isfinite(value);
+  const double fraction = percent ? value / 100 : value;
+  if (number && fraction > 0 && fraction < 1) return fraction;
+  std::string why = "is not a threshold";
+  if (number && !percent && value >= 1) why = fmt::format("would be {:g}%", value * 100);
+  throw FlagError(fmt::format("{}: {} {}; give a percentage or a fraction above 0 and below 1, e.g. {} 3% or {} 0.03",
+                              flag, shown(text), why, flag, flag));
+}
+
+double parse_non_negative_us(const std::string& flag, const std::string& text) {
+  double value = 0;
+  if (!parse_whole(text, value) || !std::isfinite(value) || value < 0)
+    throw FlagError(fmt::format("{}: {} is not a duration; give microseconds, 0 or more (finite), e.g. {} 0.5",
+                                flag, shown(text), flag));
+  return value;
+}
+
 void check_choice(const std::string& flag, const std::string& text, const std::vector<std::string>& choices) {
   if (std::find(choices.begin(), choices.end(), text) != choices.end()) return;
   std::string list;

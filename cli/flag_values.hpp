@@ -28,6 +28,13 @@ double parse_positive_seconds(const std::string& flag, const std::string& text);
 // A count: a whole number >= 1.
 std::size_t parse_positive_count(const std::string& flag, const std::string& text);
 
+// A relative threshold written as a percentage ("3%") or a fraction ("0.03"); strictly between 0
+// and 1 (100%), so that "3", which would mean 300%, is refused with the two ways to write it.
+double parse_threshold(const std::string& flag, const std::string& text);
+
+// A duration in microseconds: finite and >= 0.
+double parse_non_negative_us(const std::string& flag, const std::string& text);
+
 // One of `choices`; the message lists them.
 void check_choice(const std::string& flag, const std::string& text, const std::vector<std::string>& choices);
 
