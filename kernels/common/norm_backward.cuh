@@ -398,12 +398,10 @@ inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int acc
 
 // Independent of the tunables: plan_for only raises VPT and lowers groups and stages.
 template <class Norm>
-std::optional<std::string> refuse(const Shape& s, DType dtype, const char* fallback_variant) {
+std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
   if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
     return std::nullopt;
-  return std::string("cp.async needs rows of a multiple of 4 bytes (odd cols in fp16/bf16); a row must fit 4 "
-                     "vectors x 512-1024 threads (16384 cols in 16-byte vectors; LayerNorm fp32 8192); use ") +
-         fallback_variant;
+  return std::string(reason);
 }
 
 struct State {

@@ -27,7 +27,10 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "row groups (a warp or more per row) persistent over rows, rows prefetched by cp.async into "
                    "a shared-memory ring, no block-wide barrier per row; dweight, dbias from per-CTA partials",
     .launch = [](const LaunchArgs& a) { nb::launch<nb::LayerNormGrad>(a, kLayerNormEps); },
-    .refuse = [](const Shape& s, DType dtype) { return nb::refuse<nb::LayerNormGrad>(s, dtype, "fused_v1_vec16_partials"); },
+    .refuse = [](const Shape& s, DType dtype) { return nb::refuse<nb::LayerNormGrad>(
+                     s, dtype,
+                     "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384, fp32 8192; "
+                     "use fused_v1_vec16_partials"); },
     .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 2); },
     .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::LayerNormGrad>,

@@ -25,7 +25,10 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "row groups (a warp or more per row) persistent over rows, rows prefetched by cp.async into "
                    "a shared-memory ring, no block-wide barrier per row; dweight from per-CTA partials: 2 launches",
     .launch = [](const LaunchArgs& a) { nb::launch<nb::RmsNormGrad>(a, kRmsNormEps); },
-    .refuse = [](const Shape& s, DType dtype) { return nb::refuse<nb::RmsNormGrad>(s, dtype, "fused_v1_persistent_vec16"); },
+    .refuse = [](const Shape& s, DType dtype) { return nb::refuse<nb::RmsNormGrad>(
+                     s, dtype,
+                     "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384; "
+                     "use fused_v1_persistent_vec16"); },
     .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 1); },
     .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::RmsNormGrad>,
