@@ -1,0 +1,456 @@
+// Backward of a row normalisation (RMSNorm or LayerNorm) with a cp.async pipeline per row group:
+// the device kernel and the host plan that rmsnorm_bwd fused_v2_* and layernorm_bwd fused_v4_*
+// share. The norm is a template parameter: RmsNormGrad (one row statistic, dweight) or
+// LayerNormGrad (mean and rstd, dweight and dbias).
+//
+// Design. A CTA holds `groups` row groups of `tpr` threads (tpr a multiple of 32, as few as one
+// warp for short rows); each group is persistent over rows gid, gid + total_groups, ... A thread
+// always owns the same vectors of a row (vector lane + i * tpr, i < VPT), so:
+//  - its x and dy vectors are copied by its own cp.async into its own slots of a ring of
+//    `stages` row buffers in shared memory, `stages - 1` rows ahead of the row it computes. Only
+//    the thread that issued a copy ever reads its slot, so cp.async.wait_group orders the copy
+//    before the read and no barrier guards the ring; a slot is refilled only after its previous
+//    row was read back by the same thread (program order), so no write-after-read either;
+//  - its dweight (and dbias) columns are summed in registers over every row the group sees;
+//  - the row statistics are warp shuffles plus, for groups of several warps, one named barrier
+//    (bar.sync 1 + group, tpr) per reduction on a per-group scratch that is double buffered by
+//    parity (see group_sums): groups never wait for each other, there is no block-wide barrier
+//    per row, and short rows run a warp per row with no barrier at all.
+// At the end the groups add their column sums into the CTA's row of fp32 partials in group
+// order (a __syncthreads between groups), and a second launch sums the partials per column in a
+// fixed order (column_partials.cuh): deterministic, no atomics.
+//
+// Why it should be fast: v1 kernels hold a row in registers, so the bytes a CTA has in flight are
+// bounded by registers and drop to zero while the row is reduced. Here copies to shared memory
+// need no registers while in flight: with 3 stages each group keeps 2 more rows loading while it
+// reduces one, e.g. 16384 x 4096 bf16, VPT 2: tpr 256, 16 KB per row (x and dy), 2 groups per
+// CTA = 96 KB of ring, 2 CTAs per SM: 8 rows = 128 KB in flight per SM, ~5x the ~20 KB that
+// Little's law asks of an SM at 3 TB/s and ~1 us of latency. At 16384 columns one group of 1024
+// threads, 64 KB per row, 3 stages = 192 KB: 2 rows in flight per SM.
+// Napkin math (bf16 16384 x 4096): x, dy read + dx written = 403 MB, 133 us at 3031 GB/s; the
+// partials add 2 x parts x cols x 4 B (RMS 264 x 16 KB x 2 = 8.6 MB, LayerNorm twice that, mostly
+// L2 hits) and a ~3 us second launch: expected ~85-90% of copy at 4096-16384 columns, ~75-80% at
+// 768-2048 (each 1.5-3 KB row costs a reduction round trip; more rows in flight hide it).
+//
+// Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
+// starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
+// refused (v1 kernels run them). Up to 4 vectors per thread and 1024 or 512 threads per group
+// (max_threads_for: registers): cols <= 16384 in 16-byte vectors (LayerNorm fp32: 8192).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/block_reduce.cuh"
+#include "kernels/common/column_partials.cuh"
+#include "kernels/common/vector_pack.cuh"
+
+namespace kwb::norm_backward {
+
+struct RmsNormGrad {
+  static constexpr int kAccumulators = 1;  // dweight
+};
+struct LayerNormGrad {
+  static constexpr int kAccumulators = 2;  // dweight, dbias
+};
+
+inline constexpr int kMaxGroupsNamed = 15;  // named barriers 1..15 (0 is __syncthreads)
+inline constexpr int kMaxParts = 1024;      // CTAs of launch 1: sizes the workspace
+inline constexpr int kMaxStages = 4;
+// The ring's share of the 227 KB a CTA may opt into on H100/H200 (1 KB left for the scratch).
+inline constexpr std::size_t kSmemLimit = 226 * 1024;
+
+// Threads per CTA the registers allow (ptxas -v, sm_90): at 1024 threads (64 registers) RMS
+// holds 16 elements per thread without spilling, LayerNorm (two column sums) fewer than 8; past
+// that 512 threads (128 registers: LayerNorm at 32 elements uses ~127, no spills).
+__host__ __device__ constexpr int max_threads_for(int elems_per_thread, int accumulators) {
+  return elems_per_thread * accumulators > 16 || (accumulators == 2 && elems_per_thread >= 8) ? 512 : 1024;
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem_dst, const void* global_src) {
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(global_src), "n"(Bytes) : "memory");
+}
+
+// Waits until at most `pending` (0..kMaxStages-1) of this thread's newest copy groups are in flight.
+__device__ __forceinline__ void cp_async_wait(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+  }
+}
+
+// Sums N floats over a row group of `tpr` threads; every thread of the group gets the totals.
+// scratch: (parity, warp of the CTA, value). A group of several warps: lane 0 of each warp writes
+// scratch[parity][warp], the group meets at its named barrier, and every thread adds the group's
+// warps in warp order (the same bits in every thread). One barrier per call suffices because the
+// buffer alternates: a warp that writes scratch[p] again (two calls later) has passed the barrier
+// of the call in between, which every warp of the group reaches only after reading scratch[p].
+template <int N>
+__device__ __forceinline__ void group_sums(float (&v)[N], int tpr, int group, float (*scratch)[32][4], int& parity) {
+#pragma unroll
+  for (int n = 0; n < N; ++n) v[n] = warp_sum(v[n]);
+  if (tpr == 32) return;  // the warp is the group: shuffles only
+  const int warp = threadIdx.x >> 5, warps = tpr >> 5, first = group * warps;
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int n = 0; n < N; ++n) scratch[parity][warp][n] = v[n];
+  }
+  asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "r"(tpr) : "memory");
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    float s = 0.f;
+    for (int k = 0; k < warps; ++k) s += scratch[parity][first + k][n];
+    v[n] = s;
+  }
+  parity ^= 1;
+}
+
+// One vector of 16, 8 or 4 bytes as a single access (read-only cache when global): a Pack of
+// bf16 copied as a struct can go through local memory.
+template <class P, bool kGlobal>
+__device__ __forceinline__ P load_pack(const P* src) {
+  P out;
+  if constexpr (sizeof(P) == 16) {
+    *reinterpret_cast<uint4*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint4*>(src)) : *reinterpret_cast<const uint4*>(src);
+  } else if constexpr (sizeof(P) == 8) {
+    *reinterpret_cast<uint2*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint2*>(src)) : *reinterpret_cast<const uint2*>(src);
+  } else {
+    static_assert(sizeof(P) == 4);
+    *reinterpret_cast<unsigned*>(&out) =
+        kGlobal ? __ldg(reinterpret_cast<const unsigned*>(src)) : *reinterpret_cast<const unsigned*>(src);
+  }
+  return out;
+}
+
+template <class P>
+__device__ __forceinline__ void store_pack(P* dst, const P& v) {
+  if constexpr (sizeof(P) == 16) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&v);
+  else if constexpr (sizeof(P) == 8) *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&v);
+  else *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(&v);
+}
+
+struct Args {
+  const void* x;
+  const void* w;
+  const void* dy;
+  void* dx;
+  float* partials;  // (gridDim.x, Norm::kAccumulators, cols)
+  std::int64_t rows;
+  int cols;
+  int tpr;     // threads per row group (a multiple of 32)
+  int stages;  // row buffers per group, 1..kMaxStages
+  float eps;
+};
+
+// V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
+template <class Norm, class T, int V, int VPT>
+__global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) norm_backward_kernel(Args a) {
+  using P = Pack<T, V>;
+  constexpr int A = Norm::kAccumulators;
+  extern __shared__ __align__(16) unsigned char ring_bytes[];
+  __shared__ float scratch[2][32][4];
+  const int tpr = a.tpr, groups = blockDim.x / tpr, stages = a.stages;
+  const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  const int nvec = a.cols / V;
+  // Ring of this group: (stage, tensor x/dy, i, lane) vectors; lane fastest (conflict-free).
+  P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * 2 * VPT * tpr;
+  auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr + lane; };
+  const T* x = static_cast<const T*>(a.x);
+  const T* dy = static_cast<const T*>(a.dy);
+  const P* wv = static_cast<const P*>(a.w);
+  const std::int64_t total_groups = std::int64_t{gridDim.x} * groups;
+  const std::int64_t first_row = std::int64_t{blockIdx.x} * groups + group;
+  const float inv_cols = 1.0f / static_cast<float>(a.cols);
+
+  // Copies row k of this group (if it exists) into stage k % stages, as one commit group.
+  auto issue = [&](std::int64_t k) {
+    const std::int64_t row = first_row + k * total_groups;
+    if (row < a.rows) {
+      const int stage = static_cast<int>(k % stages);
+      const P* xr = reinterpret_cast<const P*>(x + row * a.cols);
+      const P* dyr = reinterpret_cast<const P*>(dy + row * a.cols);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int idx = lane + i * tpr;
+        if (idx < nvec) {
+          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx);
+          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
+        }
+      }
+    }
+    cp_async_commit();  // an empty group past the last row keeps the wait count uniform
+  };
+
+  float acc[A][VPT][V];  // this thread's dweight (and dbias) columns over the group's rows
+#pragma unroll
+  for (int n = 0; n < A; ++n)
+#pragma unroll
+    for (int i = 0; i < VPT; ++i)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[n][i][e] = 0.f;
+
+  int parity = 0;
+  const std::int64_t my_rows = first_row < a.rows ? (a.rows - first_row + total_groups - 1) / total_groups : 0;
+  for (int k = 0; k < stages - 1; ++k) issue(k);
+  for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
+    issue(k + stages - 1);  // into the stage row k - 1 used: read back by this thread already
+    cp_async_wait(stages - 1);  // row k's copies (this thread's) have landed
+    const int stage = static_cast<int>(k % stages);
+    const std::int64_t row = first_row + k * total_groups;
+
+    float mean = 0.f;
+    if constexpr (A == 2) {  // LayerNorm: the mean first (exact two-pass statistics)
+      float s[1] = {0.f};
+#pragma unroll
+      for (int i = 0; i < VPT; ++i)
+        if (lane + i * tpr < nvec) {
+          const P xp = load_pack<P, false>(slot(stage, 0, i));
+#pragma unroll
+          for (int e = 0; e < V; ++e) s[0] += to_float(xp.v[e]);
+        }
+      group_sums(s, tpr, group, scratch, parity);
+      mean = s[0] * inv_cols;
+    }
+    // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean).
+    float s[A + 1];
+#pragma unroll
+    for (int n = 0; n <= A; ++n) s[n] = 0.f;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int idx = lane + i * tpr;
+      if (idx < nvec) {
+        const P xp = load_pack<P, false>(slot(stage, 0, i)), dyp = load_pack<P, false>(slot(stage, 1, i));
+        const P wp = load_pack<P, true>(wv + idx);
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float d = to_float(xp.v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyp.v[e]);
+          s[0] += d * d;
+          if constexpr (A == 2) {
+            s[1] += g;
+            s[2] += g * d;
+          } else {
+            s[1] += g * d;
+          }
+        }
+      }
+    }
+    group_sums(s, tpr, group, scratch, parity);
+    const float rstd = rsqrtf(s[0] * inv_cols + a.eps);
+    const float mean_g = A == 2 ? s[1] * inv_cols : 0.f;
+    const float mean_g_xhat = s[A] * inv_cols * rstd;
+
+    P* dxr = reinterpret_cast<P*>(static_cast<T*>(a.dx) + row * a.cols);
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int idx = lane + i * tpr;
+      if (idx < nvec) {
+        const P xp = load_pack<P, false>(slot(stage, 0, i)), dyp = load_pack<P, false>(slot(stage, 1, i));
+        const P wp = load_pack<P, true>(wv + idx);
+        P out;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float xhat = (to_float(xp.v[e]) - mean) * rstd, d_y = to_float(dyp.v[e]);
+          const float g = to_float(wp.v[e]) * d_y;
+          out.v[e] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
+          acc[0][i][e] += d_y * xhat;
+          if constexpr (A == 2) acc[A - 1][i][e] += d_y;
+        }
+        store_pack(dxr + idx, out);
+      }
+    }
+  }
+  cp_async_wait(0);  // nothing of this thread's in flight at exit (the trailing groups are empty)
+
+  // The CTA's row of partials: group 0 writes, the others add in group order; __syncthreads
+  // makes each group's global writes visible to the next group of the CTA.
+  float* part = a.partials + std::int64_t{blockIdx.x} * A * a.cols;
+  for (int g = 0; g < groups; ++g) {
+    if (group == g) {
+#pragma unroll
+      for (int n = 0; n < A; ++n)
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) {
+          const int idx = lane + i * tpr;
+          if (idx < nvec) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+              float* p = part + std::int64_t{n} * a.cols + idx * V + e;
+              *p = g == 0 ? acc[n][i][e] : *p + acc[n][i][e];
+            }
+          }
+        }
+    }
+    if (groups > 1) __syncthreads();
+  }
+}
+
+// ---- Host side ------------------------------------------------------------------------------
+
+struct Plan {
+  int vector_bytes = 16;
+  int vector_elems = 8;  // V
+  int vectors_per_thread = 2;  // VPT
+  int tpr = 32;
+  int groups = 1;
+  int stages = 3;
+  std::size_t smem_bytes = 0;  // the ring (dynamic shared memory)
+};
+
+// The launch for a row of `cols` elements of `elem_bytes`, from the wanted vectors per thread
+// (raised until a row fits a group), threads per CTA and stages (lowered until the ring fits).
+// None: odd rows of 16-bit elements, or rows over 4 vectors x 1024 threads (16384 bf16 columns).
+inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accumulators, int want_vpt,
+                                    int want_cta_threads, int want_stages) {
+  const std::int64_t row_bytes = cols * elem_bytes;
+  Plan p;
+  p.vector_bytes = row_bytes % 16 == 0 ? 16 : row_bytes % 8 == 0 ? 8 : row_bytes % 4 == 0 ? 4 : 0;
+  if (p.vector_bytes == 0 || cols < 1) return std::nullopt;
+  p.vector_elems = p.vector_bytes / elem_bytes;
+  const std::int64_t nvec = cols / p.vector_elems;
+  p.vectors_per_thread = std::clamp(want_vpt, 1, 4);
+  auto threads = [&] { return (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread; };
+  auto max_threads = [&] { return max_threads_for(p.vector_elems * p.vectors_per_thread, accumulators); };
+  while (threads() > max_threads() && p.vectors_per_thread < 4) p.vectors_per_thread *= 2;
+  if (threads() > max_threads()) return std::nullopt;
+  p.tpr = static_cast<int>((threads() + 31) / 32 * 32);
+  p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
+  if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
+  p.stages = std::clamp(want_stages, 1, kMaxStages);
+  auto smem = [&] {
+    return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
+  };
+  while (smem() > kSmemLimit && p.groups > 1) --p.groups;
+  while (smem() > kSmemLimit && p.stages > 1) --p.stages;
+  if (smem() > kSmemLimit) return std::nullopt;
+  p.smem_bytes = smem();
+  return p;
+}
+
+// Calls fn(kernel) with the instantiation for the plan's V and VPT.
+template <class Norm, class T, class Fn>
+void with_kernel(const Plan& p, Fn&& fn) {
+  constexpr int E16 = 16 / static_cast<int>(sizeof(T));
+  auto by_vpt = [&](auto v_tag) {
+    constexpr int V = decltype(v_tag)::value;
+    if constexpr (V >= 1) {
+      switch (p.vectors_per_thread) {
+        case 1: fn(norm_backward_kernel<Norm, T, V, 1>); break;
+        case 2: fn(norm_backward_kernel<Norm, T, V, 2>); break;
+        default: fn(norm_backward_kernel<Norm, T, V, 4>); break;
+      }
+    }
+  };
+  if (p.vector_bytes == 16) by_vpt(std::integral_constant<int, E16>{});
+  else if (p.vector_bytes == 8) by_vpt(std::integral_constant<int, E16 / 2>{});
+  else by_vpt(std::integral_constant<int, E16 / 4>{});
+}
+
+// CTAs of launch 1: every resident CTA of one wave, at most one per `groups` rows and kMaxParts.
+// Sets the kernel's dynamic shared memory limit; call outside timing (prepare()).
+template <class Kernel>
+int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+  int device = 0, sms = 1, per_sm = 1;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.tpr * p.groups, p.smem_bytes);
+  const std::int64_t wave = std::int64_t{sms} * std::max(1, per_sm);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({wave, (rows + p.groups - 1) / p.groups,
+                                                                              kMaxParts})));
+}
+
+inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators) {
+  return static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
+         static_cast<std::size_t>(cols) * sizeof(float);
+}
+
+// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
+
+inline std::vector<Tunable> tunables() {
+  return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
+          {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
+          {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"}};
+}
+
+inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int accumulators) {
+  auto value = [&](const char* name, int fallback) {
+    return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
+  };
+  return plan_for(a.shape.at("cols"), elem_bytes, accumulators, value("vectors_per_thread", 2), value("cta_threads", 512),
+                  value("stages", 3));
+}
+
+// Independent of the tunables: plan_for only raises VPT and lowers groups and stages.
+template <class Norm>
+std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
+  if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
+    return std::nullopt;
+  return std::string(reason);
+}
+
+struct State {
+  Plan plan;
+  int parts = 0;
+};
+
+// Plan, kernel attribute and occupancy query once per case, outside timing.
+template <class Norm>
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  auto state = std::make_shared<State>();
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto plan = plan_for(a, sizeof(T), Norm::kAccumulators);
+    if (!plan) return;  // refused
+    state->plan = *plan;
+    with_kernel<Norm, T>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
+  });
+  return state;
+}
+
+template <class Norm>
+void launch(const LaunchArgs& a, double eps) {
+  std::shared_ptr<void> own;  // only if the harness did not call prepare()
+  if (!a.state) own = prepare<Norm>(a);
+  const auto& st = *static_cast<const State*>(a.state ? a.state : own.get());
+  if (st.parts == 0) return;  // refused before launch
+  const auto cols = static_cast<int>(a.shape.at("cols"));
+  auto* partials = static_cast<float*>(a.workspace);
+  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
+                  st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    with_kernel<Norm, T>(st.plan, [&](auto kernel) {
+      kernel<<<st.parts, st.plan.tpr * st.plan.groups, st.plan.smem_bytes, a.stream>>>(args);
+    });
+  });
+  float* dweight = static_cast<float*>(a.tensors[4]);
+  if constexpr (Norm::kAccumulators == 1) {
+    sum_partial_columns(partials, st.parts, cols, a.stream,
+                        [=] __device__(std::int64_t c, float total) { dweight[c] = total; });
+  } else {
+    float* dbias = static_cast<float*>(a.tensors[5]);
+    sum_partial_columns(partials, st.parts, 2 * std::int64_t{cols}, a.stream,
+                        [=] __device__(std::int64_t c, float total) {
+                          if (c < cols) dweight[c] = total;
+                          else dbias[c - cols] = total;
+                        });
+  }
+}
+
+}  // namespace kwb::norm_backward
