@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_output.hpp"
+#include "cli/run_suite.hpp"
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
 #include "measure/stats.hpp"
@@ -26,6 +27,9 @@ struct RunFlags {
   std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
   bool include_test_variants = false;
   bool datasheet_ceilings = false;
+  std::string suite;        // --suite FILE: the plan comes from a suite file
+  bool list_cases = false;  // print the plan and exit, no GPU
+  GivenRunFlags given;      // which flags were written out (a suite's values yield to them)
 };
 
 // Every planned case is held in memory with its shape: a million is about 0.5 GB.
@@ -81,18 +85,34 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
   // 1. Flags and plan: every input error is reported before any GPU work.
   std::vector<CaseRequest> cases;
   SessionOptions options;
+  options.ceilings = f.datasheet_ceilings ? CeilingsChoice::datasheet : CeilingsChoice::cached_or_measured;
   try {
-    cases = plan_cases(to_plan_request(f), Registry::instance());
+    const PlanRequest request = to_plan_request(f);
+    if (f.suite.empty()) {
+      cases = plan_cases(request, Registry::instance());
+    } else {
+      SuiteRun suite = plan_suite_run(f.suite, request, f.given);
+      cases = std::move(suite.cases);
+      options.suite = std::move(suite.info);
+      options.ceilings = suite.ceilings;
+    }
     check_choice("--timer", f.timer, {"auto", "cupti", "events"});
     options.device = parse_device_index("--device", f.device);
     options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
-  } catch (const std::invalid_argument& e) {  // PlanError, FlagError
+  } catch (const std::invalid_argument& e) {  // PlanError, FlagError, SuiteError
     std::cerr << "kwb run: " << e.what() << "\n";
     return kExitBadInput;
   }
   if (cases.empty()) {
     std::cerr << "kwb run: the filters select no case (check --op, --variant and --dtype against `kwb list`)\n";
     return kExitBadInput;
+  }
+  if (f.list_cases) {  // the plan, one case identity a line (the NVTX range name), and nothing run
+    for (const auto& c : cases) std::cout << case_identity(c) << "\n";
+    std::cerr << fmt::format("kwb run: {} cases planned{}, mode {}, preset {}; nothing run (--list-cases)\n",
+                             cases.size(), options.suite ? " by suite '" + options.suite->name + "'" : "",
+                             to_string(cases.front().mode), cases.front().preset);
+    return kExitOk;
   }
   if (f.out.empty()) {
     std::cerr << "kwb run: --out: the folder name is empty; pass a folder for the reports, e.g. --out results\n";
@@ -101,7 +121,6 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
   options.worker_exe = self_exe;
   options.timer = f.timer;
   options.out = std::filesystem::path(f.out);
-  options.ceilings = f.datasheet_ceilings ? CeilingsChoice::datasheet : CeilingsChoice::cached_or_measured;
   options.command_line = command_line;
 
   // 2. The session: records are journaled by it and printed here as they arrive.
@@ -176,7 +195,18 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
       ->type_name("N");
   cmd->add_flag("--include-test-variants", f.include_test_variants, "Run test-only (faulting) variants too");
   cmd->add_flag("--datasheet-ceilings", f.datasheet_ceilings, "Use datasheet ceilings, measure none");
-  cmd->callback([&exit_code, self_exe] { exit_code = run(f, self_exe, invoked_command_line()); });
+  cmd->add_option("--suite", f.suite,
+                  "Plan from a suite file (suites/*.yaml); --op/--variant/--dtype narrow it, --mode/--flush/"
+                  "--preset/--seed override it, --axis/--shapes are refused")
+      ->type_name("FILE");
+  cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
+  cmd->callback([cmd, &exit_code, self_exe] {
+    f.given = {.axis = cmd->count("--axis") > 0, .shapes = cmd->count("--shapes") > 0,
+               .mode = cmd->count("--mode") > 0, .flush = cmd->count("--flush") > 0,
+               .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0,
+               .datasheet_ceilings = f.datasheet_ceilings};
+    exit_code = run(f, self_exe, invoked_command_line());
+  });
 }
 
 }  // namespace kwb::cli

@@ -166,6 +166,21 @@ struct DeviceInfo {
   std::string driver_release;  // "580.159.04" when NVML or /proc says it
 };
 
+// The suite a run was planned from (`kwb run --suite FILE`), for compare and the reports.
+struct SuiteInfo {
+  std::string name;
+  std::string path;  // as given on the command line
+  // The smallest slowdown compare treats as a regression, as a fraction (0.03 for 3%): the
+  // suite's default and its per-op overrides. Written as one object {"default": .., "<op>": ..}.
+  double default_threshold = 0.05;
+  std::map<std::string, double> op_thresholds;
+  // The threshold that applies to `op`.
+  double threshold_for(const std::string& op) const {
+    auto it = op_thresholds.find(op);
+    return it != op_thresholds.end() ? it->second : default_threshold;
+  }
+};
+
 // Everything a report holds besides the records.
 struct RunInfo {
   std::string tool_version;
@@ -178,6 +193,7 @@ struct RunInfo {
   std::optional<DeviceInfo> device;
   std::optional<Ceilings> ceilings;           // the ones used for derived metrics
   std::optional<Ceilings> datasheet_ceilings;  // always shown beside measured ones
+  std::optional<SuiteInfo> suite;              // absent for a run planned from flags alone
 };
 
 }  // namespace kwb

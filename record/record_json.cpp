@@ -431,6 +431,32 @@ Ceilings read_ceilings(const Node& n) {
   return c;
 }
 
+// {"name", "path", "thresholds": {"default": 0.03, "rmsnorm_fwd": 0.02}}: the thresholds as
+// one object so that compare reads run.suite.thresholds.<op> or .default directly.
+Json suite_json(const SuiteInfo& s) {
+  Json thresholds = Json::object();
+  thresholds["default"] = s.default_threshold;
+  for (const auto& [op, fraction] : s.op_thresholds) thresholds[op] = fraction;
+  Json j = Json::object();
+  j["name"] = s.name;
+  j["path"] = s.path;
+  j["thresholds"] = std::move(thresholds);
+  return j;
+}
+
+SuiteInfo read_suite(const Node& n) {
+  n.object();
+  SuiteInfo s;
+  s.name = n["name"].string();
+  s.path = n["path"].string();
+  Node thresholds = n["thresholds"];
+  s.default_threshold = thresholds["default"].number();
+  for (const auto& item : thresholds.object().items())
+    if (item.key() != "default")
+      s.op_thresholds[item.key()] = Node(item.value(), thresholds.child_path(item.key())).number();
+  return s;
+}
+
 RunInfo read_run(const Node& n) {
   n.object();
   RunInfo r;
@@ -447,6 +473,7 @@ RunInfo read_run(const Node& n) {
   if (auto d = n.find("device")) r.device = read_device(*d);
   if (auto c = n.find("ceilings")) r.ceilings = read_ceilings(*c);
   if (auto c = n.find("datasheet_ceilings")) r.datasheet_ceilings = read_ceilings(*c);
+  if (auto s = n.find("suite")) r.suite = read_suite(*s);  // reports before suites have none
   return r;
 }
 
@@ -494,6 +521,7 @@ Json to_json(const RunInfo& r) {
   if (r.device) j["device"] = device_json(*r.device);
   if (r.ceilings) j["ceilings"] = ceilings_json(*r.ceilings);
   if (r.datasheet_ceilings) j["datasheet_ceilings"] = ceilings_json(*r.datasheet_ceilings);
+  if (r.suite) j["suite"] = suite_json(*r.suite);
   return j;
 }
 

@@ -194,12 +194,15 @@ SessionResult Session::run() {
   report.run.started_at = now_utc();
   report.run.device = hello.device;
   report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
+  report.run.suite = options_.suite;
   std::optional<Ceilings> measured;
-  if (options_.ceilings == CeilingsChoice::cached_or_measured) {
-    measured = load_cached_ceilings(hello.device);
+  if (options_.ceilings != CeilingsChoice::datasheet) {
+    if (options_.ceilings == CeilingsChoice::cached_or_measured) measured = load_cached_ceilings(hello.device);
     if (!measured) {
       set_state(SessionState::measuring_ceilings);
-      note("measuring this GPU's ceilings (once per device and driver; `kwb ceilings` shows them)...");
+      note(options_.ceilings == CeilingsChoice::measure_fresh
+               ? "measuring this GPU's ceilings afresh (as `kwb ceilings --refresh`; the cache is updated)..."
+               : "measuring this GPU's ceilings (once per device and driver; `kwb ceilings` shows them)...");
       std::string error;
       measured = executor_->measure_ceilings(&error);
       if (!measured) {

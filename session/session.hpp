@@ -37,6 +37,8 @@ namespace kwb {
 enum class CeilingsChoice {
   cached_or_measured,  // the per-device cache, else measure once and cache (datasheet if that fails)
   datasheet,           // measure nothing
+  measure_fresh,       // measure now, ignoring the cache, and cache the result (`kwb ceilings
+                       // --refresh` before the cases: a suite's `ceilings: measure`)
 };
 
 enum class CancelMode {
@@ -56,6 +58,7 @@ struct SessionOptions {
   std::string command_line;                     // for the report
   std::map<std::string, std::string> settings;  // added to the report's settings as they are
   bool queue_records = false;                   // keep records for take_records()/wait_record()
+  std::optional<SuiteInfo> suite;               // the suite the plan came from, for the report
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };

@@ -115,6 +115,10 @@ const std::vector<std::string> kAxes = {
     "rows=16k", "cols=2m", "rows=9223372036854775807", "cols=4000000000000", "rows=0", "cols=-4", "rows=1:0",
     "cols=1024:x2", "colz=4", "rows", "=4", "rows=", "rows=1:4096:x1", "rows=5:5", "cols=1e3", "rows=1,1,1"};
 const std::vector<std::string> kOutPaths = {"out", "res ults", "deep/er/out", "ñ", "worker.log_dir"};
+const std::vector<std::string> kSuites = {std::string(KWB_SOURCE_DIR) + "/suites/smoke.yaml",
+                                          std::string(KWB_SOURCE_DIR) + "/suites/nightly.yaml",
+                                          std::string(KWB_SOURCE_DIR) + "/suites", "no-such.yaml", "/dev/null",
+                                          "/proc/self/status"};
 
 struct Flag {
   std::string name;
@@ -184,7 +188,8 @@ class Fuzzer {
       {"-d", &kDtypes}, {"--axis", &kAxes}, {"-a", &kAxes}, {"--axis", &kAxes}, {"--mode", &modes_},
       {"--preset", &presets_}, {"--out", &kOutPaths}, {"--device", &numbers_}, {"--seed", &numbers_},
       {"--timer", &timers_}, {"--case-timeout", &numbers_}, {"--max-cases", &numbers_},
-      {"--include-test-variants", nullptr}, {"--datasheet-ceilings", nullptr}};
+      {"--include-test-variants", nullptr}, {"--datasheet-ceilings", nullptr}, {"--suite", &kSuites},
+      {"--list-cases", nullptr}};
   const std::vector<Flag> ceilings_flags_ = {
       {"--device", &numbers_}, {"--refresh", nullptr}, {"--log", &kOutPaths}};
   const std::vector<Flag> list_flags_ = {{"--op", &kOps}, {"--include-test-variants", nullptr}};

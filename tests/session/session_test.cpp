@@ -383,6 +383,31 @@ TEST(Session, MeasuresCeilingsOnceAndThenUsesTheCache) {
   else unsetenv("KWB_CACHE_DIR");
 }
 
+// A suite's `ceilings: measure`: measured on every run even with a cache (as `kwb ceilings
+// --refresh`), the cache updated; the suite reaches the report as it was given.
+TEST(Session, MeasureFreshIgnoresTheCacheAndTheSuiteReachesTheReport) {
+  test::TempDir dir;
+  const char* old = std::getenv("KWB_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  setenv("KWB_CACHE_DIR", (dir / "cache").c_str(), 1);
+  for (int run = 0; run < 3; ++run) {
+    Harness h;
+    SessionOptions o = quiet_options();
+    o.ceilings = run == 0 ? CeilingsChoice::cached_or_measured : CeilingsChoice::measure_fresh;
+    o.suite = SuiteInfo{.name = "roofline-review", .path = "suites/roofline-review.yaml", .default_threshold = 0.03};
+    Session session(plan_of(2, 23), o, h.make(0ms, 23));
+    const SessionResult result = session.run();
+    ASSERT_EQ(result.outcome, SessionOutcome::completed);
+    EXPECT_EQ(h.shared->ceilings_measured, 1) << "run " << run << ": the cache exists from run 0 on";
+    EXPECT_EQ(result.report.run.ceilings->source, "measured");
+    ASSERT_TRUE(result.report.run.suite);
+    EXPECT_EQ(result.report.run.suite->name, "roofline-review");
+    EXPECT_DOUBLE_EQ(result.report.run.suite->default_threshold, 0.03);
+  }
+  if (old) setenv("KWB_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("KWB_CACHE_DIR");
+}
+
 // The real Supervisor with a scripted worker: it says hello, then never answers the case (a
 // hung kernel). Abandon must kill it and return at once, not after the 60 s watchdog.
 TEST(Session, AbandonEndsARealWorkerProcessWithoutWaitingForTheWatchdog) {

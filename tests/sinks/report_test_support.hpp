@@ -157,6 +157,8 @@ inline Report rich_report() {
   r.run.device = d;
   r.run.ceilings = sample_ceilings("measured", 1.0 / 3.0);
   r.run.datasheet_ceilings = sample_ceilings("datasheet", 1.0);
+  r.run.suite = SuiteInfo{.name = "nightly", .path = "suites/nightly.yaml", .default_threshold = 0.03,
+                          .op_thresholds = {{"rmsnorm_fwd", 0.02}, {"softmax_fwd", 1.0 / 3.0}}};
 
   r.cases.push_back(rich_case(0, Shape{{{"rows", 4096}, {"cols", 4100}}}));
   CaseRecord second = rich_case(1, Shape{{{"cols", 4100}, {"rows", 4096}}});
@@ -378,6 +380,14 @@ inline void expect_same(const RunInfo& a, const RunInfo& b) {
   if (a.datasheet_ceilings) {
     SCOPED_TRACE("datasheet_ceilings");
     expect_same(*a.datasheet_ceilings, *b.datasheet_ceilings);
+  }
+  ASSERT_EQ(a.suite.has_value(), b.suite.has_value());
+  if (a.suite) {
+    SCOPED_TRACE("suite");
+    EXPECT_EQ(a.suite->name, b.suite->name);
+    EXPECT_EQ(a.suite->path, b.suite->path);
+    EXPECT_EQ(a.suite->default_threshold, b.suite->default_threshold);  // exact: doubles round-trip
+    EXPECT_EQ(a.suite->op_thresholds, b.suite->op_thresholds);
   }
 }
 
