@@ -444,16 +444,24 @@ Json suite_json(const SuiteInfo& s) {
   return j;
 }
 
+// A threshold is a fraction in (0, 1): 3 would be 300%, which no compare could mean.
+double read_threshold_fraction(const Node& n) {
+  const double fraction = n.number();
+  if (!(fraction > 0 && fraction < 1))
+    n.fail(fmt::format("threshold {} is not a fraction in (0, 1) (0.03 means 3%)", fraction));
+  return fraction;
+}
+
 SuiteInfo read_suite(const Node& n) {
   n.object();
   SuiteInfo s;
   s.name = n["name"].string();
   s.path = n["path"].string();
   Node thresholds = n["thresholds"];
-  s.default_threshold = thresholds["default"].number();
+  s.default_threshold = read_threshold_fraction(thresholds["default"]);
   for (const auto& item : thresholds.object().items())
     if (item.key() != "default")
-      s.op_thresholds[item.key()] = Node(item.value(), thresholds.child_path(item.key())).number();
+      s.op_thresholds[item.key()] = read_threshold_fraction(Node(item.value(), thresholds.child_path(item.key())));
   return s;
 }
 

@@ -87,16 +87,19 @@ TEST_F(CompareCli, SuiteThresholdsInNewWinPerOpAndAreReadStrictly) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.06);
   auto with_suite = [&](const std::string& name, nlohmann::ordered_json thresholds) {
     auto j = nlohmann::ordered_json::parse(read_text_file(next));
-    j["run"]["suite"] = {{"name", "nightly"}, {"thresholds", thresholds}};
+    j["run"]["suite"] = {{"name", "nightly"}, {"path", "suites/nightly.yaml"}, {"thresholds", thresholds}};
     atomic_write_file(dir_ / name, j.dump(2));
     return (dir_ / name).string();
   };
   const CommandResult loose = kwb(base + " " + with_suite("loose.json", {{"default", 0.02}, {"rmsnorm_fwd", 0.10}}));
   EXPECT_EQ(loose.exit_code, 0) << loose.output;
   EXPECT_TRUE(has(loose, "10%")) << loose.output;
-  const CommandResult bad = kwb(base + " " + with_suite("bad.json", {{"rmsnorm_fwd", "ten"}}));
+  const CommandResult bad = kwb(base + " " + with_suite("bad.json", {{"default", 0.02}, {"rmsnorm_fwd", "ten"}}));
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_TRUE(has(bad, "bad.json: run.suite.thresholds.rmsnorm_fwd: expected a number")) << bad.output;
+  const CommandResult percent = kwb(base + " " + with_suite("percent.json", {{"default", 3}}));
+  EXPECT_EQ(percent.exit_code, 2) << percent.output;
+  EXPECT_TRUE(has(percent, "run.suite.thresholds.default: threshold 3 is not a fraction")) << percent.output;
 }
 
 TEST_F(CompareCli, EnvironmentDifferenceIsShownAndStrictEnvRefusesIt) {

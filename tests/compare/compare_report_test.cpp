@@ -6,7 +6,7 @@
 
 #include "compare/compare_report.hpp"
 #include "compare/match.hpp"
-#include "compare/suite_thresholds.hpp"
+#include "record/json_node.hpp"
 #include "tests/compare/compare_test_support.hpp"
 
 namespace kwb {
@@ -142,24 +142,6 @@ TEST(CompareReportModel, SuiteThresholdPerOpWinsOverTheFlag) {
   EXPECT_DOUBLE_EQ(r.cases[1].threshold, 0.02);
   EXPECT_DOUBLE_EQ(threshold_for("other", {}, 0.03), 0.03);
   EXPECT_DOUBLE_EQ(threshold_for("other", {{"default", 0.04}}, 0.03), 0.04);
-}
-
-TEST(CompareSuiteThresholds, ReadsTheSuiteObjectAndRefusesBadValuesWithThePath) {
-  using Json = nlohmann::ordered_json;
-  EXPECT_TRUE(suite_thresholds_from_json(Json::parse(R"({"run": {}})")).empty());
-  EXPECT_TRUE(suite_thresholds_from_json(Json::parse(R"({"run": {"suite": "smoke"}})")).empty());
-  const auto t = suite_thresholds_from_json(
-      Json::parse(R"({"run": {"suite": {"name": "nightly", "thresholds": {"default": 0.03, "rmsnorm_fwd": 0.02}}}})"));
-  ASSERT_EQ(t.size(), 2u);
-  EXPECT_DOUBLE_EQ(t.at("rmsnorm_fwd"), 0.02);
-  try {
-    suite_thresholds_from_json(Json::parse(R"({"run": {"suite": {"thresholds": {"softmax": 3}}}})"));
-    FAIL() << "3 is 300%, not a fraction";
-  } catch (const ReportError& e) {
-    EXPECT_NE(std::string(e.what()).find("run.suite.thresholds.softmax"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(suite_thresholds_from_json(Json::parse(R"({"run": {"suite": {"thresholds": {"x": "2%"}}}})")),
-               ReportError);
 }
 
 TEST(CompareEnvironment, DifferencesAreListedAndAgreementIsEmpty) {
