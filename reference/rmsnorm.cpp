@@ -9,28 +9,25 @@
 
 #include "catalogue/registry.hpp"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
 
-Shape rmsnorm_shape(std::int64_t rows, std::int64_t cols) {
-  return Shape{{{"rows", rows}, {"cols", cols}}};
-}
-
 std::vector<Shape> rmsnorm_smoke_shapes() {
   std::vector<Shape> shapes;
   for (std::int64_t cols : {512, 1024, 2048, 4096, 4100, 8192, 16384})
-    shapes.push_back(rmsnorm_shape(16384, cols));
-  shapes.push_back(rmsnorm_shape(1024, 4096));   // few rows: under one wave of the GPU
-  shapes.push_back(rmsnorm_shape(65536, 4096));  // many rows
-  shapes.push_back(rmsnorm_shape(4096, 5120));
+    shapes.push_back(rows_cols_shape(16384, cols));
+  shapes.push_back(rows_cols_shape(1024, 4096));   // few rows: under one wave of the GPU
+  shapes.push_back(rows_cols_shape(65536, 4096));  // many rows
+  shapes.push_back(rows_cols_shape(4096, 5120));
   return shapes;
 }
 
 std::vector<Shape> rmsnorm_edge_shapes() {
   std::vector<Shape> shapes;
   for (std::int64_t rows : {1, 7, 300})
-    for (std::int64_t cols : {1, 33, 512, 1000, 4100, 16384}) shapes.push_back(rmsnorm_shape(rows, cols));
+    for (std::int64_t cols : {1, 33, 512, 1000, 4100, 16384}) shapes.push_back(rows_cols_shape(rows, cols));
   return shapes;
 }
 
@@ -65,22 +62,13 @@ KWB_REGISTER_OP(Op{
              {"cols", 4096, {}, "hidden size, reduced over"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = rmsnorm_tensors,
-    .work =
-        [](const Shape& s, DType dtype) {
-          const double rows = static_cast<double>(s.at("rows"));
-          const double cols = static_cast<double>(s.at("cols"));
-          return WorkModel{tensor_bytes(rmsnorm_tensors(s, dtype), dtype), 4 * rows * cols};
-        },
+    .work = rows_cols_work(rmsnorm_tensors, 4),
     .oracle = rmsnorm_oracle,
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = rmsnorm_smoke_shapes(),
     .edge_shapes = rmsnorm_edge_shapes(),
-    .invalid =
-        [](const Shape& s) -> std::optional<std::string> {
-          if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
-          return std::nullopt;
-        },
+    .invalid = invalid_rows_cols,
 });
 
 }  // namespace

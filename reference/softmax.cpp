@@ -11,25 +11,24 @@
 
 #include "catalogue/registry.hpp"
 #include "catalogue/tolerance.hpp"
+#include "reference/rows_cols_op.hpp"
 #include "reference/softmax.hpp"
 
 namespace kwb {
 namespace {
 
-Shape softmax_shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
-
 // Tensors of 64 MiB .. 1 GiB in bf16 (twice that in fp32, at most 1 GiB + 1 GiB).
 std::vector<Shape> softmax_default_shapes() {
   return {
-      softmax_shape(32768, 1024),    // short rows: many small blocks
-      softmax_shape(16384, 4096),    // the peers' shape (TARGETS.md)
-      softmax_shape(16384, 4100),    // not a multiple of the 16-byte vector
-      softmax_shape(8192, 16384),    // attention-score-sized rows
-      softmax_shape(8192, 32000),    // Llama-2 vocabulary (fp32: past one block's registers)
-      softmax_shape(4096, 32768),    // the longest bf16 row one block keeps in registers
-      softmax_shape(2048, 128256),   // Llama-3 vocabulary
-      softmax_shape(2048, 131072),
-      softmax_shape(1024, kSoftmaxLongestRow),  // 256K vocabulary
+      rows_cols_shape(32768, 1024),    // short rows: many small blocks
+      rows_cols_shape(16384, 4096),    // the peers' shape (TARGETS.md)
+      rows_cols_shape(16384, 4100),    // not a multiple of the 16-byte vector
+      rows_cols_shape(8192, 16384),    // attention-score-sized rows
+      rows_cols_shape(8192, 32000),    // Llama-2 vocabulary (fp32: past one block's registers)
+      rows_cols_shape(4096, 32768),    // the longest bf16 row one block keeps in registers
+      rows_cols_shape(2048, 128256),   // Llama-3 vocabulary
+      rows_cols_shape(2048, 131072),
+      rows_cols_shape(1024, kSoftmaxLongestRow),  // 256K vocabulary
   };
 }
 
@@ -39,13 +38,13 @@ std::vector<Shape> softmax_default_shapes() {
 std::vector<Shape> softmax_edge_shapes() {
   std::vector<Shape> shapes;
   for (std::int64_t rows : {1, 7})
-    for (std::int64_t cols : {1, 7, 33, 1000, 4100}) shapes.push_back(softmax_shape(rows, cols));
-  shapes.push_back(softmax_shape(7, 1025));
-  shapes.push_back(softmax_shape(7, 2049));
-  shapes.push_back(softmax_shape(33, 16385));
-  shapes.push_back(softmax_shape(5, 32769));
-  shapes.push_back(softmax_shape(3, 131073));
-  shapes.push_back(softmax_shape(2, kSoftmaxLongestRow + 3));
+    for (std::int64_t cols : {1, 7, 33, 1000, 4100}) shapes.push_back(rows_cols_shape(rows, cols));
+  shapes.push_back(rows_cols_shape(7, 1025));
+  shapes.push_back(rows_cols_shape(7, 2049));
+  shapes.push_back(rows_cols_shape(33, 16385));
+  shapes.push_back(rows_cols_shape(5, 32769));
+  shapes.push_back(rows_cols_shape(3, 131073));
+  shapes.push_back(rows_cols_shape(2, kSoftmaxLongestRow + 3));
   return shapes;
 }
 
@@ -104,22 +103,13 @@ KWB_REGISTER_OP(Op{
              {"cols", 4096, {}, "row length (vocabulary, key length), reduced over"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = softmax_tensors,
-    .work =
-        [](const Shape& s, DType dtype) {
-          const double rows = static_cast<double>(s.at("rows"));
-          const double cols = static_cast<double>(s.at("cols"));
-          return WorkModel{tensor_bytes(softmax_tensors(s, dtype), dtype), 5 * rows * cols};
-        },
+    .work = rows_cols_work(softmax_tensors, 5),
     .oracle = softmax_oracle,
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = softmax_default_shapes(),
     .edge_shapes = softmax_edge_shapes(),
-    .invalid =
-        [](const Shape& s) -> std::optional<std::string> {
-          if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
-          return std::nullopt;
-        },
+    .invalid = invalid_rows_cols,
 });
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
-#include "kernels/qk_norm_fwd/head_vector_plan.cuh"
+#include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"
 
 namespace kwb {
@@ -191,35 +191,9 @@ void launch_plan(const LaunchArgs& a, const HeadVectorPlan& plan) {
                                                                   static_cast<float*>(a.tensors[9]));
 }
 
-template <class T, int E>
-void launch_with_elems(const LaunchArgs& a, const HeadVectorPlan& plan) {
-  switch (plan.accesses) {
-    case 1: launch_plan<T, E, 1>(a, plan); break;
-    case 2: launch_plan<T, E, 2>(a, plan); break;
-    case 4: launch_plan<T, E, 4>(a, plan); break;
-    default: launch_plan<T, E, 8>(a, plan); break;
-  }
-}
-
-std::uintptr_t pointer_bits(const LaunchArgs& a) {
-  std::uintptr_t bits = 0;
-  for (int i = 0; i < 8; ++i) bits |= reinterpret_cast<std::uintptr_t>(a.tensors[i]);
-  return bits;
-}
-
 void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_head_vectors(a.shape.at("head_dim"), sizeof(T), pointer_bits(a));
-    if (!plan) return;  // refused before launch; see refuse()
-    switch (plan->elems) {
-      case 1: launch_with_elems<T, 1>(a, *plan); break;
-      case 2: launch_with_elems<T, 2>(a, *plan); break;
-      case 4: launch_with_elems<T, 4>(a, *plan); break;
-      default:
-        if constexpr (sizeof(T) <= 2) launch_with_elems<T, 8>(a, *plan);
-        break;
-    }
+  dispatch_head_vector_plan(a, 8, [&](auto tag, auto elems, auto slots, const HeadVectorPlan& plan) {
+    launch_plan<decltype(tag), decltype(elems)::value, decltype(slots)::value>(a, plan);
   });
 }
 

@@ -14,7 +14,7 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
-#include "kernels/qk_norm_fwd/head_vector_plan.cuh"
+#include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"
 
 namespace kwb {
@@ -92,50 +92,9 @@ qk_norm_fwd_v2(const T* __restrict__ q, const T* __restrict__ k, const T* __rest
   }
 }
 
-std::int64_t blocks_for(std::int64_t all_vectors, int lanes) {
-  const std::int64_t heads_per_block = std::int64_t{kQkThreads / lanes} * kHeadsPerGroup;
-  return (all_vectors + heads_per_block - 1) / heads_per_block;
-}
-
-template <class T, int E>
-void launch_with_elems(const LaunchArgs& a, const HeadVectorPlan& plan) {
-  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
-  const std::int64_t all = d.q_vectors() + d.k_vectors();
-  auto go = [&](auto slots_tag) {
-    constexpr int A = decltype(slots_tag)::value;
-    qk_norm_fwd_v2<T, E, A><<<static_cast<unsigned>(blocks_for(all, plan.lanes)), kQkThreads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-        static_cast<const T*>(a.tensors[2]), static_cast<const T*>(a.tensors[3]), static_cast<T*>(a.tensors[4]),
-        static_cast<T*>(a.tensors[5]), d.q_vectors(), all, static_cast<int>(d.head_dim), plan.lanes,
-        static_cast<float>(kQkNormEps));
-  };
-  switch (plan.accesses) {
-    case 1: go(std::integral_constant<int, 1>{}); break;
-    case 2: go(std::integral_constant<int, 2>{}); break;
-    case 4: go(std::integral_constant<int, 4>{}); break;
-    default: go(std::integral_constant<int, 8>{}); break;
-  }
-}
-
-std::uintptr_t pointer_bits(const LaunchArgs& a) {
-  std::uintptr_t bits = 0;
-  for (int i = 0; i < 6; ++i) bits |= reinterpret_cast<std::uintptr_t>(a.tensors[i]);
-  return bits;
-}
-
 void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_head_vectors(a.shape.at("head_dim"), sizeof(T), pointer_bits(a));
-    if (!plan) return;  // refused before launch; see refuse()
-    switch (plan->elems) {
-      case 1: launch_with_elems<T, 1>(a, *plan); break;
-      case 2: launch_with_elems<T, 2>(a, *plan); break;
-      case 4: launch_with_elems<T, 4>(a, *plan); break;
-      default:
-        if constexpr (sizeof(T) <= 2) launch_with_elems<T, 8>(a, *plan);
-        break;
-    }
+  launch_qk_norm_fwd<kHeadsPerGroup>(a, [](auto tag, auto elems, auto slots) {
+    return qk_norm_fwd_v2<decltype(tag), decltype(elems)::value, decltype(slots)::value>;
   });
 }
 
@@ -146,14 +105,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "v1 with two adjacent head vectors per group, all loads issued before the shuffle "
                    "sums: twice the bytes in flight, half the blocks",
     .launch = launch,
-    .refuse =
-        [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          const auto plan = plan_head_vectors(s.at("head_dim"), dtype_size(dtype));
-          if (!plan) return head_dim_reach_reason();
-          const std::int64_t all = s.at("tokens") * (s.at("heads") + s.at("kv_heads"));
-          if (blocks_for(all, plan->lanes) > 2147483647) return "more head vectors than one grid's x dimension reaches";
-          return std::nullopt;
-        },
+    .refuse = refuse_qk_norm_fwd<kHeadsPerGroup>,
 });
 
 }  // namespace

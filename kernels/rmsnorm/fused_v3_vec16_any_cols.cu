@@ -12,34 +12,14 @@
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
-#include "kernels/common/block_reduce.cuh"
-#include "kernels/common/vector_pack.cuh"
+#include "kernels/common/row_in_registers.cuh"
+#include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
 namespace {
 
 constexpr int kMaxThreads = 1024;
-
-// E elements of w starting at `p`, whose address is only `align` bytes aligned.
-template <class T, int E>
-__device__ __forceinline__ Pack<T, E> load_weight(const T* p, int align) {
-  Pack<T, E> out;
-  if (align >= 16) return *reinterpret_cast<const Pack<T, E>*>(p);
-  if (align >= 8 && E * sizeof(T) >= 8) {
-    constexpr int N = 8 / sizeof(T);
-#pragma unroll
-    for (int k = 0; k < E / N; ++k) {
-      const auto half = *reinterpret_cast<const Pack<T, N>*>(p + k * N);
-#pragma unroll
-      for (int e = 0; e < N; ++e) out.v[k * N + e] = half.v[e];
-    }
-    return out;
-  }
-#pragma unroll
-  for (int e = 0; e < E; ++e) out.v[e] = p[e];
-  return out;
-}
 
 // VPT: 16-byte vectors per thread, a compile-time count so the row stays in registers.
 template <class T, int VPT>
@@ -86,45 +66,8 @@ rmsnorm_fwd_v3(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__
   const float inv_rms = rsqrtf(block_sum(sum_sq, scratch) / static_cast<float>(cols) + eps);
 
   if (threadIdx.x < edge_count) yr[edge_col] = from_float<T>(edge * inv_rms * to_float(w[edge_col]));
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const int idx = threadIdx.x + i * blockDim.x;
-    if (idx < nvec) {
-      const P wp = load_weight<T, E>(w + head + idx * E, w_align);
-      P out;
-#pragma unroll
-      for (int e = 0; e < E; ++e)
-        out.v[e] = from_float<T>(to_float(row[i].v[e]) * inv_rms * to_float(wp.v[e]));
-      yb[idx] = out;
-    }
-  }
-}
-
-struct LaunchPlan {
-  int vectors_per_thread = 1;
-  int threads = 32;
-};
-
-// Up to 1024 vectors: fewest vectors per thread at <= 256 threads (as v2). Longer rows: 4
-// vectors per thread and more threads, up to 1024.
-std::optional<LaunchPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
-  const std::int64_t per_vector = 16 / static_cast<std::int64_t>(elem_bytes);
-  const std::int64_t nvec = cols / per_vector;  // a misaligned row has fewer, never more
-  LaunchPlan p;
-  std::int64_t threads;
-  if (nvec <= 1024) {
-    for (p.vectors_per_thread = 1; (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread > 256;)
-      p.vectors_per_thread *= 2;
-    threads = (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread;
-  } else {
-    p.vectors_per_thread = 4;
-    threads = (nvec + 3) / 4;
-  }
-  // Head and tail need up to 2 * (per_vector - 1) threads.
-  threads = std::max(threads, 2 * (per_vector - 1));
-  if (threads > kMaxThreads) return std::nullopt;
-  p.threads = static_cast<int>((threads + 31) / 32 * 32);
-  return p;
+  store_scaled_row(yb, row, inv_rms, threadIdx.x, blockDim.x, nvec,
+                   [&](int idx) { return load_pack_aligned<T, E>(w + head + idx * E, w_align); });
 }
 
 void launch(const LaunchArgs& a) {
@@ -132,7 +75,7 @@ void launch(const LaunchArgs& a) {
   const auto cols = static_cast<int>(a.shape.at("cols"));
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    const auto plan = plan_for(cols, sizeof(T));
+    const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
     if (!plan) return;  // refused before launch; see refuse()
     auto go = [&](auto vpt_tag) {
       constexpr int VPT = decltype(vpt_tag)::value;
@@ -158,7 +101,7 @@ KWB_REGISTER_VARIANT(Variant{
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (!plan_for(s.at("cols"), dtype_size(dtype)))
+          if (!row_plan(s.at("cols"), dtype_size(dtype), kMaxThreads))
             return "cols too long for 4 vectors per thread at 1024 threads; use "
                    "fused_v1_row_per_block";
           return std::nullopt;

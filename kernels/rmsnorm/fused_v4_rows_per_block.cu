@@ -24,8 +24,8 @@
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
-#include "kernels/common/block_reduce.cuh"
-#include "kernels/common/vector_pack.cuh"
+#include "kernels/common/row_in_registers.cuh"
+#include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
@@ -33,26 +33,6 @@ namespace {
 
 constexpr int kBlockThreads = 256;  // blocks of short rows; a longer row's group is the block
 constexpr int kMaxThreads = 1024;
-
-// E elements of w starting at `p`, whose address is only `align` bytes aligned (as in v3).
-template <class T, int E>
-__device__ __forceinline__ Pack<T, E> load_weight(const T* p, int align) {
-  Pack<T, E> out;
-  if (align >= 16) return *reinterpret_cast<const Pack<T, E>*>(p);
-  if (align >= 8 && E * sizeof(T) >= 8) {
-    constexpr int N = 8 / sizeof(T);
-#pragma unroll
-    for (int k = 0; k < E / N; ++k) {
-      const auto half = *reinterpret_cast<const Pack<T, N>*>(p + k * N);
-#pragma unroll
-      for (int e = 0; e < N; ++e) out.v[k * N + e] = half.v[e];
-    }
-    return out;
-  }
-#pragma unroll
-  for (int e = 0; e < E; ++e) out.v[e] = p[e];
-  return out;
-}
 
 // Sum over a row group of `tpr` threads (a multiple of 32; groups are warp-aligned). Only the
 // group's warps synchronise (named barrier 1 + group; 0 is __syncthreads). `scratch` is double
@@ -122,17 +102,8 @@ rmsnorm_fwd_v4(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__
     const float inv_rms = rsqrtf(group_sum(sum_sq, tpr, scratch, parity) * inv_cols + eps);
 
     if (lane < edge_count) yr[edge_col] = from_float<T>(edge * inv_rms * to_float(w[edge_col]));
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = lane + i * tpr;
-      if (idx < nvec) {
-        const P wp = load_weight<T, E>(w + head + idx * E, w_align);
-        P out;
-#pragma unroll
-        for (int e = 0; e < E; ++e) out.v[e] = from_float<T>(to_float(v[i].v[e]) * inv_rms * to_float(wp.v[e]));
-        yb[idx] = out;
-      }
-    }
+    store_scaled_row(yb, v, inv_rms, lane, tpr, nvec,
+                     [&](int idx) { return load_pack_aligned<T, E>(w + head + idx * E, w_align); });
   }
 }
 

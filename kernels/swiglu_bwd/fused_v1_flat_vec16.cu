@@ -22,19 +22,10 @@
 namespace kwb {
 namespace {
 
-void launch(const LaunchArgs& a) { launch_swiglu_streaming<PlainAccess, 3, 2>(a, SwigluBackwardMath{}); }
-
-KWB_REGISTER_VARIANT(Variant{
-    .op = "swiglu_bwd",
-    .name = "fused_v1_flat_vec16",
-    .role = Role::fused,
-    .description = "one pass over flat arrays (3 reads, 2 writes): 2x16-byte packs per tensor per thread, "
-                   "one-wave grid-stride grid",
-    .launch = launch,
-    .refuse = {},
-    .workspace_bytes = {},
-    .tunables = swiglu_streaming_tunables(),
-});
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, 3, 2, SwigluBackwardMath>(
+    "swiglu_bwd", "fused_v1_flat_vec16",
+    "one pass over flat arrays (3 reads, 2 writes): 2x16-byte packs per tensor per thread, "
+    "one-wave grid-stride grid"));
 
 }  // namespace
 }  // namespace kwb

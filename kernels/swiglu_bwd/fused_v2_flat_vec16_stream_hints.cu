@@ -10,18 +10,9 @@
 namespace kwb {
 namespace {
 
-void launch(const LaunchArgs& a) { launch_swiglu_streaming<StreamingHintAccess, 3, 2>(a, SwigluBackwardMath{}); }
-
-KWB_REGISTER_VARIANT(Variant{
-    .op = "swiglu_bwd",
-    .name = "fused_v2_flat_vec16_stream_hints",
-    .role = Role::fused,
-    .description = "v1 + no-L1 loads with 256-byte L2 prefetch and evict-first stores (data touched once)",
-    .launch = launch,
-    .refuse = {},
-    .workspace_bytes = {},
-    .tunables = swiglu_streaming_tunables(),
-});
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<StreamingHintAccess, 3, 2, SwigluBackwardMath>(
+    "swiglu_bwd", "fused_v2_flat_vec16_stream_hints",
+    "v1 + no-L1 loads with 256-byte L2 prefetch and evict-first stores (data touched once)"));
 
 }  // namespace
 }  // namespace kwb

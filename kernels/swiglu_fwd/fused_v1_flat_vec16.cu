@@ -24,18 +24,9 @@
 namespace kwb {
 namespace {
 
-void launch(const LaunchArgs& a) { launch_swiglu_streaming<PlainAccess, 2, 1>(a, SwigluForwardMath{}); }
-
-KWB_REGISTER_VARIANT(Variant{
-    .op = "swiglu_fwd",
-    .name = "fused_v1_flat_vec16",
-    .role = Role::fused,
-    .description = "one pass over flat arrays: 2x16-byte packs per tensor per thread, one-wave grid-stride grid",
-    .launch = launch,
-    .refuse = {},
-    .workspace_bytes = {},
-    .tunables = swiglu_streaming_tunables(),
-});
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, 2, 1, SwigluForwardMath>(
+    "swiglu_fwd", "fused_v1_flat_vec16",
+    "one pass over flat arrays: 2x16-byte packs per tensor per thread, one-wave grid-stride grid"));
 
 }  // namespace
 }  // namespace kwb

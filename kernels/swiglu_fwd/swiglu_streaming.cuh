@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
@@ -61,6 +64,23 @@ inline std::vector<Tunable> swiglu_streaming_tunables() {
   // ceiling forward and 99.1% backward, against 93-94% at packs=2 waves=1 (docs/performance.md).
   return {{"packs", {1, 2, 4}, "16-byte packs per tensor per thread per grid step"},
           {"waves", {64, 1, 4}, "grid size in waves of resident blocks (at most; never more than the work)"}};
+}
+
+// The Variant of a streaming SwiGLU kernel: Access picks the loads and stores, the first NIn
+// tensors are read and the next NOut written through Math; the name and description say what
+// the variant changes.
+template <class Access, int NIn, int NOut, class Math>
+Variant swiglu_streaming_variant(std::string op, std::string name, std::string description) {
+  return Variant{
+      .op = std::move(op),
+      .name = std::move(name),
+      .role = Role::fused,
+      .description = std::move(description),
+      .launch = [](const LaunchArgs& a) { launch_swiglu_streaming<Access, NIn, NOut>(a, Math{}); },
+      .refuse = {},
+      .workspace_bytes = {},
+      .tunables = swiglu_streaming_tunables(),
+  };
 }
 
 }  // namespace kwb
