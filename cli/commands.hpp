@@ -21,6 +21,7 @@ void add_list_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 void add_worker_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);
