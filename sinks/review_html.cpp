@@ -1,6 +1,8 @@
 // The HTML review report: the model's tables and charts in one page, styled for screen and A4.
 #include "sinks/review_html.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "review/review_charts.hpp"
@@ -40,7 +42,8 @@ svg circle.pt { stroke: #fff; stroke-width: 0.6; fill-opacity: 0.9; }
 @page { size: A4 portrait; margin: 12mm; }
 @media print {
   body { margin: 0; max-width: none; font-size: 11px; padding: 0; }
-  table { font-size: 9px; page-break-inside: auto; }
+  table { font-size: 8.5px; page-break-inside: auto; width: 100%; }
+  th, td { padding: 2px 4px; overflow-wrap: anywhere; }  /* long variant names wrap, not overflow */
   tr, svg.chart, figure { page-break-inside: avoid; break-inside: avoid; }
   thead { display: table-header-group; }
   h2, h3 { page-break-after: avoid; break-after: avoid; }
@@ -64,7 +67,7 @@ std::string table_html(const Table& t) {
 
 std::string anchor(const std::string& text) {
   std::string id;
-  for (char c : text) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  for (char c : text) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '-';
   return id;
 }
 
