@@ -23,6 +23,8 @@ void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self
 void add_worker_command(CLI::App& app, int& exit_code);
 // `kwb compare`: exit 0 no regression, 1 slower or failed in NEW, 2 bad input (cli/compare_command.cpp).
 void add_compare_command(CLI::App& app, int& exit_code);
+// `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
+void add_report_command(CLI::App& app, int& exit_code);
 
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);

@@ -7,10 +7,11 @@
 # with sudo when it needs no password, otherwise the script stops and prints the one line to run.
 #
 #   KWB_BUILD_PACKAGES   the packages every build needs
-#   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest)
+#   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest; Chromium and stb_image
+#                        for the review report's screenshot test)
 
 KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev"
-KWB_TEST_PACKAGES="libgtest-dev"
+KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev"
 
 # What each package provides, checked directly: a tool installed another way (pip's cmake, a
 # hand-built GoogleTest) counts as present, and a machine without network is not asked to install it.
@@ -25,6 +26,8 @@ kwb_provided() {
     libfmt-dev) header=fmt/format.h ;;
     libyaml-cpp-dev) header=yaml-cpp/yaml.h ;;
     libgtest-dev) header=gtest/gtest.h ;;
+    chromium) command -v chromium > /dev/null || command -v chromium-browser > /dev/null ;;
+    libstb-dev) header=stb/stb_image.h ;;
     *) return 1 ;;
   esac || return 1
   [ -z "${header:-}" ] && return 0

@@ -1,0 +1,76 @@
+// A small SVG writer for the review report's charts: linear or log axes with tick labels,
+// polylines, points with a tooltip, text labels and a legend.
+//
+// Data coordinates go in; the writer maps them to pixels, drops what lies outside the axes
+// (a point off a log axis has no place), and XML-escapes every piece of text, since op, variant
+// and case names come from the report and may hold any character.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kwb::review {
+
+// Text safe inside an XML/HTML element or a double-quoted attribute.
+std::string xml_escape(std::string_view text);
+
+// Data -> pixel along one axis. For a log axis lo and hi must be > 0.
+struct AxisScale {
+  double lo = 0, hi = 1;
+  bool log = false;
+  double px_lo = 0, px_hi = 1;  // pixel of lo and of hi (y axes run bottom-up: px_lo > px_hi)
+  double to_px(double v) const;
+  bool contains(double v) const;  // within [lo, hi] (with a little slack for rounding)
+};
+
+// Tick positions: powers of ten on a log axis (with 2 and 5 between when it spans under three
+// decades), "nice" steps of 1, 2 or 5 times a power of ten on a linear one.
+std::vector<double> log_ticks(double lo, double hi);
+std::vector<double> linear_ticks(double lo, double hi, int target_count = 6);
+// "0.01", "1", "1k", "16k", "2.5": short, exact enough for a tick.
+std::string tick_label(double v);
+
+// The smallest power-of-ten range holding [lo, hi] (lo, hi > 0).
+std::pair<double, double> decade_range(double lo, double hi);
+
+// A colour per series, distinct for the first ten and repeating after.
+std::string palette_colour(std::size_t index);
+
+class SvgChart {
+ public:
+  SvgChart(int width_px, int height_px, AxisScale x, AxisScale y, std::string x_label,
+           std::string y_label, std::string aria_label);
+
+  void polyline(const std::vector<std::pair<double, double>>& points, const std::string& colour,
+                bool dashed, double stroke_width = 1.5);
+  // A filled circle with a <title> tooltip.
+  void point(double x, double y, const std::string& colour, const std::string& tooltip, double r = 3.5);
+  // Text anchored at a data coordinate, nudged by (dx, dy) pixels. Labels are placed when the
+  // chart is written: one that would overlap an earlier one moves down a line until it is clear.
+  void label(double x, double y, const std::string& text, const std::string& colour, double dx = 4,
+             double dy = -4);
+  void legend_entry(const std::string& text, const std::string& colour, bool dashed = false);
+
+  // The whole <svg> element.
+  std::string str() const;
+
+  const AxisScale& x() const { return x_; }
+  const AxisScale& y() const { return y_; }
+
+ private:
+  std::string axes() const;
+  int width_, height_;
+  AxisScale x_, y_;
+  std::string x_label_, y_label_, aria_;
+  std::string body_;
+  struct Label {
+    double x_px, y_px;
+    std::string text, colour;
+  };
+  std::vector<Label> labels_;
+  std::vector<std::pair<std::string, std::pair<std::string, bool>>> legend_;
+};
+
+}  // namespace kwb::review

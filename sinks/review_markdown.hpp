@@ -1,0 +1,18 @@
+// The review report as Markdown: the same sections and tables as the HTML one, the charts as a
+// short text summary (the roofline's ceilings and points are in the tables), for a pull request
+// comment, a wiki page or a terminal.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "review/review_model.hpp"
+
+namespace kwb {
+
+std::string review_markdown(const review::ReviewModel& model);
+
+// Written atomically.
+void write_review_markdown(const std::filesystem::path& path, const review::ReviewModel& model);
+
+}  // namespace kwb

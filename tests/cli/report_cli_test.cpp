@@ -1,0 +1,95 @@
+// `kwb report` through the real binary: the committed H100 sample renders to HTML and Markdown;
+// a malformed, newer or missing report and a call without outputs are refused with exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sinks/atomic_file.hpp"
+#include "tests/review/review_test_support.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/mentions.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace kwb {
+namespace {
+
+using test::Mentions;
+using test::shell_quote;
+
+const std::string kSample = KWB_SOURCE_DIR "/samples/h100-smoke/report.json";
+
+test::CommandResult kwb_report(const std::string& args) {
+  return test::run_command(shell_quote(KWB_CLI_PATH) + " report " + args);
+}
+
+TEST(ReportCli, RendersTheCommittedSampleToHtmlAndMarkdown) {
+  test::TempDir dir;
+  const auto html = dir / "review.html", md = dir / "review.md";
+  const auto r = kwb_report(shell_quote(kSample) + " --html " + shell_quote(html.string()) + " --md " +
+                            shell_quote(md.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string page = read_text_file(html), text = read_text_file(md);
+  EXPECT_NE(page.find("NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(page.find("1e293a637d14"), std::string::npos);  // the sample's git SHA
+  EXPECT_NE(page.find("DRAM copy 3032 GB/s (measured)"), std::string::npos);
+  EXPECT_EQ(test::tag_balance_problem(page), "");
+  // The sample holds 120 timed rmsnorm_fwd cases: one roofline point each.
+  const auto start = page.find("<svg"), end = page.find("</svg>", start);
+  std::size_t points = 0;
+  for (auto p = page.find("<circle", start); p != std::string::npos && p < end; p = page.find("<circle", p + 1)) ++points;
+  EXPECT_EQ(points, 120u);
+  EXPECT_NE(text.find("### rmsnorm_fwd"), std::string::npos);
+  EXPECT_NE(text.find("baseline_eager_8_launches"), std::string::npos);
+}
+
+TEST(ReportCli, EitherOutputAlone) {
+  test::TempDir dir;
+  const auto md = dir / "only.md";
+  const auto r = kwb_report(shell_quote(kSample) + " --md " + shell_quote(md.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(md));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(ReportCli, MalformedReportNamesTheJsonPathAndExits2) {
+  test::TempDir dir;
+  std::string text = read_text_file(kSample);
+  const std::string key = "\"median\": ";
+  const auto pos = text.find(key);  // the first case's span median becomes a string
+  ASSERT_NE(pos, std::string::npos);
+  text.insert(pos + key.size(), "\"fast\", \"was\": ");
+  atomic_write_file(dir / "bad.json", text);
+  const auto r = kwb_report(shell_quote((dir / "bad.json").string()) + " --html " +
+                            shell_quote((dir / "out.html").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "cases[0].timing.span.median"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.html"));
+}
+
+TEST(ReportCli, NewerSchemaAndBrokenJsonAreRefused) {
+  test::TempDir dir;
+  std::string text = read_text_file(kSample);
+  text.replace(text.find("kwb.report/2"), 12, "kwb.report/9");
+  atomic_write_file(dir / "newer.json", text);
+  auto r = kwb_report(shell_quote((dir / "newer.json").string()) + " --md " + shell_quote((dir / "o.md").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "unsupported report schema \"kwb.report/9\""));
+  atomic_write_file(dir / "cut.json", text.substr(0, text.size() / 2));
+  r = kwb_report(shell_quote((dir / "cut.json").string()) + " --md " + shell_quote((dir / "o.md").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "invalid JSON"));
+}
+
+TEST(ReportCli, MissingFileOrNoOutputIsAUsageError) {
+  test::TempDir dir;
+  auto r = kwb_report(shell_quote((dir / "nope.json").string()) + " --md x.md");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "nope.json"));
+  r = kwb_report(shell_quote(kSample));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "--html OUT.html, --md OUT.md or both"));
+}
+
+}  // namespace
+}  // namespace kwb
