@@ -1,4 +1,5 @@
 // `kwb run`: flags -> plan -> Session; prints each case as it finishes and the summary.
+// `kwb run --resume DIR`: journal -> its flags -> the same plan -> the cases not yet recorded.
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -12,7 +13,10 @@
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
 #include "measure/stats.hpp"
+#include "session/resume_plan.hpp"
 #include "session/session.hpp"
+#include "sinks/csv_report.hpp"
+#include "sinks/journal_reader.hpp"
 
 namespace kwb::cli {
 namespace {
@@ -30,7 +34,59 @@ struct RunFlags {
   std::string suite;        // --suite FILE: the plan comes from a suite file
   bool list_cases = false;  // print the plan and exit, no GPU
   GivenRunFlags given;      // which flags were written out (a suite's values yield to them)
+  std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
+  bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
 };
+
+// The flags that shape the plan and its settings, as recorded in the journal's header (only
+// those written out: defaults may change between versions, and a suite's values yield to them).
+// --out, --list-cases and --resume are not among them.
+struct PlanFlag {
+  const char* name;  // without "--"
+  std::string RunFlags::*text = nullptr;
+  std::vector<std::string> RunFlags::*list = nullptr;
+  bool RunFlags::*flag = nullptr;
+};
+const std::vector<PlanFlag> kPlanFlags = {
+    {"op", nullptr, &RunFlags::ops}, {"variant", nullptr, &RunFlags::variants},
+    {"dtype", nullptr, &RunFlags::dtypes}, {"axis", nullptr, &RunFlags::axes},
+    {"shapes", &RunFlags::shapes}, {"mode", &RunFlags::mode}, {"flush", &RunFlags::flush},
+    {"preset", &RunFlags::preset}, {"seed", &RunFlags::seed}, {"timer", &RunFlags::timer},
+    {"case-timeout", &RunFlags::case_timeout_s}, {"max-cases", &RunFlags::max_cases},
+    {"suite", &RunFlags::suite}, {"include-test-variants", nullptr, nullptr, &RunFlags::include_test_variants},
+    {"datasheet-ceilings", nullptr, nullptr, &RunFlags::datasheet_ceilings}};
+
+nlohmann::ordered_json given_plan_flags(const CLI::App& cmd, const RunFlags& f) {
+  auto j = nlohmann::ordered_json::object();
+  for (const auto& p : kPlanFlags) {
+    if (cmd.count(std::string("--") + p.name) == 0) continue;
+    if (p.text) j[p.name] = f.*p.text;
+    else if (p.list) j[p.name] = f.*p.list;
+    else j[p.name] = f.*p.flag;
+  }
+  return j;
+}
+
+// The run flags of a journal's header (defaults for the rest), as the interrupted run had them.
+RunFlags flags_from_journal(const nlohmann::ordered_json& recorded) {
+  RunFlags f;
+  for (const auto& p : kPlanFlags) {
+    const auto it = recorded.find(p.name);
+    if (it == recorded.end()) continue;
+    try {
+      if (p.text) f.*p.text = it->get<std::string>();
+      else if (p.list) f.*p.list = it->get<std::vector<std::string>>();
+      else f.*p.flag = it->get<bool>();
+    } catch (const nlohmann::ordered_json::exception&) {
+      throw ResumeError(fmt::format("the journal's header: plan_flags.{}: wrong type", p.name));
+    }
+  }
+  f.given = {.axis = recorded.contains("axis"), .shapes = recorded.contains("shapes"),
+             .mode = recorded.contains("mode"), .flush = recorded.contains("flush"),
+             .preset = recorded.contains("preset"), .seed = recorded.contains("seed"),
+             .datasheet_ceilings = f.datasheet_ceilings};
+  return f;
+}
 
 // Every planned case is held in memory with its shape: a million is about 0.5 GB.
 constexpr std::size_t kMaxCasesCeiling = 1'000'000;
@@ -81,10 +137,58 @@ void on_sigint(int) {
     s->cancel(g_sigints++ == 0 ? CancelMode::finish_current : CancelMode::abandon_current);
 }
 
-int run(const RunFlags& f, const std::string& self_exe, const std::string& command_line) {
+// The reports of a resumed sweep from its journal alone: every case recorded (--no-measure, or
+// nothing left to measure). Marked incomplete when cases of the plan are missing.
+int write_journal_reports(const std::filesystem::path& out, const JournalHeader& header, const ResumePlan& plan) {
+  Report report{header.run, recorded_in_plan_order(header, plan)};
+  report.run.complete = plan.remaining.empty();
+  if (!plan.remaining.empty()) report.run.settings["cases_missing"] = std::to_string(plan.remaining.size());
+  derive_speedups(report.cases);
+  try {
+    write_report_json(out / "report.json", report);
+    write_report_csv(out / "report.csv", report);
+  } catch (const std::exception& e) {
+    std::cerr << "kwb run: error: cannot write the reports: " << e.what() << "\n";
+    return kExitCaseFailed;
+  }
+  print_summary(std::cout, report);
+  std::cerr << fmt::format("kwb run: wrote {} and {} from the journal alone ({} of {} planned cases{})\n",
+                           (out / "report.json").string(), (out / "report.csv").string(), report.cases.size(),
+                           header.plan.size(), plan.remaining.empty() ? "" : "; marked incomplete");
+  for (const auto& r : report.cases)
+    if (r.disposition == Disposition::failed) return kExitCaseFailed;
+  return kExitOk;
+}
+
+int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
+        const std::string& command_line) {
+  // 0. Resuming: the plan flags are the journal's (those given now must agree with them).
+  std::optional<JournalContents> journal;
+  const std::filesystem::path journal_path = std::filesystem::path(f.resume) / "journal.jsonl";
+  if (!f.resume.empty()) {
+    try {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(journal_path, ec))
+        throw ResumeError(fmt::format("--resume: there is no journal {}; give the --out folder of the run to resume",
+                                      journal_path.string()));
+      journal = read_journal_contents(journal_path);
+      RunFlags recorded = flags_from_journal(require_header(*journal, journal_path.string()).plan_flags);
+      recorded.resume = f.resume;
+      recorded.no_measure = f.no_measure;
+      recorded.out = f.resume;
+      recorded.device = f.device;
+      f = std::move(recorded);
+    } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
+      std::cerr << "kwb run: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    for (const auto& w : journal->warnings) std::cerr << "kwb run: warning: " << w << "\n";
+  }
+
   // 1. Flags and plan: every input error is reported before any GPU work.
   std::vector<CaseRequest> cases;
   SessionOptions options;
+  options.plan_flags = given_flags;
   options.ceilings = f.datasheet_ceilings ? CeilingsChoice::datasheet : CeilingsChoice::cached_or_measured;
   try {
     const PlanRequest request = to_plan_request(f);
@@ -99,8 +203,16 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
     check_choice("--timer", f.timer, {"auto", "cupti", "events"});
     options.device = parse_device_index("--device", f.device);
     options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
-  } catch (const std::invalid_argument& e) {  // PlanError, FlagError, SuiteError
-    std::cerr << "kwb run: " << e.what() << "\n";
+    if (journal) {
+      std::vector<std::string> identities;
+      for (const auto& c : cases) identities.push_back(case_identity(c));
+      const ResumePlan plan = plan_resume(*journal, journal_path.string(), given_flags, identities);
+      if (f.no_measure || plan.remaining.empty()) return write_journal_reports(f.resume, *journal->header, plan);
+      options.resume = SessionOptions::Resume{*journal->header, plan.recorded};
+      options.plan_flags = journal->header->plan_flags;
+    }
+  } catch (const std::invalid_argument& e) {  // PlanError, FlagError, SuiteError, ResumeError
+    std::cerr << "kwb run: " << (journal ? "--resume: " : "") << e.what() << "\n";
     return kExitBadInput;
   }
   if (cases.empty()) {
@@ -124,7 +236,7 @@ int run(const RunFlags& f, const std::string& self_exe, const std::string& comma
   options.command_line = command_line;
 
   // 2. The session: records are journaled by it and printed here as they arrive.
-  const std::size_t total = cases.size();
+  const std::size_t total = options.resume ? cases.size() - options.resume->recorded.size() : cases.size();
   SessionCallbacks callbacks;
   callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress&) { print_progress(std::cerr, rec, total); };
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
@@ -200,12 +312,30 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "--preset/--seed override it, --axis/--shapes are refused")
       ->type_name("FILE");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
+  cmd->add_option("--resume", f.resume,
+                  "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "
+                  "only the cases not recorded there, write the reports from all of them (plan flags given now "
+                  "must match the journal's; another GPU is refused)")
+      ->type_name("DIR");
+  cmd->add_flag("--no-measure", f.no_measure,
+                "With --resume: write report.json/csv from the journal alone (marked incomplete when cases "
+                "are missing); needs no GPU");
   cmd->callback([cmd, &exit_code, self_exe] {
+    if (f.no_measure && f.resume.empty()) {
+      std::cerr << "kwb run: --no-measure: only with --resume DIR (the reports of a journal)\n";
+      exit_code = kExitBadInput;
+      return;
+    }
+    if (!f.resume.empty() && (cmd->count("--out") > 0 || f.list_cases)) {
+      std::cerr << "kwb run: --resume: the reports go to the resumed folder; leave out --out and --list-cases\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     f.given = {.axis = cmd->count("--axis") > 0, .shapes = cmd->count("--shapes") > 0,
                .mode = cmd->count("--mode") > 0, .flush = cmd->count("--flush") > 0,
                .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0,
                .datasheet_ceilings = f.datasheet_ceilings};
-    exit_code = run(f, self_exe, invoked_command_line());
+    exit_code = run(f, given_plan_flags(*cmd, f), self_exe, invoked_command_line());
   });
 }
 

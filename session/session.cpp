@@ -14,6 +14,7 @@
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
 #include "record/version.hpp"
+#include "session/resume_plan.hpp"
 #include "session/supervisor.hpp"
 #include "sinks/csv_report.hpp"
 #include "sinks/journal.hpp"
@@ -72,6 +73,10 @@ Session::Session(std::vector<CaseRequest> cases, SessionOptions options,
     : cases_(std::move(cases)), options_(std::move(options)), executor_(std::move(executor)),
       callbacks_(std::move(callbacks)) {
   progress_.total = cases_.size();
+  if (options_.resume) {
+    progress_.total = 0;
+    for (const auto& c : cases_) progress_.total += !options_.resume->recorded.contains(case_identity(c));
+  }
   if (!executor_)  // made here, not in run(), so that cancel() from another thread always sees it
     executor_ = std::make_unique<Supervisor>(SupervisorOptions{options_.worker_exe, options_.device, options_.timer,
                                                                options_.case_timeout_s, worker_log_path(options_)});
@@ -179,6 +184,10 @@ SessionResult Session::run() {
   if (auto problem = check_cases_fit(cases_, Registry::instance(), double(hello.device.global_mem_bytes),
                                      hello.device.name))
     return refused(SessionOutcome::bad_input, *problem);
+  if (options_.resume && options_.resume->header.run.device) {
+    if (auto problem = resume_device_mismatch(*options_.resume->header.run.device, hello.device))
+      return refused(SessionOutcome::bad_input, "--resume: " + *problem);
+  }
   const auto note = [&](const std::string& text) {
     if (callbacks_.on_note) callbacks_.on_note(text);
   };
@@ -196,7 +205,12 @@ SessionResult Session::run() {
   report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
   report.run.suite = options_.suite;
   std::optional<Ceilings> measured;
-  if (options_.ceilings != CeilingsChoice::datasheet) {
+  if (options_.resume) {  // the journal's run info: its records were derived with these ceilings
+    const std::string command_line = report.run.command_line;
+    report.run = options_.resume->header.run;
+    report.run.settings["resumed_by"] = command_line;
+    measured = report.run.ceilings;
+  } else if (options_.ceilings != CeilingsChoice::datasheet) {
     if (options_.ceilings == CeilingsChoice::cached_or_measured) measured = load_cached_ceilings(hello.device);
     if (!measured) {
       set_state(SessionState::measuring_ceilings);
@@ -219,6 +233,21 @@ SessionResult Session::run() {
   report.run.ceilings = measured ? *measured : *report.run.datasheet_ceilings;
   const CaseRequest& first = cases_.front();
   const std::string mode(to_string(first.mode));
+  if (!options_.resume) describe_settings(report, hello);
+  note(fmt::format("{} cases on {} ({}), timer {}, mode {}, preset {}{}", progress_.total, hello.device.name,
+                   hello.device.uuid, hello.timer, mode, first.preset,
+                   options_.resume ? fmt::format(" ({} recorded before, resumed)", options_.resume->recorded.size())
+                                   : ""));
+
+  // 4. Cases.
+  set_state(SessionState::running);
+  run_cases(report, result);
+  return finish(report, result);
+}
+
+void Session::describe_settings(Report& report, const WorkerHello& hello) const {
+  const CaseRequest& first = cases_.front();
+  const std::string mode(to_string(first.mode));
   report.run.settings = {{"mode", mode}, {"preset", first.preset}, {"seed", std::to_string(first.seed)},
                          {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", options_.case_timeout_s)},
                          {"cases_planned", std::to_string(cases_.size())}};
@@ -228,13 +257,9 @@ SessionResult Session::run() {
     report.run.settings["l2_flush"] = describe_flush(first.flush, hello.device.l2_bytes);
   }
   for (const auto& [key, value] : options_.settings) report.run.settings[key] = value;
-  note(fmt::format("{} cases on {} ({}), timer {}, mode {}, preset {}", cases_.size(), hello.device.name,
-                   hello.device.uuid, hello.timer, mode, first.preset));
+}
 
-  // 4. Cases.
-  set_state(SessionState::running);
-  run_cases(report, result);
-
+SessionResult Session::finish(Report& report, SessionResult& result) {
   // 5. Reports, atomically; cancelled runs still get theirs, marked incomplete.
   derive_speedups(report.cases);
   const bool cancelled = cancel_.load() != 0;
@@ -250,22 +275,36 @@ SessionResult Session::run() {
     }
   }
   result.outcome = cancelled ? SessionOutcome::cancelled : SessionOutcome::completed;
-  return result;
+  return std::move(result);
 }
 
 void Session::run_cases(Report& report, SessionResult& result) {
   std::unique_ptr<Journal> journal;
   if (options_.out) {
     std::error_code ec;
-    std::filesystem::remove(*options_.out / "journal.jsonl", ec);  // one journal per run
+    if (!options_.resume) std::filesystem::remove(*options_.out / "journal.jsonl", ec);  // one journal per run
     try {
       journal = std::make_unique<Journal>(*options_.out / "journal.jsonl");
+      if (!options_.resume) {
+        JournalHeader header{options_.plan_flags, {}, report.run};
+        for (const auto& c : cases_) header.plan.push_back(case_identity(c));
+        journal->write_header(header);
+      }
     } catch (const std::exception& e) {
       result.write_errors.push_back(std::string("cannot open the journal: ") + e.what());
     }
   }
   for (const auto& c : cases_) {
-    if (cancel_.load() != 0) break;
+    if (options_.resume) {  // measured before the run was interrupted: kept, not run again
+      if (auto it = options_.resume->recorded.find(case_identity(c)); it != options_.resume->recorded.end()) {
+        report.cases.push_back(it->second);
+        continue;
+      }
+    }
+    if (cancel_.load() != 0) {
+      if (options_.resume) continue;  // the later recorded cases still go into the report
+      break;
+    }
     {
       std::lock_guard lock(mutex_);
       progress_.current = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());

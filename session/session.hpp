@@ -29,7 +29,10 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "session/case_executor.hpp"
+#include "sinks/journal.hpp"
 #include "sinks/json_report.hpp"
 
 namespace kwb {
@@ -59,6 +62,17 @@ struct SessionOptions {
   std::map<std::string, std::string> settings;  // added to the report's settings as they are
   bool queue_records = false;                   // keep records for take_records()/wait_record()
   std::optional<SuiteInfo> suite;               // the suite the plan came from, for the report
+  // The plan flags, written into the journal's header so that `kwb run --resume` can re-plan.
+  nlohmann::ordered_json plan_flags = nlohmann::ordered_json::object();
+  // Resuming (`kwb run --resume`): the journal's header and the cases it recorded, by identity.
+  // The journal is appended to (not started afresh), the run info (ceilings, settings) is the
+  // journal's, a different GPU is refused, and the recorded cases are not run again: the report
+  // holds them and the new ones, in plan order.
+  struct Resume {
+    JournalHeader header;
+    std::map<std::string, CaseRecord> recorded;
+  };
+  std::optional<Resume> resume;
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
@@ -66,7 +80,7 @@ enum class SessionState { not_started, starting, measuring_ceilings, running, fi
 struct SessionProgress {
   SessionState state = SessionState::not_started;
   std::size_t done = 0;   // cases finished (whatever their disposition)
-  std::size_t total = 0;  // cases planned
+  std::size_t total = 0;  // cases planned (resuming: those still to measure)
   std::size_t failed = 0;
   double elapsed_s = 0;   // since run() began
   // (total - done) x the mean wall time of the finished cases; absent before the first one.
@@ -126,6 +140,8 @@ class Session {
   std::optional<std::string> check_options() const;
   void set_state(SessionState state);
   void run_cases(Report& report, SessionResult& result);
+  void describe_settings(Report& report, const WorkerHello& hello) const;
+  SessionResult finish(Report& report, SessionResult& result);
 
   std::vector<CaseRequest> cases_;
   SessionOptions options_;

@@ -1,4 +1,4 @@
-// Append-only JSON Lines journal of case records, and its tolerant-at-the-tail reader.
+// Append-only JSON Lines journal of case records (its reader: sinks/journal_reader.cpp).
 #include "sinks/journal.hpp"
 
 #include <unistd.h>
@@ -21,7 +21,7 @@ namespace {
   throw std::runtime_error(fmt::format("{}: {}: {}", path.string(), what, std::strerror(err)));
 }
 
-// Cuts the file back to just after its last newline when it does not end with one.
+// Cuts the file back to just after its last newline when it does not end with one (a torn line).
 void drop_torn_tail(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0)
@@ -30,15 +30,15 @@ void drop_torn_tail(const std::filesystem::path& path) {
   if (text.back() == '\n') return;
   const auto last_newline = text.rfind('\n');
   const std::uintmax_t keep = last_newline == std::string::npos ? 0 : last_newline + 1;
+  // A whole line that lost only its newline is one the reader accepts (and a resume counts as
+  // recorded): end it instead of cutting it.
+  if (nlohmann::ordered_json::accept(std::string_view(text).substr(keep))) {
+    std::FILE* f = std::fopen(path.c_str(), "ab");
+    if (!f || std::fputc('\n', f) == EOF || std::fclose(f) != 0) fail(path, "cannot end the last line", errno);
+    return;
+  }
   std::filesystem::resize_file(path, keep, ec);
   if (ec) fail(path, "cannot cut torn last line", ec.value());
-}
-
-// "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
-std::string without_exception_id(std::string_view what) {
-  if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos)
-    what.remove_prefix(pos + 2);
-  return std::string(what);
 }
 
 }  // namespace
@@ -55,54 +55,24 @@ Journal::Journal(const std::filesystem::path& path) : path_(path) {
 }
 
 void Journal::append(const CaseRecord& record) {
-  const std::string line = dump_json(to_json(record)) + "\n";  // compact dump has no newlines
+  write_line(dump_json(to_json(record)) + "\n");  // compact dump has no newlines
+}
+
+void Journal::write_header(const JournalHeader& header) {
+  nlohmann::ordered_json j;
+  j["schema"] = kJournalSchema;
+  j["plan_flags"] = header.plan_flags;
+  j["plan"] = header.plan;
+  j["run"] = to_json(header.run);
+  write_line(dump_json(j) + "\n");
+}
+
+void Journal::write_line(const std::string& line) {
   std::FILE* f = file_.get();
   errno = 0;
   if (std::fwrite(line.data(), 1, line.size(), f) != line.size() || std::fflush(f) != 0 ||
       ::fsync(::fileno(f)) != 0)
     fail(path_, "cannot append to journal", errno != 0 ? errno : EIO);
-}
-
-std::vector<CaseRecord> read_journal(const std::filesystem::path& path,
-                                     std::vector<std::string>* warnings) {
-  const std::string text = read_text_file(path);
-
-  // Split into (line number, text) first so that we know which non-blank line is the last.
-  struct Line {
-    std::size_t number;
-    std::string_view text;
-  };
-  std::vector<Line> lines;
-  std::string_view rest = text;
-  for (std::size_t number = 1; !rest.empty(); ++number) {
-    const auto end = rest.find('\n');
-    std::string_view line = rest.substr(0, end);
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) lines.push_back({number, line});
-  }
-
-  std::vector<CaseRecord> records;
-  records.reserve(lines.size());
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const Line& line = lines[i];
-    std::string error;
-    try {
-      records.push_back(case_from_json(nlohmann::ordered_json::parse(line.text)));
-      continue;
-    } catch (const nlohmann::ordered_json::exception& e) {  // not JSON
-      error = without_exception_id(e.what());
-    } catch (const ReportError& e) {  // JSON, but not a case record
-      error = e.what();
-    }
-    const std::string where = fmt::format("{}:{}", path.string(), line.number);
-    if (i + 1 < lines.size()) throw ReportError(fmt::format("{}: {}", where, error));
-    if (warnings)
-      warnings->push_back(fmt::format(
-          "{}: skipped the last line, which is incomplete or garbled (a run killed while "
-          "writing it?): {}",
-          where, error));
-  }
-  return records;
 }
 
 }  // namespace kwb

@@ -1,5 +1,8 @@
-// The case journal: one JSON line per finished case, flushed as it is written, so a run that is
-// killed still leaves every completed case on disk (and a resumed run knows what to skip).
+// The case journal: a header line (schema, the run's plan flags, the plan's case identities in
+// order, the run info: device, ceilings), then one JSON line per finished case, each flushed and
+// fsynced as it is written, so a run that is killed still leaves every completed case on disk
+// and `kwb run --resume` knows what was planned and what to skip. Read it with
+// sinks/journal_reader.hpp.
 #pragma once
 
 #include <cstdio>
@@ -8,9 +11,22 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "record/record.hpp"
 
 namespace kwb {
+
+inline constexpr const char* kJournalSchema = "kwb.journal/1";
+
+// The first line of a journal. Journals of older versions have none (their records still read).
+struct JournalHeader {
+  // The plan-shaping flags the run was given ("preset": "quick", "op": ["rmsnorm"], ...): a
+  // resume re-plans from them and refuses different ones.
+  nlohmann::ordered_json plan_flags = nlohmann::ordered_json::object();
+  std::vector<std::string> plan;  // every planned case identity, in plan order
+  RunInfo run;                    // device, ceilings and settings the records were derived with
+};
 
 class Journal {
  public:
@@ -23,20 +39,20 @@ class Journal {
   // fsync: once per case, so the cost does not matter and the line survives a crash.
   void append(const CaseRecord& record);
 
+  // The header line; written once, first, by a fresh run (fsynced like a record).
+  void write_header(const JournalHeader& header);
+
   const std::filesystem::path& path() const { return path_; }
 
  private:
   struct CloseFile {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
+  void write_line(const std::string& line);
   std::filesystem::path path_;
   std::unique_ptr<std::FILE, CloseFile> file_;
 };
 
-// Every record of a JSON Lines journal, in file order; blank lines are ignored.
-// A last line that does not parse (a run killed mid-write) is skipped, and a warning saying so is
-// added to `warnings` when given. Any other bad line throws ReportError naming the file and line.
-std::vector<CaseRecord> read_journal(const std::filesystem::path& path,
-                                     std::vector<std::string>* warnings = nullptr);
+// read_journal (the records alone) and the header are declared in sinks/journal_reader.hpp.
 
 }  // namespace kwb

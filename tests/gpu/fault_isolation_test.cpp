@@ -2,7 +2,7 @@
 // each is recorded as failed with its error, and every other case still runs and passes.
 #include <gtest/gtest.h>
 
-#include "sinks/journal.hpp"
+#include "sinks/journal_reader.hpp"
 #include "sinks/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "sinks/journal.hpp"
+#include "sinks/journal_reader.hpp"
 #include "sinks/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "plan/planner.hpp"
 #include "record/record_json.hpp"
-#include "sinks/journal.hpp"
+#include "sinks/journal_reader.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {

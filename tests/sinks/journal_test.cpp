@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "sinks/journal.hpp"
+#include "sinks/journal_reader.hpp"
 #include "sinks/json_report.hpp"
 #include "tests/sinks/report_test_support.hpp"
 
