@@ -29,7 +29,7 @@ JournalHeader header_from_json(const nlohmann::ordered_json& j) {
     if (!id.is_string()) throw ReportError("plan: expected an array of case identities");
     h.plan.push_back(id.get<std::string>());
   }
-  h.run = run_info_from_json(j.at("run"));
+  h.run = run_info_from_json(json_read::Node(j.at("run"), "run"));  // errors name run.KEY
   return h;
 }
 

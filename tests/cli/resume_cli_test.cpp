@@ -43,7 +43,8 @@ struct JournalDir {
     const auto listed = test::run_command(shell_quote(KWB_CLI_PATH) + " run --list-cases --preset quick " + kPlanFlags + " 2>/dev/null");
     EXPECT_EQ(listed.exit_code, 0) << listed.output;
     std::istringstream lines(listed.output);
-    for (std::string line; std::getline(lines, line);) plan.push_back(line);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.starts_with("kwb run:")) plan.push_back(line);  // the note on stderr
     PlanRequest req;
     req.ops = {"rmsnorm_fwd"};
     req.variants = {"fused_v2_vec16"};
