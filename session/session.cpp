@@ -195,6 +195,7 @@ SessionResult Session::run() {
   report.run.device = hello.device;
   report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
   report.run.suite = options_.suite;
+  report.run.shard = options_.shard;
   std::optional<Ceilings> measured;
   if (options_.ceilings != CeilingsChoice::datasheet) {
     if (options_.ceilings == CeilingsChoice::cached_or_measured) measured = load_cached_ceilings(hello.device);

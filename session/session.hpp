@@ -59,6 +59,7 @@ struct SessionOptions {
   std::map<std::string, std::string> settings;  // added to the report's settings as they are
   bool queue_records = false;                   // keep records for take_records()/wait_record()
   std::optional<SuiteInfo> suite;               // the suite the plan came from, for the report
+  std::optional<ShardInfo> shard;               // the plan's slice these cases are (--shard)
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
