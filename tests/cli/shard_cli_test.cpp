@@ -22,12 +22,13 @@ using test::shell_quote;
 CommandResult kwb(const std::string& args) { return test::run_command(shell_quote(KWB_CLI_PATH) + " " + args); }
 bool has(const CommandResult& r, const std::string& part) { return r.output.find(part) != std::string::npos; }
 
-// The identities a --list-cases run prints (stdout lines that look like op:variant:...).
+// The identities a --list-cases run prints (run_command joins stderr, whose note starts "kwb run:").
 std::vector<std::string> listed(const std::string& args) {
-  const std::string out = test::run_command(shell_quote(KWB_CLI_PATH) + " run --list-cases " + args + " 2>/dev/null").output;
+  const std::string out = test::run_command(shell_quote(KWB_CLI_PATH) + " run --list-cases " + args).output;
   std::vector<std::string> lines;
   std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (std::string line; std::getline(in, line);)
+    if (!line.starts_with("kwb run:")) lines.push_back(line);
   return lines;
 }
 
