@@ -26,6 +26,10 @@ void add_compare_command(CLI::App& app, int& exit_code);
 // `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
 
+// `kwb merge`: shard reports -> one report; exit 0 merged, 1 shards missing, 2 bad input
+// (cli/merge_command.cpp).
+void add_merge_command(CLI::App& app, int& exit_code);
+
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);
 

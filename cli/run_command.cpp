@@ -12,6 +12,7 @@
 #include "cli/run_suite.hpp"
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
+#include "plan/shard.hpp"
 #include "measure/stats.hpp"
 #include "session/resume_plan.hpp"
 #include "session/session.hpp"
@@ -32,6 +33,7 @@ struct RunFlags {
   bool include_test_variants = false;
   bool datasheet_ceilings = false;
   std::string suite;        // --suite FILE: the plan comes from a suite file
+  std::string shard;        // --shard I/N: only plan positions k with k mod N == I
   bool list_cases = false;  // print the plan and exit, no GPU
   GivenRunFlags given;      // which flags were written out (a suite's values yield to them)
   std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
@@ -200,6 +202,11 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
       options.suite = std::move(suite.info);
       options.ceilings = suite.ceilings;
     }
+    if (!f.shard.empty()) {  // the whole plan is made on every host, then sliced the same way
+      const ShardSpec spec = parse_shard("--shard", f.shard);
+      options.shard = ShardInfo{spec.index, spec.count, static_cast<std::int64_t>(cases.size()), plan_digest(cases)};
+      cases = select_shard(cases, spec);
+    }
     check_choice("--timer", f.timer, {"auto", "cupti", "events"});
     options.device = parse_device_index("--device", f.device);
     options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
@@ -215,14 +222,24 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
     std::cerr << "kwb run: " << (journal ? "--resume: " : "") << e.what() << "\n";
     return kExitBadInput;
   }
+  if (cases.empty() && options.shard) {  // more shards than cases: this one has nothing to do
+    std::cerr << fmt::format("kwb run: shard {}/{} of a plan of {} cases holds no case; nothing run, no report "
+                             "written (kwb merge does not expect one)\n",
+                             options.shard->index, options.shard->count, options.shard->plan_cases);
+    return kExitOk;
+  }
   if (cases.empty()) {
     std::cerr << "kwb run: the filters select no case (check --op, --variant and --dtype against `kwb list`)\n";
     return kExitBadInput;
   }
   if (f.list_cases) {  // the plan, one case identity a line (the NVTX range name), and nothing run
     for (const auto& c : cases) std::cout << case_identity(c) << "\n";
-    std::cerr << fmt::format("kwb run: {} cases planned{}, mode {}, preset {}; nothing run (--list-cases)\n",
-                             cases.size(), options.suite ? " by suite '" + options.suite->name + "'" : "",
+    const std::string slice = options.shard ? fmt::format(" in shard {}/{} (of {} in the plan, digest {})",
+                                                          options.shard->index, options.shard->count,
+                                                          options.shard->plan_cases, options.shard->plan_digest)
+                                            : "";
+    std::cerr << fmt::format("kwb run: {} cases planned{}{}, mode {}, preset {}; nothing run (--list-cases)\n",
+                             cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
                              to_string(cases.front().mode), cases.front().preset);
     return kExitOk;
   }
@@ -236,7 +253,11 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
   options.command_line = command_line;
 
   // 2. The session: records are journaled by it and printed here as they arrive.
-  const std::size_t total = options.resume ? cases.size() - options.resume->recorded.size() : cases.size();
+  // Sharded cases keep their plan position as index: progress counts against the whole plan; a
+  // resumed run counts the cases still to measure.
+  const std::size_t total = options.shard    ? static_cast<std::size_t>(options.shard->plan_cases)
+                            : options.resume ? cases.size() - options.resume->recorded.size()
+                                             : cases.size();
   SessionCallbacks callbacks;
   callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress&) { print_progress(std::cerr, rec, total); };
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
@@ -311,6 +332,10 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "Plan from a suite file (suites/*.yaml); --op/--variant/--dtype narrow it, --mode/--flush/"
                   "--preset/--seed override it, --axis/--shapes are refused")
       ->type_name("FILE");
+  cmd->add_option("--shard", f.shard,
+                  "Run only slice I of N of the plan (counted from 0: 0/4 .. 3/4): the cases at plan positions k "
+                  "with k mod N == I. Every host plans alike; `kwb merge` joins the shard reports")
+      ->type_name("I/N");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

@@ -181,6 +181,34 @@ struct SuiteInfo {
   }
 };
 
+// The slice of a plan a sharded run measured (`kwb run --shard I/N`, plan/shard.hpp).
+struct ShardInfo {
+  int index = 0;  // from 0
+  int count = 1;
+  std::int64_t plan_cases = 0;  // cases in the whole plan, every shard together
+  std::string plan_digest;      // FNV-1a 64 of the plan's case identities in order, hex
+};
+
+// One shard report that `kwb merge` joined.
+struct MergedShard {
+  int index = 0;
+  std::string file;  // as given to kwb merge
+  std::string host;
+  std::string device_name, device_uuid;  // empty when the shard report has no device
+  std::string started_at, finished_at;
+  std::int64_t cases = 0;
+};
+
+// How a merged report was put together (`kwb merge`).
+struct MergeInfo {
+  int shard_count = 1;
+  std::int64_t plan_cases = 0;
+  std::string plan_digest;
+  std::vector<int> missing_shards;  // shards that hold cases but were not given
+  bool ceilings_differ = false;     // the shards' ceilings differ; the first shard's are used
+  std::vector<MergedShard> shards;  // in shard order
+};
+
 // Everything a report holds besides the records.
 struct RunInfo {
   std::string tool_version;
@@ -194,6 +222,8 @@ struct RunInfo {
   std::optional<Ceilings> ceilings;           // the ones used for derived metrics
   std::optional<Ceilings> datasheet_ceilings;  // always shown beside measured ones
   std::optional<SuiteInfo> suite;              // absent for a run planned from flags alone
+  std::optional<ShardInfo> shard;              // absent for a run of the whole plan
+  std::optional<MergeInfo> merged;             // present in a report made by `kwb merge`
 };
 
 }  // namespace kwb

@@ -465,6 +465,65 @@ SuiteInfo read_suite(const Node& n) {
   return s;
 }
 
+// run.shard: {"index", "count", "plan_cases", "plan_digest"}.
+Json shard_json(const ShardInfo& s) {
+  return Json{{"index", s.index}, {"count", s.count}, {"plan_cases", s.plan_cases}, {"plan_digest", s.plan_digest}};
+}
+
+ShardInfo read_shard(const Node& n) {
+  n.object();
+  ShardInfo s;
+  s.index = n["index"].integer<int>();
+  s.count = n["count"].integer<int>();
+  s.plan_cases = n["plan_cases"].integer<std::int64_t>();
+  s.plan_digest = n["plan_digest"].string();
+  if (s.count < 1) n["count"].fail(fmt::format("shard count {} is not at least 1", s.count));
+  if (s.index < 0 || s.index >= s.count)
+    n["index"].fail(fmt::format("shard index {} is not in [0, {})", s.index, s.count));
+  if (s.plan_cases < 0) n["plan_cases"].fail("a negative number of cases");
+  return s;
+}
+
+Json merge_json(const MergeInfo& m) {
+  Json missing = Json::array();
+  for (int i : m.missing_shards) missing.push_back(i);
+  Json shards = Json::array();
+  for (const auto& s : m.shards)
+    shards.push_back({{"index", s.index}, {"file", s.file}, {"host", s.host}, {"device_name", s.device_name},
+                      {"device_uuid", s.device_uuid}, {"started_at", s.started_at},
+                      {"finished_at", s.finished_at}, {"cases", s.cases}});
+  return Json{{"shard_count", m.shard_count}, {"plan_cases", m.plan_cases}, {"plan_digest", m.plan_digest},
+              {"missing_shards", std::move(missing)}, {"ceilings_differ", m.ceilings_differ},
+              {"shards", std::move(shards)}};
+}
+
+MergeInfo read_merge(const Node& n) {
+  n.object();
+  MergeInfo m;
+  m.shard_count = n["shard_count"].integer<int>();
+  m.plan_cases = n["plan_cases"].integer<std::int64_t>();
+  m.plan_digest = n["plan_digest"].string();
+  Node missing = n["missing_shards"];
+  for (std::size_t i = 0; i < missing.size(); ++i) m.missing_shards.push_back(missing.at(i).integer<int>());
+  m.ceilings_differ = n["ceilings_differ"].boolean();
+  Node shards = n["shards"];
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    Node s = shards.at(i);
+    s.object();
+    MergedShard out;
+    out.index = s["index"].integer<int>();
+    out.file = s["file"].string();
+    out.host = s["host"].string();
+    out.device_name = s["device_name"].string();
+    out.device_uuid = s["device_uuid"].string();
+    out.started_at = s["started_at"].string();
+    out.finished_at = s["finished_at"].string();
+    out.cases = s["cases"].integer<std::int64_t>();
+    m.shards.push_back(std::move(out));
+  }
+  return m;
+}
+
 RunInfo read_run(const Node& n) {
   n.object();
   RunInfo r;
@@ -482,6 +541,8 @@ RunInfo read_run(const Node& n) {
   if (auto c = n.find("ceilings")) r.ceilings = read_ceilings(*c);
   if (auto c = n.find("datasheet_ceilings")) r.datasheet_ceilings = read_ceilings(*c);
   if (auto s = n.find("suite")) r.suite = read_suite(*s);  // reports before suites have none
+  if (auto s = n.find("shard")) r.shard = read_shard(*s);  // reports before shards have none
+  if (auto m = n.find("merged")) r.merged = read_merge(*m);
   return r;
 }
 
@@ -530,6 +591,8 @@ Json to_json(const RunInfo& r) {
   if (r.ceilings) j["ceilings"] = ceilings_json(*r.ceilings);
   if (r.datasheet_ceilings) j["datasheet_ceilings"] = ceilings_json(*r.datasheet_ceilings);
   if (r.suite) j["suite"] = suite_json(*r.suite);
+  if (r.shard) j["shard"] = shard_json(*r.shard);
+  if (r.merged) j["merged"] = merge_json(*r.merged);
   return j;
 }
 

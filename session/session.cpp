@@ -204,6 +204,7 @@ SessionResult Session::run() {
   report.run.device = hello.device;
   report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
   report.run.suite = options_.suite;
+  report.run.shard = options_.shard;
   std::optional<Ceilings> measured;
   if (options_.resume) {  // the journal's run info: its records were derived with these ceilings
     const std::string command_line = report.run.command_line;

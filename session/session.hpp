@@ -73,6 +73,7 @@ struct SessionOptions {
     std::map<std::string, CaseRecord> recorded;
   };
   std::optional<Resume> resume;
+  std::optional<ShardInfo> shard;               // the plan's slice these cases are (--shard)
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
