@@ -55,7 +55,8 @@ const std::vector<PlanFlag> kPlanFlags = {
     {"shapes", &RunFlags::shapes}, {"mode", &RunFlags::mode}, {"flush", &RunFlags::flush},
     {"preset", &RunFlags::preset}, {"seed", &RunFlags::seed}, {"timer", &RunFlags::timer},
     {"case-timeout", &RunFlags::case_timeout_s}, {"max-cases", &RunFlags::max_cases},
-    {"suite", &RunFlags::suite}, {"include-test-variants", nullptr, nullptr, &RunFlags::include_test_variants},
+    {"suite", &RunFlags::suite}, {"shard", &RunFlags::shard},  // a preempted shard resumes its own slice
+    {"include-test-variants", nullptr, nullptr, &RunFlags::include_test_variants},
     {"datasheet-ceilings", nullptr, nullptr, &RunFlags::datasheet_ceilings}};
 
 nlohmann::ordered_json given_plan_flags(const CLI::App& cmd, const RunFlags& f) {

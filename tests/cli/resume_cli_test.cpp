@@ -17,6 +17,7 @@
 #include "tests/sinks/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
+#include "plan/shard.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
@@ -39,8 +40,11 @@ struct JournalDir {
   std::filesystem::path path() const { return dir / "out" / "journal.jsonl"; }
   std::string arg() const { return shell_quote((dir / "out").string()); }
 
-  explicit JournalDir(std::size_t recorded, bool with_header = true) {
-    const auto listed = test::run_command(shell_quote(KWB_CLI_PATH) + " run --list-cases --preset quick " + kPlanFlags + " 2>/dev/null");
+  // `shard`: the journal of one shard ("1/2"), as `kwb run ... --shard 1/2` writes it.
+  explicit JournalDir(std::size_t recorded, bool with_header = true, const std::string& shard = "") {
+    const std::string shard_flag = shard.empty() ? "" : " --shard " + shard;
+    const auto listed = test::run_command(shell_quote(KWB_CLI_PATH) + " run --list-cases --preset quick " + kPlanFlags +
+                                          shard_flag + " 2>/dev/null");
     EXPECT_EQ(listed.exit_code, 0) << listed.output;
     std::istringstream lines(listed.output);
     for (std::string line; std::getline(lines, line);)
@@ -51,10 +55,12 @@ struct JournalDir {
     req.dtypes = {DType::bf16};
     req.axes = {parse_axis_assignment("rows=1,2,3"), parse_axis_assignment("cols=4096")};
     req.preset = "quick";
-    const auto cases = plan_cases(req, Registry::instance());
+    auto cases = plan_cases(req, Registry::instance());
+    if (!shard.empty()) cases = select_shard(cases, parse_shard("--shard", shard));
     JournalHeader header;
     header.plan_flags = {{"op", {"rmsnorm_fwd"}}, {"variant", {"fused_v2_vec16"}}, {"dtype", {"bf16"}},
                          {"axis", {"rows=1,2,3", "cols=4096"}}, {"preset", "quick"}};
+    if (!shard.empty()) header.plan_flags["shard"] = shard;
     header.run = test::rich_report().run;
     for (const auto& c : cases) header.plan.push_back(case_identity(c));
     EXPECT_EQ(header.plan, plan) << "the library and the binary plan alike";
@@ -81,6 +87,17 @@ TEST(ResumeCli, CompleteJournalGivesTheReportsWithoutAGpu) {
   EXPECT_TRUE(read_report_json(j.dir / "out" / "report.json").run.complete);
   EXPECT_EQ(reported(j.dir / "out" / "report.json"), j.plan);
   EXPECT_TRUE(std::filesystem::exists(j.dir / "out" / "report.csv"));
+}
+
+TEST(ResumeCli, AShardResumesItsOwnSliceNotTheWholePlan) {
+  JournalDir j(2, true, "0/2");  // plan positions 0 and 2 of the 3 cases
+  ASSERT_EQ(j.plan.size(), 2u);
+  const auto r = kwb("run --resume " + j.arg());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(read_report_json(j.dir / "out" / "report.json").run.complete);
+  EXPECT_EQ(reported(j.dir / "out" / "report.json"), j.plan);
+  const auto other = kwb("run --resume " + j.arg() + " --shard 1/2");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
 }
 
 TEST(ResumeCli, NoMeasureWritesAnIncompleteReportFromTheJournalAlone) {
