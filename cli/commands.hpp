@@ -25,6 +25,8 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 // `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
+// `kwb history add|show`: the result history in SQLite (cli/history_command.cpp).
+void add_history_command(CLI::App& app, int& exit_code);
 
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);
