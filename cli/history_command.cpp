@@ -6,6 +6,7 @@
 // it still has the verb, which says what is missing and how to get it (exit 2).
 // Exit codes: 0 done, 2 bad input (a report that cannot be read, a database that cannot be opened
 // or is of a newer schema).
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -66,8 +67,15 @@ int add(const HistoryFlags& f) {
 }
 
 int show(const HistoryFlags& f) {
+  const std::string path = db_path(f);
+  if (!std::filesystem::exists(path)) {  // never create an empty database just to read it
+    std::cerr << fmt::format("kwb history show: no history database at {}; add reports first with "
+                             "`kwb history add REPORT.json{}`, or pass --db with an existing file\n",
+                             path, f.db.empty() ? "" : " --db " + path);
+    return kExitBadInput;
+  }
   try {
-    const history::HistoryStore store(db_path(f));
+    const history::HistoryStore store(path);
     const auto rows = store.trend({.op = f.op, .identity_contains = f.identity, .device_contains = f.device});
     if (rows.empty()) {
       std::cout << fmt::format("no stored results match in {} ({} report(s) stored); add reports with "

@@ -78,7 +78,7 @@ TEST_F(HistoryCli, BadReportAddsNothing) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r, "bad.json")) << r.output;
   EXPECT_TRUE(has(r, "nothing was added")) << r.output;
-  EXPECT_TRUE(has(kwb("show" + db()), "0 report(s) stored"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "h.sqlite")) << "the database is not even created";
 }
 
 TEST_F(HistoryCli, DefaultDatabaseFollowsXdgDataHome) {
@@ -87,6 +87,13 @@ TEST_F(HistoryCli, DefaultDatabaseFollowsXdgDataHome) {
                                             shell_quote(KWB_CLI_PATH) + " history add " + report);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::filesystem::exists(dir_ / "xdg" / "kwb" / "history.sqlite")) << r.output;
+}
+
+TEST_F(HistoryCli, ShowWithoutADatabaseCreatesNone) {
+  const CommandResult r = kwb("show" + db());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "no history database at")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "h.sqlite"));
 }
 
 TEST_F(HistoryCli, NotADatabaseIsBadInput) {
