@@ -207,10 +207,11 @@ std::vector<TrendRow> HistoryStore::trend(const TrendQuery& query) const {
   // instr() rather than LIKE: identities hold '_' and ':' and must match literally.
   Statement select(db_,
                    "SELECT r.identity, r.op, r.variant, r.disposition, p.started_at, p.git_sha, p.device_name, "
-                   "p.driver, r.median_us, r.p10_us, r.p90_us, r.gbps, r.pct_of_copy "
+                   "p.driver, r.median_us, r.p10_us, r.p90_us, r.gbps, r.pct_of_copy, "
+                   "'mode ' || p.mode || ', flush ' || p.flush || ', preset ' || p.preset "
                    "FROM results r JOIN reports p ON p.id = r.report_id "
                    "WHERE (?1 = '' OR r.op = ?1) AND instr(r.identity, ?2) > 0 AND instr(p.device_name, ?3) > 0 "
-                   "ORDER BY r.identity, p.device_name, p.started_at, p.id",
+                   "ORDER BY r.identity, p.device_name, 14, p.started_at, p.id",
                    path_);
   select.bind(1, query.op);
   select.bind(2, query.identity_contains);
@@ -231,6 +232,7 @@ std::vector<TrendRow> HistoryStore::trend(const TrendQuery& query) const {
     row.p90_us = select.real(10);
     row.gbps = select.real(11);
     row.pct_of_copy = select.real(12);
+    row.settings = select.text(13);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -64,7 +64,8 @@ class HistoryStore {
   // One transaction per report: all its cases or none.
   AddResult add_report(const Report& report, const std::string& source_path);
 
-  // Rows ordered by identity, device, then run start time (then insertion order).
+  // Rows ordered by identity, device, settings (mode, flush, preset), then run start time (then
+  // insertion order).
   std::vector<TrendRow> trend(const TrendQuery& query) const;
 
   int report_count() const;

@@ -9,6 +9,7 @@ namespace kwb::history {
 struct TrendRow {
   std::string identity, op, variant, disposition;
   std::string started_at, git_sha, device_name, driver;
+  std::string settings;  // "mode cold, flush dirty, preset default": runs measured alike form one series
   std::optional<double> median_us, p10_us, p90_us, gbps, pct_of_copy;  // absent without timing
 };
 

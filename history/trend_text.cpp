@@ -20,8 +20,10 @@ std::string optional_number(const std::optional<double>& v, const char* format) 
 void print_series(std::ostream& out, const std::vector<TrendRow>& rows, std::size_t begin, std::size_t end,
                   const ChangeRule& rule, TrendSummary& summary) {
   const TrendRow& first = rows[begin];
-  out << fmt::format("{}  on {}{}\n", first.identity, first.device_name.empty() ? "an unknown device" : first.device_name,
-                     first.driver.empty() ? "" : " (driver " + first.driver + ")");
+  out << fmt::format("{}  on {}{}{}\n", first.identity,
+                     first.device_name.empty() ? "an unknown device" : first.device_name,
+                     first.driver.empty() ? "" : " (driver " + first.driver + ")",
+                     first.settings.empty() ? "" : ", " + first.settings);
   out << fmt::format("  {:<16}  {:<12}  {:>10}  {:>8}  {:>8}  {:>7}\n", "date", "git sha", "median us", "vs prev",
                      "GB/s", "% copy");
   // Change points are judged over the timed runs only; a skipped or failed run breaks nothing.
@@ -63,7 +65,8 @@ TrendSummary print_trend(std::ostream& out, const std::vector<TrendRow>& rows, c
   TrendSummary summary;
   std::size_t begin = 0;
   for (std::size_t i = 1; i <= rows.size(); ++i) {
-    if (i < rows.size() && rows[i].identity == rows[begin].identity && rows[i].device_name == rows[begin].device_name)
+    if (i < rows.size() && rows[i].identity == rows[begin].identity &&
+        rows[i].device_name == rows[begin].device_name && rows[i].settings == rows[begin].settings)
       continue;
     if (summary.series) out << "\n";
     print_series(out, rows, begin, i, rule, summary);

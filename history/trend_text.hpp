@@ -1,4 +1,5 @@
-// The text `kwb history show` prints: one block per case and device, one line per run in time
+// The text `kwb history show` prints: one block per case, device and settings (mode, flush,
+// preset: runs measured differently are never one series), one line per run in time
 // order (date, git SHA, median, change vs the previous run, GB/s, % of copy) and CHANGE on the
 // runs find_change_points flags. No SQL: the rows come from HistoryStore::trend.
 #pragma once
@@ -18,7 +19,7 @@ struct TrendSummary {
   int change_points = 0;
 };
 
-// rows ordered by identity, device, start time (as HistoryStore::trend returns them).
+// rows ordered by identity, device, settings, start time (as HistoryStore::trend returns them).
 TrendSummary print_trend(std::ostream& out, const std::vector<TrendRow>& rows, const ChangeRule& rule = {});
 
 }  // namespace kwb::history

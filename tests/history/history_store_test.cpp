@@ -56,6 +56,7 @@ TEST_F(HistoryStoreTest, StoresTheTimingAndIdentity) {
   EXPECT_EQ(rows[0].device_name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(rows[0].driver, "580.95.05");
   EXPECT_EQ(rows[0].disposition, "passed");
+  EXPECT_EQ(rows[0].settings, "mode cold, flush dirty, preset default");
   ASSERT_TRUE(rows[0].median_us);
   EXPECT_DOUBLE_EQ(*rows[0].median_us, r.cases[0].timing->span.median);
   EXPECT_DOUBLE_EQ(*rows[0].p10_us, r.cases[0].timing->span.p10);

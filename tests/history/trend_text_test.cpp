@@ -53,6 +53,17 @@ TEST(TrendText, OneBlockPerCaseAndDeviceWithTheStepFlagged) {
   EXPECT_NE(text.find("skipped"), std::string::npos) << text;  // an untimed run shows its disposition
 }
 
+TEST(TrendText, RunsMeasuredDifferentlyAreSeparateSeries) {
+  std::vector<TrendRow> rows = {row("rmsnorm_fwd:v:bf16:rows=8", "H100", 1, 40.0),
+                                row("rmsnorm_fwd:v:bf16:rows=8", "H100", 2, 20.0)};
+  rows[0].settings = "mode cold, flush dirty, preset default";
+  rows[1].settings = "mode hot, flush none, preset default";
+  std::ostringstream out;
+  EXPECT_EQ(print_trend(out, rows).series, 2);
+  EXPECT_NE(out.str().find("on H100 (driver 580.95.05), mode hot, flush none"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("-50.0%"), std::string::npos) << "no change across settings: " << out.str();
+}
+
 TEST(TrendText, EmptyRowsPrintNothing) {
   std::ostringstream out;
   EXPECT_EQ(print_trend(out, {}).series, 0);
