@@ -25,6 +25,8 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 // `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
+// `kwb history add|show`: the result history in SQLite (cli/history_command.cpp).
+void add_history_command(CLI::App& app, int& exit_code);
 
 // `kwb merge`: shard reports -> one report; exit 0 merged, 1 shards missing, 2 bad input
 // (cli/merge_command.cpp).

@@ -6,11 +6,12 @@
 # already be installed (/usr/local/cuda). Everything else comes from apt-get: as root directly,
 # with sudo when it needs no password, otherwise the script stops and prints the one line to run.
 #
-#   KWB_BUILD_PACKAGES   the packages every build needs
+#   KWB_BUILD_PACKAGES   the packages every build needs (libsqlite3-dev is optional: without it
+#                        the build succeeds and `kwb history` says how to get it)
 #   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest; Chromium and stb_image
 #                        for the review report's screenshot test)
 
-KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev"
+KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev libsqlite3-dev"
 KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev"
 
 # What each package provides, checked directly: a tool installed another way (pip's cmake, a
@@ -25,6 +26,7 @@ kwb_provided() {
     libcli11-dev) header=CLI/CLI.hpp ;;
     libfmt-dev) header=fmt/format.h ;;
     libyaml-cpp-dev) header=yaml-cpp/yaml.h ;;
+    libsqlite3-dev) header=sqlite3.h ;;
     libgtest-dev) header=gtest/gtest.h ;;
     chromium) command -v chromium > /dev/null || command -v chromium-browser > /dev/null ;;
     libstb-dev) header=stb/stb_image.h ;;

@@ -1,0 +1,137 @@
+// `kwb history add REPORT.json... [--db PATH]` stores reports in the result history;
+// `kwb history show [--op OP] [--case TEXT] [--device TEXT] [--db PATH]` prints the trend of each
+// matching case with its change points (history/change_points.hpp says the rule).
+//
+// The history needs SQLite (libsqlite3-dev), which is optional at configure time: a build without
+// it still has the verb, which says what is missing and how to get it (exit 2).
+// Exit codes: 0 done, 2 bad input (a report that cannot be read, a database that cannot be opened
+// or is of a newer schema).
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "history/trend_text.hpp"
+#ifdef KWB_HAVE_SQLITE3
+#include "history/history_store.hpp"
+#include "record/json_node.hpp"
+#include "sinks/json_report.hpp"
+#endif
+
+namespace kwb::cli {
+namespace {
+
+struct HistoryFlags {
+  std::string db;
+  std::vector<std::string> reports;
+  std::string op, identity, device;
+};
+
+#ifdef KWB_HAVE_SQLITE3
+
+std::string db_path(const HistoryFlags& f) {
+  return f.db.empty() ? history::default_history_path().string() : f.db;
+}
+
+int add(const HistoryFlags& f) {
+  // Every report is read before the database is touched, so a typo in the last one adds nothing.
+  std::vector<Report> reports;
+  try {
+    for (const auto& path : f.reports) reports.push_back(read_report_json(path));
+  } catch (const ReportError& e) {
+    std::cerr << "kwb history add: " << e.what() << "\n(nothing was added)\n";
+    return kExitBadInput;
+  }
+  try {
+    history::HistoryStore store(db_path(f));
+    int added = 0, already = 0, cases = 0;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      const history::AddResult r = store.add_report(reports[i], f.reports[i]);
+      if (r.already_present) {
+        ++already;
+        std::cout << fmt::format("{}: already in the database, skipped\n", f.reports[i]);
+      } else {
+        ++added;
+        cases += r.cases_added;
+        std::cout << fmt::format("{}: added {} case(s)\n", f.reports[i], r.cases_added);
+      }
+    }
+    std::cout << fmt::format("{} report(s) added ({} case(s)), {} already in the database; {} now holds {} report(s)\n",
+                             added, cases, already, store.path().string(), store.report_count());
+  } catch (const history::HistoryError& e) {
+    std::cerr << "kwb history add: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+int show(const HistoryFlags& f) {
+  const std::string path = db_path(f);
+  if (!std::filesystem::exists(path)) {  // never create an empty database just to read it
+    std::cerr << fmt::format("kwb history show: no history database at {}; add reports first with "
+                             "`kwb history add REPORT.json{}`, or pass --db with an existing file\n",
+                             path, f.db.empty() ? "" : " --db " + path);
+    return kExitBadInput;
+  }
+  try {
+    const history::HistoryStore store(path);
+    const auto rows = store.trend({.op = f.op, .identity_contains = f.identity, .device_contains = f.device});
+    if (rows.empty()) {
+      std::cout << fmt::format("no stored results match in {} ({} report(s) stored); add reports with "
+                               "`kwb history add REPORT.json`, or loosen --op / --case / --device\n",
+                               store.path().string(), store.report_count());
+      return kExitOk;
+    }
+    const history::TrendSummary s = history::print_trend(std::cout, rows);
+    std::cout << fmt::format("\n{} case(s), {} stored result(s), {} change point(s)\n", s.series, s.runs,
+                             s.change_points);
+  } catch (const history::HistoryError& e) {
+    std::cerr << "kwb history show: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+#else  // built without SQLite
+
+int without_sqlite(const char* verb) {
+  std::cerr << fmt::format(
+      "kwb history {}: this kwb was built without SQLite, which the result history needs.\n"
+      "Install it (Debian/Ubuntu: apt-get install libsqlite3-dev), then configure and build again\n"
+      "(cmake --preset default && cmake --build --preset default).\n", verb);
+  return kExitBadInput;
+}
+int add(const HistoryFlags&) { return without_sqlite("add"); }
+int show(const HistoryFlags&) { return without_sqlite("show"); }
+
+#endif
+
+}  // namespace
+
+void add_history_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "history", "Result history in SQLite: add reports, show a case's or an op's trend with its change points");
+  cmd->require_subcommand(1);
+  static HistoryFlags f;
+  const std::string db_help =
+      "The history database (default $XDG_DATA_HOME/kwb/history.sqlite, else ~/.local/share/kwb/history.sqlite)";
+
+  auto* add_cmd = cmd->add_subcommand("add", "Store every case of these reports; a report already stored is skipped");
+  add_cmd->add_option("REPORT", f.reports, "report.json files written by `kwb run`")->required();
+  add_cmd->add_option("--db", f.db, db_help)->type_name("PATH");
+  add_cmd->callback([&exit_code] { exit_code = add(f); });
+
+  auto* show_cmd = cmd->add_subcommand(
+      "show", "Print each matching case's runs in time order: median, change vs previous, CHANGE at change points");
+  show_cmd->add_option("--db", f.db, db_help)->type_name("PATH");
+  show_cmd->add_option("--op", f.op, "Only this op")->type_name("OP");
+  show_cmd->add_option("--case", f.identity, "Only cases whose identity contains this text")->type_name("TEXT");
+  show_cmd->add_option("--device", f.device, "Only devices whose name contains this text")->type_name("TEXT");
+  show_cmd->footer(
+      "A run is a CHANGE when its median differs from the median of the previous 5 runs (since the last\n"
+      "change, at least 3) by more than max(3%, 3 x their noise: 1.4826 x MAD / median).");
+  show_cmd->callback([&exit_code] { exit_code = show(f); });
+}
+
+}  // namespace kwb::cli
