@@ -38,6 +38,27 @@ int parse_device_index(const std::string& flag, const std::string& text) {
   return value;
 }
 
+DeviceList parse_device_list(const std::string& flag, const std::string& text) {
+  if (text == "all") return DeviceList{true, {}};
+  DeviceList list;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    int value = 0;
+    if (!parse_whole(item, value) || value < 0)
+      throw FlagError(fmt::format("{}: {} in {} is not a device index; give all, or indices from 0 separated by "
+                                  "commas, e.g. {} 0,1",
+                                  flag, shown(item), shown(text), flag));
+    if (std::find(list.indices.begin(), list.indices.end(), value) != list.indices.end())
+      throw FlagError(fmt::format("{}: GPU {} is given twice in {}; name each GPU once, e.g. {} 0,1", flag, value,
+                                  shown(text), flag));
+    list.indices.push_back(value);
+    begin = end + 1;
+  }
+  return list;
+}
+
 std::uint64_t parse_seed(const std::string& flag, const std::string& text) {
   std::uint64_t value = 0;
   if (all_digits(text) && parse_whole(text, value)) return value;

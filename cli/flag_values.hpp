@@ -19,6 +19,14 @@ struct FlagError : std::invalid_argument {
 // worker has seen the devices).
 int parse_device_index(const std::string& flag, const std::string& text);
 
+// `--devices`: "all" (every GPU the worker sees) or device indices separated by commas ("0,1"),
+// each once.
+struct DeviceList {
+  bool all = false;
+  std::vector<int> indices;
+};
+DeviceList parse_device_list(const std::string& flag, const std::string& text);
+
 // A seed: a whole number from 0 to 2^64-1.
 std::uint64_t parse_seed(const std::string& flag, const std::string& text);
 

@@ -13,6 +13,7 @@
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
 #include "plan/shard.hpp"
+#include "worker/test_slowdown.hpp"
 #include "measure/stats.hpp"
 #include "session/resume_plan.hpp"
 #include "session/session.hpp"
@@ -29,6 +30,7 @@ struct RunFlags {
   std::string mode = "cold", flush = "dirty", preset = "default", out = "results", timer = "auto";
   std::string shapes = "default";
   std::string device = "0", seed = "1", case_timeout_s = "120";
+  std::string devices;      // --devices all|0,1: one worker per GPU, one report
   std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
   bool include_test_variants = false;
   bool datasheet_ceilings = false;
@@ -179,7 +181,8 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
       recorded.resume = f.resume;
       recorded.no_measure = f.no_measure;
       recorded.out = f.resume;
-      recorded.device = f.device;
+      recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
+      recorded.devices = f.devices;
       f = std::move(recorded);
     } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
       std::cerr << "kwb run: " << e.what() << "\n";
@@ -209,7 +212,19 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
       cases = select_shard(cases, spec);
     }
     check_choice("--timer", f.timer, {"auto", "cupti", "events"});
+    if (auto slowdown = test_slowdown_from_env()) {  // a test switch: the report must say it was on
+      if (!Registry::instance().find_variant(slowdown->op, slowdown->variant))
+        throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
+                                    kTestSlowdownEnv, slowdown->variant, slowdown->op));
+      options.settings["test_slowdown"] = fmt::format("{}:{} +{:.3g}% (on purpose, {})", slowdown->op,
+                                                      slowdown->variant, 100 * slowdown->fraction, kTestSlowdownEnv);
+    }
     options.device = parse_device_index("--device", f.device);
+    if (!f.devices.empty()) {
+      const DeviceList list = parse_device_list("--devices", f.devices);
+      options.all_devices = list.all;
+      options.devices = list.indices;
+    }
     options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
     if (journal) {
       std::vector<std::string> identities;
@@ -262,7 +277,7 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
   SessionCallbacks callbacks;
   callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress&) { print_progress(std::cerr, rec, total); };
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
-  Session session(std::move(cases), options, nullptr, callbacks);
+  Session session(std::move(cases), options, ExecutorFactory{}, callbacks);
   g_session = &session;
   g_sigints = 0;
   auto previous = std::signal(SIGINT, on_sigint);
@@ -320,7 +335,13 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
   cmd->add_option("--preset", f.preset,
                   "Stopping rule: quick, default or precise; verify checks every case and times none");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
-  cmd->add_option("--device", f.device, "CUDA device index (default: 0)")->type_name("INT");
+  auto* device = cmd->add_option("--device", f.device, "CUDA device index (default: 0)")->type_name("INT");
+  cmd->add_option("--devices", f.devices,
+                  "Spread the cases over several GPUs of this host, one worker each, into one report: all, or "
+                  "indices such as 0,1. Each GPU takes the next case as it finishes one; the GPUs must be of "
+                  "one kind")
+      ->type_name("all|LIST")
+      ->excludes(device);
   cmd->add_option("--seed", f.seed, "Seed of the input generator, 0 to 2^64-1 (default: 1)")->type_name("UINT");
   cmd->add_option("--timer", f.timer, "auto (CUPTI, else CUDA events), cupti or events");
   cmd->add_option("--case-timeout", f.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");

@@ -53,6 +53,7 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total) {
     if (r.derived) line += fmt::format(" {:>8.1f} GB/s {:>5.1f}% of copy", r.derived->bandwidth_gbps,
                                        r.derived->pct_of_bandwidth_ceiling);
   }
+  if (r.device) line += fmt::format("  gpu{}", *r.device);
   if (!r.reason.empty()) line += "  " + r.reason.substr(0, 160);
   out << line << "\n";
 }

@@ -129,6 +129,9 @@ struct CaseRecord {
   std::int64_t workspace_bytes = 0;
   std::string nvtx_range;  // the case identity: "op:variant:dtype:shape[:tunables]"
   std::string repro;       // a command line that measures exactly this case
+  // The GPU (CUDA index) that measured it, in a run spread over several (`kwb run --devices`);
+  // absent when the whole run used one.
+  std::optional<int> device;
 };
 
 // Ceilings used to derive efficiencies.
@@ -219,6 +222,9 @@ struct RunInfo {
   bool complete = false;                // false when the run was interrupted
   std::map<std::string, std::string> settings;  // mode, preset, seed, filters...
   std::optional<DeviceInfo> device;
+  // Every GPU of a run spread over several (`kwb run --devices`), in the order given; `device` is
+  // the first (its ceilings are the run's: the GPUs are of one kind). Empty for a one-GPU run.
+  std::vector<DeviceInfo> devices;
   std::optional<Ceilings> ceilings;           // the ones used for derived metrics
   std::optional<Ceilings> datasheet_ceilings;  // always shown beside measured ones
   std::optional<SuiteInfo> suite;              // absent for a run planned from flags alone

@@ -389,6 +389,7 @@ CaseRecord read_case(const Node& n) {
   // Absent from the reports of builds before it was recorded.
   if (auto w = n.find("workspace_bytes")) c.workspace_bytes = w->integer<std::int64_t>();
   c.nvtx_range = n["nvtx_range"].string();
+  if (auto d = n.find("device")) c.device = d->integer<int>();  // only in runs over several GPUs
   c.repro = n["repro"].string();
   return c;
 }
@@ -446,6 +447,9 @@ RunInfo read_run(const Node& n) {
   for (const auto& item : settings.object().items())
     r.settings[item.key()] = Node(item.value(), settings.child_path(item.key())).string();
   if (auto d = n.find("device")) r.device = read_device(*d);
+  if (auto d = n.find("devices")) {  // only in runs over several GPUs
+    for (std::size_t i = 0; i < d->size(); ++i) r.devices.push_back(read_device(d->at(i)));
+  }
   if (auto c = n.find("ceilings")) r.ceilings = read_ceilings(*c);
   if (auto c = n.find("datasheet_ceilings")) r.datasheet_ceilings = read_ceilings(*c);
   if (auto s = n.find("suite")) r.suite = read_suite(*s);  // reports before suites have none
@@ -477,6 +481,7 @@ Json to_json(const CaseRecord& c) {
   j["workspace_bytes"] = c.workspace_bytes;
   j["nvtx_range"] = c.nvtx_range;
   j["repro"] = c.repro;
+  if (c.device) j["device"] = *c.device;
   return j;
 }
 
@@ -496,6 +501,11 @@ Json to_json(const RunInfo& r) {
   for (const auto& [key, value] : r.settings) settings[key] = value;
   j["settings"] = std::move(settings);
   if (r.device) j["device"] = device_json(*r.device);
+  if (!r.devices.empty()) {
+    Json devices = Json::array();
+    for (const auto& d : r.devices) devices.push_back(device_json(d));
+    j["devices"] = std::move(devices);
+  }
   if (r.ceilings) j["ceilings"] = ceilings_json(*r.ceilings);
   if (r.datasheet_ceilings) j["datasheet_ceilings"] = ceilings_json(*r.datasheet_ceilings);
   if (r.suite) j["suite"] = suite_json(*r.suite);

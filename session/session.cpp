@@ -38,9 +38,12 @@ std::string hostname() {
   return buf;
 }
 
-std::filesystem::path worker_log_path(const SessionOptions& o) {
-  if (o.out) return *o.out / "worker.log";
-  return std::filesystem::temp_directory_path() / ("kwb-worker-" + std::to_string(::getpid()) + ".log");
+// One log per GPU when several run: each worker's part of its log is found by offset, which
+// needs one writer per file.
+std::filesystem::path worker_log_path(const SessionOptions& o, int device, bool several) {
+  const std::string name = several ? fmt::format("worker-gpu{}.log", device) : "worker.log";
+  if (o.out) return *o.out / name;
+  return std::filesystem::temp_directory_path() / fmt::format("kwb-{}-{}", ::getpid(), name);
 }
 
 SessionResult refused(SessionOutcome outcome, std::string message) {
@@ -70,16 +73,44 @@ bool SessionResult::any_case_failed() const {
 
 Session::Session(std::vector<CaseRequest> cases, SessionOptions options,
                  std::unique_ptr<CaseExecutor> executor, SessionCallbacks callbacks)
-    : cases_(std::move(cases)), options_(std::move(options)), executor_(std::move(executor)),
+    : Session(std::move(cases), std::move(options), ExecutorFactory{}, std::move(callbacks)) {
+  if (executor) {  // replaces the first GPU's default executor before anything ran
+    lanes_[0].executor = std::move(executor);
+    executors_[0].store(lanes_[0].executor.get());
+  }
+}
+
+Session::Session(std::vector<CaseRequest> cases, SessionOptions options, ExecutorFactory factory,
+                 SessionCallbacks callbacks)
+    : cases_(std::move(cases)), options_(std::move(options)), factory_(std::move(factory)),
       callbacks_(std::move(callbacks)) {
   progress_.total = cases_.size();
   if (options_.resume) {
     progress_.total = 0;
     for (const auto& c : cases_) progress_.total += !options_.resume->recorded.contains(case_identity(c));
   }
-  if (!executor_)  // made here, not in run(), so that cancel() from another thread always sees it
-    executor_ = std::make_unique<Supervisor>(SupervisorOptions{options_.worker_exe, options_.device, options_.timer,
-                                                               options_.case_timeout_s, worker_log_path(options_)});
+  if (!factory_) {
+    factory_ = [this](int device) -> std::unique_ptr<CaseExecutor> {
+      return std::make_unique<Supervisor>(SupervisorOptions{options_.worker_exe, device, options_.timer,
+                                                            options_.case_timeout_s,
+                                                            worker_log_path(options_, device, several_gpus())});
+    };
+  }
+  // The first GPU's executor is made here, not in run(), so that cancel() from another thread
+  // always sees it.
+  lanes_.reserve(kMaxLanes);
+  const int first = options_.devices.empty() ? options_.device : options_.devices.front();
+  add_lane(first, factory_(first));
+}
+
+bool Session::several_gpus() const { return options_.all_devices || options_.devices.size() > 1; }
+
+void Session::add_lane(int device, std::unique_ptr<CaseExecutor> executor) {
+  const std::size_t i = lanes_.size();
+  std::lock_guard lock(mutex_);
+  lanes_.push_back(Lane{device, std::move(executor), {}});
+  executors_[i].store(lanes_[i].executor.get());
+  in_flight_.emplace_back();
 }
 
 Session::~Session() {
@@ -104,7 +135,9 @@ void Session::cancel(CancelMode mode) {
   const int wanted = 1 + static_cast<int>(mode);
   if (!cancel_.compare_exchange_strong(expected, wanted) && mode == CancelMode::abandon_current)
     cancel_.store(wanted);  // an abandon overrides an earlier finish_current
-  if (mode == CancelMode::abandon_current && executor_) executor_->abandon();
+  if (mode != CancelMode::abandon_current) return;
+  for (const auto& slot : executors_)
+    if (CaseExecutor* executor = slot.load()) executor->abandon();
 }
 
 SessionProgress Session::progress() const {
@@ -113,8 +146,13 @@ SessionProgress Session::progress() const {
   p.cancel_requested = cancel_.load() != 0;
   if (p.state != SessionState::not_started)
     p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at_).count();
-  if (p.done > 0 && p.state != SessionState::finished)
-    p.eta_s = case_seconds_ / static_cast<double>(p.done) * static_cast<double>(p.total - p.done);
+  std::string current;
+  for (const auto& c : in_flight_)
+    if (!c.empty()) current += (current.empty() ? "" : ", ") + c;
+  p.current = current;
+  if (p.done > 0 && p.state != SessionState::finished)  // the lanes share the remaining cases
+    p.eta_s = case_seconds_ / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) /
+              static_cast<double>(in_flight_.size());
   else if (p.state == SessionState::finished)
     p.eta_s = 0.0;
   return p;
@@ -152,10 +190,22 @@ std::optional<std::string> Session::check_options() const {
   if (!std::isfinite(options_.case_timeout_s) || options_.case_timeout_s <= 0)
     return fmt::format("--case-timeout: {} is not a time limit; give seconds above 0, e.g. 120",
                        options_.case_timeout_s);
+  if (options_.devices.size() > kMaxLanes)
+    return fmt::format("--devices: {} GPUs given; one run spreads over at most {}", options_.devices.size(), kMaxLanes);
+  for (std::size_t i = 0; i < options_.devices.size(); ++i) {
+    if (options_.devices[i] < 0)
+      return fmt::format("--devices: {} is not a device index; devices count from 0", options_.devices[i]);
+    for (std::size_t j = 0; j < i; ++j)
+      if (options_.devices[j] == options_.devices[i])
+        return fmt::format("--devices: GPU {} is given twice; name each GPU once, e.g. --devices 0,1",
+                           options_.devices[i]);
+  }
+  std::vector<std::string> files = kOutputFiles;
+  for (int d : options_.devices) files.push_back(fmt::format("worker-gpu{}.log", d));
   if (options_.out) {
-    if (auto problem = check_output_folder(*options_.out, kOutputFiles))
+    if (auto problem = check_output_folder(*options_.out, files))
       return "--out: " + *problem + "; pass a writable folder with --out";
-  } else if (auto problem = check_output_file(worker_log_path(options_))) {
+  } else if (auto problem = check_output_file(worker_log_path(options_, lanes_[0].device, several_gpus()))) {
     return "the worker log: " + *problem;
   }
   return std::nullopt;
@@ -172,14 +222,19 @@ SessionResult Session::run() {
   // 1. Input: nothing has started yet.
   if (auto problem = check_options()) return refused(SessionOutcome::bad_input, *problem);
 
-  // 2. The executor and its device.
-  const WorkerHello hello = executor_->start();
+  // 2. The executors and their devices.
+  lanes_[0].hello = lanes_[0].executor->start();
+  const WorkerHello& hello = lanes_[0].hello;
   if (!hello.has_gpu) {
-    if (hello.device_count > 0 && options_.device >= hello.device_count)
+    const char* flag = options_.devices.empty() ? "--device" : "--devices";
+    if (hello.device_count > 0 && lanes_[0].device >= hello.device_count)
       return refused(SessionOutcome::bad_input,
-                     fmt::format("--device: device {} does not exist; this machine has {} (use --device 0..{})",
-                                 options_.device, hello.device_count, hello.device_count - 1));
+                     fmt::format("{}: device {} does not exist; this machine has {} (use 0..{})", flag,
+                                 lanes_[0].device, hello.device_count, hello.device_count - 1));
     return refused(SessionOutcome::no_gpu, hello.no_gpu_reason);
+  }
+  if (several_gpus()) {
+    if (auto refusal = start_more_lanes(hello)) return std::move(*refusal);
   }
   if (auto problem = check_cases_fit(cases_, Registry::instance(), double(hello.device.global_mem_bytes),
                                      hello.device.name))
@@ -202,6 +257,8 @@ SessionResult Session::run() {
   report.run.host = hostname();
   report.run.started_at = now_utc();
   report.run.device = hello.device;
+  if (lanes_.size() > 1)
+    for (const auto& lane : lanes_) report.run.devices.push_back(lane.hello.device);
   report.run.datasheet_ceilings = datasheet_ceilings(hello.device);
   report.run.suite = options_.suite;
   report.run.shard = options_.shard;
@@ -219,7 +276,7 @@ SessionResult Session::run() {
                ? "measuring this GPU's ceilings afresh (as `kwb ceilings --refresh`; the cache is updated)..."
                : "measuring this GPU's ceilings (once per device and driver; `kwb ceilings` shows them)...");
       std::string error;
-      measured = executor_->measure_ceilings(&error);
+      measured = lanes_[0].executor->measure_ceilings(&error);
       if (!measured) {
         note("could not measure ceilings (" + error + "); using the datasheet");
       } else {
@@ -235,8 +292,14 @@ SessionResult Session::run() {
   const CaseRequest& first = cases_.front();
   const std::string mode(to_string(first.mode));
   if (!options_.resume) describe_settings(report, hello);
-  note(fmt::format("{} cases on {} ({}), timer {}, mode {}, preset {}{}", progress_.total, hello.device.name,
-                   hello.device.uuid, hello.timer, mode, first.preset,
+  std::string where = fmt::format("{} ({})", hello.device.name, hello.device.uuid);
+  if (lanes_.size() > 1) {
+    std::string indices;
+    for (const auto& lane : lanes_) indices += (indices.empty() ? "" : ",") + std::to_string(lane.device);
+    where = fmt::format("{} GPUs {} ({}), one worker each", lanes_.size(), indices, hello.device.name);
+  }
+  note(fmt::format("{} cases on {}, timer {}, mode {}, preset {}{}", progress_.total, where, hello.timer, mode,
+                   first.preset,
                    options_.resume ? fmt::format(" ({} recorded before, resumed)", options_.resume->recorded.size())
                                    : ""));
 
@@ -244,6 +307,44 @@ SessionResult Session::run() {
   set_state(SessionState::running);
   run_cases(report, result);
   return finish(report, result);
+}
+
+std::optional<SessionResult> Session::start_more_lanes(const WorkerHello& first) {
+  const int count = first.device_count;
+  std::vector<int> devices = options_.devices;
+  if (options_.all_devices) {
+    if (count < 1)
+      return refused(SessionOutcome::bad_input, "--devices all: the worker could not count this machine's GPUs; "
+                                                "name them instead, e.g. --devices 0,1");
+    devices.assign(1, lanes_[0].device);
+    for (int d = 0; d < count && devices.size() < kMaxLanes; ++d)
+      if (d != lanes_[0].device) devices.push_back(d);
+  }
+  for (int d : devices)
+    if (count > 0 && d >= count)
+      return refused(SessionOutcome::bad_input,
+                     fmt::format("--devices: device {} does not exist; this machine has {} (use 0..{}, or all)", d,
+                                 count, count - 1));
+  for (std::size_t i = 1; i < devices.size(); ++i) add_lane(devices[i], factory_(devices[i]));
+  {  // each worker initialises CUDA on its GPU (about a second): in parallel
+    std::vector<std::thread> starting;
+    for (std::size_t i = 1; i < lanes_.size(); ++i)
+      starting.emplace_back([this, i] { lanes_[i].hello = lanes_[i].executor->start(); });
+    for (auto& t : starting) t.join();
+  }
+  for (const auto& lane : lanes_) {
+    if (!lane.hello.has_gpu)
+      return refused(SessionOutcome::bad_input,
+                     fmt::format("--devices: GPU {} cannot run cases: {}", lane.device, lane.hello.no_gpu_reason));
+    // One kind of GPU only: the first one's ceilings derive every case, and a time means the same
+    // on each.
+    if (lane.hello.device.name != first.device.name)
+      return refused(SessionOutcome::bad_input,
+                     fmt::format("--devices: GPU {} is {} but GPU {} is {}; one run spreads over GPUs of one kind. "
+                                 "Run each kind on its own (--device) and compare their reports",
+                                 lanes_[0].device, first.device.name, lane.device, lane.hello.device.name));
+  }
+  return std::nullopt;
 }
 
 void Session::describe_settings(Report& report, const WorkerHello& hello) const {
@@ -266,7 +367,9 @@ SessionResult Session::finish(Report& report, SessionResult& result) {
   const bool cancelled = cancel_.load() != 0;
   report.run.complete = !cancelled;
   report.run.finished_at = now_utc();
-  report.run.settings["worker_restarts"] = std::to_string(executor_->restarts());
+  int restarts = 0;
+  for (const auto& lane : lanes_) restarts += lane.executor->restarts();
+  report.run.settings["worker_restarts"] = std::to_string(restarts);
   if (options_.out) {
     try {
       write_report_json(*options_.out / "report.json", report);
@@ -295,25 +398,45 @@ void Session::run_cases(Report& report, SessionResult& result) {
       result.write_errors.push_back(std::string("cannot open the journal: ") + e.what());
     }
   }
-  for (const auto& c : cases_) {
-    if (options_.resume) {  // measured before the run was interrupted: kept, not run again
-      if (auto it = options_.resume->recorded.find(case_identity(c)); it != options_.resume->recorded.end()) {
-        report.cases.push_back(it->second);
+  // The report's cases by plan position: those measured before an interruption are kept as they
+  // are and not run again; the others are filled in by the lanes as they finish.
+  std::vector<std::optional<CaseRecord>> slots(cases_.size());
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < cases_.size(); ++i) {
+    if (options_.resume) {
+      if (auto it = options_.resume->recorded.find(case_identity(cases_[i])); it != options_.resume->recorded.end()) {
+        slots[i] = it->second;
         continue;
       }
     }
-    if (cancel_.load() != 0) {
-      if (options_.resume) continue;  // the later recorded cases still go into the report
-      break;
-    }
+    pending.push_back(i);
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> others;
+  for (std::size_t lane = 1; lane < lanes_.size(); ++lane)
+    others.emplace_back([&, lane] { run_lane(lane, pending, next, slots, journal, result, *report.run.ceilings); });
+  run_lane(0, pending, next, slots, journal, result, *report.run.ceilings);  // the first GPU on this thread
+  for (auto& t : others) t.join();
+  for (auto& slot : slots)
+    if (slot) report.cases.push_back(std::move(*slot));
+}
+
+void Session::run_lane(std::size_t lane, const std::vector<std::size_t>& pending, std::atomic<std::size_t>& next,
+                       std::vector<std::optional<CaseRecord>>& slots, std::unique_ptr<Journal>& journal,
+                       SessionResult& result, const Ceilings& ceilings) {
+  CaseExecutor& executor = *lanes_[lane].executor;
+  while (cancel_.load() == 0) {
+    const std::size_t k = next.fetch_add(1);
+    if (k >= pending.size()) break;
+    const CaseRequest& c = cases_[pending[k]];
     {
       std::lock_guard lock(mutex_);
-      progress_.current = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
+      in_flight_[lane] = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
     }
     const auto case_start = std::chrono::steady_clock::now();
     CaseRecord rec;
     try {
-      rec = executor_->run_case(c);
+      rec = executor.run_case(c);
     } catch (const std::exception& e) {  // a bug of ours must not cost the cases already measured
       rec = record_for(c);
       rec.disposition = Disposition::failed;
@@ -325,11 +448,14 @@ void Session::run_cases(Report& report, SessionResult& result) {
         rec.reason = "cancelled: abandoned while it ran" + (rec.reason.empty() ? "" : " (" + rec.reason + ")");
     }
     rec.repro = repro_command(c);
+    if (lanes_.size() > 1) rec.device = lanes_[lane].device;
     if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) {
       rec.role = v->role;
       rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
     }
-    derive_metrics(rec, Registry::instance(), *report.run.ceilings);
+    derive_metrics(rec, Registry::instance(), ceilings);
+
+    std::lock_guard deliver(deliver_mutex_);  // one record at a time into the journal and callbacks
     if (journal) {
       try {
         journal->append(rec);
@@ -338,14 +464,13 @@ void Session::run_cases(Report& report, SessionResult& result) {
         journal.reset();  // the cases go on; the reports at the end still hold them
       }
     }
-    report.cases.push_back(rec);
-    SessionProgress snapshot;
+    slots[pending[k]] = rec;
     {
       std::lock_guard lock(mutex_);
       case_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - case_start).count();
       ++progress_.done;
       progress_.failed += rec.disposition == Disposition::failed;
-      progress_.current.clear();
+      in_flight_[lane].clear();
       if (options_.queue_records) queue_.push_back(rec);
     }
     record_ready_.notify_all();

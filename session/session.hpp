@@ -13,8 +13,16 @@
 // record derived, journaled (when there is an output folder) and delivered the moment it
 // arrives. The report is written at the end (atomically), also after a cancel, then marked
 // incomplete.
+//
+// Several GPUs (options.devices, `kwb run --devices`): one executor (worker) per GPU, each on a
+// lane thread of its own that takes the next case of the plan not yet taken, so a GPU that
+// finishes early takes more (the plan's cases differ in length by orders of magnitude, so a fixed
+// split would leave one GPU idle). The GPUs must be of one kind: the first one's ceilings are the
+// run's. Records are journaled and delivered as they finish (no longer in plan order; their
+// `device` says which GPU measured them); the report holds them in plan order.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -52,6 +60,10 @@ enum class CancelMode {
 struct SessionOptions {
   std::string worker_exe;           // the kwb binary (the real executor runs `kwb __worker`)
   int device = 0;
+  // Several GPUs, one worker each (`--devices 0,1`); empty: `device` alone. `all_devices`: every
+  // GPU the first worker (on `device`, normally 0) can see.
+  std::vector<int> devices;
+  bool all_devices = false;
   std::string timer = "auto";       // auto | cupti | events
   double case_timeout_s = 120;      // watchdog per case
   // journal.jsonl, report.json, report.csv and worker.log go here; none: nothing is written
@@ -86,7 +98,9 @@ struct SessionProgress {
   double elapsed_s = 0;   // since run() began
   // (total - done) x the mean wall time of the finished cases; absent before the first one.
   std::optional<double> eta_s;
-  std::string current;    // the case in flight ("op:variant:dtype:shape"), empty between cases
+  // The cases in flight ("op:variant:dtype:shape", joined by ", " when several GPUs run cases),
+  // empty between cases.
+  std::string current;
   bool cancel_requested = false;
 };
 
@@ -106,17 +120,26 @@ struct SessionResult {
 };
 
 struct SessionCallbacks {
-  // Each record, in plan order, derived (metrics, repro, role), right after it is journaled.
+  // Each record, derived (metrics, repro, role), right after it is journaled: in plan order on
+  // one GPU, in the order they finish on several. Never called concurrently.
   std::function<void(const CaseRecord&, const SessionProgress&)> on_record;
   // Notes for people: the device and plan line, the timer note, ceilings being measured.
   std::function<void(const std::string&)> on_note;
 };
 
+// Makes the executor of one GPU (its CUDA index): tests inject fakes; the default makes a
+// Supervisor whose worker runs on that GPU.
+using ExecutorFactory = std::function<std::unique_ptr<CaseExecutor>(int device)>;
+
 class Session {
  public:
-  // `executor` null: a Supervisor (worker processes) built from the options.
+  // `executor` null: a Supervisor (worker processes) built from the options. The executors of
+  // further GPUs (options.devices) come from the default factory.
   Session(std::vector<CaseRequest> cases, SessionOptions options,
           std::unique_ptr<CaseExecutor> executor = nullptr, SessionCallbacks callbacks = {});
+  // Every GPU's executor from `factory` (null: the default).
+  Session(std::vector<CaseRequest> cases, SessionOptions options, ExecutorFactory factory,
+          SessionCallbacks callbacks = {});
   ~Session();  // abandons and joins a run started with start()
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -138,22 +161,41 @@ class Session {
   std::optional<CaseRecord> wait_record(std::chrono::milliseconds timeout);
 
  private:
+  // A lane: one GPU's executor and the case it has in flight.
+  struct Lane {
+    int device = 0;
+    std::unique_ptr<CaseExecutor> executor;
+    WorkerHello hello;
+  };
+  // At most this many GPUs in one run (cancel() walks a fixed array: it must not lock).
+  static constexpr std::size_t kMaxLanes = 64;
+
   std::optional<std::string> check_options() const;
+  bool several_gpus() const;
+  std::optional<SessionResult> start_more_lanes(const WorkerHello& first);
+  void add_lane(int device, std::unique_ptr<CaseExecutor> executor);
   void set_state(SessionState state);
   void run_cases(Report& report, SessionResult& result);
+  void run_lane(std::size_t lane, const std::vector<std::size_t>& pending, std::atomic<std::size_t>& next,
+                std::vector<std::optional<CaseRecord>>& slots, std::unique_ptr<Journal>& journal,
+                SessionResult& result, const Ceilings& ceilings);
   void describe_settings(Report& report, const WorkerHello& hello) const;
   SessionResult finish(Report& report, SessionResult& result);
 
   std::vector<CaseRequest> cases_;
   SessionOptions options_;
-  std::unique_ptr<CaseExecutor> executor_;
+  ExecutorFactory factory_;
   SessionCallbacks callbacks_;
+  std::vector<Lane> lanes_;  // [0] made by the constructor; the others by run(), before any case
+  std::array<std::atomic<CaseExecutor*>, kMaxLanes> executors_{};  // lanes_' executors, for cancel()
 
   std::atomic<int> cancel_{0};  // 0 none, else 1 + CancelMode
   std::chrono::steady_clock::time_point started_at_;
   double case_seconds_ = 0;     // wall time of the finished cases, for the ETA
   SessionProgress progress_;
-  mutable std::mutex mutex_;    // progress_, case_seconds_, queue_
+  std::vector<std::string> in_flight_;  // per lane, the case it runs ("" when none)
+  std::mutex deliver_mutex_;    // journal, report slots and callbacks, one record at a time
+  mutable std::mutex mutex_;    // progress_, in_flight_, case_seconds_, queue_
   std::condition_variable record_ready_;
   std::vector<CaseRecord> queue_;
   std::thread thread_;

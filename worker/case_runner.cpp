@@ -14,6 +14,7 @@
 #include "verify/device_scan.hpp"
 #include "verify/sampling.hpp"
 #include "verify/verify.hpp"
+#include "worker/test_slowdown.hpp"
 
 namespace kwb {
 
@@ -93,6 +94,10 @@ std::string nvtx_case_name(const CaseRequest& req) {
 
 CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  try {
+    slowdown_ = test_slowdown_from_env();
+  } catch (const std::invalid_argument&) {  // `kwb run` refuses a malformed value before any worker starts
+  }
 }
 
 CaseRunner::~CaseRunner() {
@@ -227,8 +232,17 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     };
     if (variant->reset)
       settings.reset = [&](cudaStream_t s) { variant->reset(on_stream(s)); };
-    rec.timing = measure([&](cudaStream_t s) { variant->launch(on_stream(s)); },
-                         stream_, settings, timer_, flusher_.get());
+    std::function<void(cudaStream_t)> launch = [&](cudaStream_t s) { variant->launch(on_stream(s)); };
+    if (slowdown_ && slowdown_->applies_to(req.op, req.variant)) {  // test only (worker/test_slowdown.hpp)
+      const double spin_ns = slowdown_->fraction * median_launch_ns(launch, settings.reset, stream_, 21);
+      launch = [&, spin_ns](cudaStream_t s) {
+        variant->launch(on_stream(s));
+        launch_spin(s, spin_ns);
+      };
+      rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch)",
+                               kTestSlowdownEnv, 100 * slowdown_->fraction, spin_ns / 1000);
+    }
+    rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
     rec.disposition = Disposition::passed;
   } catch (const CudaError& e) {
     rec.disposition = Disposition::failed;

@@ -136,6 +136,23 @@ TEST_F(BadInput, NegativeOrNonNumericDeviceIsRefused) {
   EXPECT_TRUE(Refused(kwb_in(dir_.path(), "ceilings --device -3"), {"--device", "'-3'"}));
 }
 
+TEST_F(BadInput, DeviceListsAreAllOrDistinctIndicesAndExcludeDevice) {
+  EXPECT_TRUE(Refused(run("--devices 0,x"), {"--devices", "'x'", "is not a device index", "--devices 0,1"}));
+  EXPECT_TRUE(Refused(run("--devices 1,1"), {"--devices", "GPU 1 is given twice"}));
+  EXPECT_TRUE(Refused(run("--devices all --device 1"), {"--device", "excludes", "--devices"}));
+}
+
+TEST_F(BadInput, AMalformedTestSlowdownSwitchIsRefusedBeforeAnyWorkerStarts) {
+  const auto with = [&](const std::string& value) {
+    return test::run_command("cd " + shell_quote(dir_.path().string()) + " && KWB_TEST_SLOWDOWN=" + shell_quote(value) +
+                             " " + shell_quote(KWB_CLI_PATH) + " run --op rmsnorm_fwd --out out");
+  };
+  EXPECT_TRUE(Refused(with("rmsnorm_fwd:fused_v2_vec16"), {"KWB_TEST_SLOWDOWN", "OP:VARIANT:FRACTION"}));
+  EXPECT_TRUE(Refused(with("rmsnorm_fwd:fused_v2_vec16:5%"), {"fraction in (0, 1]"}));
+  EXPECT_TRUE(Refused(with("rmsnorm_fwd:fused_v2_vec16:1.5"), {"fraction in (0, 1]"}));
+  EXPECT_TRUE(Refused(with("rmsnorm_fwd:no_such_variant:0.05"), {"no variant 'no_such_variant'", "kwb list"}));
+}
+
 TEST_F(BadInput, CaseTimeoutMustBeFiniteAndPositive) {
   for (const char* v : {"0", "-5", "nan", "inf", "1e999", "soon"})
     EXPECT_TRUE(Refused(run(std::string("--case-timeout=") + v), {"--case-timeout", "above 0"})) << v;

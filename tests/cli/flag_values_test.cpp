@@ -45,6 +45,16 @@ TEST(FlagValues, DeviceIndexIsAWholeNumberFromZero) {
     EXPECT_NE(refusal([&] { parse_device_index("--device", bad); }).find("--device"), std::string::npos) << bad;
 }
 
+TEST(FlagValues, DeviceListIsAllOrDistinctIndices) {
+  EXPECT_TRUE(parse_device_list("--devices", "all").all);
+  EXPECT_EQ(parse_device_list("--devices", "1,0,3").indices, (std::vector<int>{1, 0, 3}));
+  EXPECT_EQ(parse_device_list("--devices", "2").indices, std::vector<int>{2});
+  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "-1", "0;1", "ALL", "0,gpu1", "4294967296"})
+    EXPECT_NE(refusal([&] { parse_device_list("--devices", bad); }).find("is not a device index"), std::string::npos)
+        << bad;
+  EXPECT_NE(refusal([&] { parse_device_list("--devices", "0,1,0"); }).find("GPU 0 is given twice"), std::string::npos);
+}
+
 TEST(FlagValues, SecondsMustBeFiniteAndAboveZero) {
   EXPECT_DOUBLE_EQ(parse_positive_seconds("--case-timeout", "0.25"), 0.25);
   EXPECT_DOUBLE_EQ(parse_positive_seconds("--case-timeout", "600"), 600);

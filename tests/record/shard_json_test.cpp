@@ -1,4 +1,5 @@
-// run.shard and run.merged in the report codec: round trip, optional on read, strict when present.
+// run.shard, run.merged, run.devices and a case's device in the report codec: round trip, optional
+// on read, strict when present.
 #include <gtest/gtest.h>
 
 #include "record/record_json.hpp"
@@ -57,6 +58,34 @@ TEST(ShardJson, OptionalOnReadStrictWhenPresent) {
   j = to_json(sharded_run());
   j["merged"]["shards"][0]["cases"] = "many";
   EXPECT_NE(error_of(j).find("merged.shards[0].cases: expected an integer"), std::string::npos) << error_of(j);
+}
+
+TEST(ShardJson, DevicesOfARunOverSeveralGpusRoundTripAndAreOptional) {
+  RunInfo run;
+  for (int i : {1, 0}) {
+    DeviceInfo d;
+    d.index = i;
+    d.name = "NVIDIA H200";
+    d.uuid = "GPU-" + std::to_string(i);
+    run.devices.push_back(d);
+  }
+  const RunInfo back = run_info_from_json(to_json(run));
+  ASSERT_EQ(back.devices.size(), 2u);
+  EXPECT_EQ(back.devices[0].index, 1);
+  EXPECT_EQ(back.devices[1].uuid, "GPU-0");
+  EXPECT_FALSE(to_json(RunInfo{}).contains("devices")) << "a one-GPU run writes no list";
+
+  CaseRecord c;
+  c.op = "rmsnorm_fwd";
+  c.variant = "fused_v1";
+  c.nvtx_range = "rmsnorm_fwd:fused_v1:bf16:rows=1,cols=8";
+  EXPECT_FALSE(to_json(c).contains("device"));
+  EXPECT_FALSE(case_from_json(to_json(c)).device.has_value());
+  c.device = 1;
+  EXPECT_EQ(case_from_json(to_json(c)).device, 1);
+  auto j = to_json(run);
+  j["devices"][1]["sm_count"] = "many";
+  EXPECT_NE(error_of(j).find("devices[1].sm_count: expected an integer"), std::string::npos) << error_of(j);
 }
 
 }  // namespace

@@ -1,0 +1,44 @@
+// A test-only switch that makes one variant slower by a known fraction, so that a GPU run can
+// prove that the regression gate (`kwb compare`) catches a real slowdown and names it.
+//
+//   KWB_TEST_SLOWDOWN=OP:VARIANT:FRACTION kwb run ...   e.g. rmsnorm_fwd:fused_v2_vec16:0.05
+//
+// The worker (which inherits the environment) first times the variant hot with CUDA events (the
+// median of 21 launches, just before its timing), then in the timed region follows every launch of
+// it with a one-thread kernel that spins on %globaltimer for FRACTION x that median. The case's
+// time grows by about FRACTION (plus the gap between the two launches, a microsecond or so). The
+// record's reason and the report's settings say that the switch was on: a slowed result never
+// passes for a real one.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace kwb {
+
+inline constexpr const char* kTestSlowdownEnv = "KWB_TEST_SLOWDOWN";
+
+struct TestSlowdown {
+  std::string op, variant;
+  double fraction = 0;  // in (0, 1]
+  bool applies_to(const std::string& o, const std::string& v) const { return o == op && v == variant; }
+};
+
+// "OP:VARIANT:FRACTION"; std::invalid_argument saying what is wrong and how to write it.
+TestSlowdown parse_test_slowdown(const std::string& text);
+
+// The switch from the environment; nullopt when unset or empty. Throws as parse_test_slowdown.
+std::optional<TestSlowdown> test_slowdown_from_env();
+
+// The median of `launches` hot launches of `launch` on `stream`, each timed with CUDA events,
+// `reset` (when set) run before each outside the events. Nanoseconds.
+double median_launch_ns(const std::function<void(cudaStream_t)>& launch,
+                        const std::function<void(cudaStream_t)>& reset, cudaStream_t stream, int launches);
+
+// One thread spinning on the global timer for `ns` nanoseconds, on `stream`.
+void launch_spin(cudaStream_t stream, double ns);
+
+}  // namespace kwb
