@@ -111,7 +111,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--junit", f.junit, "Also write JUnit XML here (one testsuite per op)")->type_name("FILE");
   cmd->add_option("--md", f.markdown, "Also write a Markdown summary here")->type_name("FILE");
   cmd->add_flag("--strict-env", f.strict_env,
-                "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, preset or timer");
+                "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, preset, timer or test slowdown");
   cmd->footer("Exit codes: 0 no regression, 1 a case slower or failed in NEW, 2 bad input (or --strict-env and "
               "the environments differ).");
   cmd->callback([&exit_code] { exit_code = compare(f); });

@@ -51,6 +51,11 @@ std::vector<EnvDifference> environment_differences(const Report& base, const Rep
       {"flush", [](const Report& r) { return setting(r, "flush", [](const TimingResult& t) { return t.flush; }); }},
       {"preset", [](const Report& r) { return setting(r, "preset", [](const TimingResult& t) { return t.preset; }); }},
       {"timer", [](const Report& r) { return setting(r, "timer", [](const TimingResult& t) { return t.timer; }); }},
+      // A report timed with the test-only slowdown switch on (worker/test_slowdown.hpp) says so.
+      {"test slowdown", [](const Report& r) {
+         auto it = r.run.settings.find("test_slowdown");
+         return it == r.run.settings.end() ? std::string("off") : it->second;
+       }},
   };
   std::vector<EnvDifference> out;
   for (const auto& [what, get] : aspects) {

@@ -31,7 +31,13 @@ std::vector<std::pair<std::string, std::string>> title_facts(const ReviewModel& 
                                        m.ops.size(), m.cases_failed, m.cases_skipped,
                                        r.complete ? "" : " (run interrupted: partial)")});
   facts.push_back({"When", r.started_at + (r.finished_at.empty() ? "" : " to " + r.finished_at)});
-  facts.push_back({"GPU", r.device ? r.device->name + " (" + r.device->uuid + ")" : "unknown"});
+  if (r.devices.size() > 1) {  // `kwb run --devices`: the cases were spread over these GPUs
+    std::string which;
+    for (const auto& d : r.devices) which += fmt::format("{}{} {}", which.empty() ? "" : ", ", d.index, d.uuid);
+    facts.push_back({"GPUs", fmt::format("{} x {} ({}), one worker each", r.devices.size(), r.devices[0].name, which)});
+  } else {
+    facts.push_back({"GPU", r.device ? r.device->name + " (" + r.device->uuid + ")" : "unknown"});
+  }
   facts.push_back({"Host", r.host});
   facts.push_back({"kwb", r.tool_version + ", git " + r.git_sha});
   facts.push_back({"Command", r.command_line});

@@ -158,6 +158,17 @@ TEST(CompareEnvironment, DifferencesAreListedAndAgreementIsEmpty) {
   EXPECT_EQ(d[0].next, "NVIDIA H200");
 }
 
+TEST(CompareEnvironment, AReportTimedWithTheTestSlowdownOnSaysSo) {
+  const Report base = empty_report();
+  Report slowed = empty_report();
+  slowed.run.settings["test_slowdown"] = "rmsnorm_fwd:fused_v2_vec16 +5% (on purpose, KWB_TEST_SLOWDOWN)";
+  const auto d = environment_differences(base, slowed);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].what, "test slowdown");
+  EXPECT_EQ(d[0].base, "off");
+  EXPECT_NE(d[0].next.find("+5%"), std::string::npos);
+}
+
 TEST(CompareEnvironment, SettingsMissingFromTheRunAreTakenFromTheCases) {
   Report cold = empty_report(), hot = empty_report();
   cold.run.settings.clear();

@@ -50,6 +50,23 @@ TEST(ReviewTables, CeilingsTablePutsMeasuredBesideDatasheetWithTheMethod) {
   EXPECT_TRUE(bf16);
 }
 
+TEST(ReviewTables, TitleNamesEveryGpuOfARunSpreadOverSeveral) {
+  RunInfo run = test::sample_run();
+  std::map<std::string, std::string> facts;
+  for (const auto& [k, v] : review::title_facts(review::build_review_model(run, {}))) facts[k] = v;
+  EXPECT_TRUE(facts.contains("GPU"));
+  EXPECT_FALSE(facts.contains("GPUs"));
+  for (int i : {0, 1}) {
+    DeviceInfo d = *run.device;
+    d.index = i;
+    d.uuid = "GPU-" + std::to_string(i);
+    run.devices.push_back(d);
+  }
+  facts.clear();
+  for (const auto& [k, v] : review::title_facts(review::build_review_model(run, {}))) facts[k] = v;
+  EXPECT_EQ(facts["GPUs"], "2 x " + run.device->name + " (0 GPU-0, 1 GPU-1), one worker each");
+}
+
 TEST(ReviewTables, EnvironmentNamesDriverCudaCuptiAndTheSettings) {
   const auto m = review::build_review_model(test::sample_run(), {});
   std::map<std::string, std::string> env;
