@@ -15,9 +15,9 @@
 // incomplete.
 //
 // Several GPUs (options.devices, `kwb run --devices`): one executor (worker) per GPU, each on a
-// lane thread of its own that takes the next case of the plan not yet taken, so a GPU that
-// finishes early takes more (the plan's cases differ in length by orders of magnitude, so a fixed
-// split would leave one GPU idle). The GPUs must be of one kind: the first one's ceilings are the
+// lane thread of its own that takes the next group of cases not yet taken (the cases that share
+// their inputs and oracle, largest first), so a GPU that finishes early takes more: the groups
+// differ in length by orders of magnitude, and a fixed split would leave one GPU idle. The GPUs must be of one kind: the first one's ceilings are the
 // run's. Records are journaled and delivered as they finish (no longer in plan order; their
 // `device` says which GPU measured them); the report holds them in plan order.
 #pragma once
@@ -176,9 +176,20 @@ class Session {
   void add_lane(int device, std::unique_ptr<CaseExecutor> executor);
   void set_state(SessionState state);
   void run_cases(Report& report, SessionResult& result);
-  void run_lane(std::size_t lane, const std::vector<std::size_t>& pending, std::atomic<std::size_t>& next,
-                std::vector<std::optional<CaseRecord>>& slots, std::unique_ptr<Journal>& journal,
-                SessionResult& result, const Ceilings& ceilings);
+  // The plan positions in `pending` cut into runs of cases that share their inputs (op, dtype,
+  // shape, seed: the worker makes the inputs and the oracle once per run of them), so that a
+  // group is never split between GPUs; with `largest_first`, the groups that move the most bytes
+  // come first.
+  std::vector<std::vector<std::size_t>> input_groups(const std::vector<std::size_t>& pending,
+                                                     bool largest_first) const;
+  // One lane's loop: take the next group not yet taken and run its cases, until none is left or
+  // a cancel.
+  void run_lane(std::size_t lane, const std::vector<std::vector<std::size_t>>& groups,
+                std::atomic<std::size_t>& next, std::vector<std::optional<CaseRecord>>& slots,
+                std::unique_ptr<Journal>& journal, SessionResult& result, const Ceilings& ceilings);
+  // Runs plan position `i` on `lane`, derives, journals and delivers its record.
+  void run_one(std::size_t lane, std::size_t i, std::vector<std::optional<CaseRecord>>& slots,
+               std::unique_ptr<Journal>& journal, SessionResult& result, const Ceilings& ceilings);
   void describe_settings(Report& report, const WorkerHello& hello) const;
   SessionResult finish(Report& report, SessionResult& result);
 

@@ -160,6 +160,30 @@ TEST(SessionDevices, AGpuThatFinishesEarlyTakesMoreCases) {
   EXPECT_GT(fast, 3 * slow) << "the cases are handed out as GPUs free up, not split in halves";
 }
 
+TEST(SessionDevices, CasesThatShareInputsStayOnOneGpuAndTheLargestGroupGoesFirst) {
+  Bench bench;
+  bench.delay[0] = bench.delay[1] = 20ms;  // a group lasts long enough for the other lane to start
+  PlanRequest req;  // 3 variants x 5 shapes: 5 groups of 3 cases that share inputs and oracle
+  req.ops = {"rmsnorm_fwd"};
+  req.variants = {"fused_v2_vec16", "fused_v3_vec16_any_cols", "fused_v4_rows_per_block"};
+  req.dtypes = {DType::bf16};
+  req.axes = {parse_axis_assignment("rows=64,4096,16,1024,256"), parse_axis_assignment("cols=4096")};
+  const auto cases = plan_cases(req, Registry::instance());
+  ASSERT_EQ(cases.size(), 15u);
+  Session session(cases, on_devices({0, 1}), factory_of(bench));
+  const SessionResult result = session.run();
+  ASSERT_EQ(result.outcome, SessionOutcome::completed) << result.message;
+  std::map<std::string, std::set<int>> gpus_of_shape;
+  for (const auto& r : result.report.cases) gpus_of_shape[r.shape.to_compact()].insert(*r.device);
+  ASSERT_EQ(gpus_of_shape.size(), 5u);
+  for (const auto& [shape, gpus] : gpus_of_shape) EXPECT_EQ(gpus.size(), 1u) << shape << " was split between GPUs";
+  // The first case a GPU ran is of the largest group (4096 rows), on one of the two.
+  const int first0 = bench.ran[0].front(), first1 = bench.ran[1].front();
+  const auto rows_of = [&](int index) { return cases[static_cast<std::size_t>(index)].shape.at("rows"); };
+  EXPECT_EQ(std::max(rows_of(first0), rows_of(first1)), 4096);
+  EXPECT_EQ(std::min(rows_of(first0), rows_of(first1)), 1024) << "the next largest goes to the other GPU";
+}
+
 TEST(SessionDevices, AllMeansEveryGpuTheFirstWorkerSees) {
   Bench bench;
   bench.device_count = 4;
