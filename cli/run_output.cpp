@@ -36,7 +36,7 @@ void print_speedups(std::ostream& out, const Report& report) {
   out << fmt::format("\nSpeedup of the fastest fused variant over the unfused baseline (kernels per sample, "
                      "workspace MiB):\n{:<14} {:<5} {:<16} {:>12} {:>7} {:>6}  {:<30} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
                      "op", "dtype", "shape", "baseline_us", "kernels", "ws_MiB", "fastest fused", "fused_us",
-                     "kernels", "ws_MiB", "%copy", "speedup");
+                     "kernels", "ws_MiB", "%DRAM", "speedup");
   for (const auto& r : rows)
     out << fmt::format("{:<14} {:<5} {:<16} {:>12.2f} {:>7} {:>6}  {:<30} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>7.2f}x\n",
                        r.op, to_string(r.dtype), r.shape.to_compact(), r.baseline_us, kernels_cell(r.baseline_kernels),
@@ -50,7 +50,7 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total) {
   std::string line = fmt::format("[{:>4}/{}] {:<58} {:<12}", r.index + 1, total, r.nvtx_range, status_cell(r));
   if (r.timing) {
     line += fmt::format(" {:>10} us", time_cell(r));
-    if (r.derived) line += fmt::format(" {:>8.1f} GB/s {:>5.1f}% of copy", r.derived->bandwidth_gbps,
+    if (r.derived) line += fmt::format(" {:>8.1f} GB/s {:>5.1f}% of DRAM roof", r.derived->bandwidth_gbps,
                                        r.derived->pct_of_bandwidth_ceiling);
   }
   if (r.device) line += fmt::format("  gpu{}", *r.device);
@@ -60,7 +60,7 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total) {
 
 void print_summary(std::ostream& out, const Report& report) {
   out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<12} {:>10} {:>9} {:>7} {:>8} {:>6}\n", "op", "variant",
-                     "dtype", "shape", "status", "median_us", "GB/s", "%copy", "speedup", "noise%");
+                     "dtype", "shape", "status", "median_us", "GB/s", "%DRAM", "speedup", "noise%");
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : report.cases) {
     passed += r.disposition == Disposition::passed;

@@ -27,6 +27,15 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& device);
 std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& device);
 void save_cached_ceilings(const DeviceInfo& device, const Ceilings& ceilings);
 
+// The DRAM roof (GB/s, reads + writes) of a kernel of which `write_fraction` of the bytes are
+// written. HBM reads stream faster than writes (read-only above copy, measured), so a read-heavy
+// kernel such as SwiGLU forward (two inputs, one output) can honestly pass the copy ceiling. Time
+// per byte is modelled as additive: 1/roof = (1 - w)/read + w/write, where the write rate follows
+// from the copy's (half reads, half writes): 1/write = 2/copy - 1/read. So w = 0.5 gives the copy
+// ceiling and w = 0 the read-only one. A write-heavy mix keeps the copy ceiling (a roof errs high:
+// writes were not measured alone). Without a read-only figure above half the copy: the copy.
+double dram_roof_gbps(const Ceilings& ceilings, double write_fraction);
+
 // The compute roof (TFLOP/s) for an op's compute unit ("fp32", "tensor_bf16", ...); 0 if unknown.
 double compute_roof_tflops(const Ceilings& ceilings, const std::string& compute_unit);
 

@@ -1,4 +1,5 @@
 // Datasheet ceilings, the cache of measured ones, and the roof for a compute unit.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -56,6 +57,13 @@ std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& d) {
 
 void save_cached_ceilings(const DeviceInfo& d, const Ceilings& c) {
   atomic_write_file(ceilings_cache_path(d), dump_json(to_json(c), 2) + "\n");
+}
+
+double dram_roof_gbps(const Ceilings& c, double write_fraction) {
+  const double copy = c.dram_copy_gbps, read = c.dram_read_gbps;
+  if (copy <= 0 || read <= copy / 2 || !(write_fraction >= 0 && write_fraction < 0.5)) return copy;
+  const double write_seconds_per_byte = 2 / copy - 1 / read;
+  return std::max(copy, 1 / ((1 - write_fraction) / read + write_fraction * write_seconds_per_byte));
 }
 
 double compute_roof_tflops(const Ceilings& c, const std::string& unit) {

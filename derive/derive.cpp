@@ -19,14 +19,24 @@ void derive_metrics(CaseRecord& rec, const Registry& registry, const Ceilings& c
   d.bandwidth_gbps = work.bytes / us / 1e3;
   d.tflops = work.flops / us / 1e6;
   d.intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
+  // The share of the bytes written: the outputs' share of the tensors (the work model may count
+  // fewer bytes than the tensors, e.g. a broadcast table read once; the mix is taken as theirs).
+  double written = 0, all = 0;
+  for (const TensorSpec& t : op->tensors(rec.shape, rec.dtype)) {
+    const double b = bytes_of(t, rec.dtype);
+    all += b;
+    if (t.is_output) written += b;
+  }
+  d.write_fraction = all > 0 ? written / all : 0.5;
+  d.bandwidth_roof_gbps = dram_roof_gbps(ceilings, d.write_fraction);
   const double compute_roof = compute_roof_tflops(ceilings, op->compute_unit);
-  const double memory_roof = d.intensity * ceilings.dram_copy_gbps / 1e3;  // TFLOP/s at this AI
-  if (compute_roof > 0 && ceilings.dram_copy_gbps > 0) {
+  const double memory_roof = d.intensity * d.bandwidth_roof_gbps / 1e3;  // TFLOP/s at this AI
+  if (compute_roof > 0 && d.bandwidth_roof_gbps > 0) {
     d.bound = memory_roof < compute_roof ? "memory" : "compute";
     d.roofline_tflops = std::min(memory_roof, compute_roof);
     d.pct_of_roofline = d.roofline_tflops > 0 ? 100.0 * d.tflops / d.roofline_tflops : 0;
   }
-  if (ceilings.dram_copy_gbps > 0) d.pct_of_bandwidth_ceiling = 100.0 * d.bandwidth_gbps / ceilings.dram_copy_gbps;
+  if (d.bandwidth_roof_gbps > 0) d.pct_of_bandwidth_ceiling = 100.0 * d.bandwidth_gbps / d.bandwidth_roof_gbps;
   // A hot case whose tensors fit in L2 is bound by the L2, not DRAM: give it that roof too.
   if (rec.timing->mode == Mode::hot && ceilings.l2_copy_gbps > 0)
     d.pct_of_l2_ceiling = 100.0 * d.bandwidth_gbps / ceilings.l2_copy_gbps;

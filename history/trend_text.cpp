@@ -25,7 +25,7 @@ void print_series(std::ostream& out, const std::vector<TrendRow>& rows, std::siz
                      first.driver.empty() ? "" : " (driver " + first.driver + ")",
                      first.settings.empty() ? "" : ", " + first.settings);
   out << fmt::format("  {:<16}  {:<12}  {:>10}  {:>8}  {:>8}  {:>7}\n", "date", "git sha", "median us", "vs prev",
-                     "GB/s", "% copy");
+                     "GB/s", "% DRAM");
   // Change points are judged over the timed runs only; a skipped or failed run breaks nothing.
   std::vector<double> medians;
   std::vector<std::size_t> timed_rows;

@@ -104,7 +104,12 @@ struct Derived {
   std::string bound;            // "memory" or "compute": which roof is lower at this intensity
   double roofline_tflops = 0;   // attainable rate at this intensity
   double pct_of_roofline = 0;
-  double pct_of_bandwidth_ceiling = 0;  // against the measured (or datasheet) copy bandwidth
+  // The DRAM roof for this case's mix of reads and writes (derive/ceilings.hpp dram_roof_gbps):
+  // the copy ceiling for equal reads and writes, rising toward the read-only ceiling as reads
+  // dominate. 0 in reports written before it was recorded (their roof was the copy ceiling).
+  double bandwidth_roof_gbps = 0;
+  double write_fraction = 0;            // of the model's bytes, those written (the outputs)
+  double pct_of_bandwidth_ceiling = 0;  // bandwidth_gbps against bandwidth_roof_gbps
   // Hot cases only, when the L2 copy ceiling was measured: the roof for data that stays in L2.
   std::optional<double> pct_of_l2_ceiling;
   std::optional<double> speedup_vs_baseline;  // baseline median / this median

@@ -167,6 +167,8 @@ Json derived_json(const Derived& d) {
   j["bound"] = d.bound;
   j["roofline_tflops"] = number(d.roofline_tflops);
   j["pct_of_roofline"] = number(d.pct_of_roofline);
+  j["bandwidth_roof_gbps"] = number(d.bandwidth_roof_gbps);
+  j["write_fraction"] = number(d.write_fraction);
   j["pct_of_bandwidth_ceiling"] = number(d.pct_of_bandwidth_ceiling);
   if (d.pct_of_l2_ceiling) j["pct_of_l2_ceiling"] = number(*d.pct_of_l2_ceiling);
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
@@ -364,6 +366,8 @@ Derived read_derived(const Node& n) {
   d.bound = n["bound"].string();
   d.roofline_tflops = n["roofline_tflops"].number();
   d.pct_of_roofline = n["pct_of_roofline"].number();
+  if (auto roof = n.find("bandwidth_roof_gbps")) d.bandwidth_roof_gbps = roof->number();  // older reports: none
+  if (auto w = n.find("write_fraction")) d.write_fraction = w->number();
   d.pct_of_bandwidth_ceiling = n["pct_of_bandwidth_ceiling"].number();
   if (auto l2 = n.find("pct_of_l2_ceiling")) d.pct_of_l2_ceiling = l2->number();
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();

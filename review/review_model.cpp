@@ -99,6 +99,10 @@ std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured)
   if (c.dram_copy_gbps > 0)
     out.push_back({Kind::bandwidth, fmt::format("DRAM copy {:.0f} GB/s ({})", c.dram_copy_gbps, tag),
                    c.dram_copy_gbps, measured});
+  // The roof of a read-only kernel; read-heavy kernels' roofs lie between the two (dram_roof_gbps).
+  if (measured && c.dram_read_gbps > c.dram_copy_gbps)
+    out.push_back({Kind::bandwidth, fmt::format("DRAM read-only {:.0f} GB/s ({})", c.dram_read_gbps, tag),
+                   c.dram_read_gbps, measured});
   if (c.l2_copy_gbps > 0)
     out.push_back({Kind::bandwidth, fmt::format("L2 copy {:.0f} GB/s ({})", c.l2_copy_gbps, tag),
                    c.l2_copy_gbps, measured});

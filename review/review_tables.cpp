@@ -91,7 +91,7 @@ Table ceilings_table(const ReviewModel& m) {
 }
 
 Table op_table(const OpGroup& g) {
-  Table t{{"variant", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline", "% of copy",
+  Table t{{"variant", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline", "% of DRAM roof",
            "speedup", "disposition", "verification", "flags"},
           {},
           {false, false, false, true, true, true, true, true, true, false, false, false}};
@@ -108,7 +108,7 @@ Table op_table(const OpGroup& g) {
 
 Table speedup_table(const ReviewModel& m) {
   Table t{{"op", "dtype", "shape", "mode", "baseline", "us", "kernels", "workspace", "best fused", "us",
-           "kernels", "workspace", "% of copy", "speedup"},
+           "kernels", "workspace", "% of DRAM roof", "speedup"},
           {},
           {false, false, false, false, false, true, true, true, false, true, true, true, true, true}};
   auto kernels = [](std::int64_t k) { return k < 0 ? std::string("-") : std::to_string(k); };

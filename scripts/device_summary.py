@@ -51,7 +51,7 @@ if bench:
             per_shape[k] = max(per_shape.get(k, 0), c["derived"]["pct_of_bandwidth_ceiling"])
         worst = min(per_shape.items(), key=lambda kv: kv[1])
         rows.append((f"bench {op}", f'largest {best["shape_compact"]}: {best["variant"]} {best["timing"]["span"]["median"]:.1f} us, '
-                     f'{d["bandwidth_gbps"]:.0f} GB/s = {d["pct_of_bandwidth_ceiling"]:.1f}% of copy, '
+                     f'{d["bandwidth_gbps"]:.0f} GB/s = {d["pct_of_bandwidth_ceiling"]:.1f}% of DRAM roof, '
                      f'{d.get("speedup_vs_baseline", float("nan")):.1f}x baseline; lowest best-of-shape {worst[1]:.1f}% ({worst[0]})'))
 if smoke:
     dev = smoke["run"]["device"]["name"]
@@ -67,7 +67,7 @@ if smoke:
     over = [c for c in cold if c["derived"]["pct_of_bandwidth_ceiling"] > 100]
     top = max(cold, key=lambda c: c["derived"]["pct_of_bandwidth_ceiling"], default=None)
     if top:
-        rows.append(("smoke cold cases above 100% of copy", f'{len(over)} of {len(cold)}; highest '
+        rows.append(("smoke cold cases above 100% of DRAM roof", f'{len(over)} of {len(cold)}; highest '
                      f'{top["derived"]["pct_of_bandwidth_ceiling"]:.1f}% ({top["nvtx_range"]})'))
     rows.append(("smoke cases", ", ".join(f"{v} {k}" for k, v in sorted(disp.items()))))
     wall = (out / "smoke-wall.txt").read_text().strip() if (out / "smoke-wall.txt").exists() else "?"
@@ -78,7 +78,7 @@ if smoke:
     if best:
         d = best["derived"]
         rows.append(("best fused bf16 16384x4096", f'{best["variant"]}: {best["timing"]["span"]["median"]:.2f} us, '
-                     f'{d["bandwidth_gbps"]:.0f} GB/s = {d["pct_of_bandwidth_ceiling"]:.1f}% of copy, '
+                     f'{d["bandwidth_gbps"]:.0f} GB/s = {d["pct_of_bandwidth_ceiling"]:.1f}% of DRAM roof, '
                      f'speedup {d.get("speedup_vs_baseline", float("nan")):.2f}x vs {d.get("baseline_variant", "?")}'))
     for c in target:
         rows.append((f'  {c["variant"]}', f'{c["timing"]["span"]["median"]:.2f} us, {c["derived"]["bandwidth_gbps"]:.0f} GB/s, '

@@ -4,9 +4,11 @@
 //   KWB_TEST_SLOWDOWN=OP:VARIANT:FRACTION kwb run ...   e.g. rmsnorm_fwd:fused_v2_vec16:0.05
 //
 // The worker (which inherits the environment) first times the variant hot with CUDA events (the
-// median of 21 launches, just before its timing), then in the timed region follows every launch of
-// it with a one-thread kernel that spins on %globaltimer for FRACTION x that median. The case's
-// time grows by about FRACTION (plus the gap between the two launches, a microsecond or so). The
+// median of 21 launches, just before its timing), and the variant followed by a zero-length spin
+// (the extra launch's own cost, a microsecond or two); then in the timed region it follows every
+// launch of the variant with a one-thread kernel that spins on %globaltimer for FRACTION x the
+// variant's median less that cost. The case's time grows by about FRACTION (the calibration is hot,
+// the timing may be cold: a cold case grows by a little less). The
 // record's reason and the report's settings say that the switch was on: a slowed result never
 // passes for a real one.
 #pragma once

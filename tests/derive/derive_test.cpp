@@ -1,6 +1,7 @@
 // Derived figures (bandwidth, FLOP rate, roofline position), speedups and warnings on synthetic
 // records of the real rmsnorm_fwd op, checked against numbers worked out by hand.
 #include "derive/derive.hpp"
+#include "derive/ceilings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,12 +64,49 @@ TEST(DeriveMetrics, RmsnormBf16AtOneHundredMicrosecondsIsMemoryBound) {
   EXPECT_NEAR(d.tflops, 2.68435456, 2.68435456 * kRel);          // flops / us / 1e6
   EXPECT_NEAR(d.intensity, kFlops / kBytes, kRel);
   EXPECT_EQ(d.bound, "memory");
+  // The written share: y (16384 x 4096) of x + weight + y; a hair under a half, so the DRAM roof
+  // is a hair above the 3000 GB/s copy: 1 / ((1 - w) / 3200 + w * (2 / 3000 - 1 / 3200)).
+  const double w = 134217728.0 / kBytes;
+  EXPECT_NEAR(d.write_fraction, w, kRel);
+  const double roof = 1 / ((1 - w) / 3200 + w * (2.0 / 3000 - 1.0 / 3200));
+  EXPECT_NEAR(d.bandwidth_roof_gbps, roof, roof * kRel);
+  EXPECT_NEAR(roof, 3000, 0.01);
   // Roof at this intensity: intensity * 3000 GB/s = 2.9999 TFLOP/s, far below the 60 TFLOP/s.
-  EXPECT_NEAR(d.roofline_tflops, kFlops / kBytes * 3.0, kRel);
-  EXPECT_NEAR(d.pct_of_bandwidth_ceiling, 89.481216, 89.481216 * kRel);  // 2684.43648 / 3000
+  EXPECT_NEAR(d.roofline_tflops, kFlops / kBytes * roof / 1e3, kRel);
+  EXPECT_NEAR(d.pct_of_bandwidth_ceiling, 100 * 2684.43648 / roof, kRel);  // about 89.48
   // Memory-bound: % of roofline equals % of the bandwidth ceiling.
-  EXPECT_NEAR(d.pct_of_roofline, 89.481216, 89.481216 * kRel);
+  EXPECT_NEAR(d.pct_of_roofline, d.pct_of_bandwidth_ceiling, 1e-9);
   EXPECT_FALSE(d.speedup_vs_baseline.has_value());
+}
+
+TEST(DramRoof, CopyForEqualReadsAndWritesReadOnlyForNoWritesAndBetweenForAMix) {
+  const Ceilings c = h100_like();  // copy 3000, read-only 3200
+  EXPECT_NEAR(dram_roof_gbps(c, 0.5), 3000, 1e-9);
+  EXPECT_NEAR(dram_roof_gbps(c, 0.0), 3200, 1e-9);
+  // Two reads per write (SwiGLU forward): 1 / ((2/3) / 3200 + (1/3) * (2/3000 - 1/3200)).
+  const double two_to_one = 1 / ((2.0 / 3) / 3200 + (1.0 / 3) * (2.0 / 3000 - 1.0 / 3200));
+  EXPECT_NEAR(dram_roof_gbps(c, 1.0 / 3), two_to_one, 1e-9);
+  EXPECT_GT(two_to_one, 3000);
+  EXPECT_LT(two_to_one, 3200);
+  // Write-heavy mixes keep the copy (a roof errs high); so does a missing read-only figure.
+  EXPECT_NEAR(dram_roof_gbps(c, 0.8), 3000, 1e-9);
+  Ceilings no_read = c;
+  no_read.dram_read_gbps = 0;
+  EXPECT_NEAR(dram_roof_gbps(no_read, 0.2), 3000, 1e-9);
+  EXPECT_EQ(dram_roof_gbps(Ceilings{}, 0.2), 0);
+}
+
+TEST(DramRoof, ReadHeavyOpIsJudgedAgainstItsMixNotTheCopy) {
+  // swiglu_fwd reads gate and up and writes one output: a third of its bytes are written.
+  CaseRecord rec = timed_record("fused_v1_flat_vec16", Role::fused, DType::bf16,
+                                Shape{{{"rows", 8192}, {"cols", 7168}}}, 100.0);
+  rec.op = "swiglu_fwd";
+  derive_metrics(rec, Registry::instance(), h100_like());
+  ASSERT_TRUE(rec.derived.has_value());
+  EXPECT_NEAR(rec.derived->write_fraction, 1.0 / 3, 1e-12);
+  EXPECT_NEAR(rec.derived->bandwidth_roof_gbps, dram_roof_gbps(h100_like(), 1.0 / 3), 1e-9);
+  EXPECT_NEAR(rec.derived->pct_of_bandwidth_ceiling,
+              100 * rec.derived->bandwidth_gbps / rec.derived->bandwidth_roof_gbps, 1e-9);
 }
 
 TEST(DeriveMetrics, ComputeBoundWhenTheComputeRoofIsLower) {

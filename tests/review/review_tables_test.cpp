@@ -26,7 +26,7 @@ TEST(ReviewTables, OpTableShowsDashesForAnUntimedCaseAndEveryHeaderTheReviewNeed
   const auto m = review::build_review_model(test::sample_run(), {make_case({.median_us = 12.5}), skipped});
   const review::Table t = review::op_table(m.groups.at(0));
   for (const char* h : {"variant", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline",
-                        "% of copy", "speedup", "disposition", "verification"})
+                        "% of DRAM roof", "speedup", "disposition", "verification"})
     EXPECT_NE(std::find(t.headers.begin(), t.headers.end(), h), t.headers.end()) << h;
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[0][3], "12.50");
