@@ -42,6 +42,28 @@ inline constexpr int kMaxItemsPerBlock = 8192;  // the largest `items` tunable
 // with 2 items (4 x 16 bytes) in flight, about 64 KB of loads in flight per SM.
 inline constexpr int kMinBlocksPerSm = 4;
 
+// n / d for 0 <= n < 2^31 and a divisor 1 <= d < 2^31 fixed per launch, by one multiply-high,
+// an add and a shift (Granlund-Montgomery, as PyTorch's IntDivider): the item -> (token, row,
+// chunk) split costs a few instructions instead of two software divisions (~20 each) on the
+// path from one item's stores to the next item's loads.
+struct FastDiv {
+  unsigned d = 1, m = 1, s = 0;
+  FastDiv() = default;
+  explicit FastDiv(unsigned divisor) : d(divisor > 0 ? divisor : 1) {
+    divisor = d;
+    while ((std::uint64_t{1} << s) < divisor) ++s;
+    m = static_cast<unsigned>(((std::uint64_t{1} << 32) * ((std::uint64_t{1} << s) - divisor)) / divisor + 1);
+  }
+  __host__ __device__ __forceinline__ int div(int n) const {
+#ifdef __CUDA_ARCH__
+    const unsigned hi = __umulhi(static_cast<unsigned>(n), m);
+#else
+    const auto hi = static_cast<unsigned>((std::uint64_t{static_cast<unsigned>(n)} * m) >> 32);
+#endif
+    return static_cast<int>((hi + static_cast<unsigned>(n)) >> s);
+  }
+};
+
 struct RotateParams {
   const void* q;
   const void* k;
@@ -56,6 +78,8 @@ struct RotateParams {
   int heads, kv_heads, half;
   int tokens_per_block;
   float sin_sign;
+  FastDiv by_per_token;  // (heads + kv_heads) * chunks: items per token
+  FastDiv by_chunks;     // half / E: items per row
 };
 
 // The cos and sin lanes of one item from shared memory: float4 reads when E allows.
@@ -139,8 +163,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(
       dst[u] = nullptr;
       lanes[u] = 0;
       if (item < items) {
-        const int tl = item / per_token, rem = item - tl * per_token;
-        const int row = rem / chunks, chunk = rem - row * chunks;
+        const int tl = p.by_per_token.div(item), rem = item - tl * per_token;
+        const int row = p.by_chunks.div(rem), chunk = rem - row * chunks;
         const std::int64_t t = t0 + tl;
         const std::int64_t offset = static_cast<std::int64_t>(chunk) * E;
         if (row < p.heads) {
@@ -257,6 +281,8 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
     using T = decltype(tag);
     const int lanes = lanes_for(p.half, sizeof(T));
     p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes, items_per_block);
+    p.by_chunks = FastDiv(static_cast<unsigned>(p.half / lanes));
+    p.by_per_token = FastDiv(static_cast<unsigned>((p.heads + p.kv_heads) * (p.half / lanes)));
     const auto blocks = static_cast<unsigned>((p.tokens + p.tokens_per_block - 1) / p.tokens_per_block);
     const auto shared = static_cast<std::size_t>(p.tokens_per_block) * 2 * p.half * sizeof(float);
     auto go = [&](auto lanes_tag) {
