@@ -1,9 +1,9 @@
-# Sweep of the norm-backward ring (layernorm_bwd fused_v4, rmsnorm_bwd fused_v2), RoPE cache
-# hints and the softmax fused_v5 slice rule. bf16, cold L2, --preset quick, explicit shapes.
+# Sweep of the norm-backward ring (layernorm_bwd fused_v4, rmsnorm_bwd fused_v2) and its L2
+# policy, RoPE cache hints and the softmax fused_v5 slice rule. bf16, cold L2, --preset quick, explicit shapes.
 # Run from the repository root after the build:  OUT=/some/dir bash perf6-extra.sh
 # (scripts/device.sh runs it when copied to extra.sh: `cp perf6-extra.sh extra.sh`, section extra).
 # Prints one line per case: op shape variant tunables median_us %copy [kernels: main + partials].
-# Expected under 4 minutes on an H100 (about 75 cases; the layernorm oracle runs once per shape).
+# Expected under 4 minutes on an H100 (about 66 cases; the layernorm oracle runs once per shape).
 set -u
 OUT=${OUT:-results-perf6}
 mkdir -p "$OUT"
@@ -56,6 +56,13 @@ run ln4-sweep-16384 --op layernorm_bwd --variant fused_v4_cp_async_row_groups --
   --axis vectors_per_thread=2,4 --axis stages=2,3
 run ln4-sweep-4096 --op layernorm_bwd --variant fused_v4_cp_async_row_groups --axis rows=16384 --axis cols=4096 \
   --axis vectors_per_thread=1,2 --axis cta_threads=512,1024 --axis stages=3,4
+
+echo "== norm backward L2 policy of x, dy, dx (cache 1 evict_normal = default, 2 evict_first)"
+run ln4-cache --op layernorm_bwd --variant fused_v4_cp_async_row_groups --axis rows=16384 --axis cols=4096,8192 \
+  --axis cache=1,2
+run ln4-cache-16384 --op layernorm_bwd --variant fused_v4_cp_async_row_groups --axis rows=4096 --axis cols=16384 \
+  --axis cache=1,2
+run rms2-cache --op rmsnorm_bwd --variant fused_v2_cp_async_row_groups --axis rows=16384 --axis cols=8192 --axis cache=1,2
 
 echo "== rope cache hints (1 default, 2 streaming), dirty flush twice, then clean flush"
 for rep in 1 2; do

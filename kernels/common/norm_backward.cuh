@@ -40,6 +40,10 @@
 // one reduction per row: 2 CTAs of 512 per SM at 8192 columns (2 groups, 32 warps), one group of
 // 1024 threads at 16384. Bookkeeping is in 32 bits with running stage indices (no 64-bit
 // division per row).
+// Tunable `cache` = 2 gives x, dy and dx the L2 evict_first policy (createpolicy + cache_hint,
+// a run-time choice, no extra instantiations): each is touched once, so the L2 keeps older lines
+// (in a cold benchmark, the flush's dirty lines, whose write-back otherwise lands inside this
+// kernel, ~6 us) instead. The weight and the partials keep the default priority.
 // Napkin math (bf16 16384 x 4096): x, dy read + dx written = 403 MB, 133 us at 3031 GB/s; the
 // partials add 2 x parts x cols x 4 B (RMS 264 x 16 KB x 2 = 8.6 MB, LayerNorm twice that, mostly
 // L2 hits) and a ~3 us second launch (2.3 us measured at 16384 x 4096: not the limit): expected
@@ -63,6 +67,7 @@
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
+#include "kernels/common/async_copy.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/vector_pack.cuh"
@@ -93,27 +98,6 @@ __host__ __device__ constexpr int max_threads_for(int elems_per_thread) {
   return elems_per_thread > 16 ? 512 : 1024;
 }
 
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int Bytes>
-__device__ __forceinline__ void cp_async(void* smem_dst, const void* global_src) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(global_src), "n"(Bytes) : "memory");
-}
-
-// Waits until at most `pending` (0..kMaxStages-1) of this thread's newest copy groups are in flight.
-__device__ __forceinline__ void cp_async_wait(int pending) {
-  switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-  }
-}
-
 // Sums N floats over a row group of `tpr` threads; every thread of the group gets the totals.
 // scratch: (parity, warp of the CTA, value). A group of several warps: lane 0 of each warp writes
 // scratch[parity][warp], the group meets at its named barrier, and every thread adds the group's
@@ -140,30 +124,6 @@ __device__ __forceinline__ void group_sums(float (&v)[N], int tpr, int group, fl
   parity ^= 1;
 }
 
-// One vector of 16, 8 or 4 bytes as a single access (read-only cache when global): a Pack of
-// bf16 copied as a struct can go through local memory.
-template <class P, bool kGlobal>
-__device__ __forceinline__ P load_pack(const P* src) {
-  P out;
-  if constexpr (sizeof(P) == 16) {
-    *reinterpret_cast<uint4*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint4*>(src)) : *reinterpret_cast<const uint4*>(src);
-  } else if constexpr (sizeof(P) == 8) {
-    *reinterpret_cast<uint2*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint2*>(src)) : *reinterpret_cast<const uint2*>(src);
-  } else {
-    static_assert(sizeof(P) == 4);
-    *reinterpret_cast<unsigned*>(&out) =
-        kGlobal ? __ldg(reinterpret_cast<const unsigned*>(src)) : *reinterpret_cast<const unsigned*>(src);
-  }
-  return out;
-}
-
-template <class P>
-__device__ __forceinline__ void store_pack(P* dst, const P& v) {
-  if constexpr (sizeof(P) == 16) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&v);
-  else if constexpr (sizeof(P) == 8) *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&v);
-  else *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(&v);
-}
-
 struct Args {
   const void* x;
   const void* w;
@@ -175,6 +135,7 @@ struct Args {
   int tpr;     // threads per row group (a multiple of 32)
   int stages;  // row buffers per group, 1..kMaxStages
   float eps;
+  bool evict_first;  // x, dy and dx with the L2 evict_first policy (tunable cache = 2)
 };
 
 // V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
@@ -200,6 +161,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
   const int total_groups = static_cast<int>(gridDim.x) * groups;
   const int first_row = static_cast<int>(blockIdx.x) * groups + group;
   const float inv_cols = 1.0f / static_cast<float>(a.cols);
+  const std::uint64_t policy = l2_policy(a.evict_first);
 
   // Copies `row` (if it exists) into `stage`, as one commit group.
   auto issue = [&](int row, int stage) {
@@ -210,8 +172,8 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
       for (int i = 0; i < VPT; ++i) {
         const int idx = lane + i * tpr;
         if (idx < nvec) {
-          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx);
-          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
+          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx, policy);
+          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx, policy);
         }
       }
     }
@@ -312,7 +274,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
           acc[0][i][e] += d_y * xhat;
           if constexpr (kLayer) acc[A - 1][i][e] += d_y;
         }
-        store_pack(dxr + idx, out);
+        store_pack_hinted(dxr + idx, out, policy);
       }
     }
     stage = next(stage);
@@ -429,7 +391,8 @@ inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int acc
 inline std::vector<Tunable> tunables() {
   return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
           {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
-          {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"}};
+          {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"},
+          {"cache", {1, 2}, "L2 policy of x, dy (cp.async) and dx: 1 evict_normal (default priority), 2 evict_first"}};
 }
 
 inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int accumulators) {
@@ -477,7 +440,8 @@ void launch(const LaunchArgs& a, double eps) {
   const auto cols = static_cast<int>(a.shape.at("cols"));
   auto* partials = static_cast<float*>(a.workspace);
   const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
-                  st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+                  st.plan.tpr, st.plan.stages, static_cast<float>(eps),
+                  (a.tunables ? a.tunable("cache") : 1) == 2};
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     with_kernel<Norm, T>(st.plan, [&](auto kernel) {
