@@ -25,6 +25,7 @@
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
+#include "kernels/common/fast_div.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/rope.hpp"
 
@@ -42,28 +43,9 @@ inline constexpr int kMaxItemsPerBlock = 8192;  // the largest `items` tunable
 // with 2 items (4 x 16 bytes) in flight, about 64 KB of loads in flight per SM.
 inline constexpr int kMinBlocksPerSm = 4;
 
-// n / d for 0 <= n < 2^31 and a divisor 1 <= d < 2^31 fixed per launch, by one multiply-high,
-// an add and a shift (Granlund-Montgomery, as PyTorch's IntDivider): the item -> (token, row,
-// chunk) split costs a few instructions instead of two software divisions (~20 each) on the
+// The item -> (token, row, chunk) split divides by FastDiv (kernels/common/fast_div.hpp): a
+// multiply-high and a shift instead of two software divisions (~20 instructions each) on the
 // path from one item's stores to the next item's loads.
-struct FastDiv {
-  unsigned d = 1, m = 1, s = 0;
-  FastDiv() = default;
-  explicit FastDiv(unsigned divisor) : d(divisor > 0 ? divisor : 1) {
-    divisor = d;
-    while ((std::uint64_t{1} << s) < divisor) ++s;
-    m = static_cast<unsigned>(((std::uint64_t{1} << 32) * ((std::uint64_t{1} << s) - divisor)) / divisor + 1);
-  }
-  __host__ __device__ __forceinline__ int div(int n) const {
-#ifdef __CUDA_ARCH__
-    const unsigned hi = __umulhi(static_cast<unsigned>(n), m);
-#else
-    const auto hi = static_cast<unsigned>((std::uint64_t{static_cast<unsigned>(n)} * m) >> 32);
-#endif
-    return static_cast<int>((hi + static_cast<unsigned>(n)) >> s);
-  }
-};
-
 struct RotateParams {
   const void* q;
   const void* k;
