@@ -19,7 +19,8 @@
 //    before (x - mean)^2 and g (x - mean) (exact two-pass statistics), so it pipelines: the sum
 //    of x of row k + 1 travels in the same reduction as row k's three sums, one barrier per row
 //    as for RMSNorm (plus one for the first row's mean); rows k and k + 1 must both have landed,
-//    so LayerNorm keeps stages - 2 rows loading (at least 2 stages).
+//    so LayerNorm keeps stages - 2 rows loading (at least 2 stages). Tunable mean = 2 gives the
+//    mean a reduction of its own instead (two barriers per row, stages - 1 rows loading).
 // At the end the groups add their column sums into the CTA's row of fp32 partials in group
 // order (a __syncthreads between groups), and a second launch sums the partials per column in a
 // fixed order (column_partials.cuh): deterministic, no atomics.
@@ -136,6 +137,7 @@ struct Args {
   int stages;  // row buffers per group, 1..kMaxStages
   float eps;
   bool evict_first;  // x, dy and dx with the L2 evict_first policy (tunable cache = 2)
+  bool pipelined_mean;  // LayerNorm: row k + 1's mean in row k's reduction (tunable mean = 1)
 };
 
 // V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
@@ -205,12 +207,14 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
   // Rows first_row + k * total_groups, k = 0, 1, ...: row k sits in stage k % stages.
   for (int k = 0; k < stages - 1; ++k) issue(first_row + k * total_groups, k);
   const int ahead = (stages - 1) * total_groups;  // row k + stages - 1 is `ahead` past row k
-  // LayerNorm pipelines its two reductions: the mean of row k + 1 is summed with the three sums
-  // of row k, one group reduction (one named barrier) per row; rows k and k + 1 must both have
-  // landed, so LayerNorm keeps stages - 2 rows in flight (plan_for gives it at least 2 stages).
+  // LayerNorm pipelines its two reductions (mean = 1): the mean of row k + 1 is summed with the
+  // three sums of row k, one group reduction (one named barrier) per row; rows k and k + 1 must
+  // both have landed, so it keeps stages - 2 rows in flight (plan_for gives it at least 2
+  // stages). mean = 2: the mean of row k by a reduction of its own, stages - 1 rows in flight.
+  const bool pipelined = kLayer && a.pipelined_mean;
   float mean_next = 0.f;
   if constexpr (kLayer) {
-    if (first_row < rows) {  // row 0's mean alone (the same branch in every thread of the group)
+    if (pipelined && first_row < rows) {  // row 0's mean alone (the same branch in every thread of the group)
       cp_async_wait(stages - 2);
       float s[1] = {sum_x(0)};
       group_sums(s, tpr, group, scratch, parity);
@@ -222,9 +226,16 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
     // Row k + stages - 1 goes into the stage row k - 1 used (the one before `stage`), which this
     // thread has read back already.
     issue(row + ahead, stage == 0 ? stages - 1 : stage - 1);
-    cp_async_wait(kLayer ? stages - 2 : stages - 1);  // row k's (and LayerNorm's row k + 1) copies have landed
+    cp_async_wait(pipelined ? stages - 2 : stages - 1);  // row k's (and the pipelined row k + 1) copies have landed
 
-    const float mean = mean_next;
+    float mean = mean_next;
+    if constexpr (kLayer) {
+      if (!pipelined) {
+        float m[1] = {sum_x(stage)};
+        group_sums(m, tpr, group, scratch, parity);
+        mean = m[0] * inv_cols;
+      }
+    }
     // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean), and x of row k + 1.
     constexpr int N = kLayer ? 4 : 2;
     float s[N];
@@ -250,7 +261,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
       }
     }
     if constexpr (kLayer) {
-      if (row + total_groups < rows) s[3] = sum_x(next(stage));
+      if (pipelined && row + total_groups < rows) s[3] = sum_x(next(stage));
     }
     group_sums(s, tpr, group, scratch, parity);
     const float rstd = rsqrtf(s[0] * inv_cols + a.eps);
@@ -320,7 +331,7 @@ struct Plan {
 // (raised until a row fits a group), threads per CTA and stages (lowered until the ring fits).
 // None: odd rows of 16-bit elements, or rows over 4 vectors x 1024 threads (16384 bf16 columns).
 inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accumulators, int want_vpt,
-                                    int want_cta_threads, int want_stages) {
+                                    int want_cta_threads, int want_stages, bool pipelined_mean = true) {
   const std::int64_t row_bytes = cols * elem_bytes;
   Plan p;
   p.vector_bytes = row_bytes % 16 == 0 ? 16 : row_bytes % 8 == 0 ? 8 : row_bytes % 4 == 0 ? 4 : 0;
@@ -335,8 +346,8 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
   p.tpr = static_cast<int>((threads() + 31) / 32 * 32);
   p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
   if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
-  // LayerNorm reads rows k and k + 1 together (its pipelined mean): at least 2 stages.
-  const int min_stages = accumulators == 2 ? 2 : 1;
+  // LayerNorm's pipelined mean reads rows k and k + 1 together: at least 2 stages.
+  const int min_stages = accumulators == 2 && pipelined_mean ? 2 : 1;
   p.stages = std::clamp(want_stages, min_stages, kMaxStages);
   auto smem = [&] {
     return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
@@ -388,11 +399,21 @@ inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int acc
 
 // ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
 
-inline std::vector<Tunable> tunables() {
-  return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
-          {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
-          {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"},
-          {"cache", {1, 2}, "L2 policy of x, dy (cp.async) and dx: 1 evict_normal (default priority), 2 evict_first"}};
+inline std::vector<Tunable> tunables(int accumulators) {
+  std::vector<Tunable> t{
+      {"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
+      {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
+      {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"},
+      {"cache", {1, 2}, "L2 policy of x, dy (cp.async) and dx: 1 evict_normal (default priority), 2 evict_first"}};
+  if (accumulators == 2)
+    t.push_back({"mean", {1, 2},
+                 "1: row k + 1's mean rides in row k's reduction (one barrier per row, stages - 2 rows in flight); "
+                 "2: a reduction of its own (two barriers, stages - 1 rows in flight)"});
+  return t;
+}
+
+inline bool pipelined_mean(const LaunchArgs& a, int accumulators) {
+  return accumulators != 2 || !a.tunables || a.tunable("mean") == 1;
 }
 
 inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int accumulators) {
@@ -400,10 +421,11 @@ inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int acc
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
   return plan_for(a.shape.at("cols"), elem_bytes, accumulators, value("vectors_per_thread", 2), value("cta_threads", 512),
-                  value("stages", 3));
+                  value("stages", 3), pipelined_mean(a, accumulators));
 }
 
-// Independent of the tunables: plan_for only raises VPT and lowers groups and stages.
+// Independent of the tunables: plan_for only raises VPT and lowers groups and stages (mean = 2
+// only lowers LayerNorm's least stages).
 template <class Norm>
 std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
   if (s.at("rows") >= (std::int64_t{1} << 30)) return std::string("rows of 2^30 or more: the kernel counts rows in 32 bits");
@@ -441,7 +463,7 @@ void launch(const LaunchArgs& a, double eps) {
   auto* partials = static_cast<float*>(a.workspace);
   const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
                   st.plan.tpr, st.plan.stages, static_cast<float>(eps),
-                  (a.tunables ? a.tunable("cache") : 1) == 2};
+                  (a.tunables ? a.tunable("cache") : 1) == 2, pipelined_mean(a, Norm::kAccumulators)};
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     with_kernel<Norm, T>(st.plan, [&](auto kernel) {
