@@ -37,7 +37,7 @@
 // elements per thread was compiled for 512 threads (96 registers): one 512-thread CTA per SM,
 // 16 warps, and its time did not move with vectors, threads or stages (401.6 us, 66% of copy at
 // 16384 x 8192): the round trips, not the ring, set it. It is now compiled for 1024 threads (64
-// registers, ptxas -v: 64 bytes of spill stores, 44 of loads in the bf16 16-element kernel) with
+// registers, ptxas -v: 40 bytes of spill stores, 28 of loads in the bf16 16-element kernel) with
 // one reduction per row: 2 CTAs of 512 per SM at 8192 columns (2 groups, 32 warps), one group of
 // 1024 threads at 16384. Bookkeeping is in 32 bits with running stage indices (no 64-bit
 // division per row).
