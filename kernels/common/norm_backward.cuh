@@ -15,12 +15,7 @@
 //  - the row statistics are warp shuffles plus, for groups of several warps, one named barrier
 //    (bar.sync 1 + group, tpr) per reduction on a per-group scratch that is double buffered by
 //    parity (see group_sums): groups never wait for each other, there is no block-wide barrier
-//    per row, and short rows run a warp per row with no barrier at all. LayerNorm needs the mean
-//    before (x - mean)^2 and g (x - mean) (exact two-pass statistics), so it pipelines: the sum
-//    of x of row k + 1 travels in the same reduction as row k's three sums, one barrier per row
-//    as for RMSNorm (plus one for the first row's mean); rows k and k + 1 must both have landed,
-//    so LayerNorm keeps stages - 2 rows loading (at least 2 stages). Tunable mean = 2 gives the
-//    mean a reduction of its own instead (two barriers per row, stages - 1 rows loading).
+//    per row, and short rows run a warp per row with no barrier at all.
 // At the end the groups add their column sums into the CTA's row of fp32 partials in group
 // order (a __syncthreads between groups), and a second launch sums the partials per column in a
 // fixed order (column_partials.cuh): deterministic, no atomics.
@@ -32,30 +27,15 @@
 // CTA = 96 KB of ring, 2 CTAs per SM: 8 rows = 128 KB in flight per SM, ~5x the ~20 KB that
 // Little's law asks of an SM at 3 TB/s and ~1 us of latency. At 16384 columns one group of 1024
 // threads, 64 KB per row, 3 stages = 192 KB: 2 rows in flight per SM.
-// Registers decide the warps per SM, and the warps decide how much of one group's reduction
-// round trip (shuffles, barrier, scratch reads) another group's work covers. LayerNorm at 16
-// elements per thread was compiled for 512 threads (96 registers): one 512-thread CTA per SM,
-// 16 warps, and its time did not move with vectors, threads or stages (401.6 us, 66% of copy at
-// 16384 x 8192): the round trips, not the ring, set it. It is now compiled for 1024 threads (64
-// registers, ptxas -v: 40 bytes of spill stores, 28 of loads in the bf16 16-element kernel) with
-// one reduction per row: 2 CTAs of 512 per SM at 8192 columns (2 groups, 32 warps), one group of
-// 1024 threads at 16384. Bookkeeping is in 32 bits with running stage indices (no 64-bit
-// division per row).
-// Tunable `cache` = 2 gives x, dy and dx the L2 evict_first policy (createpolicy + cache_hint,
-// a run-time choice, no extra instantiations): each is touched once, so the L2 keeps older lines
-// (in a cold benchmark, the flush's dirty lines, whose write-back otherwise lands inside this
-// kernel, ~6 us) instead. The weight and the partials keep the default priority.
 // Napkin math (bf16 16384 x 4096): x, dy read + dx written = 403 MB, 133 us at 3031 GB/s; the
 // partials add 2 x parts x cols x 4 B (RMS 264 x 16 KB x 2 = 8.6 MB, LayerNorm twice that, mostly
-// L2 hits) and a ~3 us second launch (2.3 us measured at 16384 x 4096: not the limit): expected
-// ~85-90% of copy at 4096-16384 columns, ~75-80% at 768-2048 (each 1.5-3 KB row costs a
-// reduction round trip; more rows in flight hide it).
+// L2 hits) and a ~3 us second launch: expected ~85-90% of copy at 4096-16384 columns, ~75-80% at
+// 768-2048 (each 1.5-3 KB row costs a reduction round trip; more rows in flight hide it).
 //
 // Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
 // starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
 // refused (v1 kernels run them). Up to 4 vectors per thread and 1024 or 512 threads per group
-// (max_threads_for: registers): cols <= 16384 in 16-byte vectors (LayerNorm fp32: 8192, its two
-// stages of 64 KB rows fill the shared memory). Rows < 2^30 (32-bit row indices).
+// (max_threads_for: registers): cols <= 16384 in 16-byte vectors (LayerNorm fp32: 8192).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -68,7 +48,6 @@
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
-#include "kernels/common/async_copy.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/vector_pack.cuh"
@@ -88,15 +67,32 @@ inline constexpr int kMaxStages = 4;
 // The ring's share of the 227 KB a CTA may opt into on H100/H200 (1 KB left for the scratch).
 inline constexpr std::size_t kSmemLimit = 226 * 1024;
 
-// Threads per CTA the kernel is compiled for (its __launch_bounds__), hence its register cap:
-// up to 16 elements per thread 1024 threads (64 registers, so an SM holds 32 warps whatever the
-// CTA size), past that 512 (128 registers: LayerNorm at 32 elements uses ~127, no spills).
-// LayerNorm at 16 elements used to be compiled for 512 threads and took 96 registers: one 512-
-// thread CTA per SM, 16 warps, whose two row reductions nothing else overlapped (66% of copy at
-// 8192 columns for every tunable). ptxas -v, sm_90, bf16: RMS 16 elements 64 registers, no
-// spills; LayerNorm 16 elements 64 registers (see the variant header for spills).
-__host__ __device__ constexpr int max_threads_for(int elems_per_thread) {
-  return elems_per_thread > 16 ? 512 : 1024;
+// Threads per CTA the registers allow (ptxas -v, sm_90): at 1024 threads (64 registers) RMS
+// holds 16 elements per thread without spilling, LayerNorm (two column sums) fewer than 8; past
+// that 512 threads (128 registers: LayerNorm at 32 elements uses ~127, no spills).
+__host__ __device__ constexpr int max_threads_for(int elems_per_thread, int accumulators) {
+  return elems_per_thread * accumulators > 16 || (accumulators == 2 && elems_per_thread >= 8) ? 512 : 1024;
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem_dst, const void* global_src) {
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(global_src), "n"(Bytes) : "memory");
+}
+
+// Waits until at most `pending` (0..kMaxStages-1) of this thread's newest copy groups are in flight.
+__device__ __forceinline__ void cp_async_wait(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+  }
 }
 
 // Sums N floats over a row group of `tpr` threads; every thread of the group gets the totals.
@@ -125,6 +121,30 @@ __device__ __forceinline__ void group_sums(float (&v)[N], int tpr, int group, fl
   parity ^= 1;
 }
 
+// One vector of 16, 8 or 4 bytes as a single access (read-only cache when global): a Pack of
+// bf16 copied as a struct can go through local memory.
+template <class P, bool kGlobal>
+__device__ __forceinline__ P load_pack(const P* src) {
+  P out;
+  if constexpr (sizeof(P) == 16) {
+    *reinterpret_cast<uint4*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint4*>(src)) : *reinterpret_cast<const uint4*>(src);
+  } else if constexpr (sizeof(P) == 8) {
+    *reinterpret_cast<uint2*>(&out) = kGlobal ? __ldg(reinterpret_cast<const uint2*>(src)) : *reinterpret_cast<const uint2*>(src);
+  } else {
+    static_assert(sizeof(P) == 4);
+    *reinterpret_cast<unsigned*>(&out) =
+        kGlobal ? __ldg(reinterpret_cast<const unsigned*>(src)) : *reinterpret_cast<const unsigned*>(src);
+  }
+  return out;
+}
+
+template <class P>
+__device__ __forceinline__ void store_pack(P* dst, const P& v) {
+  if constexpr (sizeof(P) == 16) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&v);
+  else if constexpr (sizeof(P) == 8) *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(&v);
+  else *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(&v);
+}
+
 struct Args {
   const void* x;
   const void* w;
@@ -136,63 +156,45 @@ struct Args {
   int tpr;     // threads per row group (a multiple of 32)
   int stages;  // row buffers per group, 1..kMaxStages
   float eps;
-  bool evict_first;  // x, dy and dx with the L2 evict_first policy (tunable cache = 2)
-  bool pipelined_mean;  // LayerNorm: row k + 1's mean in row k's reduction (tunable mean = 1)
 };
 
 // V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
 template <class Norm, class T, int V, int VPT>
-__global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(Args a) {
+__global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) norm_backward_kernel(Args a) {
   using P = Pack<T, V>;
   constexpr int A = Norm::kAccumulators;
-  constexpr bool kLayer = A == 2;
   extern __shared__ __align__(16) unsigned char ring_bytes[];
   __shared__ float scratch[2][32][4];
   const int tpr = a.tpr, groups = blockDim.x / tpr, stages = a.stages;
   const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   const int nvec = a.cols / V;
   // Ring of this group: (stage, tensor x/dy, i, lane) vectors; lane fastest (conflict-free).
-  P* const ring = reinterpret_cast<P*>(ring_bytes) + (group * stages * 2 * VPT) * tpr + lane;
-  auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr; };
+  P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * 2 * VPT * tpr;
+  auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr + lane; };
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
   const P* wv = static_cast<const P*>(a.w);
-  // Row bookkeeping in 32 bits (plan_for refuses 2^30 rows or more) with the stage as a running
-  // index: no 64-bit division or modulo per row, few registers held across the row loop.
-  const int rows = static_cast<int>(a.rows);
-  const int total_groups = static_cast<int>(gridDim.x) * groups;
-  const int first_row = static_cast<int>(blockIdx.x) * groups + group;
+  const std::int64_t total_groups = std::int64_t{gridDim.x} * groups;
+  const std::int64_t first_row = std::int64_t{blockIdx.x} * groups + group;
   const float inv_cols = 1.0f / static_cast<float>(a.cols);
-  const std::uint64_t policy = l2_policy(a.evict_first);
 
-  // Copies `row` (if it exists) into `stage`, as one commit group.
-  auto issue = [&](int row, int stage) {
-    if (row < rows) {
-      const P* xr = reinterpret_cast<const P*>(x + std::int64_t{row} * a.cols);
-      const P* dyr = reinterpret_cast<const P*>(dy + std::int64_t{row} * a.cols);
+  // Copies row k of this group (if it exists) into stage k % stages, as one commit group.
+  auto issue = [&](std::int64_t k) {
+    const std::int64_t row = first_row + k * total_groups;
+    if (row < a.rows) {
+      const int stage = static_cast<int>(k % stages);
+      const P* xr = reinterpret_cast<const P*>(x + row * a.cols);
+      const P* dyr = reinterpret_cast<const P*>(dy + row * a.cols);
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
         const int idx = lane + i * tpr;
         if (idx < nvec) {
-          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx, policy);
-          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx, policy);
+          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx);
+          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
         }
       }
     }
     cp_async_commit();  // an empty group past the last row keeps the wait count uniform
-  };
-  auto next = [&](int stage) { return stage + 1 == stages ? 0 : stage + 1; };
-  // This thread's share of sum(x) over the row in `stage` (LayerNorm's mean).
-  auto sum_x = [&](int stage) {
-    float s = 0.f;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i)
-      if (lane + i * tpr < nvec) {
-        const P xp = load_pack<P, false>(slot(stage, 0, i));
-#pragma unroll
-        for (int e = 0; e < V; ++e) s += to_float(xp.v[e]);
-      }
-    return s;
   };
 
   float acc[A][VPT][V];  // this thread's dweight (and dbias) columns over the group's rows
@@ -204,43 +206,31 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
       for (int e = 0; e < V; ++e) acc[n][i][e] = 0.f;
 
   int parity = 0;
-  // Rows first_row + k * total_groups, k = 0, 1, ...: row k sits in stage k % stages.
-  for (int k = 0; k < stages - 1; ++k) issue(first_row + k * total_groups, k);
-  const int ahead = (stages - 1) * total_groups;  // row k + stages - 1 is `ahead` past row k
-  // LayerNorm pipelines its two reductions (mean = 1): the mean of row k + 1 is summed with the
-  // three sums of row k, one group reduction (one named barrier) per row; rows k and k + 1 must
-  // both have landed, so it keeps stages - 2 rows in flight (plan_for gives it at least 2
-  // stages). mean = 2: the mean of row k by a reduction of its own, stages - 1 rows in flight.
-  const bool pipelined = kLayer && a.pipelined_mean;
-  float mean_next = 0.f;
-  if constexpr (kLayer) {
-    if (pipelined && first_row < rows) {  // row 0's mean alone (the same branch in every thread of the group)
-      cp_async_wait(stages - 2);
-      float s[1] = {sum_x(0)};
-      group_sums(s, tpr, group, scratch, parity);
-      mean_next = s[0] * inv_cols;
-    }
-  }
-  int stage = 0;
-  for (int row = first_row; row < rows; row += total_groups) {  // the same count for every thread of the group
-    // Row k + stages - 1 goes into the stage row k - 1 used (the one before `stage`), which this
-    // thread has read back already.
-    issue(row + ahead, stage == 0 ? stages - 1 : stage - 1);
-    cp_async_wait(pipelined ? stages - 2 : stages - 1);  // row k's (and the pipelined row k + 1) copies have landed
+  const std::int64_t my_rows = first_row < a.rows ? (a.rows - first_row + total_groups - 1) / total_groups : 0;
+  for (int k = 0; k < stages - 1; ++k) issue(k);
+  for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
+    issue(k + stages - 1);  // into the stage row k - 1 used: read back by this thread already
+    cp_async_wait(stages - 1);  // row k's copies (this thread's) have landed
+    const int stage = static_cast<int>(k % stages);
+    const std::int64_t row = first_row + k * total_groups;
 
-    float mean = mean_next;
-    if constexpr (kLayer) {
-      if (!pipelined) {
-        float m[1] = {sum_x(stage)};
-        group_sums(m, tpr, group, scratch, parity);
-        mean = m[0] * inv_cols;
-      }
-    }
-    // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean), and x of row k + 1.
-    constexpr int N = kLayer ? 4 : 2;
-    float s[N];
+    float mean = 0.f;
+    if constexpr (A == 2) {  // LayerNorm: the mean first (exact two-pass statistics)
+      float s[1] = {0.f};
 #pragma unroll
-    for (int n = 0; n < N; ++n) s[n] = 0.f;
+      for (int i = 0; i < VPT; ++i)
+        if (lane + i * tpr < nvec) {
+          const P xp = load_pack<P, false>(slot(stage, 0, i));
+#pragma unroll
+          for (int e = 0; e < V; ++e) s[0] += to_float(xp.v[e]);
+        }
+      group_sums(s, tpr, group, scratch, parity);
+      mean = s[0] * inv_cols;
+    }
+    // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean).
+    float s[A + 1];
+#pragma unroll
+    for (int n = 0; n <= A; ++n) s[n] = 0.f;
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       const int idx = lane + i * tpr;
@@ -251,7 +241,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
         for (int e = 0; e < V; ++e) {
           const float d = to_float(xp.v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyp.v[e]);
           s[0] += d * d;
-          if constexpr (kLayer) {
+          if constexpr (A == 2) {
             s[1] += g;
             s[2] += g * d;
           } else {
@@ -260,16 +250,12 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
         }
       }
     }
-    if constexpr (kLayer) {
-      if (pipelined && row + total_groups < rows) s[3] = sum_x(next(stage));
-    }
     group_sums(s, tpr, group, scratch, parity);
     const float rstd = rsqrtf(s[0] * inv_cols + a.eps);
-    const float mean_g = kLayer ? s[1] * inv_cols : 0.f;
+    const float mean_g = A == 2 ? s[1] * inv_cols : 0.f;
     const float mean_g_xhat = s[A] * inv_cols * rstd;
-    if constexpr (kLayer) mean_next = s[3] * inv_cols;
 
-    P* dxr = reinterpret_cast<P*>(static_cast<T*>(a.dx) + std::int64_t{row} * a.cols);
+    P* dxr = reinterpret_cast<P*>(static_cast<T*>(a.dx) + row * a.cols);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       const int idx = lane + i * tpr;
@@ -283,12 +269,11 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT)) norm_backward_kernel(
           const float g = to_float(wp.v[e]) * d_y;
           out.v[e] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
           acc[0][i][e] += d_y * xhat;
-          if constexpr (kLayer) acc[A - 1][i][e] += d_y;
+          if constexpr (A == 2) acc[A - 1][i][e] += d_y;
         }
-        store_pack_hinted(dxr + idx, out, policy);
+        store_pack(dxr + idx, out);
       }
     }
-    stage = next(stage);
   }
   cp_async_wait(0);  // nothing of this thread's in flight at exit (the trailing groups are empty)
 
@@ -331,7 +316,7 @@ struct Plan {
 // (raised until a row fits a group), threads per CTA and stages (lowered until the ring fits).
 // None: odd rows of 16-bit elements, or rows over 4 vectors x 1024 threads (16384 bf16 columns).
 inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accumulators, int want_vpt,
-                                    int want_cta_threads, int want_stages, bool pipelined_mean = true) {
+                                    int want_cta_threads, int want_stages) {
   const std::int64_t row_bytes = cols * elem_bytes;
   Plan p;
   p.vector_bytes = row_bytes % 16 == 0 ? 16 : row_bytes % 8 == 0 ? 8 : row_bytes % 4 == 0 ? 4 : 0;
@@ -340,20 +325,18 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
   const std::int64_t nvec = cols / p.vector_elems;
   p.vectors_per_thread = std::clamp(want_vpt, 1, 4);
   auto threads = [&] { return (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread; };
-  auto max_threads = [&] { return max_threads_for(p.vector_elems * p.vectors_per_thread); };
+  auto max_threads = [&] { return max_threads_for(p.vector_elems * p.vectors_per_thread, accumulators); };
   while (threads() > max_threads() && p.vectors_per_thread < 4) p.vectors_per_thread *= 2;
   if (threads() > max_threads()) return std::nullopt;
   p.tpr = static_cast<int>((threads() + 31) / 32 * 32);
   p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
   if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
-  // LayerNorm's pipelined mean reads rows k and k + 1 together: at least 2 stages.
-  const int min_stages = accumulators == 2 && pipelined_mean ? 2 : 1;
-  p.stages = std::clamp(want_stages, min_stages, kMaxStages);
+  p.stages = std::clamp(want_stages, 1, kMaxStages);
   auto smem = [&] {
     return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
   };
   while (smem() > kSmemLimit && p.groups > 1) --p.groups;
-  while (smem() > kSmemLimit && p.stages > min_stages) --p.stages;
+  while (smem() > kSmemLimit && p.stages > 1) --p.stages;
   if (smem() > kSmemLimit) return std::nullopt;
   p.smem_bytes = smem();
   return p;
@@ -399,21 +382,10 @@ inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int acc
 
 // ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
 
-inline std::vector<Tunable> tunables(int accumulators) {
-  std::vector<Tunable> t{
-      {"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
-      {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
-      {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"},
-      {"cache", {1, 2}, "L2 policy of x, dy (cp.async) and dx: 1 evict_normal (default priority), 2 evict_first"}};
-  if (accumulators == 2)
-    t.push_back({"mean", {1, 2},
-                 "1: row k + 1's mean rides in row k's reduction (one barrier per row, stages - 2 rows in flight); "
-                 "2: a reduction of its own (two barriers, stages - 1 rows in flight)"});
-  return t;
-}
-
-inline bool pipelined_mean(const LaunchArgs& a, int accumulators) {
-  return accumulators != 2 || !a.tunables || a.tunable("mean") == 1;
+inline std::vector<Tunable> tunables() {
+  return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
+          {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
+          {"stages", {3, 2, 4}, "row buffers per group: rows in flight = stages - 1 while one is reduced"}};
 }
 
 inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int accumulators) {
@@ -421,14 +393,12 @@ inline std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes, int acc
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
   return plan_for(a.shape.at("cols"), elem_bytes, accumulators, value("vectors_per_thread", 2), value("cta_threads", 512),
-                  value("stages", 3), pipelined_mean(a, accumulators));
+                  value("stages", 3));
 }
 
-// Independent of the tunables: plan_for only raises VPT and lowers groups and stages (mean = 2
-// only lowers LayerNorm's least stages).
+// Independent of the tunables: plan_for only raises VPT and lowers groups and stages.
 template <class Norm>
 std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
-  if (s.at("rows") >= (std::int64_t{1} << 30)) return std::string("rows of 2^30 or more: the kernel counts rows in 32 bits");
   if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
     return std::nullopt;
   return std::string(reason);
@@ -462,8 +432,7 @@ void launch(const LaunchArgs& a, double eps) {
   const auto cols = static_cast<int>(a.shape.at("cols"));
   auto* partials = static_cast<float*>(a.workspace);
   const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
-                  st.plan.tpr, st.plan.stages, static_cast<float>(eps),
-                  (a.tunables ? a.tunable("cache") : 1) == 2, pipelined_mean(a, Norm::kAccumulators)};
+                  st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     with_kernel<Norm, T>(st.plan, [&](auto kernel) {

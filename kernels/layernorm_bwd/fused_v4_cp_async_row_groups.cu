@@ -1,23 +1,14 @@
 // layernorm_bwd fused_v4_cp_async_row_groups: row groups persistent over rows, each keeping
 // `stages - 1` rows of x and dy in flight (cp.async into a shared-memory ring) while it reduces
-// one (the mean, then (x - mean)^2, g and g (x - mean): exact two-pass statistics, pipelined so
-// that row k + 1's sum of x rides in row k's reduction: one group reduction per row); dweight and
-// dbias in registers per column, one fp32 partial pair per CTA, then a deterministic column sum:
-// 2 launches. The kernel, its synchronisation and the napkin math are
+// one (the mean, then (x - mean)^2, g and g (x - mean): two group reductions, exact two-pass
+// statistics); dweight and dbias in registers per column, one fp32 partial pair per CTA, then a
+// deterministic column sum: 2 launches. The kernel, its synchronisation and the napkin math are
 // in kernels/common/norm_backward.cuh (shared with rmsnorm_bwd fused_v2).
 // Why over v1-v3: their bytes in flight are bounded by registers (v2 refuses 8192+ columns for
 // that, v3 16384) and block-wide barriers stall every row of the block; here the ring holds the
 // loads, groups never wait for each other, and rows of 768-2048 columns run a warp or a few per
 // row. Expected (bf16, H100): ~85-90% of copy at 4096-16384 columns (v2 80.7% at 4096, v1 73.7%
 // at 8192, 58.8% at 4096 x 16384), ~75-80% at 768-2048 (v3 49-67%).
-// Measured before the register change (H100, bf16): 401.6 us = 66% at 16384 x 8192 for every
-// vectors/threads/stages setting, 62.6% at 4096 x 16384: 96-127 registers held an SM to 16 warps
-// in one or two groups, two barriers per row each. Now 64 registers (32 warps per SM) and one
-// barrier per row: expected ~80% at 8192 columns (rmsnorm_bwd fused_v2, the same ring at 32
-// warps and one reduction, reads 84.1% at 16384 x 8192). At 16384 columns an SM holds one group
-// (3 stages of 64 KB rows fill its shared memory) and the pipelined mean leaves one row loading
-// ahead: rmsnorm_bwd reads 71.7% there with two; tunable mean = 2 (a reduction of its own, two
-// rows ahead) is the alternative to measure.
 // Sizes: rows of a multiple of 4 bytes up to 16384 columns; odd bf16/fp16 rows (4099) and wider
 // rows are refused (fused_v1_vec16_partials runs them).
 #include "catalogue/registry.hpp"
@@ -41,7 +32,7 @@ KWB_REGISTER_VARIANT(Variant{
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384, fp32 8192; "
                      "use fused_v1_vec16_partials"); },
     .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 2); },
-    .tunables = nb::tunables(2),
+    .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::LayerNormGrad>,
 });
 

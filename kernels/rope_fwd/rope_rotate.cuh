@@ -79,45 +79,7 @@ __device__ __forceinline__ void load_lanes(const float* src, float (&out)[E]) {
   }
 }
 
-// Cache hints of the q/k loads and stores (tunable `cache`): 1 the default policy; 2 streaming,
-// ld.global.cs / st.global.cs (evict-first in L1 and L2: every element is read once and written
-// once, so nothing of q or k is worth keeping). Evict-first lines are the first replaced, so the
-// L2 keeps what other kernels left there (in a benchmark, the flush's dirty lines, whose write-
-// back otherwise lands inside this kernel: ~5.8 us of a 51 us case) instead of this kernel's
-// dead lines.
-inline constexpr int kCacheDefault = 1;
-inline constexpr int kCacheStreaming = 2;
-
-template <class P, bool kStream>
-__device__ __forceinline__ P load_item(const P* src) {
-  if constexpr (!kStream) {
-    return *src;
-  } else {
-    P out;
-    if constexpr (sizeof(P) == 16) *reinterpret_cast<uint4*>(&out) = __ldcs(reinterpret_cast<const uint4*>(src));
-    else if constexpr (sizeof(P) == 8) *reinterpret_cast<uint2*>(&out) = __ldcs(reinterpret_cast<const uint2*>(src));
-    else if constexpr (sizeof(P) == 4) *reinterpret_cast<unsigned*>(&out) = __ldcs(reinterpret_cast<const unsigned*>(src));
-    else *reinterpret_cast<unsigned short*>(&out) = __ldcs(reinterpret_cast<const unsigned short*>(src));
-    return out;
-  }
-}
-
-template <class P, bool kStream>
-__device__ __forceinline__ void store_item(P* dst, const P& v) {
-  if constexpr (!kStream) {
-    *dst = v;
-  } else if constexpr (sizeof(P) == 16) {
-    __stcs(reinterpret_cast<uint4*>(dst), *reinterpret_cast<const uint4*>(&v));
-  } else if constexpr (sizeof(P) == 8) {
-    __stcs(reinterpret_cast<uint2*>(dst), *reinterpret_cast<const uint2*>(&v));
-  } else if constexpr (sizeof(P) == 4) {
-    __stcs(reinterpret_cast<unsigned*>(dst), *reinterpret_cast<const unsigned*>(&v));
-  } else {
-    __stcs(reinterpret_cast<unsigned short*>(dst), *reinterpret_cast<const unsigned short*>(&v));
-  }
-}
-
-template <class T, int E, int kUnroll, bool kStream>
+template <class T, int E, int kUnroll>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(RotateParams p) {
   using P = Pack<T, E>;
   extern __shared__ float4 table_storage[];
@@ -159,8 +121,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(
           dst[u] = static_cast<T*>(p.k_out) + base;
         }
         lanes[u] = tl * 2 * half + chunk * E;
-        lo[u] = load_item<P, kStream>(reinterpret_cast<const P*>(src[u]));
-        hi[u] = load_item<P, kStream>(reinterpret_cast<const P*>(src[u] + half));
+        lo[u] = *reinterpret_cast<const P*>(src[u]);
+        hi[u] = *reinterpret_cast<const P*>(src[u] + half);
       }
     }
   };
@@ -197,8 +159,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(
         out_lo.v[e] = from_float<T>(fmaf(x1, c[e], -x2 * s[e]));
         out_hi.v[e] = from_float<T>(fmaf(x2, c[e], x1 * s[e]));
       }
-      store_item<P, kStream>(reinterpret_cast<P*>(dst[u]), out_lo);
-      store_item<P, kStream>(reinterpret_cast<P*>(dst[u] + half), out_hi);
+      *reinterpret_cast<P*>(dst[u]) = out_lo;
+      *reinterpret_cast<P*>(dst[u] + half) = out_hi;
     }
     fetch(first + kThreads * kUnroll);
   }
@@ -258,7 +220,6 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
   p.sin_sign = sin_sign;
   const std::int64_t items_per_block = a.tunables ? a.tunable("items") : kDefaultItemsPerBlock;
   const std::int64_t unroll = a.tunables ? a.tunable("unroll") : kDefaultUnroll;
-  const bool streaming = (a.tunables ? a.tunable("cache") : kCacheDefault) == kCacheStreaming;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const int lanes = lanes_for(p.half, sizeof(T));
@@ -270,17 +231,12 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
     auto go = [&](auto lanes_tag) {
       constexpr int E = decltype(lanes_tag)::value;
       if constexpr (E * sizeof(T) <= 16) {
-        auto by_hint = [&](auto stream_tag) {
-          constexpr bool S = decltype(stream_tag)::value;
-          if (unroll == 4)
-            rope_rotate_kernel<T, E, 4, S><<<blocks, kThreads, shared, a.stream>>>(p);
-          else if (unroll == 1)
-            rope_rotate_kernel<T, E, 1, S><<<blocks, kThreads, shared, a.stream>>>(p);
-          else
-            rope_rotate_kernel<T, E, kDefaultUnroll, S><<<blocks, kThreads, shared, a.stream>>>(p);
-        };
-        if (streaming) by_hint(std::true_type{});
-        else by_hint(std::false_type{});
+        if (unroll == 4)
+          rope_rotate_kernel<T, E, 4><<<blocks, kThreads, shared, a.stream>>>(p);
+        else if (unroll == 1)
+          rope_rotate_kernel<T, E, 1><<<blocks, kThreads, shared, a.stream>>>(p);
+        else
+          rope_rotate_kernel<T, E, kDefaultUnroll><<<blocks, kThreads, shared, a.stream>>>(p);
       }
     };
     switch (lanes) {
@@ -296,9 +252,7 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
 inline std::vector<Tunable> rotate_tunables() {
   return {{"items", {kDefaultItemsPerBlock, 2048, 4096, kMaxItemsPerBlock},
            "(token, head, lane-pack) items per block: tokens per block = items / items per token"},
-          {"unroll", {kDefaultUnroll, 1, 4}, "items per thread whose loads are issued together (1, 2 or 4)"},
-          {"cache", {kCacheDefault, kCacheStreaming},
-           "q/k cache hints: 1 default, 2 streaming (ld/st.global.cs, evict-first: read once, written once)"}};
+          {"unroll", {kDefaultUnroll, 1, 4}, "items per thread whose loads are issued together (1, 2 or 4)"}};
 }
 
 }  // namespace kwb::rope
