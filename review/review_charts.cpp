@@ -69,7 +69,8 @@ std::string roofline_svg(const ReviewModel& model) {
       const double ridge = bandwidth > 0 ? 1000 * c.value / bandwidth : x_lo;
       const double x0 = std::clamp(ridge, x_lo, x_hi);
       chart.polyline({{x0, c.value}, {x_hi, c.value}}, roof_colour(c), !c.measured, 2);
-      chart.label(x0, c.value, c.label, roof_colour(c), 4, -4);
+      // Ended at the plot's right edge (6 px a character), so that it never runs into the legend.
+      chart.label(x_hi, c.value, c.label, roof_colour(c), -(6.0 * static_cast<double>(c.label.size()) + 6), -4);
     }
   }
 

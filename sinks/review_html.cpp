@@ -27,8 +27,9 @@ h2 { font-size: 19px; margin: 28px 0 8px; border-bottom: 1px solid #ccc; padding
 h3 { font-size: 16px; margin: 18px 0 6px; }
 dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; margin: 0; }
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; font-family: monospace; word-break: break-all; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
+td.num { white-space: nowrap; }  /* a wide table wraps its names and shapes (at line-break hints), never a number */
 th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fafafa; }
 .summary { padding: 8px 12px; background: #f5f8fc; border-left: 4px solid #4e79a7; }
@@ -52,6 +53,17 @@ svg circle.pt { stroke: #fff; stroke-width: 0.6; fill-opacity: 0.9; }
 }
 )";
 
+// A text cell, escaped, with a line-break opportunity after each '_', ',' and '=' (variant names
+// and shapes are long single words), so that a wide table can fit the page.
+std::string breakable(const std::string& text) {
+  std::string out;
+  for (char c : xml_escape(text)) {
+    out += c;
+    if (c == '_' || c == ',' || c == '=') out += "<wbr/>";
+  }
+  return out;
+}
+
 std::string table_html(const Table& t) {
   std::string s = "<table>\n<thead><tr>";
   for (const auto& h : t.headers) s += "<th>" + xml_escape(h) + "</th>";
@@ -59,7 +71,8 @@ std::string table_html(const Table& t) {
   for (const auto& row : t.rows) {
     s += "<tr>";
     for (std::size_t i = 0; i < row.size(); ++i)
-      s += (i < t.numeric.size() && t.numeric[i] ? "<td class=\"num\">" : "<td>") + xml_escape(row[i]) + "</td>";
+      s += i < t.numeric.size() && t.numeric[i] ? "<td class=\"num\">" + xml_escape(row[i]) + "</td>"
+                                                 : "<td>" + breakable(row[i]) + "</td>";
     s += "</tr>\n";
   }
   return s + "</tbody>\n</table>\n";

@@ -1,4 +1,5 @@
-// The review HTML as a browser draws it: the committed H100 sample is rendered by the real `kwb
+// The review HTML as a browser draws it: the committed H100 roofline-review sample (the
+// `roofline-review` suite measured on a GPU) is rendered by the real `kwb
 // report`, screenshotted by headless Chromium, and the PNG decoded to check it is a real page:
 // the window's size, many colours, not one flat fill, the roofline's points on screen.
 //
@@ -93,7 +94,7 @@ TEST(ReviewScreenshot, SampleReportRendersInHeadlessChromium) {
   test::TempDir dir;
   const auto html = dir / "review.html", png = dir / "shot.png";
   auto r = test::run_command(shell_quote(KWB_CLI_PATH) + " report " +
-                             shell_quote(KWB_SOURCE_DIR "/samples/h100-smoke/report.json") + " --html " +
+                             shell_quote(KWB_SOURCE_DIR "/samples/h100-roofline-review/report.json") + " --html " +
                              shell_quote(html.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // 2. Run: --no-sandbox because CI runs as root; its own profile folder, so parallel tests and
