@@ -172,6 +172,10 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   // Ring of this group: (stage, tensor x/dy, i, lane) vectors; lane fastest (conflict-free).
   P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * 2 * VPT * tpr;
   auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr + lane; };
+  // LayerNorm: after every group's ring, (group, stage, lane) 4-byte copies of the row's start.
+  unsigned* shift_slots = reinterpret_cast<unsigned*>(reinterpret_cast<P*>(ring_bytes) +
+                                                      static_cast<std::int64_t>(blockDim.x / tpr) * stages * 2 * VPT * tpr) +
+                          group * stages * tpr + lane;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
   const P* wv = static_cast<const P*>(a.w);
@@ -194,6 +198,9 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
           cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
         }
       }
+      // Every thread copies the row's first 4 bytes into its own slot: only the thread that issued
+      // a copy reads it, as with the ring (a warp's 32 copies of one address are one transaction).
+      if constexpr (A == 2) cp_async<4>(shift_slots + stage * tpr, x + row * a.cols);
     }
     cp_async_commit();  // an empty group past the last row keeps the wait count uniform
   };
@@ -212,14 +219,13 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
     issue(k + stages - 1);  // into the stage row k - 1 used: read back by this thread already
     const std::int64_t row = first_row + k * total_groups;
-    // LayerNorm: the row's statistics are summed around its first element c (every thread of the
-    // group reads the same one, a broadcast from L2, issued before the wait so its latency hides
-    // behind it). Shifted sums keep the one-pass variance exact enough (its cancellation grows
+    // LayerNorm: the row's statistics are summed around its first element c (copied into this
+    // thread's slot with the row, stages - 1 rows ahead, so no load waits on it). Shifted sums keep the one-pass variance exact enough (its cancellation grows
     // with (mean - c)^2 / var, not with mean^2 / var), so one reduction per row does for the mean,
     // the variance and both sums of g, as RMSNorm's does: no second barrier round trip per row.
-    const float shift = A == 2 ? to_float(__ldg(x + row * a.cols)) : 0.f;
     cp_async_wait(stages - 1);  // row k's copies (this thread's) have landed
     const int stage = static_cast<int>(k % stages);
+    const float shift = A == 2 ? to_float(*reinterpret_cast<const T*>(shift_slots + stage * tpr)) : 0.f;
 
     // RMS: x^2, g x (g = w dy). LayerNorm, d = x - c: d^2, g, g d, d.
     constexpr int kSums = A == 2 ? 4 : 2;
@@ -331,8 +337,11 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
   p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
   if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
   p.stages = std::clamp(want_stages, 1, kMaxStages);
+  // The ring, and for LayerNorm (2 accumulators) one 4-byte slot per thread and stage that holds
+  // the start of the row (the shift of its statistics).
   auto smem = [&] {
-    return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
+    return static_cast<std::size_t>(p.groups) * p.stages * p.tpr *
+           (2 * p.vectors_per_thread * p.vector_bytes + (accumulators == 2 ? 4 : 0));
   };
   while (smem() > kSmemLimit && p.groups > 1) --p.groups;
   while (smem() > kSmemLimit && p.stages > 1) --p.stages;
