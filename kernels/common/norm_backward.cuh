@@ -13,10 +13,9 @@
 //    row was read back by the same thread (program order), so no write-after-read either;
 //  - its dweight (and dbias) columns are summed in registers over every row the group sees;
 //  - the row statistics are warp shuffles plus, for groups of several warps, one named barrier
-//    (bar.sync 1 + group, tpr) per row, on a per-group scratch that is double buffered by parity
-//    (see group_sums): groups never wait for each other, there is no block-wide barrier per row,
-//    and short rows run a warp per row with no barrier at all. LayerNorm's mean, variance and
-//    sums of g come from one reduction of four shifted sums (see the kernel), not two in turn.
+//    (bar.sync 1 + group, tpr) per reduction on a per-group scratch that is double buffered by
+//    parity (see group_sums): groups never wait for each other, there is no block-wide barrier
+//    per row, and short rows run a warp per row with no barrier at all.
 // At the end the groups add their column sums into the CTA's row of fp32 partials in group
 // order (a __syncthreads between groups), and a second launch sums the partials per column in a
 // fixed order (column_partials.cuh): deterministic, no atomics.
@@ -172,10 +171,6 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   // Ring of this group: (stage, tensor x/dy, i, lane) vectors; lane fastest (conflict-free).
   P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * 2 * VPT * tpr;
   auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr + lane; };
-  // LayerNorm: after every group's ring, (group, stage, lane) 4-byte copies of the row's start.
-  unsigned* shift_slots = reinterpret_cast<unsigned*>(reinterpret_cast<P*>(ring_bytes) +
-                                                      static_cast<std::int64_t>(blockDim.x / tpr) * stages * 2 * VPT * tpr) +
-                          group * stages * tpr + lane;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
   const P* wv = static_cast<const P*>(a.w);
@@ -198,9 +193,6 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
           cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
         }
       }
-      // Every thread copies the row's first 4 bytes into its own slot: only the thread that issued
-      // a copy reads it, as with the ring (a warp's 32 copies of one address are one transaction).
-      if constexpr (A == 2) cp_async<4>(shift_slots + stage * tpr, x + row * a.cols);
     }
     cp_async_commit();  // an empty group past the last row keeps the wait count uniform
   };
@@ -218,20 +210,27 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   for (int k = 0; k < stages - 1; ++k) issue(k);
   for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
     issue(k + stages - 1);  // into the stage row k - 1 used: read back by this thread already
-    const std::int64_t row = first_row + k * total_groups;
-    // LayerNorm: the row's statistics are summed around its first element c (copied into this
-    // thread's slot with the row, stages - 1 rows ahead, so no load waits on it). Shifted sums keep the one-pass variance exact enough (its cancellation grows
-    // with (mean - c)^2 / var, not with mean^2 / var), so one reduction per row does for the mean,
-    // the variance and both sums of g, as RMSNorm's does: no second barrier round trip per row.
     cp_async_wait(stages - 1);  // row k's copies (this thread's) have landed
     const int stage = static_cast<int>(k % stages);
-    const float shift = A == 2 ? to_float(*reinterpret_cast<const T*>(shift_slots + stage * tpr)) : 0.f;
+    const std::int64_t row = first_row + k * total_groups;
 
-    // RMS: x^2, g x (g = w dy). LayerNorm, d = x - c: d^2, g, g d, d.
-    constexpr int kSums = A == 2 ? 4 : 2;
-    float s[kSums];
+    float mean = 0.f;
+    if constexpr (A == 2) {  // LayerNorm: the mean first (exact two-pass statistics)
+      float s[1] = {0.f};
 #pragma unroll
-    for (int n = 0; n < kSums; ++n) s[n] = 0.f;
+      for (int i = 0; i < VPT; ++i)
+        if (lane + i * tpr < nvec) {
+          const P xp = load_pack<P, false>(slot(stage, 0, i));
+#pragma unroll
+          for (int e = 0; e < V; ++e) s[0] += to_float(xp.v[e]);
+        }
+      group_sums(s, tpr, group, scratch, parity);
+      mean = s[0] * inv_cols;
+    }
+    // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean).
+    float s[A + 1];
+#pragma unroll
+    for (int n = 0; n <= A; ++n) s[n] = 0.f;
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       const int idx = lane + i * tpr;
@@ -240,12 +239,11 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
         const P wp = load_pack<P, true>(wv + idx);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const float d = to_float(xp.v[e]) - shift, g = to_float(wp.v[e]) * to_float(dyp.v[e]);
+          const float d = to_float(xp.v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyp.v[e]);
           s[0] += d * d;
           if constexpr (A == 2) {
             s[1] += g;
             s[2] += g * d;
-            s[3] += d;
           } else {
             s[1] += g * d;
           }
@@ -253,12 +251,9 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
       }
     }
     group_sums(s, tpr, group, scratch, parity);
-    // LayerNorm: mean = c + m, var = E[d^2] - m^2 with m = E[d]; sum g (x - mean) = sum g d - m sum g.
-    const float m = A == 2 ? s[3] * inv_cols : 0.f;
-    const float mean = shift + m;
-    const float rstd = rsqrtf(fmaxf(s[0] * inv_cols - m * m, 0.f) + a.eps);
+    const float rstd = rsqrtf(s[0] * inv_cols + a.eps);
     const float mean_g = A == 2 ? s[1] * inv_cols : 0.f;
-    const float mean_g_xhat = (A == 2 ? s[2] - m * s[1] : s[1]) * inv_cols * rstd;
+    const float mean_g_xhat = s[A] * inv_cols * rstd;
 
     P* dxr = reinterpret_cast<P*>(static_cast<T*>(a.dx) + row * a.cols);
 #pragma unroll
@@ -337,11 +332,8 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
   p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
   if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
   p.stages = std::clamp(want_stages, 1, kMaxStages);
-  // The ring, and for LayerNorm (2 accumulators) one 4-byte slot per thread and stage that holds
-  // the start of the row (the shift of its statistics).
   auto smem = [&] {
-    return static_cast<std::size_t>(p.groups) * p.stages * p.tpr *
-           (2 * p.vectors_per_thread * p.vector_bytes + (accumulators == 2 ? 4 : 0));
+    return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
   };
   while (smem() > kSmemLimit && p.groups > 1) --p.groups;
   while (smem() > kSmemLimit && p.stages > 1) --p.stages;
