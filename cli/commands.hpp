@@ -32,6 +32,10 @@ void add_history_command(CLI::App& app, int& exit_code);
 // (cli/merge_command.cpp).
 void add_merge_command(CLI::App& app, int& exit_code);
 
+// `kwb tune`: a run over every combination of one variant's tunables, then tune.json
+// (cli/tune_command.cpp).
+void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe);
+
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/run_flags.hpp"
 #include "cli/run_output.hpp"
 #include "cli/run_suite.hpp"
 #include "derive/derive.hpp"
@@ -23,24 +24,6 @@
 namespace kwb::cli {
 namespace {
 
-// The flags as written. Numbers are kept as text and parsed by flag_values, so that a negative
-// or overflowing value gets a message instead of a wrap-around.
-struct RunFlags {
-  std::vector<std::string> ops, variants, dtypes, axes;
-  std::string mode = "cold", flush = "dirty", preset = "default", out = "results", timer = "auto";
-  std::string shapes = "default";
-  std::string device = "0", seed = "1", case_timeout_s = "120";
-  std::string devices;      // --devices all|0,1: one worker per GPU, one report
-  std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
-  bool include_test_variants = false;
-  bool datasheet_ceilings = false;
-  std::string suite;        // --suite FILE: the plan comes from a suite file
-  std::string shard;        // --shard I/N: only plan positions k with k mod N == I
-  bool list_cases = false;  // print the plan and exit, no GPU
-  GivenRunFlags given;      // which flags were written out (a suite's values yield to them)
-  std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
-  bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
-};
 
 // The flags that shape the plan and its settings, as recorded in the journal's header (only
 // those written out: defaults may change between versions, and a suite's values yield to them).
@@ -165,7 +148,9 @@ int write_journal_reports(const std::filesystem::path& out, const JournalHeader&
   return kExitOk;
 }
 
-int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
+}  // namespace
+
+int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
         const std::string& command_line) {
   // 0. Resuming: the plan flags are the journal's (those given now must agree with them).
   std::optional<JournalContents> journal;
@@ -275,7 +260,9 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
                             : options.resume ? cases.size() - options.resume->recorded.size()
                                              : cases.size();
   SessionCallbacks callbacks;
-  callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress&) { print_progress(std::cerr, rec, total); };
+  callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress& progress) {
+    print_progress(std::cerr, rec, total, progress.eta_s);
+  };
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
   Session session(std::move(cases), options, ExecutorFactory{}, callbacks);
   g_session = &session;
@@ -315,7 +302,6 @@ int run(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string
   return kExitOk;
 }
 
-}  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe) {
   auto* cmd = app.add_subcommand("run", "Verify and time cases; write report.json, report.csv and a journal");
@@ -382,7 +368,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                .mode = cmd->count("--mode") > 0, .flush = cmd->count("--flush") > 0,
                .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0,
                .datasheet_ceilings = f.datasheet_ceilings};
-    exit_code = run(f, given_plan_flags(*cmd, f), self_exe, invoked_command_line());
+    exit_code = run_from_flags(f, given_plan_flags(*cmd, f), self_exe, invoked_command_line());
   });
 }
 

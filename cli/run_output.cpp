@@ -46,7 +46,7 @@ void print_speedups(std::ostream& out, const Report& report) {
 
 }  // namespace
 
-void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total) {
+void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total, std::optional<double> eta_s) {
   std::string line = fmt::format("[{:>4}/{}] {:<58} {:<12}", r.index + 1, total, r.nvtx_range, status_cell(r));
   if (r.timing) {
     line += fmt::format(" {:>10} us", time_cell(r));
@@ -54,6 +54,9 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total) {
                                        r.derived->pct_of_bandwidth_ceiling);
   }
   if (r.device) line += fmt::format("  gpu{}", *r.device);
+  if (eta_s && *eta_s > 0)
+    line += *eta_s >= 60 ? fmt::format("  eta {}m{:02}s", static_cast<int>(*eta_s) / 60, static_cast<int>(*eta_s) % 60)
+                         : fmt::format("  eta {}s", static_cast<int>(*eta_s + 0.5));
   if (!r.reason.empty()) line += "  " + r.reason.substr(0, 160);
   out << line << "\n";
 }

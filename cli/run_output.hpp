@@ -2,13 +2,16 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 
 #include "sinks/json_report.hpp"
 
 namespace kwb::cli {
 
-void print_progress(std::ostream& out, const CaseRecord& record, std::size_t total);
+// One line per finished case; `eta_s` (the session's estimate for the rest) is appended when given.
+void print_progress(std::ostream& out, const CaseRecord& record, std::size_t total,
+                    std::optional<double> eta_s = std::nullopt);
 void print_summary(std::ostream& out, const Report& report);
 
 }  // namespace kwb::cli
