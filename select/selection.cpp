@@ -126,7 +126,7 @@ std::string_view to_string(NoiseRule rule) {
     case NoiseRule::single_candidate: return "single candidate";
     case NoiseRule::min_margin: return "under minimum margin";
     case NoiseRule::samples: return "samples";
-    case NoiseRule::p10_p90: return "p10-p90 overlap";
+    case NoiseRule::p10_p90: return "p10-p90 ranges";
   }
   return "?";
 }
