@@ -9,6 +9,7 @@
 // output that cannot be written.
 #include <algorithm>
 #include <iostream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ struct SelectFlags {
   std::string report;
   std::string out, markdown;
   std::string min_margin = "1%";
+  bool out_given = false, markdown_given = false;  // `--out ''` is a mistake, not "no file"
 };
 
 // The table with columns padded to their widest cell; numbers right-aligned.
@@ -84,8 +86,9 @@ int run_select(const SelectFlags& f) {
 
   // Probed only now: the probe creates the file, and a run with nothing to select leaves none.
   // Selecting is cheap, so nothing is lost by refusing a bad path after it.
-  for (const auto& [flag, path] : {std::pair{"--out", f.out}, std::pair{"--md", f.markdown}}) {
-    if (path.empty()) continue;
+  for (const auto& [flag, path, given] :
+       {std::tuple{"--out", f.out, f.out_given}, std::tuple{"--md", f.markdown, f.markdown_given}}) {
+    if (!given) continue;
     if (auto problem = check_output_file(path)) {
       std::cerr << fmt::format("kwb select: {}: {}; pass a file in a writable folder\n", flag, *problem);
       return kExitBadInput;
@@ -105,11 +108,11 @@ int run_select(const SelectFlags& f) {
 
   const SelectionSource source = selection_source(report.run, f.report, settings.min_margin);
   try {
-    if (!f.out.empty()) {
+    if (f.out_given) {
       write_selection_json(f.out, selection, source);
       std::cout << "wrote " << f.out << "\n";
     }
-    if (!f.markdown.empty()) {
+    if (f.markdown_given) {
       write_selection_markdown(f.markdown, selection, source);
       std::cout << "wrote " << f.markdown << "\n";
     }
@@ -129,14 +132,18 @@ void add_select_command(CLI::App& app, int& exit_code) {
       "that margin is above the noise; writes a selection table (JSON) a training stack can load");
   static SelectFlags f;
   cmd->add_option("REPORT", f.report, "A report.json written by `kwb run` or `kwb merge`")->required();
-  cmd->add_option("--out", f.out, "Write the selection as JSON (schema kwb.selection/1) here")->type_name("FILE");
-  cmd->add_option("--md", f.markdown, "Write the selection table as Markdown here")->type_name("FILE");
+  auto* out = cmd->add_option("--out", f.out, "Write the selection as JSON (schema kwb.selection/1) here")->type_name("FILE");
+  auto* md = cmd->add_option("--md", f.markdown, "Write the selection table as Markdown here")->type_name("FILE");
   cmd->add_option("--min-margin", f.min_margin,
                   "Smallest margin of the winner over the runner-up called clear, as 1% or 0.01 (default 1%; 0 "
                   "lets the noise alone decide)")
       ->type_name("PCT");
   cmd->footer("Exit codes: 0 a winner named, 1 no case passed verification and was timed, 2 bad input.");
-  cmd->callback([&exit_code] { exit_code = run_select(f); });
+  cmd->callback([&exit_code, out, md] {
+    f.out_given = out->count() > 0;
+    f.markdown_given = md->count() > 0;
+    exit_code = run_select(f);
+  });
 }
 
 }  // namespace kwb::cli

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -124,6 +125,31 @@ TEST(SelectCli, BadFlagsAreBadInput) {
   EXPECT_EQ(kwb_select(shell_quote(kSample) + " --out /proc/nope/selection.json").exit_code, 2);
   EXPECT_EQ(kwb_select("").exit_code, 2);
   EXPECT_EQ(kwb_select(shell_quote(kSample) + " --min-margin 0").exit_code, 0);
+}
+
+TEST(SelectCli, HostileValuesAreRefusedWithAMessageNeverACrash) {
+  test::TempDir dir;
+  // Refused as a report or as a margin; the unwritable ones also as an output file (the others
+  // are fine file names in the temporary working folder).
+  const std::vector<std::string> hostile = {" ", "-1", "nan", "inf", "1e999", "'", "", "/dev/null", "/proc/self",
+                                            "/proc/self/x", "..", std::string(3000, 'x')};
+  const std::size_t first_unwritable = 6;
+  for (std::size_t i = 0; i < hostile.size(); ++i) {
+    const std::string v = shell_quote(hostile[i]);
+    std::vector<std::string> calls = {v, shell_quote(kSample) + " --min-margin " + v};
+    if (i >= first_unwritable) {
+      calls.push_back(shell_quote(kSample) + " --out " + v);
+      calls.push_back(shell_quote(kSample) + " --md " + v);
+    }
+    for (const std::string& args : calls) {
+      // The table (stdout) is dropped; stderr, where refusals go, is kept.
+      const CommandResult r = test::run_command("cd " + shell_quote(dir.path().string()) + " && (" +
+                                                shell_quote(KWB_CLI_PATH) + " select " + args + " >/dev/null)");
+      EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+      EXPECT_NE(r.output.find("kwb"), std::string::npos) << args << ": a refusal says why";
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists("/dev/null") && !std::filesystem::is_regular_file("/dev/null"));
 }
 
 TEST(SelectCli, ReportWithNoVerifiedTimedCaseExitsOneAndSaysWhy) {
