@@ -85,6 +85,20 @@ TEST(SelectCli, CommittedSampleNamesTheFastestPassedVariantOfEveryGroup) {
   EXPECT_EQ(static_cast<std::size_t>(std::count(md.begin(), md.end(), '\n')) >= fastest.size(), true);
 }
 
+// The committed selection.json beside the sample is what this build writes (a change to the rule
+// or the schema must regenerate it: `kwb select samples/h100-roofline-review/report.json --out ...`).
+TEST(SelectCli, CommittedSampleSelectionIsCurrent) {
+  test::TempDir dir;
+  const auto fresh = dir / "selection.json";
+  ASSERT_EQ(kwb_select(shell_quote(kSample) + " --out " + shell_quote(fresh.string())).exit_code, 0);
+  const auto committed =
+      nlohmann::json::parse(read_text_file(KWB_SOURCE_DIR "/samples/h100-roofline-review/selection.json"));
+  const auto now = nlohmann::json::parse(read_text_file(fresh));
+  EXPECT_EQ(committed.at("schema"), now.at("schema"));
+  EXPECT_EQ(committed.at("entries"), now.at("entries"));
+  EXPECT_EQ(committed.at("unselected"), now.at("unselected"));
+}
+
 TEST(SelectCli, ReviewReportOfTheSampleHasTheSection) {
   test::TempDir dir;
   const auto html = dir / "review.html";
