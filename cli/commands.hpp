@@ -25,6 +25,9 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 // `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
+// `kwb select`: fastest verified variant per shape; exit 0 selected, 1 nothing to select from, 2 bad
+// input (cli/select_command.cpp).
+void add_select_command(CLI::App& app, int& exit_code);
 // `kwb history add|show`: the result history in SQLite (cli/history_command.cpp).
 void add_history_command(CLI::App& app, int& exit_code);
 

@@ -207,6 +207,8 @@ ReviewModel build_review_model(const RunInfo& run, const std::vector<CaseRecord>
     g.compute_bound = timed > 0 && 2 * compute > timed;
   }
   m.speedups = speedup_summary(cases);
+  // The same function as `kwb select` (default settings), so the page and the tool agree.
+  m.selection = select::select_fastest(run, cases);
   m.sweeps = sweep_charts(cases);
   return m;
 }

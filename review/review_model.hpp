@@ -11,6 +11,7 @@
 
 #include "derive/speedup_summary.hpp"
 #include "record/record.hpp"
+#include "select/selection.hpp"
 
 namespace kwb::review {
 
@@ -77,6 +78,7 @@ struct ReviewModel {
   std::vector<std::string> ops;           // in the order the records first name them
   std::vector<OpGroup> groups;            // one per op, same order
   std::vector<SpeedupRow> speedups;
+  select::Selection selection;            // fastest verified variant per (op, dtype, shape, mode)
   std::vector<SweepChart> sweeps;
   std::vector<Finding> findings;
   int cases_total = 0, cases_failed = 0, cases_skipped = 0;

@@ -7,6 +7,7 @@
 
 #include "review/review_charts.hpp"
 #include "review/review_tables.hpp"
+#include "review/selection_tables.hpp"
 #include "review/svg_chart.hpp"
 #include "sinks/atomic_file.hpp"
 
@@ -116,6 +117,23 @@ std::string review_html(const review::ReviewModel& m) {
   s += "<h2 id=\"speedups\">Speedups: unfused baseline against the best fused variant</h2>\n";
   s += m.speedups.empty() ? "<p class=\"note\">No shape has both a passed baseline and a passed fused variant.</p>\n"
                           : table_html(review::speedup_table(m));
+
+  // 4b. Fastest variant per shape (the same selection as `kwb select`).
+  s += "<h2 id=\"selection\">Fastest variant per shape</h2>\n";
+  if (m.selection.entries.empty()) {
+    s += "<p class=\"note\">No verified, timed case: nothing to select.</p>\n";
+  } else {
+    s += "<ul>\n";
+    for (const std::string& line : review::selection_summary_lines(m.selection)) s += "<li>" + xml_escape(line) + "</li>\n";
+    s += "</ul>\n" + table_html(review::selection_table(m.selection));
+    s += "<p class=\"note\">" + xml_escape(review::selection_note(m.selection)) + "</p>\n";
+    const auto unselected = review::unselected_lines(m.selection);
+    if (!unselected.empty()) {
+      s += "<p>Nothing to select at:</p>\n<ul>\n";
+      for (const std::string& line : unselected) s += "<li>" + xml_escape(line) + "</li>\n";
+      s += "</ul>\n";
+    }
+  }
 
   // 5. Per-op tables.
   s += "<h2 id=\"ops\">Results per op</h2>\n";

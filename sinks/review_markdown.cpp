@@ -5,6 +5,7 @@
 
 #include "review/review_tables.hpp"
 #include "sinks/atomic_file.hpp"
+#include "sinks/selection_markdown.hpp"
 
 namespace kwb {
 
@@ -21,7 +22,9 @@ std::string md_cell(const std::string& text) {
   return out;
 }
 
-std::string table_md(const review::Table& t) {
+}  // namespace
+
+std::string markdown_table(const review::Table& t) {
   std::string s = "|";
   // Appended piecewise: GCC 12 warns (-Wrestrict, a known false positive) on " " + x + " |".
   for (const auto& h : t.headers) s.append(" ").append(md_cell(h)).append(" |");
@@ -37,6 +40,8 @@ std::string table_md(const review::Table& t) {
   return s + "\n";
 }
 
+namespace {
+std::string table_md(const review::Table& t) { return markdown_table(t); }
 }  // namespace
 
 std::string review_markdown(const review::ReviewModel& m) {
@@ -58,6 +63,8 @@ std::string review_markdown(const review::ReviewModel& m) {
   s += "## Speedups: unfused baseline against the best fused variant\n\n";
   s += m.speedups.empty() ? "No shape has both a passed baseline and a passed fused variant.\n\n"
                           : table_md(review::speedup_table(m));
+
+  s += "## Fastest variant per shape\n\n" + selection_section_markdown(m.selection);
 
   s += "## Results per op\n\n";
   for (const review::OpGroup& g : m.groups)

@@ -7,8 +7,12 @@
 #include <string>
 
 #include "review/review_model.hpp"
+#include "review/review_tables.hpp"
 
 namespace kwb {
+
+// A pipe table (numeric columns right-aligned), cells escaped; ends with a blank line.
+std::string markdown_table(const review::Table& table);
 
 std::string review_markdown(const review::ReviewModel& model);
 
