@@ -17,8 +17,9 @@ std::string no_gpu_message(const std::string& verb, const std::string& reason) {
   return "kwb " + verb + ": no usable CUDA GPU on this machine (" + reason + ").\n"
          "Without a GPU you can still:\n"
          "  kwb list                          see every op, variant, axis and dtype\n"
-         "  samples/                          open the committed reports measured on an H100\n"
-         "                                    (h100-smoke/report.json, h100-faults/report.csv)\n"
+         "  samples/                          open the committed reports measured on an H100 and two H200s\n"
+         "                                    (h100-roofline-review/review.html, h100-smoke/report.json)\n"
+         "  kwb report / compare / select      render, compare or rank those reports\n"
          "  scripts/test.sh                   build and run the CPU tests (GPU tests report skipped)\n"
          "On a machine with a GPU, scripts/run.sh builds and runs the default sweep.";
 }
