@@ -125,16 +125,11 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     // an interrupted search.
     nlohmann::ordered_json given = {{"op", run.ops}, {"variant", run.variants}, {"axis", run.axes}};
     if (!run.dtypes.empty()) given["dtype"] = run.dtypes;
-    for (const char* name : {"shapes", "preset", "mode", "flush", "seed", "case-timeout"})
-      if (cmd->count(std::string("--") + name)) {
-        const std::string& value = std::string(name) == "shapes"   ? run.shapes
-                                   : std::string(name) == "preset" ? run.preset
-                                   : std::string(name) == "mode"   ? run.mode
-                                   : std::string(name) == "flush"  ? run.flush
-                                   : std::string(name) == "seed"   ? run.seed
-                                                                    : run.case_timeout_s;
-        given[name] = value;
-      }
+    const std::pair<const char*, const std::string*> written[] = {
+        {"shapes", &run.shapes}, {"preset", &run.preset}, {"mode", &run.mode},
+        {"flush", &run.flush},   {"seed", &run.seed},     {"case-timeout", &run.case_timeout_s}};
+    for (const auto& [name, value] : written)
+      if (cmd->count(std::string("--") + name)) given[name] = *value;
     const int rc = run_from_flags(run, given, self_exe, invoked_command_line());
     exit_code = rc;
     const std::filesystem::path report_path = std::filesystem::path(run.out) / "report.json";
