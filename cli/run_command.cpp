@@ -14,6 +14,7 @@
 #include "derive/derive.hpp"
 #include "plan/planner.hpp"
 #include "plan/shard.hpp"
+#include "tune/tuning_file.hpp"
 #include "worker/test_slowdown.hpp"
 #include "measure/stats.hpp"
 #include "session/resume_plan.hpp"
@@ -41,6 +42,7 @@ const std::vector<PlanFlag> kPlanFlags = {
     {"preset", &RunFlags::preset}, {"seed", &RunFlags::seed}, {"timer", &RunFlags::timer},
     {"case-timeout", &RunFlags::case_timeout_s}, {"max-cases", &RunFlags::max_cases},
     {"suite", &RunFlags::suite}, {"shard", &RunFlags::shard},  // a preempted shard resumes its own slice
+    {"tuning", nullptr, &RunFlags::tuning},
     {"include-test-variants", nullptr, nullptr, &RunFlags::include_test_variants},
     {"datasheet-ceilings", nullptr, nullptr, &RunFlags::datasheet_ceilings}};
 
@@ -190,6 +192,18 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
       cases = std::move(suite.cases);
       options.suite = std::move(suite.info);
       options.ceilings = suite.ceilings;
+    }
+    if (!f.tuning.empty()) {  // tuned configurations replace the declared defaults (tune/tuning_file.hpp)
+      std::vector<TuningTable> tables;
+      std::string files;
+      for (const auto& path : without_repeats(f.tuning)) {
+        tables.push_back(read_tuning_file(path));
+        options.required_devices.push_back({"--tuning " + path, tables.back().device});
+        files += (files.empty() ? "" : ", ") + path;
+      }
+      const std::size_t changed = apply_tuning(cases, tables, request.axes);
+      options.settings["tuning"] = fmt::format("{} ({} of {} cases take a tuned configuration)", files, changed,
+                                               cases.size());
     }
     if (!f.shard.empty()) {  // the whole plan is made on every host, then sliced the same way
       const ShardSpec spec = parse_shard("--shard", f.shard);
@@ -344,6 +358,11 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "Run only slice I of N of the plan (counted from 0: 0/4 .. 3/4): the cases at plan positions k "
                   "with k mod N == I. Every host plans alike; `kwb merge` joins the shard reports")
       ->type_name("I/N");
+  cmd->add_option("--tuning", f.tuning,
+                  "A tune.json from `kwb tune` (repeatable): its variant runs with the best configuration of the "
+                  "nearest tuned shape of the same dtype instead of its declared defaults (tunables named with "
+                  "--axis keep their values); the file's GPU must be this one")
+      ->type_name("FILE");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

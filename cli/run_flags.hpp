@@ -29,6 +29,7 @@ struct RunFlags {
   GivenRunFlags given;      // which flags were written out (a suite's values yield to them)
   std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
   bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
+  std::vector<std::string> tuning;  // --tuning FILE: tune.json files whose best configurations apply
 };
 
 // Plans, runs and reports as `kwb run` does (journal, report.json/csv, progress and summary on the

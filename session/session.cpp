@@ -240,6 +240,12 @@ SessionResult Session::run() {
   if (auto problem = check_cases_fit(cases_, Registry::instance(), double(hello.device.global_mem_bytes),
                                      hello.device.name))
     return refused(SessionOutcome::bad_input, *problem);
+  for (const auto& [who, name] : options_.required_devices)
+    if (name != hello.device.name)
+      return refused(SessionOutcome::bad_input,
+                     fmt::format("{}: tuned on {}, but this GPU is {}; tune on this GPU (`kwb tune`) or leave the "
+                                 "file out",
+                                 who, name, hello.device.name));
   if (options_.resume && options_.resume->header.run.device) {
     if (auto problem = resume_device_mismatch(*options_.resume->header.run.device, hello.device))
       return refused(SessionOutcome::bad_input, "--resume: " + *problem);

@@ -86,6 +86,9 @@ struct SessionOptions {
   };
   std::optional<Resume> resume;
   std::optional<ShardInfo> shard;               // the plan's slice these cases are (--shard)
+  // GPUs the plan was made for: (what asks, device name), e.g. a tuning file's; another GPU is
+  // refused once the worker names it (a configuration tuned on one GPU is no answer for another).
+  std::vector<std::pair<std::string, std::string>> required_devices;
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };

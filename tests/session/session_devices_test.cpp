@@ -226,6 +226,21 @@ TEST(SessionDevices, AMissingGpuOrAnotherKindIsRefusedBeforeAnyCase) {
   }
 }
 
+TEST(SessionDevices, APlanMadeForAnotherGpuIsRefusedBeforeAnyCase) {
+  Bench bench;
+  SessionOptions options = on_devices({0});
+  options.required_devices = {{"--tuning t.json", "Fake H200"}};
+  Session session(plan_of(3, 2), options, factory_of(bench));
+  const SessionResult result = session.run();
+  EXPECT_EQ(result.outcome, SessionOutcome::bad_input);
+  EXPECT_NE(result.message.find("--tuning t.json: tuned on Fake H200, but this GPU is Fake H100"), std::string::npos)
+      << result.message;
+  EXPECT_TRUE(bench.ran.empty());
+  options.required_devices = {{"--tuning t.json", "Fake H100"}};
+  Session same(plan_of(3, 2), options, factory_of(bench));
+  EXPECT_EQ(same.run().outcome, SessionOutcome::completed);
+}
+
 TEST(SessionDevices, AbandonStopsEveryGpuAndKeepsWhatFinished) {
   Bench bench;
   bench.delay[0] = 30ms;
