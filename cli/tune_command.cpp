@@ -70,6 +70,31 @@ void print_tuning(std::ostream& out, const TuneSummary& summary, std::size_t top
   }
 }
 
+// DIR/report.json -> the ranking on stdout and DIR/tune.json; the exit code given, or 1 when the
+// report cannot be summarised.
+int write_summary(const std::filesystem::path& out, std::size_t top_n, int exit_code) {
+  const std::filesystem::path report_path = out / "report.json";
+  try {
+    const Report report = read_report_json(report_path);
+    TunableValues defaults;  // the declared defaults of the report's variant
+    if (!report.cases.empty())
+      if (const Variant* v = Registry::instance().find_variant(report.cases.front().op, report.cases.front().variant))
+        for (const Tunable& t : v->tunables) defaults.push_back({t.name, t.values.front()});
+    const TuneSummary summary = summarize_tuning(report, defaults);
+    print_tuning(std::cout, summary, top_n);
+    const auto tune_path = out / "tune.json";
+    atomic_write_file(tune_path, tune_json(summary, report, top_n).dump(1) + "\n");
+    std::cerr << "kwb tune: wrote " << tune_path.string()
+              << (summary.complete ? "" : " (search interrupted: the configurations measured)") << "\n";
+    return exit_code;
+  } catch (const std::exception& e) {
+    std::cerr << "kwb tune: error: cannot summarise " << report_path.string() << ": " << e.what() << "\n";
+    return exit_code == kExitOk ? kExitCaseFailed : exit_code;
+  }
+}
+
+bool has_report(int rc) { return rc == kExitOk || rc == kExitCaseFailed || rc == kExitInterrupted; }
+
 }  // namespace
 
 void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe) {
@@ -78,8 +103,8 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
               "per shape; writes DIR/tune.json (every configuration, the best, the top N) beside the run's reports");
   static TuneFlags f;
   f.run.out = "tune";
-  cmd->add_option("--op", f.op, "The op")->required();
-  cmd->add_option("--variant", f.variant, "The variant whose tunables are searched")->required();
+  cmd->add_option("--op", f.op, "The op");
+  cmd->add_option("--variant", f.variant, "The variant whose tunables are searched");
   cmd->add_option("--dtype,-d", f.run.dtypes, "fp32, fp16, bf16 (default: all the op defines)")->delimiter(',');
   cmd->add_option("--axis,-a", f.run.axes,
                   "NAME=VALUES as for `kwb run`: shapes, and for a tunable the values to try (default: every value "
@@ -94,8 +119,38 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
   cmd->add_option("--seed", f.run.seed, "Seed of the input generator (default: 1)")->type_name("UINT");
   cmd->add_option("--case-timeout", f.run.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");
   cmd->add_flag("--list-cases", f.run.list_cases, "Print the configurations planned and exit; needs no GPU");
+  cmd->add_option("--resume", f.run.resume,
+                  "Continue the interrupted search whose --out folder is DIR (its journal gives op, variant, shapes "
+                  "and settings), then write its tune.json")
+      ->type_name("DIR");
   cmd->callback([cmd, &exit_code, self_exe] {
     std::string error;
+    if (!f.run.resume.empty()) {
+      for (const char* flag : {"--op", "--variant", "--dtype", "--axis", "--shapes", "--preset", "--mode", "--flush",
+                               "--seed", "--out", "--list-cases"})
+        if (cmd->count(flag)) {
+          std::cerr << "kwb tune: --resume: the search's plan and folder come from its journal; leave out " << flag
+                    << "\n";
+          exit_code = kExitBadInput;
+          return;
+        }
+      std::size_t top_n = 5;
+      try {
+        top_n = static_cast<std::size_t>(parse_positive_count("--top", f.top));
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "kwb tune: " << e.what() << "\n";
+        exit_code = kExitBadInput;
+        return;
+      }
+      const int rc = run_from_flags(f.run, nlohmann::ordered_json::object(), self_exe, invoked_command_line());
+      exit_code = has_report(rc) ? write_summary(f.run.resume, top_n, rc) : rc;
+      return;
+    }
+    if (f.op.empty() || f.variant.empty()) {
+      std::cerr << "kwb tune: --op and --variant name what to search (or --resume DIR continues a search)\n";
+      exit_code = kExitBadInput;
+      return;
+    }
     const Variant* variant = find_tunable_variant(f.op, f.variant, error);
     std::size_t top_n = 0;
     try {
@@ -111,9 +166,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     RunFlags run = f.run;
     run.ops = {f.op};
     run.variants = {f.variant};
-    TunableValues defaults;
     for (const Tunable& t : variant->tunables) {
-      defaults.push_back({t.name, t.values.front()});
       const bool given = std::any_of(run.axes.begin(), run.axes.end(),
                                      [&](const std::string& a) { return a.rfind(t.name + "=", 0) == 0; });
       if (!given) run.axes.push_back(t.name + "=" + joined(t.values));
@@ -131,20 +184,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     for (const auto& [name, value] : written)
       if (cmd->count(std::string("--") + name)) given[name] = *value;
     const int rc = run_from_flags(run, given, self_exe, invoked_command_line());
-    exit_code = rc;
-    const std::filesystem::path report_path = std::filesystem::path(run.out) / "report.json";
-    if (run.list_cases || (rc != kExitOk && rc != kExitCaseFailed && rc != kExitInterrupted)) return;
-    try {
-      const Report report = read_report_json(report_path);
-      const TuneSummary summary = summarize_tuning(report, defaults);
-      print_tuning(std::cout, summary, top_n);
-      const auto tune_path = std::filesystem::path(run.out) / "tune.json";
-      atomic_write_file(tune_path, tune_json(summary, report, top_n).dump(1) + "\n");
-      std::cerr << "kwb tune: wrote " << tune_path.string() << (summary.complete ? "" : " (search interrupted: the configurations measured)") << "\n";
-    } catch (const std::exception& e) {
-      std::cerr << "kwb tune: error: cannot summarise " << report_path.string() << ": " << e.what() << "\n";
-      if (exit_code == kExitOk) exit_code = kExitCaseFailed;
-    }
+    exit_code = run.list_cases || !has_report(rc) ? rc : write_summary(run.out, top_n, rc);
   });
 }
 

@@ -2,7 +2,13 @@
 // the values --axis gives), and the refusals: no tunables, unknown names, a bad --top.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "catalogue/case_identity.hpp"
 #include "catalogue/registry.hpp"
+#include "plan/planner.hpp"
+#include "sinks/journal.hpp"
+#include "tests/sinks/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -64,6 +70,53 @@ TEST(TuneCli, WithoutAGpuSaysSoAndWritesNoSummary) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("no usable CUDA GPU"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out / "tune.json"));
+}
+
+// A search's journal that holds every configuration (as an interrupted `kwb tune` leaves it once
+// resumed to the end): --resume needs no GPU then, and writes tune.json from it.
+TEST(TuneCli, ResumeOfACompleteJournalWritesTheSummaryWithoutAGpu) {
+  test::TempDir dir;
+  const auto out = dir / "search";
+  const std::vector<std::string> axes = {"rows=64", "cols=4096", "vectors_per_thread=1,2", "cta_threads=512",
+                                         "stages=2,3"};
+  PlanRequest req;
+  req.ops = {"rmsnorm_bwd"};
+  req.variants = {"fused_v2_cp_async_row_groups"};
+  req.dtypes = {DType::bf16};
+  for (const auto& a : axes) req.axes.push_back(parse_axis_for(a, Registry::instance()));
+  const auto cases = plan_cases(req, Registry::instance());
+  ASSERT_EQ(cases.size(), 4u);
+  JournalHeader header;
+  header.plan_flags = {{"op", {"rmsnorm_bwd"}}, {"variant", {"fused_v2_cp_async_row_groups"}}, {"axis", axes},
+                       {"dtype", {"bf16"}}};
+  header.run = test::rich_report().run;
+  for (const auto& c : cases) header.plan.push_back(case_identity(c));
+  {
+    Journal journal(out / "journal.jsonl");
+    journal.write_header(header);
+    double us = 40;
+    for (const auto& c : cases) {
+      CaseRecord rec = record_for(c);
+      rec.disposition = Disposition::passed;
+      rec.timing = TimingResult{};
+      rec.timing->span.median = us;
+      rec.timing->span.count = 20;
+      us -= 5;  // the last configuration planned is the fastest
+      journal.append(rec);
+    }
+  }
+  const auto r = tune("--resume " + shell_quote(out.string()) + " --top 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(out / "tune.json")) << r.output;
+  const auto j = nlohmann::json::parse(std::ifstream(out / "tune.json"));
+  EXPECT_EQ(j["variant"], "fused_v2_cp_async_row_groups");
+  ASSERT_EQ(j["shapes"].size(), 1u);
+  EXPECT_EQ(j["shapes"][0]["configurations"].size(), 4u);
+  EXPECT_EQ(j["shapes"][0]["top"].size(), 2u);
+  EXPECT_EQ(j["shapes"][0]["best"]["median_us"], 25.0);
+  EXPECT_EQ(j["shapes"][0]["best"]["case"], case_identity(cases.back()));
+  // Plan flags beside --resume are refused: the journal has them.
+  EXPECT_EQ(tune("--resume " + shell_quote(out.string()) + " --op rmsnorm_bwd").exit_code, 2);
 }
 
 }  // namespace
