@@ -23,12 +23,6 @@ struct TuneFlags {
   RunFlags run;
 };
 
-std::string joined(const std::vector<std::int64_t>& values) {
-  std::string s;
-  for (auto v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
-  return s;
-}
-
 // The variant, or a message naming what is wrong and what exists.
 const Variant* find_tunable_variant(const std::string& op_name, const std::string& variant_name, std::string& error) {
   const Registry& registry = Registry::instance();
@@ -169,7 +163,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     for (const Tunable& t : variant->tunables) {
       const bool given = std::any_of(run.axes.begin(), run.axes.end(),
                                      [&](const std::string& a) { return a.rfind(t.name + "=", 0) == 0; });
-      if (!given) run.axes.push_back(t.name + "=" + joined(t.values));
+      if (!given) run.axes.push_back(fmt::format("{}={}", t.name, fmt::join(t.values, ",")));
     }
     run.given = {.axis = !run.axes.empty(), .shapes = cmd->count("--shapes") > 0, .mode = cmd->count("--mode") > 0,
                  .flush = cmd->count("--flush") > 0, .preset = cmd->count("--preset") > 0,

@@ -51,23 +51,6 @@ Json stats_json(const SummaryStats& s) {
   return j;
 }
 
-Json shape_json(const Shape& shape) {
-  Json j = Json::object();  // ordered: keeps the op's axis order
-  for (const auto& [axis, value] : shape.axes) {
-    if (value.is_choice())
-      j[axis] = value.choice();  // a choice is a JSON string, an integer a number
-    else
-      j[axis] = value.integer();
-  }
-  return j;
-}
-
-Json tunables_json(const TunableValues& tunables) {
-  Json j = Json::object();  // ordered: keeps the variant's declaration order
-  for (const auto& [name, value] : tunables) j[name] = value;
-  return j;
-}
-
 Json verify_json(const VerifyResult& v) {
   Json j = Json::object();
   j["passed"] = v.passed;
@@ -466,6 +449,23 @@ RunInfo read_run(const Node& n) {
 
 // ---------------------------------------------------------------------------------------------
 // Public API
+
+Json shape_json(const Shape& shape) {
+  Json j = Json::object();  // ordered: keeps the op's axis order
+  for (const auto& [axis, value] : shape.axes) {
+    if (value.is_choice())
+      j[axis] = value.choice();  // a choice is a JSON string, an integer a number
+    else
+      j[axis] = value.integer();
+  }
+  return j;
+}
+
+Json tunables_json(const TunableValues& tunables) {
+  Json j = Json::object();  // ordered: keeps the variant's declaration order
+  for (const auto& [name, value] : tunables) j[name] = value;
+  return j;
+}
 
 Json to_json(const CaseRecord& c) {
   Json j = Json::object();

@@ -27,6 +27,11 @@ nlohmann::ordered_json to_json(const RunInfo& run);
 RunInfo run_info_from_json(const nlohmann::ordered_json& j);
 RunInfo run_info_from_json(const json_read::Node& n);
 
+// A shape as {axis: integer or choice name} and tunables as {name: value}, in their declared
+// order: the forms every JSON the tool writes uses for them.
+nlohmann::ordered_json shape_json(const Shape& shape);
+nlohmann::ordered_json tunables_json(const TunableValues& tunables);
+
 nlohmann::ordered_json to_json(const DeviceInfo& device);
 DeviceInfo device_info_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const Ceilings& ceilings);

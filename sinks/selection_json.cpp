@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "record/record_json.hpp"
 #include "sinks/atomic_file.hpp"
 
 namespace kwb {
@@ -11,19 +12,8 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json shape_json(const Shape& shape) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [axis, value] : shape.axes) {
-    if (value.is_choice()) j[axis] = value.choice();
-    else j[axis] = value.integer();
-  }
-  return j;
-}
-
 ordered_json candidate_json(const select::Candidate& c) {
-  ordered_json tunables = ordered_json::object();
-  for (const auto& [name, value] : c.tunables) tunables[name] = value;
-  return ordered_json{{"variant", c.variant}, {"tunables", tunables}, {"median_us", c.median_us},
+  return ordered_json{{"variant", c.variant}, {"tunables", tunables_json(c.tunables)}, {"median_us", c.median_us},
                       {"p10_us", c.p10_us},   {"p90_us", c.p90_us},   {"case", c.case_name}};
 }
 

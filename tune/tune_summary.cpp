@@ -6,27 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "record/record_json.hpp"
+
 namespace kwb {
 namespace {
-
-nlohmann::ordered_json tunables_json(const TunableValues& t) {
-  auto j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : t) j[name] = value;
-  return j;
-}
 
 nlohmann::ordered_json config_json(const TunedConfiguration& c) {
   return {{"tunables", tunables_json(c.tunables)}, {"median_us", c.median_us}, {"p10_us", c.p10_us},
           {"p90_us", c.p90_us}, {"noise", c.noise}, {"case", c.identity}};
-}
-
-nlohmann::ordered_json shape_json(const Shape& s) {
-  auto j = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : s.axes) {
-    if (value.is_choice()) j[name] = value.choice();
-    else j[name] = value.integer();
-  }
-  return j;
 }
 
 }  // namespace

@@ -103,11 +103,11 @@ std::size_t apply_tuning(std::vector<CaseRequest>& cases, const std::vector<Tuni
       if (c.op != t.op || c.variant != t.variant) continue;
       auto tuned = tuned_for(t, c.dtype, c.shape);
       if (!tuned) continue;
-      for (auto& [name, value] : *tuned)  // an --axis naming the tunable keeps its value
-        for (const auto& [have, given_value] : c.tunables)
-          if (have == name && std::any_of(given_axes.begin(), given_axes.end(),
-                                          [&](const AxisAssignment& a) { return a.name == name; }))
-            value = given_value;
+      // Both hold the variant's tunables in declaration order; an --axis naming one keeps its value.
+      for (std::size_t i = 0; i < tuned->size(); ++i)
+        if (std::any_of(given_axes.begin(), given_axes.end(),
+                        [&](const AxisAssignment& a) { return a.name == (*tuned)[i].first; }))
+          (*tuned)[i].second = c.tunables[i].second;
       if (*tuned != c.tunables) ++changed;
       c.tunables = std::move(*tuned);
     }
