@@ -34,6 +34,7 @@ std::string_view to_string(Distribution::Kind kind) {
     case Distribution::Kind::permutation: return "permutation";
     case Distribution::Kind::offsets: return "offsets";
     case Distribution::Kind::mask: return "mask";
+    case Distribution::Kind::doubly_stochastic: return "doubly_stochastic";
   }
   return "?";
 }

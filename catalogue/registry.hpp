@@ -48,7 +48,8 @@ struct Tunable {
 
 // How the generator fills one input tensor. Values are drawn on the device from a counter-based
 // hash of (seed, tensor, element), so any element can be regenerated and nothing is zero-filled;
-// a permutation and monotone offsets need the whole tensor at once and are drawn on the host
+// a permutation, monotone offsets and doubly stochastic blocks need more than one element at once
+// and are drawn on the host
 // (seeded the same way) and copied. Build them with the named constructors below.
 struct Distribution {
   enum class Kind {
@@ -59,6 +60,10 @@ struct Distribution {
     permutation,   // a random permutation of 0 .. count-1                       (integer types)
     offsets,       // count = B + 1 values 0 = o_0 < o_1 < ... < o_B = total      (integer types)
     mask,          // true (1) with probability a, else false (0)     (bool, integer, floating)
+    // Consecutive n x n blocks (n = period), each a random convex combination of the n!
+    // permutation matrices (Birkhoff: every doubly stochastic matrix is one): mixing matrices
+    // whose rows and columns each sum to 1, as a hyper-connection's residual map. (floating)
+    doubly_stochastic,
   } kind = Kind::normal;
   double a = 0, b = 1;
   double ignore_fraction = 0;       // integers only
@@ -79,6 +84,7 @@ struct Distribution {
   static Distribution permutation() { return {.kind = Kind::permutation}; }
   static Distribution offsets(std::int64_t total) { return {.kind = Kind::offsets, .total = total}; }
   static Distribution mask(double true_fraction) { return {.kind = Kind::mask, .a = true_fraction}; }
+  static Distribution doubly_stochastic(std::int64_t n) { return {.kind = Kind::doubly_stochastic, .period = n}; }
 };
 
 std::string_view to_string(Distribution::Kind kind);

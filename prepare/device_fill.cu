@@ -96,12 +96,11 @@ cudaError_t launch_fill(void* ptr, std::int64_t count, const Distribution& d, st
   return cudaGetLastError();
 }
 
-// Permutations and offsets: drawn on the host, narrowed to the element type, copied.
-cudaError_t copy_host_draws(void* ptr, const std::vector<std::int64_t>& values, ElemType type,
-                            cudaStream_t stream) {
-  std::vector<double> as_double(values.begin(), values.end());
+// Permutations, offsets and doubly stochastic blocks: drawn on the host, narrowed to the element
+// type, copied.
+cudaError_t copy_host_draws(void* ptr, const std::vector<double>& values, ElemType type, cudaStream_t stream) {
   std::vector<unsigned char> bytes(values.size() * elem_size(type));
-  encode_elements(as_double.data(), type, static_cast<std::int64_t>(values.size()), bytes.data());
+  encode_elements(values.data(), type, static_cast<std::int64_t>(values.size()), bytes.data());
   const cudaError_t status = cudaMemcpyAsync(ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream);
   if (status != cudaSuccess) return status;
   return cudaStreamSynchronize(stream);  // `bytes` must outlive the copy
@@ -114,10 +113,13 @@ cudaError_t fill_tensor(void* ptr, std::int64_t count, ElemType type, const Dist
   if (auto problem = distribution_problem(dist, type, count)) throw std::invalid_argument(*problem);
   if (count == 0) return cudaSuccess;
   const std::uint64_t key = draws::fill_key(seed, stream_id);
+  const auto as_doubles = [](const std::vector<std::int64_t>& v) { return std::vector<double>(v.begin(), v.end()); };
   if (dist.kind == Distribution::Kind::permutation)
-    return copy_host_draws(ptr, random_permutation(count, key), type, stream);
+    return copy_host_draws(ptr, as_doubles(random_permutation(count, key)), type, stream);
   if (dist.kind == Distribution::Kind::offsets)
-    return copy_host_draws(ptr, random_offsets(count, dist.total, key), type, stream);
+    return copy_host_draws(ptr, as_doubles(random_offsets(count, dist.total, key)), type, stream);
+  if (dist.kind == Distribution::Kind::doubly_stochastic)
+    return copy_host_draws(ptr, random_doubly_stochastic(count, dist.period, key), type, stream);
   cudaError_t status = cudaErrorInvalidValue;
   dispatch_elem(type, [&](auto tag) { status = launch_fill<decltype(tag)>(ptr, count, dist, key, stream); });
   return status;

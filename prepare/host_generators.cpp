@@ -2,6 +2,7 @@
 #include "prepare/host_generators.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
@@ -45,6 +46,29 @@ std::vector<std::int64_t> random_offsets(std::int64_t count, std::int64_t total,
   return out;
 }
 
+std::vector<double> random_doubly_stochastic(std::int64_t count, std::int64_t n, std::uint64_t key) {
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) perm[i] = i;
+  std::vector<std::vector<std::int64_t>> perms;  // all n! permutations, in lexicographic order
+  do perms.push_back(perm);
+  while (std::next_permutation(perm.begin(), perm.end()));
+  const std::int64_t block = n * n;
+  std::vector<double> out(static_cast<std::size_t>(count), 0.0);
+  std::vector<double> weight(perms.size());
+  for (std::int64_t b = 0; b * block < count; ++b) {
+    double total = 0;
+    for (std::size_t k = 0; k < perms.size(); ++k) {
+      const auto draw = static_cast<std::uint64_t>(b) * perms.size() + k;
+      weight[k] = -std::log1p(-draws::unit_double(draws::element_bits(key, draw)));  // Exp(1)
+      total += weight[k];
+    }
+    double* m = out.data() + b * block;
+    for (std::size_t k = 0; k < perms.size(); ++k)
+      for (std::int64_t row = 0; row < n; ++row) m[row * n + perms[k][row]] += weight[k] / total;
+  }
+  return out;
+}
+
 std::optional<std::string> distribution_problem(const Distribution& d, ElemType type,
                                                 std::int64_t count) {
   using K = Distribution::Kind;
@@ -85,6 +109,15 @@ std::optional<std::string> distribution_problem(const Distribution& d, ElemType 
       return max_value(d.total);
     case K::mask:
       if (d.a < 0 || d.a > 1) return fmt::format("mask true fraction must be in [0, 1], got {}", d.a);
+      return std::nullopt;
+    case K::doubly_stochastic:
+      if (!is_floating(type))
+        return fmt::format("doubly_stochastic needs a floating element type, not {}", elem);
+      if (d.period < 1 || d.period > 6)
+        return fmt::format("doubly_stochastic needs a block size n in [1, 6], got {}", d.period);
+      if (count % (d.period * d.period) != 0)
+        return fmt::format("doubly_stochastic: {} elements are not whole {}x{} blocks", count, d.period,
+                           d.period);
       return std::nullopt;
   }
   return "unknown distribution";

@@ -50,6 +50,9 @@ std::string distribution_text(const Distribution& d, const Shape& example) {
     case K::permutation: return "a random permutation";
     case K::offsets: return fmt::format("offsets 0 < ... < {}", symbolic_dim(d.total, example));
     case K::mask: return fmt::format("mask, true with probability {}", number(d.a));
+    case K::doubly_stochastic:
+      return fmt::format("{0}x{0} doubly stochastic blocks (random mixtures of the {0}! permutations)",
+                         d.period);
   }
   return "?";
 }

@@ -62,6 +62,32 @@ TEST(Permutation, IsAPermutationAndDependsOnTheSeed) {
   }
 }
 
+TEST(DoublyStochastic, RowsAndColumnsSumToOneAndBlocksDiffer) {
+  const std::int64_t n = 4, blocks = 300;
+  const auto m = random_doubly_stochastic(blocks * n * n, n, draws::fill_key(9, 3));
+  double max_entry = 0;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const double* block = m.data() + b * n * n;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double row = 0, col = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        ASSERT_GE(block[i * n + j], 0.0);
+        row += block[i * n + j];
+        col += block[j * n + i];
+        max_entry = std::max(max_entry, block[i * n + j]);
+      }
+      ASSERT_NEAR(row, 1.0, 1e-12) << "block " << b << " row " << i;
+      ASSERT_NEAR(col, 1.0, 1e-12) << "block " << b << " column " << i;
+    }
+    if (b > 0) EXPECT_NE(block[0], block[-n * n]) << "each block has its own mixture";
+  }
+  EXPECT_GT(max_entry, 0.3) << "mixtures are not all near the uniform matrix";
+  EXPECT_EQ(m, random_doubly_stochastic(blocks * n * n, n, draws::fill_key(9, 3)));
+  EXPECT_TRUE(distribution_problem(Distribution::doubly_stochastic(4), ElemType::int32, 16).has_value());
+  EXPECT_TRUE(distribution_problem(Distribution::doubly_stochastic(4), ElemType::fp32, 15).has_value());
+  EXPECT_FALSE(distribution_problem(Distribution::doubly_stochastic(4), ElemType::fp32, 32).has_value());
+}
+
 TEST(Labels, IgnoreFractionIsHonouredAndTheRestLieInRange) {
   const std::uint64_t key = draws::fill_key(11, 2);
   const std::int64_t n = 200000, vocab = 32000;

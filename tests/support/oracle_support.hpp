@@ -31,7 +31,7 @@ inline const Op& registered_op(const std::string& name) {
 
 // Host inputs for `specs`: floating tensors drawn from their own distribution (normal or
 // uniform, seeded), integer and bool tensors with the device's own draws (labels with their
-// ignore fraction, position ids, masks, permutations, offsets), so the oracle sees what a
+// ignore fraction, position ids, masks, permutations, offsets) and doubly stochastic blocks, so the oracle sees what a
 // case would give it.
 inline std::vector<HostTensor> host_inputs(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -47,6 +47,8 @@ inline std::vector<HostTensor> host_inputs(const std::vector<TensorSpec>& specs,
       const auto v = d.kind == K::permutation ? random_permutation(t.numel(), key)
                                               : random_offsets(t.numel(), d.total, key);
       for (std::size_t e = 0; e < v.size(); ++e) h.values[e] = static_cast<double>(v[e]);
+    } else if (d.kind == K::doubly_stochastic) {
+      h.values = random_doubly_stochastic(t.numel(), d.period, key);
     } else {
       std::normal_distribution<double> normal(d.a, d.b);
       std::uniform_real_distribution<double> uniform(d.a, d.b);

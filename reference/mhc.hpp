@@ -1,0 +1,86 @@
+// What the seven mHC-lite ops share: hyper-connections with n = 4 residual streams.
+//
+// A layer sees the residual state H [T, n, C] (T tokens, n streams of C channels) and its own
+// output F [T, C]. Per token, small fp32 coefficient tensors mix the streams:
+//   pre-map   X[t, c] = sum_i h_pre[t, i] * H[t, i, c]                      (the layer's input)
+//   post-res  Hout[t, i, c] = sum_j R[t, i, j] * H[t, j, c] + h_post[t, i] * F[t, c]
+// R[t] is doubly stochastic (a convex combination of the n! permutation matrices). The
+// coefficients come from a projection of the normalised state:
+//   r[t] = rsqrt(mean over n*C of H[t]^2 + eps),  Z[t] = (r[t] * H[t] flattened) @ W,
+//   W [n*C, P], P = 2n + n! = 32 (n pre, n post and n! permutation weights per token).
+//
+// Axes: tokens (T, up to 65536) and channels (C, 1024..4096). The activations H, F, X and their
+// gradients are in the case dtype (bf16 or fp32, fp32 accumulation); the coefficient tensors
+// (h_pre, h_post, R, r, Z and their gradients) are fp32.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalogue/registry.hpp"
+
+namespace kwb {
+
+inline constexpr std::int64_t kMhcStreams = 4;                       // n
+inline constexpr std::int64_t kMhcProjectWidth = 2 * 4 + 24;         // P = 2n + n!
+inline constexpr double kMhcRmsEps = 1e-6;
+
+inline Shape mhc_shape(std::int64_t tokens, std::int64_t channels) {
+  return Shape{{{"tokens", tokens}, {"channels", channels}}};
+}
+
+inline std::vector<AxisSpec> mhc_axes() {
+  return {{"tokens", 65536, {}, "tokens T (batch x sequence)"},
+          {"channels", 1024, {}, "channels C of each of the n = 4 residual streams"}};
+}
+
+// Realistic sizes: the 65536 x 1024 target shape, wider models, and a C that is not a multiple
+// of any vector width (1000) with a T that is not a multiple of a token tile (16383). The
+// largest case (32768 x 4096, fp32) holds 2 GiB per [T, n, C] tensor.
+inline std::vector<Shape> mhc_default_shapes() {
+  return {mhc_shape(4096, 1024), mhc_shape(16384, 2048), mhc_shape(65536, 1024),
+          mhc_shape(32768, 4096), mhc_shape(16383, 1000)};
+}
+
+// The odd sizes every kernel must handle, each verified in full and run under compute-sanitizer:
+// one token, a few, one past a tile of 4096; C = 1000 (not a multiple of 8), tiny C, wide C.
+inline std::vector<Shape> mhc_edge_shapes() {
+  return {mhc_shape(1, 1),     mhc_shape(1, 1000),    mhc_shape(3, 1000),  mhc_shape(3, 1024),
+          mhc_shape(7, 33),    mhc_shape(4097, 1000), mhc_shape(4097, 1024), mhc_shape(65, 4096)};
+}
+
+inline std::optional<std::string> mhc_invalid(const Shape& s) {
+  if (s.at("tokens") < 1 || s.at("channels") < 1) return "tokens and channels must be at least 1";
+  return std::nullopt;
+}
+
+// [T, n, C] in the case dtype, sampled by token.
+inline TensorSpec mhc_streams_tensor(std::string name, const Shape& s, Distribution init) {
+  return {.name = std::move(name), .dims = {s.at("tokens"), kMhcStreams, s.at("channels")}, .sample_dim = 0,
+          .init = init};
+}
+inline TensorSpec mhc_streams_output(std::string name, const Shape& s, std::optional<Tolerance> tol = {}) {
+  return {.name = std::move(name), .dims = {s.at("tokens"), kMhcStreams, s.at("channels")}, .is_output = true,
+          .sample_dim = 0, .tolerance = tol};
+}
+// [T, C] in the case dtype (F, X and their gradients), sampled by token.
+inline TensorSpec mhc_token_tensor(std::string name, const Shape& s, Distribution init) {
+  return {.name = std::move(name), .dims = {s.at("tokens"), s.at("channels")}, .sample_dim = 0, .init = init};
+}
+inline TensorSpec mhc_token_output(std::string name, const Shape& s, std::optional<Tolerance> tol = {}) {
+  return {.name = std::move(name), .dims = {s.at("tokens"), s.at("channels")}, .is_output = true,
+          .sample_dim = 0, .tolerance = tol};
+}
+// Per-token fp32 coefficients: [T, dims...] (h_pre [T, n], R [T, n, n], Z [T, P], r [T]).
+inline TensorSpec mhc_coefficients(std::string name, std::vector<std::int64_t> dims, Distribution init) {
+  return {.name = std::move(name), .dims = std::move(dims), .sample_dim = 0, .init = init, .elem = ElemType::fp32};
+}
+inline TensorSpec mhc_coefficients_output(std::string name, std::vector<std::int64_t> dims,
+                                          std::optional<Tolerance> tol = {}) {
+  return {.name = std::move(name), .dims = std::move(dims), .is_output = true, .sample_dim = 0,
+          .elem = ElemType::fp32, .tolerance = tol};
+}
+
+}  // namespace kwb
