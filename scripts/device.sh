@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck peers extra main (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck tune sweep peers extra main\n# (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -176,6 +176,33 @@ if want peers && [ -f .peers/torch_peers.py ]; then
   echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
+if want tune; then
+# kwb tune on each OP:VARIANT of $KWB_TUNE at $KWB_TUNE_AXES (default: the mHC target shape), then a
+# plain `kwb run --tuning` of the same case: the record must name the tuned configuration.
+log "kwb tune, then kwb run --tuning (${KWB_TUNE:-none given})"
+tune_axes=${KWB_TUNE_AXES:---axis tokens=65536 --axis channels=1024}
+for spec in ${KWB_TUNE//,/ }; do
+  op=${spec%%:*}; variant=${spec#*:}
+  start=$(date +%s.%N)
+  ./build/kwb tune --op "$op" --variant "$variant" --dtype bf16 $tune_axes --out "$OUT/tune-$op" \
+    > "$OUT/tune-$op.txt" 2>&1
+  echo "tune $op:$variant exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+  ./build/kwb run --op "$op" --variant "$variant" --dtype bf16 $tune_axes --tuning "$OUT/tune-$op/tune.json" \
+    --out "$OUT/tuned-$op" > "$OUT/tuned-$op.txt" 2>&1
+  echo "run --tuning $op exit $?"
+  python3 scripts/device_summary.py "$OUT" --tune-check "$op" | tee -a "$OUT/tune-check.txt"
+done
+fi
+
+if want sweep; then
+# The catalogue's default sweep in bf16 (every op's default shapes, every variant), one shard of it
+# ($KWB_SHARD, e.g. 0/2): the shards of several calls are merged and fed to `kwb select`.
+log "default sweep, bf16, shard ${KWB_SHARD:-0/1}"
+start=$(date +%s.%N)
+./build/kwb run --dtype bf16 --shard "${KWB_SHARD:-0/1}" --out "$OUT/sweep" > "$OUT/sweep.txt" 2> "$OUT/sweep-progress.txt"
+echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -3 "$OUT/sweep.txt"
+fi
+
 if want extra && [ -f extra.sh ]; then
 log "extra.sh (an untracked experiment script at the repository root)"
 OUT="$OUT" bash extra.sh > "$OUT/extra.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/extra.txt"
@@ -197,6 +224,9 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   done > "$OUT/checks.txt"
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
+  # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
+  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench 2>/dev/null | \
+      xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
            smoke-report.json faults-report.csv xcheck.json; do

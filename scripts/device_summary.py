@@ -17,6 +17,27 @@ def load(name):
 def key(c):
     return (c["op"], c["variant"], c["dtype"], c.get("shape_compact", ""))
 
+if "--tune-check" in sys.argv[2:]:
+    # One line per tuned shape: the best configuration against the declared default, and what a
+    # plain `kwb run --tuning` then ran (its record's tunables and median).
+    op = sys.argv[sys.argv.index("--tune-check") + 1]
+    tune_path = out / f"tune-{op}" / "tune.json"
+    if not tune_path.exists():
+        print(f"tune {op}: no tune.json"); sys.exit(0)
+    tune = json.loads(tune_path.read_text())
+    tuned = load(f"tuned-{op}") or {"cases": []}
+    fmt_cfg = lambda t: ",".join(f"{k}={v}" for k, v in (t or {}).items())
+    for e in tune["shapes"]:
+        best, default = e.get("best") or {}, e.get("default") or {}
+        runs = [c for c in tuned["cases"] if c.get("shape_compact") == e["shape_compact"] and c["dtype"] == e["dtype"]]
+        ran = "; ".join(f'{fmt_cfg(c.get("tunables"))} {c["disposition"]} '
+                        f'{c.get("timing", {}).get("span", {}).get("median", float("nan")):.1f} us' for c in runs) or "no record"
+        print(f'tune {op} {e["dtype"]} {e["shape_compact"]}: best {fmt_cfg(best.get("tunables"))} '
+              f'{best.get("median_us", float("nan")):.1f} us, default {fmt_cfg(default.get("tunables"))} '
+              f'{default.get("median_us", float("nan")):.1f} us, speedup {e.get("speedup_over_default")}, '
+              f'{len(e["configurations"])} timed, {e["failed"]} failed, {e["skipped"]} skipped; run --tuning: {ran}')
+    sys.exit(0)
+
 smoke, smoke2 = load("smoke"), load("smoke2")
 bench = load("bench")
 if bench_json:
