@@ -1,0 +1,70 @@
+// mhc_pre_map_bwd_dx baseline_eager_autograd: dH as PyTorch autograd runs it for the forward of
+// baseline_eager_mul_sum, X = (h_pre[..., None] * H).sum(1).to(H.dtype), given dX:
+//
+//   g = dX.to(torch.float32)          # 1  ToCopyBackward0 of .to(H.dtype) (bf16 only)
+//   g = g[:, None, :].expand(T, n, C) #    SumBackward0: a view, no launch
+//   dH32 = g * h_pre[..., None]       # 2  MulBackward0 wrt H: [T, n, C] fp32
+//   dH = dH32.to(H.dtype)             # 3  the engine casts the gradient to H's dtype (bf16 only)
+//
+// 3 launches in bf16, 1 in fp32 (launch 2 writes dH itself). Bytes, bf16: dX 2 T C + g 4 T C
+// write + 4 T C read (n readers of one row, L2 mostly absorbs the repeats) + dH32 16 T C write +
+// 16 T C read + dH 8 T C = 50 T C vs the fused 10 T C; fp32: 20 T C, the same as the fused
+// kernel: there the fused kernel can only win on access width and tokens in flight.
+// Workspace (bf16): g [T, C] fp32 and dH32 [T, n, C] fp32.
+#include <cstdint>
+#include <type_traits>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+#include "reference/mhc.hpp"
+
+namespace kwb {
+namespace {
+
+constexpr std::int64_t n = kMhcStreams;
+
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  const std::int64_t tokens = a.shape.at("tokens"), C = a.shape.at("channels");
+  const float* h_pre = static_cast<const float*>(a.tensors[0]);
+  const T* dX = static_cast<const T*>(a.tensors[1]);
+  T* dH = static_cast<T*>(a.tensors[2]);
+  if constexpr (std::is_same_v<T, float>) {
+    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+      const std::int64_t row = e / C, c = e % C;  // row = t * n + i
+      dH[e] = dX[row / n * C + c] * h_pre[row];
+    });
+  } else {
+    float* g = static_cast<float*>(a.workspace);  // [T, C]
+    float* dh32 = g + tokens * C;                 // [T, n, C]
+    eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
+    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+      const std::int64_t row = e / C, c = e % C;
+      dh32[e] = g[row / n * C + c] * h_pre[row];
+    });
+    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) { dH[e] = from_float<T>(dh32[e]); });
+  }
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "mhc_pre_map_bwd_dx",
+    .name = "baseline_eager_autograd",
+    .role = Role::baseline,
+    .description = "op by op as PyTorch autograd: dX.to(fp32), * h_pre[..., None] in fp32, .to(dtype) "
+                   "(3 launches in bf16, 1 in fp32)",
+    .launch = launch,
+    .workspace_bytes =
+        [](const Shape& s, DType dtype) -> std::size_t {
+          if (dtype == DType::fp32) return 0;
+          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          return (1 + static_cast<std::size_t>(n)) * tc * sizeof(float);
+        },
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,69 @@
+// mhc_pre_map_bwd_hpre baseline_eager_autograd: dh_pre as PyTorch autograd runs it for the
+// forward of baseline_eager_mul_sum, X = (h_pre[..., None] * H).sum(1).to(H.dtype), given dX:
+//
+//   g = dX.to(torch.float32)           # 1  ToCopyBackward0 of .to(H.dtype) (bf16 only)
+//   g = g[:, None, :].expand(T, n, C)  #    SumBackward0: a view, no launch
+//   prod = g * H                       # 2  MulBackward0 wrt h_pre[..., None]: [T, n, C] fp32
+//   dh_pre = prod.sum(-1)              # 3  sum_to_size([T, n, 1]): one block per (t, i) row of C
+//
+// 3 launches in bf16, 2 in fp32. Bytes, bf16: dX 2 T C + g 4 T C write + 4 T C read + H 8 T C +
+// prod 16 T C write + 16 T C read = 50 T C vs the fused 10 T C (5x); fp32: 52 T C vs 20 T C.
+// The row sum is kernels/common/eager_ops.cuh's block-per-row reduction (deterministic).
+// Workspace: prod [T, n, C] fp32, and g [T, C] fp32 in bf16.
+#include <cstdint>
+#include <type_traits>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/eager_ops.cuh"
+#include "reference/mhc.hpp"
+
+namespace kwb {
+namespace {
+
+constexpr std::int64_t n = kMhcStreams;
+
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  const std::int64_t tokens = a.shape.at("tokens"), C = a.shape.at("channels");
+  const T* H = static_cast<const T*>(a.tensors[0]);
+  const T* dX = static_cast<const T*>(a.tensors[1]);
+  float* dh_pre = static_cast<float*>(a.tensors[2]);
+  float* prod = static_cast<float*>(a.workspace);  // [T, n, C]
+  if constexpr (std::is_same_v<T, float>) {
+    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+      const std::int64_t row = e / C, c = e % C;  // row = t * n + i
+      prod[e] = dX[row / n * C + c] * H[e];
+    });
+  } else {
+    float* g = prod + tokens * n * C;  // [T, C]
+    eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
+    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+      const std::int64_t row = e / C, c = e % C;
+      prod[e] = g[row / n * C + c] * to_float(H[e]);
+    });
+  }
+  eager_row_sum(prod, dh_pre, tokens * n, C, a.stream);
+}
+
+void launch(const LaunchArgs& a) {
+  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "mhc_pre_map_bwd_hpre",
+    .name = "baseline_eager_autograd",
+    .role = Role::baseline,
+    .description = "op by op as PyTorch autograd: dX.to(fp32), * H in fp32, .sum(-1) "
+                   "(3 launches in bf16, 2 in fp32)",
+    .launch = launch,
+    .workspace_bytes =
+        [](const Shape& s, DType dtype) {
+          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const std::size_t g = dtype == DType::fp32 ? 0 : tc;
+          return (static_cast<std::size_t>(n) * tc + g) * sizeof(float);
+        },
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,132 @@
+// mhc_pre_map_fwd, mhc_pre_map_bwd_dx and mhc_pre_map_bwd_hpre: the mHC-lite pre-map, which
+// mixes the n = 4 residual streams of each token into the layer's input, and its two gradients
+// (formulas in reference/mhc_pre_map.hpp).
+//
+// Napkin math: no reuse across tokens and almost no arithmetic, so every tensor crosses DRAM
+// once and the roof is the copy bandwidth (s = sizeof(dtype), n = 4):
+//   fwd:       read H (n T C s) and h_pre (4 n T), write X (T C s)        -> (n + 1) T C s + 16 T
+//   bwd_dx:    read h_pre (4 n T) and dX (T C s), write dH (n T C s)      -> (n + 1) T C s + 16 T
+//   bwd_hpre:  read H (n T C s) and dX (T C s), write dh_pre (4 n T)      -> (n + 1) T C s + 16 T
+// bf16 65536 x 1024: 671 MB + 1 MB each, ~224 us at ~3000 GB/s. FLOPs (2 per multiply-add):
+// fwd 2 n T C (n multiply-adds per X element), bwd_dx n T C (one product per dH element),
+// bwd_hpre 2 n T C (one multiply-add per H element): ~1 FLOP per byte, memory-bound.
+//
+// Inputs: H and dX ~ N(0, 1) (activations and their gradients, unit scale); h_pre ~ U(0, 1),
+// the range of the sigmoid that produces it in the stack (mHC: h_pre = sigmoid(z)). Its values
+// are positive and below 1, as in training; none is exactly 0, so every stream contributes.
+#include "reference/mhc_pre_map.hpp"
+
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "reference/mhc.hpp"
+
+namespace kwb {
+namespace {
+
+std::int64_t tokens(const Shape& s) { return s.at("tokens"); }
+std::int64_t channels(const Shape& s) { return s.at("channels"); }
+double elements(const Shape& s) { return static_cast<double>(tokens(s)) * static_cast<double>(channels(s)); }
+
+Distribution pre_coefficients() { return Distribution::uniform(0.0, 1.0); }
+Distribution unit_normal() { return Distribution::normal(0.0, 1.0); }
+
+// X sums n = 4 products h_pre * H of typical magnitude <= 1 in fp32 before its one rounding to
+// the case dtype: the table's tolerance plus the (tiny) growth of a 4-term fp32 sum.
+Tolerance x_tolerance(DType dtype) {
+  return reduction_tolerance(resolve(ElemType::case_dtype, dtype), kMhcStreams, ElemType::fp32, 1.0);
+}
+
+// dh_pre sums C products H * dX (zero-mean, unit scale) in fp32: the error grows with C, so the
+// tolerance is a C-term fp32 reduction's. dH (one product, one rounding) keeps the table's.
+Tolerance dh_pre_tolerance(const Shape& s) {
+  return reduction_tolerance(ElemType::fp32, channels(s), ElemType::fp32, 1.0);
+}
+
+std::vector<TensorSpec> fwd_tensors(const Shape& s, DType dtype) {
+  return {
+      mhc_streams_tensor("H", s, unit_normal()),                            // [T, n, C]
+      mhc_coefficients("h_pre", {tokens(s), kMhcStreams}, pre_coefficients()),  // [T, n] fp32
+      mhc_token_output("X", s, x_tolerance(dtype)),                         // [T, C]
+  };
+}
+
+std::vector<TensorSpec> bwd_dx_tensors(const Shape& s, DType) {
+  return {
+      mhc_coefficients("h_pre", {tokens(s), kMhcStreams}, pre_coefficients()),  // [T, n] fp32
+      mhc_token_tensor("dX", s, unit_normal()),                             // [T, C]
+      mhc_streams_output("dH", s),                                          // [T, n, C]
+  };
+}
+
+std::vector<TensorSpec> bwd_hpre_tensors(const Shape& s, DType) {
+  return {
+      mhc_streams_tensor("H", s, unit_normal()),                                    // [T, n, C]
+      mhc_token_tensor("dX", s, unit_normal()),                                     // [T, C]
+      mhc_coefficients_output("dh_pre", {tokens(s), kMhcStreams}, dh_pre_tolerance(s)),  // [T, n] fp32
+  };
+}
+
+void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  mhc_pre_map_forward(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+}
+void bwd_dx_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  mhc_pre_map_backward_dx(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+}
+void bwd_hpre_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  mhc_pre_map_backward_hpre(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "mhc_pre_map_fwd",
+    .description = "mHC-lite pre-map: X[t, c] = sum_i h_pre[t, i] * H[t, i, c] (n = 4 streams, fp32 h_pre)",
+    .axes = mhc_axes(),
+    .dtypes = {DType::fp32, DType::bf16},
+    .tensors = fwd_tensors,
+    .work = [](const Shape& s, DType dtype) {
+      return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), 2.0 * kMhcStreams * elements(s)};
+    },
+    .oracle = fwd_oracle,
+    .sample_axis = "tokens",
+    .compute_unit = "fp32",
+    .default_shapes = mhc_default_shapes(),
+    .edge_shapes = mhc_edge_shapes(),
+    .invalid = mhc_invalid,
+});
+
+KWB_REGISTER_OP(Op{
+    .name = "mhc_pre_map_bwd_dx",
+    .description = "mHC-lite pre-map backward to the streams: dH[t, i, c] = h_pre[t, i] * dX[t, c]",
+    .axes = mhc_axes(),
+    .dtypes = {DType::fp32, DType::bf16},
+    .tensors = bwd_dx_tensors,
+    .work = [](const Shape& s, DType dtype) {
+      return WorkModel{tensor_bytes(bwd_dx_tensors(s, dtype), dtype), 1.0 * kMhcStreams * elements(s)};
+    },
+    .oracle = bwd_dx_oracle,
+    .sample_axis = "tokens",
+    .compute_unit = "fp32",
+    .default_shapes = mhc_default_shapes(),
+    .edge_shapes = mhc_edge_shapes(),
+    .invalid = mhc_invalid,
+});
+
+KWB_REGISTER_OP(Op{
+    .name = "mhc_pre_map_bwd_hpre",
+    .description = "mHC-lite pre-map backward to the coefficients: dh_pre[t, i] = sum_c H[t, i, c] * dX[t, c] "
+                   "(fp32 accumulation and output)",
+    .axes = mhc_axes(),
+    .dtypes = {DType::fp32, DType::bf16},
+    .tensors = bwd_hpre_tensors,
+    .work = [](const Shape& s, DType dtype) {
+      return WorkModel{tensor_bytes(bwd_hpre_tensors(s, dtype), dtype), 2.0 * kMhcStreams * elements(s)};
+    },
+    .oracle = bwd_hpre_oracle,
+    .sample_axis = "tokens",
+    .compute_unit = "fp32",
+    .default_shapes = mhc_default_shapes(),
+    .edge_shapes = mhc_edge_shapes(),
+    .invalid = mhc_invalid,
+});
+
+}  // namespace
+}  // namespace kwb
