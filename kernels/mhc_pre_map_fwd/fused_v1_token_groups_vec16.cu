@@ -14,10 +14,11 @@
 // Napkin math, bf16 65536 x 1024: read H 537 MB + h_pre 1 MB, write X 134 MB = 672 MB; at
 // ~3000 GB/s (H100 copy ceiling) 224 us. K = 2 (default): 8 packs of H (128 bytes) + 8
 // coefficients per thread; ptxas gives 97 registers in bf16 (the 64 converted values live at
-// once; 58 at K = 1, 40 in fp32 at K = 2), so 2 blocks of 256 threads fit per SM: 512 threads x
+// once; 58 at K = 1, 61 in fp32 at K = 2), so 2 blocks of 256 threads fit per SM: 512 threads x
 // 128 bytes = 64 KB of loads in flight per SM, ~4x what Little's law asks (~3 TB/s x ~0.7 us /
-// 132 SMs = 16 KB). K = 1 gives the same bytes in flight with twice the warps: the tuner decides. Reads:writes are 4:1, a read-heavy stream, which usually runs at or slightly
-// above the copy ceiling. Expected: >= 90% of copy (~245 us). baseline_eager_mul_sum moves 5x the
+// 132 SMs = 16 KB). K = 1 gives the same bytes in flight with twice the warps: the tuner
+// decides. Reads:writes are 4:1, a read-heavy stream, which usually runs at or slightly above
+// the copy ceiling. Expected: >= 90% of copy (~245 us). baseline_eager_mul_sum moves 5x the
 // bytes in bf16 (fp32 intermediates, 3 launches) and 2.6x in fp32.
 #include <cstdint>
 #include <stdexcept>
