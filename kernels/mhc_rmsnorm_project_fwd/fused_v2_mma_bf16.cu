@@ -34,29 +34,12 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
+#include "kernels/mhc_rmsnorm_project_fwd/project_mma.cuh"
 
 namespace kwb {
 namespace {
 
-constexpr int kChunk = 64;           // K values per chunk
-constexpr int kRowPad = kChunk + 8;  // shared row length in bf16: 144 bytes, conflict-free fragments
-
-std::int64_t padded_k(std::int64_t k_len) { return (k_len + kChunk - 1) / kChunk * kChunk; }
-
-// Wt[p][k] = W[k][p] for k < K, 0 for K <= k < Kpad.
-__global__ void pack_weight(const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ wt, std::int64_t k_len,
-                            std::int64_t k_pad) {
-  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;  // over P x Kpad
-  if (i >= kProjectP * k_pad) return;
-  const std::int64_t p = i / k_pad, k = i % k_pad;
-  wt[i] = k < k_len ? w[k * kProjectP + p] : __float2bfloat16_rn(0.0f);
-}
-
-struct PackedWeight {
-  __nv_bfloat16* wt = nullptr;
-  ~PackedWeight() { cudaFree(wt); }
-};
-
+// ss += the squares of 8 bf16 values.
 __device__ __forceinline__ void add_squares(const uint4& v, float& ss) {
   const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
@@ -64,32 +47,6 @@ __device__ __forceinline__ void add_squares(const uint4& v, float& ss) {
     const float2 f = __bfloat1622float2(pairs[i]);
     ss = fmaf(f.x, f.x, fmaf(f.y, f.y, ss));
   }
-}
-
-// 8 consecutive values of row `token` from column k, zero past T or K.
-__device__ __forceinline__ uint4 load_h8(const __nv_bfloat16* h, std::int64_t token, std::int64_t tokens,
-                                         std::int64_t k, std::int64_t k_len, bool aligned) {
-  if (token >= tokens) return make_uint4(0, 0, 0, 0);
-  const __nv_bfloat16* src = h + token * k_len + k;
-  if (aligned && k + 8 <= k_len) return __ldcs(reinterpret_cast<const uint4*>(src));
-  uint4 v;
-  __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&v);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) e[i] = k + i < k_len ? src[i] : __float2bfloat16_rn(0.0f);
-  return v;
-}
-
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                         std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ std::uint32_t pair_at(const __nv_bfloat16* p) {
-  return *reinterpret_cast<const std::uint32_t*>(p);
 }
 
 template <int BM>
@@ -100,10 +57,10 @@ __global__ void __launch_bounds__(2 * BM) project_mma_bf16(const __nv_bfloat16* 
                                                            std::int64_t k_pad) {
   constexpr int kThreads = 2 * BM;
   constexpr int kAVecs = 4;                                // BM * 8 vectors / (2 BM) threads
-  constexpr int kBVecs = kProjectP * kChunk / 8 / kThreads;  // 256 vectors of W per chunk
-  static_assert(kBVecs >= 1 && kBVecs * kThreads == kProjectP * kChunk / 8, "W chunk split");
-  __shared__ __align__(16) __nv_bfloat16 a_tile[2][BM][kRowPad];        // (BM, 64 + pad) x 2 stages
-  __shared__ __align__(16) __nv_bfloat16 b_tile[2][kProjectP][kRowPad];  // (P, 64 + pad) x 2 stages
+  constexpr int kBVecs = kProjectP * kMmaChunk / 8 / kThreads;  // 256 vectors of W per chunk
+  static_assert(kBVecs >= 1 && kBVecs * kThreads == kProjectP * kMmaChunk / 8, "W chunk split");
+  __shared__ __align__(16) __nv_bfloat16 a_tile[2][BM][kMmaRowPad];        // (BM, 64 + pad) x 2 stages
+  __shared__ __align__(16) __nv_bfloat16 b_tile[2][kProjectP][kMmaRowPad];  // (P, 64 + pad) x 2 stages
   __shared__ float r_tile[BM];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -111,12 +68,12 @@ __global__ void __launch_bounds__(2 * BM) project_mma_bf16(const __nv_bfloat16* 
   const std::int64_t tile = std::int64_t{blockIdx.x} * BM;
   const bool aligned = k_len % 8 == 0;
   const int a_row = tid / 8, a_col = (tid % 8) * 8;  // rows a_row + j * BM / 4
-  const std::int64_t chunks = k_pad / kChunk;
+  const std::int64_t chunks = k_pad / kMmaChunk;
 
   uint4 a_regs[kAVecs], b_regs[kBVecs];
   float ss[kAVecs] = {};
   auto load_chunk = [&](std::int64_t c) {
-    const std::int64_t k0 = c * kChunk;
+    const std::int64_t k0 = c * kMmaChunk;
 #pragma unroll
     for (int j = 0; j < kAVecs; ++j) {
       a_regs[j] = load_h8(h, tile + a_row + j * (BM / 4), tokens, k0 + a_col, k_len, aligned);
@@ -146,18 +103,18 @@ __global__ void __launch_bounds__(2 * BM) project_mma_bf16(const __nv_bfloat16* 
   for (std::int64_t c = 0; c < chunks; ++c) {
     const int stage = static_cast<int>(c & 1);
     if (c + 1 < chunks) load_chunk(c + 1);  // in flight during the MMAs below
-    const __nv_bfloat16(*as)[kRowPad] = a_tile[stage];
-    const __nv_bfloat16(*bs)[kRowPad] = b_tile[stage];
+    const __nv_bfloat16(*as)[kMmaRowPad] = a_tile[stage];
+    const __nv_bfloat16(*bs)[kMmaRowPad] = b_tile[stage];
     const int row0 = warp * 16 + group;
 #pragma unroll
-    for (int kk = 0; kk < kChunk; kk += 16) {
+    for (int kk = 0; kk < kMmaChunk; kk += 16) {
       const int col = kk + quad * 2;
-      const std::uint32_t a[4] = {pair_at(&as[row0][col]), pair_at(&as[row0 + 8][col]),
-                                  pair_at(&as[row0][col + 8]), pair_at(&as[row0 + 8][col + 8])};
+      const std::uint32_t a[4] = {mma_pair(&as[row0][col]), mma_pair(&as[row0 + 8][col]),
+                                  mma_pair(&as[row0][col + 8]), mma_pair(&as[row0 + 8][col + 8])};
 #pragma unroll
       for (int nt = 0; nt < kProjectP / 8; ++nt) {
         const __nv_bfloat16* brow = bs[nt * 8 + group];
-        mma_bf16(acc[nt], a, pair_at(brow + col), pair_at(brow + col + 8));
+        mma_bf16_16816(acc[nt], a, mma_pair(brow + col), mma_pair(brow + col + 8));
       }
     }
     if (c + 1 < chunks) store_chunk(stage ^ 1);
@@ -198,7 +155,7 @@ void launch_mma(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
   const std::int64_t tiles = (tokens + BM - 1) / BM;
   project_mma_bf16<BM><<<static_cast<unsigned>(tiles), 2 * BM, 0, a.stream>>>(
       static_cast<const __nv_bfloat16*>(a.tensors[0]), a.state_as<PackedWeight>().wt,
-      static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, padded_k(k_len));
+      static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, mma_padded_k(k_len));
 }
 
 void launch(const LaunchArgs& a) {
@@ -216,18 +173,6 @@ void launch(const LaunchArgs& a) {
   }
 }
 
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  if (a.dtype == DType::fp32) return nullptr;
-  const std::int64_t k_len = kMhcStreams * a.shape.at("channels"), k_pad = padded_k(k_len);
-  auto packed = std::make_shared<PackedWeight>();
-  if (cudaMalloc(&packed->wt, static_cast<std::size_t>(kProjectP * k_pad) * sizeof(__nv_bfloat16)) != cudaSuccess)
-    throw std::runtime_error("cudaMalloc of the packed W failed");
-  const std::int64_t n = kProjectP * k_pad;
-  pack_weight<<<static_cast<unsigned>((n + 255) / 256), 256, 0, a.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.tensors[1]), packed->wt, k_len, k_pad);
-  return packed;
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_rmsnorm_project_fwd",
     .name = "fused_v2_mma_bf16_k64",
@@ -237,7 +182,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = launch,
     .refuse = {},
     .tunables = {{"tokens_per_block", {64, 32, 128}, "tokens per block (2 x this threads); bf16 only"}},
-    .prepare = prepare,
+    .prepare = prepare_packed_weight,
 });
 
 }  // namespace
