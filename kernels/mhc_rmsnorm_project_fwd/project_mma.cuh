@@ -17,10 +17,11 @@
 namespace kwb {
 namespace {  // internal linkage: each kernel file gets its own copy of the pack kernel
 
-constexpr int kMmaChunk = 64;              // K values per chunk
+constexpr int kMmaChunk = 64;              // K values per chunk (v2; v3's is a tunable multiple of it)
 constexpr int kMmaRowPad = kMmaChunk + 8;  // shared row length in bf16: 144 bytes, conflict-free fragments
+constexpr int kMmaMaxChunk = 256;          // Wt is zero-padded to a multiple of every kernel's chunk
 
-std::int64_t mma_padded_k(std::int64_t k_len) { return (k_len + kMmaChunk - 1) / kMmaChunk * kMmaChunk; }
+std::int64_t mma_padded_k(std::int64_t k_len) { return (k_len + kMmaMaxChunk - 1) / kMmaMaxChunk * kMmaMaxChunk; }
 
 // Wt[p][k] = W[k][p] for k < K, 0 for K <= k < Kpad.
 __global__ void pack_weight(const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ wt, std::int64_t k_len,
