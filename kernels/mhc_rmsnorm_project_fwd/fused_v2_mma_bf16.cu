@@ -1,5 +1,6 @@
 // mhc_rmsnorm_project_fwd fused_v2_mma_bf16_k64: the projection on tensor cores (bf16), r from
-// the same shared tiles; fp32 cases run v1's FMA kernel (no fp32 target).
+// the same shared tiles; fp32 cases run the tiled FMA kernel of project_fma_tiled.cuh (no fp32
+// target).
 //
 // A block owns a tile of BM tokens (tunable tokens_per_block, 2 * BM threads, BM / 16 warps)
 // and walks K = n * C in chunks of 64:
@@ -35,6 +36,7 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
+#include "kernels/mhc_rmsnorm_project_fwd/project_fma_tiled.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_mma.cuh"
 
 namespace kwb {
@@ -161,10 +163,10 @@ void launch_mma(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
 
 void launch(const LaunchArgs& a) {
   const std::int64_t tokens = a.shape.at("tokens"), k_len = kMhcStreams * a.shape.at("channels");
-  if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: v1's FMA kernel
-    launch_project_fma(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-                       static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, 8,
-                       a.stream);
+  if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: the tiled FMA kernel (project_fma_tiled.cuh)
+    launch_project_fma_tiled(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
+                             static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len,
+                             a.stream);
     return;
   }
   switch (a.tunable("tokens_per_block")) {
@@ -179,7 +181,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_mma_bf16_k64",
     .role = Role::fused,
     .description = "bf16: token tiles x 64-wide K chunks in shared memory (double buffered), projection on "
-                   "mma.sync m16n8k16, r from the same tiles; fp32 runs v1's FMA kernel",
+                   "mma.sync m16n8k16, r from the same tiles; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
     .tunables = {{"tokens_per_block", {64, 32, 128}, "tokens per block (2 x this threads); bf16 only"}},

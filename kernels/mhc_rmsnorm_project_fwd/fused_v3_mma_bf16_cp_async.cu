@@ -26,8 +26,9 @@
 // resident for 512 tiles, one wave. Bytes: H 512 MB + Z, r 8.3 MB from/to DRAM, W through L2
 // (512 tiles x 256 KB = 128 MB). At ~3030 GB/s: ~175 us. Tensor work 17 GFLOP, a few % of the
 // MMA peak. Measured on an H100 (quick preset): 201 us, 87% of the copy roof, 19.5x the
-// baseline; 208 us with 128-wide chunks, 214-222 us with 64-token tiles. fp32 cases run v1's
-// FMA kernel (no fp32 target: ~8.4 ms at 65536 x 1024, slower than the fp32 baseline).
+// baseline; 208 us with 128-wide chunks, 214-222 us with 64-token tiles. fp32 cases run the
+// tiled FMA kernel of project_fma_tiled.cuh (no fp32 target): 945 us at 65536 x 1024, 3.3x the
+// fp32 baseline (3165 us); v1's warp-per-token kernel takes ~8.4 ms there.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -37,6 +38,7 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
+#include "kernels/mhc_rmsnorm_project_fwd/project_fma_tiled.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_mma.cuh"
 
 namespace kwb {
@@ -217,10 +219,10 @@ void launch_tile(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
 
 void launch(const LaunchArgs& a) {
   const std::int64_t tokens = a.shape.at("tokens"), k_len = kMhcStreams * a.shape.at("channels");
-  if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: v1's FMA kernel
-    launch_project_fma(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-                       static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, 8,
-                       a.stream);
+  if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: the tiled FMA kernel (project_fma_tiled.cuh)
+    launch_project_fma_tiled(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
+                             static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len,
+                             a.stream);
     return;
   }
   if (a.tunable("tokens_per_block") == 64) return launch_tile<64>(a, tokens, k_len);
@@ -232,7 +234,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v3_mma_bf16_cp_async_k64",
     .role = Role::fused,
     .description = "v2 + cp.async pipeline (stages - 1 K chunks of 64 in flight per block), sums of squares "
-                   "from the MMA fragments; fp32 runs v1's FMA kernel",
+                   "from the MMA fragments; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
     .tunables = {{"tokens_per_block", {128, 64}, "tokens per block (2 x this threads); bf16 only"},
