@@ -6,8 +6,9 @@
 // Why it is NOT at the copy roof: each token streams all of W (K x P: 256 KB at C = 1024 bf16)
 // through L1/L2 for 8 KB of H, and needs 32 FMAs per element: at 65536 x 1024 that is 16 GB of
 // L2 traffic and 8.6 GFMA: expect ~1-2 ms (L1/L2-bound, ~10-20% of the copy roof), near the
-// baseline's ~3 ms (8.5 GB of DRAM traffic), not far below it. It is the correct, simple
-// kernel; fused_v2 is the tensor-core kernel meant for the roof.
+// baseline's ~3 ms (8.5 GB of DRAM traffic), not far below it. Measured on an H100: 2.18 ms in
+// bf16 (1.8x the baseline), 8.4 ms in fp32 (0.38x: 32 FMAs per element on 16-byte W rows). It
+// is the correct, simple kernel; fused_v3 is the tensor-core kernel meant for the roof.
 // Registers: 32 accumulators + 32 weights + addressing, ~90; 8 warps per block.
 #include "catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
