@@ -174,7 +174,8 @@ KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_rmsnorm_project_bwd_dx",
     .name = "fused_v2_mma_bf16_tile16_split_k",
     .role = Role::fused,
-    .description = "bf16: 16 tokens per warp, G = dZ @ W^T on mma.sync (dZ split hi + lo), pass 1 s = H.G, "
+    .description = "bf16: 16 tokens per block, its warps splitting the columns; G = dZ @ W^T on mma.sync (dZ split hi + "
+                   "lo), pass 1 s = H.G, "
                    "pass 2 dH = r G - (r^3 / K) s H; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
