@@ -1,0 +1,141 @@
+// mhc_rmsnorm_project_fwd and mhc_rmsnorm_project_bwd_dx: the RMSNorm of a token's n = 4
+// streams, flattened (K = n * C values), projected to the P = 32 per-token coefficient logits
+// of mHC-lite, and the gradient of the streams through both. Formulas in
+// reference/mhc_rmsnorm_project.hpp.
+//
+// Napkin math, forward (bf16, 65536 x 1024): H is read once (512 MB), W (K x P = 256 KB) stays
+// in L2, Z and r are small fp32 outputs (8 MB + 256 KB): ~520 MB, ~175 us at 3000 GB/s. FLOPs
+// per token 2 K P (projection) + 2 K (sum of squares) + P (scale): ~32 FLOP per bf16 byte, more
+// than CUDA cores sustain at DRAM speed, hence the tensor-core compute unit below.
+// Backward: reads H, W, r, dZ once and writes dH once: ~2x H's bytes. FLOPs per token 2 K P
+// (g = dZ @ W^T) + 2 K (s = h.g) + 3 K (dh = r g - c h).
+//
+// Inputs: H ~ N(0, 1) (a residual state of unit RMS, so r ~ 1); W ~ N(0, 1 / sqrt(K)) so that
+// each Z_p = sum of K products of unit-variance h and W of variance 1/K is O(1) (as a
+// projection initialised with std 1/sqrt(fan_in)); bwd_dx's r ~ U(0.9, 1.1) (the forward's r of
+// such an H, saved by the stack rather than recomputed), dZ ~ N(0, 1).
+#include <cmath>
+
+#include "catalogue/registry.hpp"
+#include "catalogue/tolerance.hpp"
+#include "reference/mhc.hpp"
+#include "reference/mhc_rmsnorm_project.hpp"
+
+namespace kwb {
+namespace {
+
+std::int64_t flat_len(const Shape& s) { return kMhcStreams * s.at("channels"); }  // K = n * C
+
+TensorSpec weight_tensor(const Shape& s) {
+  const double stddev = 1.0 / std::sqrt(static_cast<double>(flat_len(s)));
+  return {.name = "W", .dims = {flat_len(s), kMhcProjectWidth}, .init = Distribution::normal(0.0, stddev)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+
+std::vector<TensorSpec> fwd_tensors(const Shape& s, DType) {
+  const std::int64_t t = s.at("tokens"), k = flat_len(s);
+  // Z_p sums K fp32 products r h_k W[k, p] of typical size 1/sqrt(K) (|h| ~ 1, |W| ~ 1/sqrt(K)),
+  // whatever the case dtype: the oracle sees the device-rounded H and W, so only the fp32
+  // accumulation remains. r sums K squares of size ~1 (scaled by 1/K): a one-sign sum whose
+  // relative error grows as sqrt(K) u; its absolute part is that of terms of size 1/K.
+  const double inv_sqrt_k = 1.0 / std::sqrt(static_cast<double>(k));
+  return {
+      mhc_streams_tensor("H", s, Distribution::normal(0.0, 1.0)),
+      weight_tensor(s),
+      mhc_coefficients_output("Z", {t, kMhcProjectWidth},
+                              reduction_tolerance(ElemType::fp32, k, ElemType::fp32, inv_sqrt_k)),
+      mhc_coefficients_output("r", {t}, reduction_tolerance(ElemType::fp32, k, ElemType::fp32, 1.0 / k)),
+  };
+}
+
+void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t tokens = s.at("tokens"), k = flat_len(s);
+  const double* h = in[0].values.data();
+  const double* w = in[1].values.data();
+  double* z = out[0].values.data();
+  double* r = out[1].values.data();
+  for (std::int64_t t = 0; t < tokens; ++t)
+    r[t] = mhc_rmsnorm_project_token(h + t * k, w, z + t * kMhcProjectWidth, k);
+}
+
+double token_elements(const Shape& s) {
+  return static_cast<double>(s.at("tokens")) * static_cast<double>(flat_len(s));
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "mhc_rmsnorm_project_fwd",
+    .description = "mHC-lite RMSNorm + projection: r[t] = rsqrt(mean over n*C of H[t]^2 + 1e-6), "
+                   "Z[t] = r[t] * (H[t] flattened @ W), W [n*C, 32]; Z and r fp32",
+    .axes = mhc_axes(),
+    .dtypes = {DType::fp32, DType::bf16},
+    .tensors = fwd_tensors,
+    .work = [](const Shape& s, DType dtype) {
+      const double e = token_elements(s);
+      const double flops = 2 * e * kMhcProjectWidth + 2 * e +
+                           static_cast<double>(s.at("tokens")) * kMhcProjectWidth;
+      return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), flops};
+    },
+    .oracle = fwd_oracle,
+    .sample_axis = "tokens",
+    // 32 FLOP per byte in bf16: the fused bf16 kernel runs the projection on tensor cores
+    // (mma.sync bf16, fp32 accumulation); fp32 cases take an FMA path below this roof.
+    .compute_unit = "tensor_bf16",
+    .default_shapes = mhc_default_shapes(),
+    .edge_shapes = mhc_edge_shapes(),
+    .invalid = mhc_invalid,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Backward (dH only: W's gradient is another op)
+
+std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
+  const std::int64_t t = s.at("tokens"), k = flat_len(s);
+  // dh_k = r g_k - (r^3 / K) s h_k: g_k sums P = 32 products dZ_p W[k, p] of size 1/sqrt(K),
+  // s sums K products h_k g_k. The longer reduction (K) bounds the relative part (sqrt(K) u);
+  // the absolute part takes terms of size 1/sqrt(K) (those of g, the dominant term of dh).
+  const Tolerance dh_tol = reduction_tolerance(resolve(ElemType::case_dtype, dtype), k, ElemType::fp32,
+                                               1.0 / std::sqrt(static_cast<double>(k)));
+  return {
+      mhc_streams_tensor("H", s, Distribution::normal(0.0, 1.0)),
+      weight_tensor(s),
+      mhc_coefficients("r", {t}, Distribution::uniform(0.9, 1.1)),
+      mhc_coefficients("dZ", {t, kMhcProjectWidth}, Distribution::normal(0.0, 1.0)),
+      mhc_streams_output("dH", s, dh_tol),
+  };
+}
+
+void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+  const std::int64_t tokens = s.at("tokens"), k = flat_len(s);
+  const double* h = in[0].values.data();
+  const double* w = in[1].values.data();
+  const double* r = in[2].values.data();
+  const double* dz = in[3].values.data();
+  double* dh = out[0].values.data();
+  for (std::int64_t t = 0; t < tokens; ++t)
+    mhc_rmsnorm_project_token_grad(h + t * k, w, r[t], dz + t * kMhcProjectWidth, dh + t * k, k);
+}
+
+KWB_REGISTER_OP(Op{
+    .name = "mhc_rmsnorm_project_bwd_dx",
+    .description = "mHC-lite RMSNorm + projection backward to the streams, K = n*C, r saved by the forward: "
+                   "g = dZ[t] @ W^T, s = H[t].g, dH[t] = r g - (r^3 / K) s H[t]",
+    .axes = mhc_axes(),
+    .dtypes = {DType::fp32, DType::bf16},
+    .tensors = bwd_tensors,
+    .work = [](const Shape& s, DType dtype) {
+      const double e = token_elements(s);
+      return WorkModel{tensor_bytes(bwd_tensors(s, dtype), dtype), 2 * e * kMhcProjectWidth + 5 * e};
+    },
+    .oracle = bwd_oracle,
+    .sample_axis = "tokens",
+    // The fused backward has no performance target and does its FLOPs on CUDA cores.
+    .compute_unit = "fp32",
+    .default_shapes = mhc_default_shapes(),
+    .edge_shapes = mhc_edge_shapes(),
+    .invalid = mhc_invalid,
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,48 @@
+// The mHC-lite RMSNorm + projection formulas in fp64, per token, shared by the oracles of
+// mhc_rmsnorm_project_fwd and mhc_rmsnorm_project_bwd_dx and by their CPU tests.
+//
+// With K = n * C the flattened length of one token's streams h = H[t] (K values) and W [K, P]:
+//   r    = 1 / sqrt(sum_k h_k^2 / K + eps)
+//   Z_p  = r * sum_k h_k W[k, p]                       (= (r h) @ W)
+// Backward, given dZ (P values) and the forward's r:
+//   g_k  = sum_p dZ_p W[k, p]                          (= dZ @ W^T)
+//   s    = sum_k h_k g_k
+//   dh_k = r g_k - (r^3 / K) s h_k
+// (dZ.Z = r (h.g); d r / d h_k = -r^3 h_k / K, so d(dZ.Z)/dh_k = r g_k + (h.g) (-r^3 h_k / K).)
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "reference/mhc.hpp"
+
+namespace kwb {
+
+// r and Z of one token: h is K values, w is [K, P] row-major, z receives P values.
+inline double mhc_rmsnorm_project_token(const double* h, const double* w, double* z, std::int64_t k_len,
+                                        std::int64_t p_len = kMhcProjectWidth) {
+  double sum_sq = 0;
+  for (std::int64_t k = 0; k < k_len; ++k) sum_sq += h[k] * h[k];
+  const double r = 1.0 / std::sqrt(sum_sq / static_cast<double>(k_len) + kMhcRmsEps);
+  for (std::int64_t p = 0; p < p_len; ++p) z[p] = 0;
+  for (std::int64_t k = 0; k < k_len; ++k)
+    for (std::int64_t p = 0; p < p_len; ++p) z[p] += h[k] * w[k * p_len + p];
+  for (std::int64_t p = 0; p < p_len; ++p) z[p] *= r;
+  return r;
+}
+
+// dh of one token from h, w, the forward's r and dz (P values); dh receives K values.
+inline void mhc_rmsnorm_project_token_grad(const double* h, const double* w, double r, const double* dz, double* dh,
+                                           std::int64_t k_len, std::int64_t p_len = kMhcProjectWidth) {
+  double s = 0;
+  for (std::int64_t k = 0; k < k_len; ++k) {
+    double g = 0;
+    for (std::int64_t p = 0; p < p_len; ++p) g += dz[p] * w[k * p_len + p];
+    dh[k] = r * g;  // first term; the second needs s, known after the loop
+    s += h[k] * g;
+  }
+  const double coef = r * r * r * s / static_cast<double>(k_len);
+  for (std::int64_t k = 0; k < k_len; ++k) dh[k] -= coef * h[k];
+}
+
+}  // namespace kwb
