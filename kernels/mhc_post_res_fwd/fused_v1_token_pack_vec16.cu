@@ -12,10 +12,11 @@
 //
 // Napkin math, bf16 65536 x 1024: H 512 MiB + F 128 MiB in, Hout 512 MiB out, 5 MiB of
 // coefficients: 1.21 GB; at an H100's ~3000 GB/s copy ceiling, ~400 us. 20 FMAs per 18 bytes
-// is nothing against the issue rate. Registers: 5 packs in (20), 4 out (16), 20 coefficients,
-// ~64 at items = 1: a full 2048 threads per SM with 80 bytes of loads in flight each (160 KB per
-// SM, ~8x what Little's law asks at ~3 TB/s). Reads and writes mix 5:4, close to a copy.
-// Expected: >= 90% of copy; the eager baseline moves ~5x more bytes (fp32 intermediates).
+// is nothing against the issue rate. Registers (ptxas, bf16): 72 at items = 1, 128 at 2, 225
+// at 4; at 72, 3 blocks of 256 threads per SM with 80 bytes of loads in flight each (60 KB per
+// SM, ~3x what Little's law asks at ~3 TB/s). Reads and writes mix 5:4, close to a copy.
+// Expected: >= 90% of copy. Measured on an H100 (cold, 65536 x 1024, defaults): bf16 400 us,
+// 99.6% of the 3034 GB/s copy ceiling (12.8x the 6-launch baseline); fp32 800 us, 99.4% (4.2x).
 #include <cstdint>
 
 #include "catalogue/device_types.cuh"
