@@ -199,7 +199,9 @@ if want sweep; then
 # ($KWB_SHARD, e.g. 0/2): the shards of several calls are merged and fed to `kwb select`.
 log "default sweep, bf16, shard ${KWB_SHARD:-0/1}"
 start=$(date +%s.%N)
-./build/kwb run --dtype bf16 --shard "${KWB_SHARD:-0/1}" --out "$OUT/sweep" > "$OUT/sweep.txt" 2> "$OUT/sweep-progress.txt"
+# Interrupted (SIGINT, as Ctrl-C) after $KWB_SWEEP_LIMIT seconds, it still writes the report of what it measured.
+timeout -s INT "${KWB_SWEEP_LIMIT:-470}" ./build/kwb run --dtype bf16 --shard "${KWB_SHARD:-0/1}" --out "$OUT/sweep" \
+  > "$OUT/sweep.txt" 2> "$OUT/sweep-progress.txt"
 echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -3 "$OUT/sweep.txt"
 fi
 
