@@ -40,7 +40,7 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
   else dir = std::filesystem::temp_directory_path() / "kwb-cache";
   // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: the
-  // read-only ceiling is the best of three read kernels (a v2 file's read figure is too low).
+  // driver's copy is also timed four to a pair of events (a v2 file's copy figure is too low).
   // Older files stay where they are, unread.
   return dir / ("ceilings-v3-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");

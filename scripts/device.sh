@@ -200,7 +200,7 @@ if want sweep; then
 log "default sweep, bf16, shard ${KWB_SHARD:-0/1}"
 start=$(date +%s.%N)
 # Interrupted (SIGINT, as Ctrl-C) after $KWB_SWEEP_LIMIT seconds, it still writes the report of what it measured.
-timeout -s INT "${KWB_SWEEP_LIMIT:-470}" ./build/kwb run --dtype bf16 --shard "${KWB_SHARD:-0/1}" --out "$OUT/sweep" \
+timeout -s INT "${KWB_SWEEP_LIMIT:-470}" ./build/kwb run --dtype bf16 --shard "${KWB_SHARD:-0/1}" --preset "${KWB_SWEEP_PRESET:-default}" --out "$OUT/sweep" \
   > "$OUT/sweep.txt" 2> "$OUT/sweep-progress.txt"
 echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -3 "$OUT/sweep.txt"
 fi
