@@ -39,8 +39,8 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = std::filesystem::path(xdg) / "kwb";
   else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
   else dir = std::filesystem::temp_directory_path() / "kwb-cache";
-  // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: the
-  // driver's copy is also timed four to a pair of events (a v2 file's copy figure is too low).
+  // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: copies
+  // launched one block per chunk join the methods (a v2 file's copy figure may be too low).
   // Older files stay where they are, unread.
   return dir / ("ceilings-v3-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");

@@ -58,6 +58,35 @@ __global__ void copy_chunks(const uint4* __restrict__ in, uint4* __restrict__ ou
   }
 }
 
+// No grid-stride loop: one block per blockDim.x * UNROLL vectors, as the elementwise kernels of
+// the catalogue launch (mhc_post_res_fwd, with 5 reads to 4 writes, moved 3046 GB/s on an H100
+// where every persistent copy above read under 2900 and the driver's copy 3033). The ceiling
+// must be at least what such a kernel moves; `spread` > 1 splits the arrays into that many
+// parts and has each thread copy the same vector of every part, so its loads go to distant pages
+// at once, as a kernel mixing several tensors does.
+template <int UNROLL, int SPREAD>
+__global__ void copy_blocks(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t part = n / SPREAD;  // the tail past SPREAD * part is copied by part 0's threads
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  uint4 v[UNROLL * SPREAD];
+#pragma unroll
+  for (int p = 0; p < SPREAD; ++p)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * std::size_t{blockDim.x};
+      if (i < part) v[p * UNROLL + u] = in[p * part + i];
+    }
+#pragma unroll
+  for (int p = 0; p < SPREAD; ++p)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * std::size_t{blockDim.x};
+      if (i < part) out[p * part + i] = v[p * UNROLL + u];
+    }
+  for (std::size_t i = SPREAD * part + base; i < n; i += std::size_t{gridDim.x} * blockDim.x * UNROLL)
+    out[i] = in[i];
+}
+
 // `passes` copies of n = mask + 1 vectors (a power of two); each pass starts its threads at a
 // rotated offset, so no pass repeats the addresses of the one before it in the same thread.
 __global__ void l2_copy(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t mask,
@@ -220,19 +249,24 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
       keep("copy_chunks<4> 8x256 " + tag, copy_gbps(copy_chunks<4>, 8, 256));
       keep("copy_chunks<2> 4x512 " + tag, copy_gbps(copy_chunks<2>, 4, 512));
       keep("copy_chunks<8> 4x256 " + tag, copy_gbps(copy_chunks<8>, 4, 256));
-      // The driver's own copy. CUPTI records no kernel for it, so CUDA events time it, and their
-      // overhead lowers the figure: one 2 GiB copy read 3031 GB/s on an H100 where a 5:4
-      // read/write kernel timed by CUPTI moved 3046 GB/s (100.2% of the roof built on it). Four
-      // copies back to back between the same two events spread that overhead over four (each
-      // copy's source is far larger than the L2, so the later ones are as cold as the first).
-      for (int copies : {1, 4}) {
-        const auto memcpy_t = measure([&](cudaStream_t s) {
-          for (int k = 0; k < copies; ++k)
-            cuda_check(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-        }, stream, ceiling_settings(Mode::cold), TimerKind::events, flusher);
-        keep("cudaMemcpyAsync" + std::string(copies > 1 ? " x4 " : " ") + tag,
-             rate_per_us(2.0 * copies * double(bytes), memcpy_t) / 1e3);
-      }
+      auto blocks_gbps = [&](auto kernel, int unroll, int spread) {
+        const std::size_t per_block = std::size_t{256} * unroll;
+        const auto grid = static_cast<unsigned>((vecs / spread + per_block - 1) / per_block);
+        const auto t = measure([&](cudaStream_t s) {
+          kernel<<<grid, 256, 0, s>>>(static_cast<const uint4*>(in), static_cast<uint4*>(out), vecs);
+        }, stream, ceiling_settings(Mode::cold), timer, flusher);
+        return rate_per_us(2.0 * double(bytes), t) / 1e3;
+      };
+      keep("copy_blocks<1,1> " + tag, blocks_gbps(copy_blocks<1, 1>, 1, 1));
+      keep("copy_blocks<2,1> " + tag, blocks_gbps(copy_blocks<2, 1>, 2, 1));
+      keep("copy_blocks<1,4> " + tag, blocks_gbps(copy_blocks<1, 4>, 1, 4));
+      // The driver's own copy. CUPTI records no kernel for it, so CUDA events time it: their
+      // launch latency (microseconds against a copy of hundreds) can only lower this figure
+      // (four copies between one pair of events measured no higher on an H100).
+      const auto memcpy_t = measure([&](cudaStream_t s) {
+        cuda_check(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+      }, stream, ceiling_settings(Mode::cold), TimerKind::events, flusher);
+      keep("cudaMemcpyAsync " + tag, rate_per_us(2.0 * double(bytes), memcpy_t) / 1e3);
       // One load per thread per step is enough here: unrolled reads (4 and 8 in flight) measured
       // the same 3112 GB/s on an H100.
       const auto read = measure([&](cudaStream_t s) {
