@@ -1,0 +1,146 @@
+// The case detail: everything about the selected case. Its sample histogram with the median
+// and p10/p90 marked, the per-kernel breakdown, the verification's error statistics, the
+// environment it was measured in, and the repro command with a copy button.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "gui/app/layout.hpp"
+#include "gui/model/units.hpp"
+#include "gui/widgets/widgets.hpp"
+#include "gui/windows/windows.hpp"
+
+namespace kwb::gui {
+
+namespace {
+
+void histogram(const TimingResult& t, plot::View& view) {
+  const auto& samples = t.samples_us;
+  if (samples.empty()) {
+    ImGui::TextDisabled("No per-sample times in the report.");
+    return;
+  }
+  const auto [lo_it, hi_it] = std::minmax_element(samples.begin(), samples.end());
+  const double lo = *lo_it, hi = std::max(*hi_it, *lo_it * 1.0001 + 1e-9);
+  constexpr int kBins = 40;
+  std::vector<int> counts(kBins);
+  for (double s : samples) ++counts[std::min(kBins - 1, static_cast<int>((s - lo) / (hi - lo) * kBins))];
+  const int peak = *std::max_element(counts.begin(), counts.end());
+  view.x = plot::Scale::fit(lo, hi, false, 0.03);
+  view.y = {0, peak * 1.15, false};
+  plot::Plot p("##histogram", view, {0, 190}, "sample time (us)", "samples");
+  const double w = (hi - lo) / kBins;
+  for (int b = 0; b < kBins; ++b) {
+    if (!counts[b]) continue;
+    const ImVec2 a = p.to_screen(lo + b * w, counts[b]), z = p.to_screen(lo + (b + 1) * w, 0);
+    p.draw_list()->AddRectFilled({a.x + 1, a.y}, {z.x, z.y}, plot::palette(0, 0.8f));
+  }
+  const struct { double v; const char* name; ImU32 colour; } marks[] = {
+      {t.span.p10, "p10", IM_COL32(120, 120, 120, 255)},
+      {t.span.median, "median", IM_COL32(200, 40, 40, 255)},
+      {t.span.p90, "p90", IM_COL32(120, 120, 120, 255)}};
+  for (const auto& m : marks) {
+    p.line(m.v, 0, m.v, peak * 1.15, m.colour, 2.0f, m.name[0] == 'p');
+    p.text(m.v, peak * 1.1, m.name, m.colour, {3, 0});
+  }
+  p.end();
+}
+
+void timing_section(const CaseRecord& c, plot::View& view) {
+  const TimingResult& t = *c.timing;
+  widgets::label_value("median", format_time_us(t.span.median));
+  ImGui::SameLine(), widgets::label_value("p10", format_time_us(t.span.p10));
+  ImGui::SameLine(), widgets::label_value("p90", format_time_us(t.span.p90));
+  ImGui::SameLine(), widgets::label_value("samples", std::to_string(t.span.count));
+  ImGui::SameLine(), widgets::label_value("noise (IQR/median)", format_percent(100 * t.span.noise));
+  widgets::label_value("timer", fmt::format("{} {}, flush {}, preset {}, stop: {}", t.timer, to_string(t.mode), t.flush,
+                                            t.preset, to_string(t.stop_reason)));
+  if (c.derived) {
+    const Derived& d = *c.derived;
+    widgets::label_value("rates", fmt::format("{}  {}  {} of roof ({}-bound)  {} of the DRAM roof", format_gbps(d.bandwidth_gbps),
+                                              format_tflops(d.tflops), format_percent(d.pct_of_roofline), d.bound,
+                                              format_percent(d.pct_of_bandwidth_ceiling)));
+    if (d.speedup_vs_baseline)
+      widgets::label_value("speedup", fmt::format("{} vs {}", format_ratio(*d.speedup_vs_baseline), d.baseline_variant));
+  }
+  if (t.clocks)
+    widgets::label_value("SM clock", fmt::format("{:.0f}-{:.0f} MHz (rated {:.0f}), {} of {} samples throttled",
+                                                 t.clocks->sm_min_mhz, t.clocks->sm_max_mhz, t.clocks->sm_rated_max_mhz,
+                                                 t.clocks->throttled_samples, t.clocks->samples));
+  histogram(t, view);
+  if (!t.kernels.empty() && ImGui::BeginTable("kernels", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("kernel", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("launches/sample");
+    ImGui::TableSetupColumn("median");
+    ImGui::TableHeadersRow();
+    for (const auto& k : t.kernels) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(k.name.c_str());
+      ImGui::TableNextColumn(), ImGui::Text("%lld", static_cast<long long>(k.launches_per_sample));
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(format_time_us(k.median_us).c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
+void verify_section(const VerifyResult& v) {
+  widgets::label_value("verification", fmt::format("{}: {}", v.passed ? "passed" : "FAILED", v.sampling));
+  widgets::label_value("errors", fmt::format("max abs {:.3g}, max rel {:.3g}, rel L2 {:.3g}; {} mismatches, {} non-finite, "
+                                             "{} unwritten of {} checked",
+                                             v.max_abs_err, v.max_rel_err, v.rel_l2_err, v.mismatches,
+                                             v.nonfinite_mismatches, v.unwritten, v.elements_checked));
+  for (const auto& m : v.first_mismatches)
+    ImGui::BulletText("%s[%lld]: got %.6g, expected %.6g", m.tensor.c_str(), static_cast<long long>(m.index), m.got, m.expected);
+}
+
+void environment_section(const RunInfo& run) {
+  if (run.device) {
+    const DeviceInfo& d = *run.device;
+    widgets::label_value("device", fmt::format("{} (sm_{}{}, {} SMs, {}), driver {}", d.name, d.cc_major, d.cc_minor,
+                                               d.sm_count, format_bytes(d.global_mem_bytes), d.driver_release));
+  }
+  widgets::label_value("run", fmt::format("{} on {}, kwb {} ({})", run.started_at, run.host, run.tool_version, run.git_sha));
+}
+
+}  // namespace
+
+void draw_case_detail(Workbench& wb, UiState& ui) {
+  if (!ui.shown(View::detail)) return;
+  place_view_window(ui, View::detail);
+  if (!ImGui::Begin("Case detail", ui.show_flag(View::detail))) {
+    ImGui::End();
+    return;
+  }
+  // A screenshot of this view with nothing selected shows the first case.
+  if (!wb.focus().valid() && ui.solo && !wb.rows().empty()) wb.select(wb.rows()[wb.visible_rows().empty() ? 0 : wb.visible_rows()[0]].ref);
+  const CaseRecord* c = wb.find(wb.focus());
+  if (!c) {
+    ImGui::TextDisabled("Select a case in the table or on a chart.");
+    ImGui::End();
+    return;
+  }
+  const TableRow& row = wb.rows()[wb.row_of(wb.focus())];
+  ImGui::TextUnformatted(row.key.c_str());
+  if (row.badges.any()) ImGui::SameLine(), widgets::badges(row.badges);
+  widgets::label_value("disposition", c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
+  ImGui::TextDisabled("repro:");
+  ImGui::SameLine();
+  widgets::copy_button("repro", c->repro);
+  ImGui::SameLine();
+  ImGui::TextWrapped("%s", c->repro.c_str());
+  plot::View histogram_view;  // refitted every frame to the samples: nothing to keep
+  if (ImGui::CollapsingHeader("Timing", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (c->timing) timing_section(*c, histogram_view);
+    else ImGui::TextDisabled("Not timed.");
+  }
+  if (ImGui::CollapsingHeader("Verification", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (c->verify) verify_section(*c->verify);
+    else ImGui::TextDisabled("Not verified.");
+  }
+  if (ImGui::CollapsingHeader("Environment", ImGuiTreeNodeFlags_DefaultOpen)) environment_section(wb.reports()[wb.focus().report].report.run);
+  ImGui::End();
+}
+
+}  // namespace kwb::gui
