@@ -16,10 +16,28 @@ namespace kwb::gui {
 
 namespace {
 
+// Without per-sample times (a report written with them trimmed) the summary still has a shape:
+// min to max as a whisker, p10 to p90 as a box, the median as a line.
+void summary_box(const SummaryStats& s, plot::View& view) {
+  ImGui::TextDisabled("No per-sample times in the report: min, p10, median, p90 and max from its summary.");
+  view.x = plot::Scale::fit(s.min, std::max(s.max, s.min * 1.0001 + 1e-9), false, 0.05);
+  view.y = {0, 1, false};
+  plot::Plot p("##summary", view, {0, 110}, "sample time (us)", "");
+  p.line(s.min, 0.5, s.max, 0.5, IM_COL32(90, 90, 90, 255), 1.5f);
+  for (double v : {s.min, s.max}) p.line(v, 0.35, v, 0.65, IM_COL32(90, 90, 90, 255), 1.5f);
+  const ImVec2 a = p.to_screen(s.p10, 0.8), z = p.to_screen(s.p90, 0.2);
+  p.draw_list()->AddRectFilled(a, {std::max(z.x, a.x + 2), z.y}, plot::palette(0, 0.6f));
+  p.line(s.median, 0.15, s.median, 0.85, IM_COL32(200, 40, 40, 255), 2.5f);
+  p.text(s.median, 0.85, "median", IM_COL32(200, 40, 40, 255), {3, -14});
+  p.text(s.p10, 0.2, "p10", IM_COL32(90, 90, 90, 255), {-24, 0});
+  p.text(s.p90, 0.2, "p90", IM_COL32(90, 90, 90, 255), {3, 0});
+  p.end();
+}
+
 void histogram(const TimingResult& t, plot::View& view) {
   const auto& samples = t.samples_us;
   if (samples.empty()) {
-    ImGui::TextDisabled("No per-sample times in the report.");
+    summary_box(t.span, view);
     return;
   }
   const auto [lo_it, hi_it] = std::minmax_element(samples.begin(), samples.end());
