@@ -68,6 +68,7 @@ class Plot {
   bool hovered_ = false, clicked_ = false, ended_ = false;
   float nearest_dist2_ = 0;
   int nearest_id_ = -1;
+  int points_drawn_ = 0;
 };
 
 // A qualitative palette (Tableau 10), the same as the review report's: op i gets colour i.
