@@ -36,7 +36,7 @@ std::string format_tick(double value) {
   if (missing(value)) return "-";
   const double a = std::fabs(value);
   if (a != 0 && (a >= 1e5 || a < 1e-3)) return fmt::format("{:.0e}", value);
-  return fmt::format("{:.4g}", value);
+  return fmt::format("{:.6g}", value);  // ticks are round numbers: 10000, not 1e+04
 }
 
 }  // namespace kwb::gui
