@@ -6,13 +6,13 @@
 //   4. headless: after the last frame, the back buffer to PNG, and exit
 #include "gui/app/app.hpp"
 
-#include <chrono>
-#include <cstdio>
-
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+
+#include <chrono>
+#include <cstdio>
 
 #include "gui/app/screenshot.hpp"
 #include "gui/model/recent_files.hpp"
@@ -22,7 +22,9 @@ namespace kwb::gui {
 
 namespace {
 
-void on_glfw_error(int code, const char* text) { std::fprintf(stderr, "kwb-gui: GLFW error %d: %s\n", code, text); }
+void on_glfw_error(int code, const char* text) {
+  std::fprintf(stderr, "kwb-gui: GLFW error %d: %s\n", code, text);
+}
 
 // Files dropped on the window are queued and opened by the next frame (GLFW calls this from
 // glfwPollEvents, outside any ImGui frame).
@@ -53,15 +55,19 @@ int run_app(const AppOptions& options) {
   // 1. Window and context.
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
-    std::fprintf(stderr, "kwb-gui: cannot initialise GLFW (no display? run under xvfb-run for screenshots)\n");
+    std::fprintf(
+        stderr,
+        "kwb-gui: cannot initialise GLFW (no display? run under xvfb-run for screenshots)\n");
     return 1;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  GLFWwindow* window = glfwCreateWindow(options.width, options.height, "Kernel Workbench", nullptr, nullptr);
+  GLFWwindow* window =
+      glfwCreateWindow(options.width, options.height, "Kernel Workbench", nullptr, nullptr);
   if (!window) {
-    std::fprintf(stderr, "kwb-gui: cannot create a %dx%d OpenGL 3.3 window\n", options.width, options.height);
+    std::fprintf(stderr, "kwb-gui: cannot create a %dx%d OpenGL 3.3 window\n", options.width,
+                 options.height);
     glfwTerminate();
     return 1;
   }
@@ -97,8 +103,10 @@ int run_app(const AppOptions& options) {
   Clock::time_point second_frame;
   for (int frame = 0; !glfwWindowShouldClose(window) && !ui.quit; ++frame) {
     if (frame == 1) second_frame = Clock::now();
-    if (headless) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.25);  // idle when nothing happens; tooltips still fade
+    if (headless)
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(0.25);  // idle when nothing happens; tooltips still fade
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -113,8 +121,8 @@ int run_app(const AppOptions& options) {
     std::string error;
     if (ui.export_png) {
       const PngExport& e = *ui.export_png;
-      if (!write_framebuffer_png(e.path, static_cast<int>(e.x), static_cast<int>(e.y), static_cast<int>(e.w),
-                                 static_cast<int>(e.h), fb_h, error))
+      if (!write_framebuffer_png(e.path, static_cast<int>(e.x), static_cast<int>(e.y),
+                                 static_cast<int>(e.w), static_cast<int>(e.h), fb_h, error))
         wb.add_message(Message::Level::error, error);
       ui.export_png.reset();
     }
@@ -130,8 +138,9 @@ int run_app(const AppOptions& options) {
     if (last) {
       if (options.print_fps && frame >= 1) {
         const double seconds = std::chrono::duration<double>(Clock::now() - second_frame).count();
-        std::printf("kwb-gui: %d frames after the first in %.2f s: %.1f frames per second (%zu cases)\n", frame,
-                    seconds, frame / seconds, wb.rows().size());
+        std::printf(
+            "kwb-gui: %d frames after the first in %.2f s: %.1f frames per second (%zu cases)\n",
+            frame, seconds, frame / seconds, wb.rows().size());
       }
       break;
     }

@@ -1,17 +1,16 @@
 // glReadPixels -> PNG through stb_image_write (libstb-dev: its library, which ImGui links anyway).
 #include "gui/app/screenshot.hpp"
 
+#include <GL/gl.h>
+#include <stb_image_write.h>
+
 #include <algorithm>
 #include <vector>
 
-#include <GL/gl.h>
-
-#include <stb_image_write.h>
-
 namespace kwb::gui {
 
-bool write_framebuffer_png(const std::filesystem::path& path, int x, int y, int width, int height, int fb_height,
-                           std::string& error) {
+bool write_framebuffer_png(const std::filesystem::path& path, int x, int y, int width, int height,
+                           int fb_height, std::string& error) {
   if (width <= 0 || height <= 0) {
     error = "nothing to write: empty rectangle";
     return false;

@@ -9,7 +9,7 @@ namespace kwb::gui {
 
 // The rectangle (top-left origin, pixels) of the current framebuffer of height `fb_height`;
 // false with `error` set when the file cannot be written.
-bool write_framebuffer_png(const std::filesystem::path& path, int x, int y, int width, int height, int fb_height,
-                           std::string& error);
+bool write_framebuffer_png(const std::filesystem::path& path, int x, int y, int width, int height,
+                           int fb_height, std::string& error);
 
 }  // namespace kwb::gui

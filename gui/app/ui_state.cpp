@@ -33,7 +33,7 @@ bool* UiState::show_flag(View v) {
 
 bool UiState::shown(View v) const {
   if (solo) return *solo == v;
-  return *const_cast<UiState*>(this)->show_flag(v);
+  return *show_flag(v);
 }
 
 }  // namespace kwb::gui

@@ -13,7 +13,8 @@
 namespace kwb::gui {
 
 enum class View { table, roofline, sweep, detail, compare };
-inline constexpr View kAllViews[] = {View::table, View::roofline, View::sweep, View::detail, View::compare};
+inline constexpr View kAllViews[] = {View::table, View::roofline, View::sweep, View::detail,
+                                     View::compare};
 const char* view_name(View v);  // "table", "roofline", ...; also the --view flag's words
 std::optional<View> parse_view(const std::string& name);
 
@@ -25,7 +26,8 @@ struct PngExport {
 
 struct UiState {
   // Shown windows (View menu). The status panel is always there.
-  bool show_table = true, show_roofline = true, show_sweep = true, show_detail = true, show_compare = false;
+  bool show_table = true, show_roofline = true, show_sweep = true, show_detail = true,
+       show_compare = false;
   bool show_open_dialog = false, show_demo = false;
   // Headless screenshots: only this view, filling the window above the status panel.
   std::optional<View> solo;
@@ -34,7 +36,7 @@ struct UiState {
   std::string open_path;
   std::filesystem::path recent_list;  // empty: recent files are not read nor written
   std::vector<std::string> recent;
-  std::vector<std::string> dropped;   // paths dropped on the window, opened next frame
+  std::vector<std::string> dropped;  // paths dropped on the window, opened next frame
 
   // Charts and views.
   plot::View roofline_view, sweep_view;
@@ -47,6 +49,7 @@ struct UiState {
   bool quit = false;
   bool shown(View v) const;
   bool* show_flag(View v);
+  const bool* show_flag(View v) const { return const_cast<UiState*>(this)->show_flag(v); }
 };
 
 }  // namespace kwb::gui

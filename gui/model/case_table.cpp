@@ -1,12 +1,12 @@
 // Rows, filters, sort and CSV of the results table (see case_table.hpp).
 #include "gui/model/case_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "compare/match.hpp"
 
@@ -82,8 +82,9 @@ Badges badges_of(const CaseRecord& c) {
 }
 
 const char* column_name(Column c) {
-  static const char* kNames[] = {"op",   "variant", "dtype",  "shape",   "mode",   "disposition", "time",
-                                 "GB/s", "TFLOP/s", "% roof", "speedup", "badges", "report"};
+  static const char* kNames[] = {"op",          "variant", "dtype", "shape",   "mode",
+                                 "disposition", "time",    "GB/s",  "TFLOP/s", "% roof",
+                                 "speedup",     "badges",  "report"};
   return kNames[static_cast<int>(c)];
 }
 
@@ -117,7 +118,8 @@ bool Filters::matches(const TableRow& row) const {
   return text.empty() || row.search_text.find(lower(text)) != std::string::npos;
 }
 
-void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Column column, bool ascending) {
+void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Column column,
+               bool ascending) {
   const bool numeric = column >= Column::time_us && column <= Column::speedup;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const TableRow& ra = rows[a];
@@ -138,13 +140,16 @@ void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Colum
 }
 
 std::string rows_to_csv(const std::vector<const TableRow*>& rows) {
-  std::string out = "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,speedup,badges\n";
+  std::string out =
+      "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,speedup,"
+      "badges\n";
   for (const TableRow* r : rows)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r->report), csv_field(r->op),
-                       csv_field(r->variant), csv_field(r->dtype), csv_field(r->shape), csv_field(r->mode),
-                       csv_field(r->disposition), csv_number(r->time_us), csv_number(r->gbps),
-                       csv_number(r->tflops), csv_number(r->pct_roof), csv_number(r->speedup),
-                       csv_field(r->badges.text()));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r->report),
+                    csv_field(r->op), csv_field(r->variant), csv_field(r->dtype),
+                    csv_field(r->shape), csv_field(r->mode), csv_field(r->disposition),
+                    csv_number(r->time_us), csv_number(r->gbps), csv_number(r->tflops),
+                    csv_number(r->pct_roof), csv_number(r->speedup), csv_field(r->badges.text()));
   return out;
 }
 

@@ -33,14 +33,29 @@ Badges badges_of(const CaseRecord& c);
 // The table's columns, in display order.
 // The report column is last: it is hidden while one report is open, and the first column holds
 // the row's click target, which must never be hidden.
-enum class Column { op, variant, dtype, shape, mode, disposition, time_us, gbps, tflops, pct_roof, speedup, badges, report, count };
+enum class Column {
+  op,
+  variant,
+  dtype,
+  shape,
+  mode,
+  disposition,
+  time_us,
+  gbps,
+  tflops,
+  pct_roof,
+  speedup,
+  badges,
+  report,
+  count
+};
 const char* column_name(Column c);
 
 struct TableRow {
   CaseRef ref;
   std::string report;  // the report's display name
   std::string op, variant, dtype, shape, mode, disposition;
-  std::string key;     // the case identity, for the text filter and hover text
+  std::string key;  // the case identity, for the text filter and hover text
   // NaN when the case was not timed (skipped, failed, verify-only) or has no baseline.
   double time_us = 0, gbps = 0, tflops = 0, pct_roof = 0, speedup = 0;
   Badges badges;
@@ -56,7 +71,8 @@ struct Filters {
 };
 
 // Stable sort of row indices by one column; unmeasured (NaN) values sort last either way.
-void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Column column, bool ascending);
+void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Column column,
+               bool ascending);
 
 // RFC 4180 CSV with a header: the rows given, every column, plain numbers (no units).
 std::string rows_to_csv(const std::vector<const TableRow*>& rows);

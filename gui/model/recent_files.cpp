@@ -8,7 +8,8 @@
 namespace kwb::gui {
 
 std::filesystem::path recent_files_path() {
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "kwb" / "recent";
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "kwb" / "recent";
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::filesystem::path(home) / ".config" / "kwb" / "recent";
   return {};

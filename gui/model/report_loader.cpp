@@ -1,9 +1,9 @@
 // Report file -> LoadOutcome, with messages worded for the app's status panel.
 #include "gui/model/report_loader.hpp"
 
-#include <system_error>
-
 #include <fmt/format.h>
+
+#include <system_error>
 
 namespace kwb::gui {
 
@@ -28,8 +28,8 @@ LoadOutcome load_report(const std::filesystem::path& path) {
     return out;
   }
   if (std::filesystem::file_size(path, ec) == 0 && !ec) {
-    out.error = fmt::format("{}: the file is empty, no report in it (a run stopped before writing it?)",
-                            path.string());
+    out.error = fmt::format(
+        "{}: the file is empty, no report in it (a run stopped before writing it?)", path.string());
     return out;
   }
   try {
@@ -41,8 +41,9 @@ LoadOutcome load_report(const std::filesystem::path& path) {
     out.error = e.what();
     // The codec's words are exact but terse; say what to do about the usual one.
     if (out.error.find("unsupported report schema") != std::string::npos)
-      out.error += fmt::format(" (written by a newer or older kwb: open it with the kwb that wrote it, "
-                               "or re-run the suite with this one)");
+      out.error += fmt::format(
+          " (written by a newer or older kwb: open it with the kwb that wrote it, "
+          "or re-run the suite with this one)");
   }
   return out;
 }

@@ -1,9 +1,9 @@
 // Number formatting for every window (see units.hpp).
 #include "gui/model/units.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace kwb::gui {
 
@@ -17,12 +17,16 @@ std::string format_time_us(double us) {
   return fmt::format("{:.3g} us", us);
 }
 
-std::string format_gbps(double gbps) { return missing(gbps) ? "-" : fmt::format("{:.0f} GB/s", gbps); }
+std::string format_gbps(double gbps) {
+  return missing(gbps) ? "-" : fmt::format("{:.0f} GB/s", gbps);
+}
 std::string format_tflops(double tflops) {
   return missing(tflops) ? "-" : fmt::format("{:.3g} TFLOP/s", tflops);
 }
 std::string format_percent(double pct) { return missing(pct) ? "-" : fmt::format("{:.1f}%", pct); }
-std::string format_ratio(double ratio) { return missing(ratio) ? "-" : fmt::format("{:.2f}x", ratio); }
+std::string format_ratio(double ratio) {
+  return missing(ratio) ? "-" : fmt::format("{:.2f}x", ratio);
+}
 
 std::string format_bytes(std::int64_t bytes) {
   static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -1,10 +1,10 @@
 // The app's model (see workbench.hpp).
 #include "gui/model/workbench.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace kwb::gui {
 
@@ -149,7 +149,8 @@ std::vector<RooflineDot> Workbench::roofline_dots() {
     const CaseRecord* c = find(rows_[i].ref);
     if (!c || !c->derived || !c->timing) continue;
     const double x = c->derived->intensity, y = c->derived->tflops;
-    if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y)) continue;  // no place on log axes
+    if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y))
+      continue;  // no place on log axes
     dots.push_back({rows_[i].ref, i, x, y});
   }
   return dots;
@@ -159,7 +160,8 @@ const std::vector<review::SweepChart>& Workbench::sweeps(int report) {
   static const std::vector<review::SweepChart> kNone;
   if (report < 0 || report >= static_cast<int>(reports_.size())) return kNone;
   auto it = sweeps_.find(report);
-  if (it == sweeps_.end()) it = sweeps_.emplace(report, review::sweep_charts(reports_[report].report.cases)).first;
+  if (it == sweeps_.end())
+    it = sweeps_.emplace(report, review::sweep_charts(reports_[report].report.cases)).first;
   return it->second;
 }
 

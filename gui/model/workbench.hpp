@@ -66,7 +66,7 @@ class Workbench {
   void mark_range(CaseRef to);  // shift-click: every visible row between the focus and `to`
   bool is_marked(CaseRef ref) const { return marked_.count(ref) > 0; }
   const std::set<CaseRef>& marked() const { return marked_; }
-  std::string marked_as_csv();  // in visible order
+  std::string marked_as_csv();    // in visible order
   int row_of(CaseRef ref) const;  // index into rows(), -1 if absent
 
   // --- Derived views -----------------------------------------------------------------------

@@ -17,11 +17,12 @@ ImU32 grey(int v, int a = 255) { return IM_COL32(v, v, v, a); }
 }  // namespace
 
 ImU32 palette(int i, float alpha) {
-  static const ImU32 kColours[] = {IM_COL32(0x4e, 0x79, 0xa7, 255), IM_COL32(0xf2, 0x8e, 0x2b, 255),
-                                   IM_COL32(0xe1, 0x57, 0x59, 255), IM_COL32(0x76, 0xb7, 0xb2, 255),
-                                   IM_COL32(0x59, 0xa1, 0x4f, 255), IM_COL32(0xed, 0xc9, 0x48, 255),
-                                   IM_COL32(0xb0, 0x7a, 0xa1, 255), IM_COL32(0xff, 0x9d, 0xa7, 255),
-                                   IM_COL32(0x9c, 0x75, 0x5f, 255), IM_COL32(0xba, 0xb0, 0xac, 255)};
+  static const ImU32 kColours[] = {
+      IM_COL32(0x4e, 0x79, 0xa7, 255), IM_COL32(0xf2, 0x8e, 0x2b, 255),
+      IM_COL32(0xe1, 0x57, 0x59, 255), IM_COL32(0x76, 0xb7, 0xb2, 255),
+      IM_COL32(0x59, 0xa1, 0x4f, 255), IM_COL32(0xed, 0xc9, 0x48, 255),
+      IM_COL32(0xb0, 0x7a, 0xa1, 255), IM_COL32(0xff, 0x9d, 0xa7, 255),
+      IM_COL32(0x9c, 0x75, 0x5f, 255), IM_COL32(0xba, 0xb0, 0xac, 255)};
   ImU32 c = kColours[(i % 10 + 10) % 10];
   return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(alpha * 255) << IM_COL32_A_SHIFT);
 }
@@ -64,16 +65,20 @@ void Plot::handle_input() {
     view_.x.pan(-io.MouseDelta.x / w);
     view_.y.pan(io.MouseDelta.y / h);
   }
-  if (hovered_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view_.fit_key.clear();  // refit next frame
+  if (hovered_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+    view_.fit_key.clear();  // refit next frame
   // A click is a release without a drag: dragging pans, it must not also select.
-  clicked_ = ImGui::IsItemDeactivated() && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 2.0f).x == 0 &&
+  clicked_ = ImGui::IsItemDeactivated() &&
+             ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 2.0f).x == 0 &&
              ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 2.0f).y == 0 && hovered_;
   nearest_dist2_ = kHoverRadius * kHoverRadius * 4;
 }
 
 ImVec2 Plot::to_screen(double x, double y) const {
-  const float ux = static_cast<float>(view_.x.to_unit(x)), uy = static_cast<float>(view_.y.to_unit(y));
-  return {area_min_.x + ux * (area_max_.x - area_min_.x), area_max_.y - uy * (area_max_.y - area_min_.y)};
+  const float ux = static_cast<float>(view_.x.to_unit(x)),
+              uy = static_cast<float>(view_.y.to_unit(y));
+  return {area_min_.x + ux * (area_max_.x - area_min_.x),
+          area_max_.y - uy * (area_max_.y - area_min_.y)};
 }
 
 void Plot::draw_axes() {
@@ -101,7 +106,8 @@ void Plot::draw_axes() {
   dl_->AddText({frame_min_.x + 2, frame_min_.y}, text, y_label_);
 }
 
-void Plot::line(double x0, double y0, double x1, double y1, ImU32 colour, float thickness, bool dashed) {
+void Plot::line(double x0, double y0, double x1, double y1, ImU32 colour, float thickness,
+                bool dashed) {
   const ImVec2 a = to_screen(x0, y0), b = to_screen(x1, y1);
   if (!dashed) {
     dl_->AddLine(a, b, colour, thickness);
@@ -123,25 +129,28 @@ void Plot::line(double x0, double y0, double x1, double y1, ImU32 colour, float 
   from = std::floor(from / (2 * step)) * 2 * step;
   for (float t = std::max(from, 0.0f); t < to; t += 2 * step) {
     const float t1 = std::min(t + step, len);
-    dl_->AddLine({a.x + dx * t / len, a.y + dy * t / len}, {a.x + dx * t1 / len, a.y + dy * t1 / len}, colour,
-                 thickness);
+    dl_->AddLine({a.x + dx * t / len, a.y + dy * t / len},
+                 {a.x + dx * t1 / len, a.y + dy * t1 / len}, colour, thickness);
   }
 }
 
-void Plot::polyline(const std::vector<std::pair<double, double>>& points, ImU32 colour, float thickness) {
+void Plot::polyline(const std::vector<std::pair<double, double>>& points, ImU32 colour,
+                    float thickness) {
   for (std::size_t i = 1; i < points.size(); ++i)
-    dl_->AddLine(to_screen(points[i - 1].first, points[i - 1].second), to_screen(points[i].first, points[i].second),
-                 colour, thickness);
+    dl_->AddLine(to_screen(points[i - 1].first, points[i - 1].second),
+                 to_screen(points[i].first, points[i].second), colour, thickness);
 }
 
 bool Plot::point(double x, double y, ImU32 colour, float radius, int id) {
   const ImVec2 p = to_screen(x, y);
   // Off-screen points cost nothing; on screen, a dense chart draws squares (2 triangles, not a
   // 12-sided fan): 10,000 cases must stay interactive under software OpenGL.
-  if (p.x < area_min_.x - radius || p.x > area_max_.x + radius || p.y < area_min_.y - radius || p.y > area_max_.y + radius)
+  if (p.x < area_min_.x - radius || p.x > area_max_.x + radius || p.y < area_min_.y - radius ||
+      p.y > area_max_.y + radius)
     return false;
   if (++points_drawn_ > kDensePoints)
-    dl_->AddRectFilled({p.x - radius * 0.8f, p.y - radius * 0.8f}, {p.x + radius * 0.8f, p.y + radius * 0.8f}, colour);
+    dl_->AddRectFilled({p.x - radius * 0.8f, p.y - radius * 0.8f},
+                       {p.x + radius * 0.8f, p.y + radius * 0.8f}, colour);
   else
     dl_->AddCircleFilled(p, radius, colour, 12);
   if (!hovered_) return false;

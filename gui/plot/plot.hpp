@@ -11,10 +11,10 @@
 // once, and again when the data changes (View::fit_key).
 #pragma once
 
+#include <imgui.h>
+
 #include <string>
 #include <vector>
-
-#include <imgui.h>
 
 #include "gui/plot/scale.hpp"
 
@@ -44,8 +44,10 @@ class Plot {
   // A click on the plot that was not a drag (selects the hovered item).
   bool clicked() const { return clicked_; }
 
-  void line(double x0, double y0, double x1, double y1, ImU32 colour, float thickness = 1.5f, bool dashed = false);
-  void polyline(const std::vector<std::pair<double, double>>& points, ImU32 colour, float thickness = 2.0f);
+  void line(double x0, double y0, double x1, double y1, ImU32 colour, float thickness = 1.5f,
+            bool dashed = false);
+  void polyline(const std::vector<std::pair<double, double>>& points, ImU32 colour,
+                float thickness = 2.0f);
   // A filled dot; true when the mouse is the nearest to it so far within its hover radius (the
   // last true one in a frame is the hovered item: ask `nearest()` after drawing every point).
   bool point(double x, double y, ImU32 colour, float radius = 4.0f, int id = -1);

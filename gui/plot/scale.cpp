@@ -70,7 +70,8 @@ std::vector<Tick> ticks(const Scale& s, int target) {
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
   if (!s.log) {
     const double step = nice_step(hi - lo, target);
-    for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9 && out.size() < 200; v += step) {
+    for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9 && out.size() < 200;
+         v += step) {
       const double clean = std::fabs(v) < step * 1e-9 ? 0 : v;
       out.push_back({clean, true, format_tick(clean)});
     }

@@ -15,9 +15,9 @@ struct Scale {
   double lo = 0, hi = 1;  // the visible range, in data units (both > 0 on a log scale)
   bool log = false;
 
-  double forward(double v) const;   // data -> mapped space (v or log10 v)
-  double inverse(double m) const;   // mapped space -> data
-  double to_unit(double v) const;   // data -> [0, 1] over the visible range
+  double forward(double v) const;  // data -> mapped space (v or log10 v)
+  double inverse(double m) const;  // mapped space -> data
+  double to_unit(double v) const;  // data -> [0, 1] over the visible range
   double from_unit(double u) const;
   // Zoom by `factor` (< 1 zooms in) around the unit position `u`, in mapped space.
   void zoom(double factor, double u);

@@ -44,7 +44,8 @@ void tag(const char* text, ImU32 colour) {
   ImGui::SameLine(0, 4);
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const ImVec2 size = ImGui::CalcTextSize(text);
-  ImGui::GetWindowDrawList()->AddRectFilled({p.x - 1, p.y}, {p.x + size.x + 3, p.y + size.y}, colour, 3.0f);
+  ImGui::GetWindowDrawList()->AddRectFilled({p.x - 1, p.y}, {p.x + size.x + 3, p.y + size.y},
+                                            colour, 3.0f);
   ImGui::SetCursorScreenPos({p.x + 1, p.y});
   ImGui::TextColored(ImVec4(1, 1, 1, 1), "%s", text);
 }
@@ -63,7 +64,8 @@ ImU32 speedup_colour(double s) {
   if (!std::isfinite(s)) return ImGui::GetColorU32(ImGuiCol_TextDisabled);
   if (s < 0.97) return IM_COL32(200, 40, 40, 255);
   if (s <= 1.03) return ImGui::GetColorU32(ImGuiCol_Text);
-  const float t = static_cast<float>(std::clamp((s - 1.0) / 2.0, 0.0, 1.0));  // 3x and above: full green
+  const float t =
+      static_cast<float>(std::clamp((s - 1.0) / 2.0, 0.0, 1.0));  // 3x and above: full green
   return IM_COL32(static_cast<int>(60 - 40 * t), static_cast<int>(130 + 40 * t), 60, 255);
 }
 

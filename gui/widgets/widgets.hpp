@@ -2,9 +2,9 @@
 // button, a badge or a "good/bad" colour look the same everywhere.
 #pragma once
 
-#include <string>
-
 #include <imgui.h>
+
+#include <string>
 
 #include "gui/model/case_table.hpp"
 

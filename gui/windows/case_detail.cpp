@@ -1,13 +1,14 @@
 // The case detail: everything about the selected case. Its sample histogram with the median
 // and p10/p90 marked, the per-kernel breakdown, the verification's error statistics, the
 // environment it was measured in, and the repro command with a copy button.
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "gui/app/layout.hpp"
+#include "gui/model/sample_histogram.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
@@ -19,7 +20,8 @@ namespace {
 // Without per-sample times (a report written with them trimmed) the summary still has a shape:
 // min to max as a whisker, p10 to p90 as a box, the median as a line.
 void summary_box(const SummaryStats& s, plot::View& view) {
-  ImGui::TextDisabled("No per-sample times in the report: min, p10, median, p90 and max from its summary.");
+  ImGui::TextDisabled(
+      "No per-sample times in the report: min, p10, median, p90 and max from its summary.");
   view.x = plot::Scale::fit(s.min, std::max(s.max, s.min * 1.0001 + 1e-9), false, 0.05);
   view.y = {0, 1, false};
   plot::Plot p("##summary", view, {0, 110}, "sample time (us)", "");
@@ -40,25 +42,24 @@ void histogram(const TimingResult& t, plot::View& view) {
     summary_box(t.span, view);
     return;
   }
-  const auto [lo_it, hi_it] = std::minmax_element(samples.begin(), samples.end());
-  const double lo = *lo_it, hi = std::max(*hi_it, *lo_it * 1.0001 + 1e-9);
-  constexpr int kBins = 40;
-  std::vector<int> counts(kBins);
-  for (double s : samples) ++counts[std::min(kBins - 1, static_cast<int>((s - lo) / (hi - lo) * kBins))];
-  const int peak = *std::max_element(counts.begin(), counts.end());
-  view.x = plot::Scale::fit(lo, hi, false, 0.03);
-  view.y = {0, peak * 1.15, false};
+  const SampleHistogram h = sample_histogram(samples);
+  view.x = plot::Scale::fit(h.lo, h.hi, false, 0.03);
+  view.y = {0, h.peak * 1.15, false};
   plot::Plot p("##histogram", view, {0, 190}, "sample time (us)", "samples");
-  const double w = (hi - lo) / kBins;
-  for (int b = 0; b < kBins; ++b) {
-    if (!counts[b]) continue;
-    const ImVec2 a = p.to_screen(lo + b * w, counts[b]), z = p.to_screen(lo + (b + 1) * w, 0);
+  for (int b = 0; b < static_cast<int>(h.counts.size()); ++b) {
+    if (!h.counts[b]) continue;
+    const ImVec2 a = p.to_screen(h.lo + b * h.bin_width(), h.counts[b]),
+                 z = p.to_screen(h.lo + (b + 1) * h.bin_width(), 0);
     p.draw_list()->AddRectFilled({a.x + 1, a.y}, {z.x, z.y}, plot::palette(0, 0.8f));
   }
-  const struct { double v; const char* name; ImU32 colour; } marks[] = {
-      {t.span.p10, "p10", IM_COL32(120, 120, 120, 255)},
-      {t.span.median, "median", IM_COL32(200, 40, 40, 255)},
-      {t.span.p90, "p90", IM_COL32(120, 120, 120, 255)}};
+  const int peak = h.peak;
+  const struct {
+    double v;
+    const char* name;
+    ImU32 colour;
+  } marks[] = {{t.span.p10, "p10", IM_COL32(120, 120, 120, 255)},
+               {t.span.median, "median", IM_COL32(200, 40, 40, 255)},
+               {t.span.p90, "p90", IM_COL32(120, 120, 120, 255)}};
   for (const auto& m : marks) {
     p.line(m.v, 0, m.v, peak * 1.15, m.colour, 2.0f, m.name[0] == 'p');
     p.text(m.v, peak * 1.1, m.name, m.colour, {3, 0});
@@ -73,22 +74,30 @@ void timing_section(const CaseRecord& c, plot::View& view) {
   ImGui::SameLine(), widgets::label_value("p90", format_time_us(t.span.p90));
   ImGui::SameLine(), widgets::label_value("samples", std::to_string(t.span.count));
   ImGui::SameLine(), widgets::label_value("noise (IQR/median)", format_percent(100 * t.span.noise));
-  widgets::label_value("timer", fmt::format("{} {}, flush {}, preset {}, stop: {}", t.timer, to_string(t.mode), t.flush,
-                                            t.preset, to_string(t.stop_reason)));
+  widgets::label_value(
+      "timer", fmt::format("{} {}, flush {}, preset {}, stop: {}", t.timer, to_string(t.mode),
+                           t.flush, t.preset, to_string(t.stop_reason)));
   if (c.derived) {
     const Derived& d = *c.derived;
-    widgets::label_value("rates", fmt::format("{}  {}  {} of roof ({}-bound)  {} of the DRAM roof", format_gbps(d.bandwidth_gbps),
-                                              format_tflops(d.tflops), format_percent(d.pct_of_roofline), d.bound,
-                                              format_percent(d.pct_of_bandwidth_ceiling)));
+    widgets::label_value("rates",
+                         fmt::format("{}  {}  {} of roof ({}-bound)  {} of the DRAM roof",
+                                     format_gbps(d.bandwidth_gbps), format_tflops(d.tflops),
+                                     format_percent(d.pct_of_roofline), d.bound,
+                                     format_percent(d.pct_of_bandwidth_ceiling)));
     if (d.speedup_vs_baseline)
-      widgets::label_value("speedup", fmt::format("{} vs {}", format_ratio(*d.speedup_vs_baseline), d.baseline_variant));
+      widgets::label_value("speedup", fmt::format("{} vs {}", format_ratio(*d.speedup_vs_baseline),
+                                                  d.baseline_variant));
   }
   if (t.clocks)
-    widgets::label_value("SM clock", fmt::format("{:.0f}-{:.0f} MHz (rated {:.0f}), {} of {} samples throttled",
-                                                 t.clocks->sm_min_mhz, t.clocks->sm_max_mhz, t.clocks->sm_rated_max_mhz,
-                                                 t.clocks->throttled_samples, t.clocks->samples));
+    widgets::label_value(
+        "SM clock",
+        fmt::format("{:.0f}-{:.0f} MHz (rated {:.0f}), {} of {} samples throttled",
+                    t.clocks->sm_min_mhz, t.clocks->sm_max_mhz, t.clocks->sm_rated_max_mhz,
+                    t.clocks->throttled_samples, t.clocks->samples));
   histogram(t, view);
-  if (!t.kernels.empty() && ImGui::BeginTable("kernels", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit)) {
+  if (!t.kernels.empty() && ImGui::BeginTable("kernels", 3,
+                                              ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                                  ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("kernel", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("launches/sample");
     ImGui::TableSetupColumn("median");
@@ -104,22 +113,28 @@ void timing_section(const CaseRecord& c, plot::View& view) {
 }
 
 void verify_section(const VerifyResult& v) {
-  widgets::label_value("verification", fmt::format("{}: {}", v.passed ? "passed" : "FAILED", v.sampling));
-  widgets::label_value("errors", fmt::format("max abs {:.3g}, max rel {:.3g}, rel L2 {:.3g}; {} mismatches, {} non-finite, "
-                                             "{} unwritten of {} checked",
-                                             v.max_abs_err, v.max_rel_err, v.rel_l2_err, v.mismatches,
-                                             v.nonfinite_mismatches, v.unwritten, v.elements_checked));
+  widgets::label_value("verification",
+                       fmt::format("{}: {}", v.passed ? "passed" : "FAILED", v.sampling));
+  widgets::label_value(
+      "errors",
+      fmt::format("max abs {:.3g}, max rel {:.3g}, rel L2 {:.3g}; {} mismatches, {} non-finite, "
+                  "{} unwritten of {} checked",
+                  v.max_abs_err, v.max_rel_err, v.rel_l2_err, v.mismatches, v.nonfinite_mismatches,
+                  v.unwritten, v.elements_checked));
   for (const auto& m : v.first_mismatches)
-    ImGui::BulletText("%s[%lld]: got %.6g, expected %.6g", m.tensor.c_str(), static_cast<long long>(m.index), m.got, m.expected);
+    ImGui::BulletText("%s[%lld]: got %.6g, expected %.6g", m.tensor.c_str(),
+                      static_cast<long long>(m.index), m.got, m.expected);
 }
 
 void environment_section(const RunInfo& run) {
   if (run.device) {
     const DeviceInfo& d = *run.device;
-    widgets::label_value("device", fmt::format("{} (sm_{}{}, {} SMs, {}), driver {}", d.name, d.cc_major, d.cc_minor,
-                                               d.sm_count, format_bytes(d.global_mem_bytes), d.driver_release));
+    widgets::label_value(
+        "device", fmt::format("{} (sm_{}{}, {} SMs, {}), driver {}", d.name, d.cc_major, d.cc_minor,
+                              d.sm_count, format_bytes(d.global_mem_bytes), d.driver_release));
   }
-  widgets::label_value("run", fmt::format("{} on {}, kwb {} ({})", run.started_at, run.host, run.tool_version, run.git_sha));
+  widgets::label_value("run", fmt::format("{} on {}, kwb {} ({})", run.started_at, run.host,
+                                          run.tool_version, run.git_sha));
 }
 
 }  // namespace
@@ -132,7 +147,8 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
     return;
   }
   // A screenshot of this view with nothing selected shows the first case.
-  if (!wb.focus().valid() && ui.solo && !wb.rows().empty()) wb.select(wb.rows()[wb.visible_rows().empty() ? 0 : wb.visible_rows()[0]].ref);
+  if (!wb.focus().valid() && ui.solo && !wb.rows().empty())
+    wb.select(wb.rows()[wb.visible_rows().empty() ? 0 : wb.visible_rows()[0]].ref);
   const CaseRecord* c = wb.find(wb.focus());
   if (!c) {
     ImGui::TextDisabled("Select a case in the table or on a chart.");
@@ -142,7 +158,8 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   const TableRow& row = wb.rows()[wb.row_of(wb.focus())];
   ImGui::TextUnformatted(row.key.c_str());
   if (row.badges.any()) ImGui::SameLine(), widgets::badges(row.badges);
-  widgets::label_value("disposition", c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
+  widgets::label_value("disposition",
+                       c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
   ImGui::TextDisabled("repro:");
   ImGui::SameLine();
   widgets::copy_button("repro", c->repro);
@@ -150,14 +167,19 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   ImGui::TextWrapped("%s", c->repro.c_str());
   plot::View histogram_view;  // refitted every frame to the samples: nothing to keep
   if (ImGui::CollapsingHeader("Timing", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (c->timing) timing_section(*c, histogram_view);
-    else ImGui::TextDisabled("Not timed.");
+    if (c->timing)
+      timing_section(*c, histogram_view);
+    else
+      ImGui::TextDisabled("Not timed.");
   }
   if (ImGui::CollapsingHeader("Verification", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (c->verify) verify_section(*c->verify);
-    else ImGui::TextDisabled("Not verified.");
+    if (c->verify)
+      verify_section(*c->verify);
+    else
+      ImGui::TextDisabled("Not verified.");
   }
-  if (ImGui::CollapsingHeader("Environment", ImGuiTreeNodeFlags_DefaultOpen)) environment_section(wb.reports()[wb.focus().report].report.run);
+  if (ImGui::CollapsingHeader("Environment", ImGuiTreeNodeFlags_DefaultOpen))
+    environment_section(wb.reports()[wb.focus().report].report.run);
   ImGui::End();
 }
 

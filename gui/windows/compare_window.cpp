@@ -1,11 +1,11 @@
 // Compare: two open reports side by side through `kwb compare`'s own model (compare/): per-case
 // ratio NEW/BASE with its bootstrap interval, the verdict, sorted by the largest change with
 // failures first; the per-op geometric means and the environment differences above.
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "gui/app/layout.hpp"
 #include "gui/model/units.hpp"
@@ -22,7 +22,8 @@ bool report_combo(const char* label, int& current, const Workbench& wb) {
   if (ImGui::BeginCombo(label, wb.reports()[current].name.c_str())) {
     for (int r = 0; r < static_cast<int>(wb.reports().size()); ++r) {
       ImGui::PushID(r);
-      if (ImGui::Selectable(wb.reports()[r].name.c_str(), r == current)) current = r, changed = true;
+      if (ImGui::Selectable(wb.reports()[r].name.c_str(), r == current))
+        current = r, changed = true;
       ImGui::PopID();
     }
     ImGui::EndCombo();
@@ -51,7 +52,9 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
   }
   const int n = static_cast<int>(wb.reports().size());
   if (n < 2) {
-    ImGui::TextDisabled("Open two reports to compare them: BASE first, then NEW (File > Open, or both on the command line).");
+    ImGui::TextDisabled(
+        "Open two reports to compare them: BASE first, then NEW (File > Open, or both on the "
+        "command line).");
     ImGui::End();
     return;
   }
@@ -68,21 +71,26 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
     return;
   }
   for (const OpSummary& op : cmp->ops) {
-    ImGui::BulletText("%s: geomean NEW/BASE %s over %d cases; %d slower, %d faster, %d same, %d ambiguous, %d failed",
-                      op.op.c_str(), format_ratio(op.geomean_ratio).c_str(), op.ratios,
-                      op.counts.count(CaseOutcome::slower) ? op.counts.at(CaseOutcome::slower) : 0,
-                      op.counts.count(CaseOutcome::faster) ? op.counts.at(CaseOutcome::faster) : 0,
-                      op.counts.count(CaseOutcome::same) ? op.counts.at(CaseOutcome::same) : 0,
-                      op.counts.count(CaseOutcome::ambiguous) ? op.counts.at(CaseOutcome::ambiguous) : 0,
-                      op.counts.count(CaseOutcome::failed) ? op.counts.at(CaseOutcome::failed) : 0);
+    ImGui::BulletText(
+        "%s: geomean NEW/BASE %s over %d cases; %d slower, %d faster, %d same, %d ambiguous, %d "
+        "failed",
+        op.op.c_str(), format_ratio(op.geomean_ratio).c_str(), op.ratios,
+        op.counts.count(CaseOutcome::slower) ? op.counts.at(CaseOutcome::slower) : 0,
+        op.counts.count(CaseOutcome::faster) ? op.counts.at(CaseOutcome::faster) : 0,
+        op.counts.count(CaseOutcome::same) ? op.counts.at(CaseOutcome::same) : 0,
+        op.counts.count(CaseOutcome::ambiguous) ? op.counts.at(CaseOutcome::ambiguous) : 0,
+        op.counts.count(CaseOutcome::failed) ? op.counts.at(CaseOutcome::failed) : 0);
   }
-  if (!cmp->environment.empty()) ImGui::TextDisabled("%d environment difference(s)", static_cast<int>(cmp->environment.size()));
+  if (!cmp->environment.empty())
+    ImGui::TextDisabled("%d environment difference(s)", static_cast<int>(cmp->environment.size()));
   if (!cmp->only_in_base.empty() || !cmp->only_in_new.empty())
-    ImGui::TextDisabled("%d case(s) only in BASE, %d only in NEW", static_cast<int>(cmp->only_in_base.size()),
+    ImGui::TextDisabled("%d case(s) only in BASE, %d only in NEW",
+                        static_cast<int>(cmp->only_in_base.size()),
                         static_cast<int>(cmp->only_in_new.size()));
   const auto ordered = by_largest_change(*cmp);
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("compare", 6, flags)) {
     ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("BASE");
@@ -100,14 +108,20 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn(), ImGui::TextUnformatted(c.key.c_str());
         if (ImGui::IsItemHovered() && !c.note.empty()) ImGui::SetTooltip("%s", c.note.c_str());
-        ImGui::TableNextColumn(), ImGui::TextUnformatted(format_time_us(c.timed() ? c.decision.base_median_us : NAN).c_str());
-        ImGui::TableNextColumn(), ImGui::TextUnformatted(format_time_us(c.timed() ? c.decision.new_median_us : NAN).c_str());
+        ImGui::TableNextColumn(),
+            ImGui::TextUnformatted(
+                format_time_us(c.timed() ? c.decision.base_median_us : NAN).c_str());
+        ImGui::TableNextColumn(),
+            ImGui::TextUnformatted(
+                format_time_us(c.timed() ? c.decision.new_median_us : NAN).c_str());
         const double ratio = c.has_ratio() ? c.decision.ratio.ratio : NAN;
-        ImGui::TableNextColumn(), widgets::coloured_text(outcome_colour(c.outcome), format_ratio(ratio));
+        ImGui::TableNextColumn(),
+            widgets::coloured_text(outcome_colour(c.outcome), format_ratio(ratio));
         ImGui::TableNextColumn();
         if (c.has_ratio() && std::isfinite(c.decision.ratio.lo))
           ImGui::Text("[%.3f, %.3f]", c.decision.ratio.lo, c.decision.ratio.hi);
-        ImGui::TableNextColumn(), widgets::coloured_text(outcome_colour(c.outcome), std::string(to_string(c.outcome)));
+        ImGui::TableNextColumn(),
+            widgets::coloured_text(outcome_colour(c.outcome), std::string(to_string(c.outcome)));
       }
     ImGui::EndTable();
   }

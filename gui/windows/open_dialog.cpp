@@ -26,14 +26,16 @@ void draw_open_dialog(Workbench& wb, UiState& ui) {
   ImGui::TextUnformatted("Path of a report.json (kwb run --json, kwb merge):");
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   ImGui::SetNextItemWidth(-80);
-  const bool enter = ImGui::InputText("##path", &ui.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter =
+      ImGui::InputText("##path", &ui.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if ((ImGui::Button("Open") || enter) && !ui.open_path.empty()) {
     open_report(wb, ui, ui.open_path);
     ui.show_open_dialog = false;
   }
-  widgets::help_marker("Files can also be dropped on the window, or given on the command line:\n"
-                       "kwb-gui a/report.json b/report.json");
+  widgets::help_marker(
+      "Files can also be dropped on the window, or given on the command line:\n"
+      "kwb-gui a/report.json b/report.json");
   ImGui::Separator();
   ImGui::TextDisabled("Recent files");
   if (ui.recent.empty()) ImGui::TextDisabled("(none yet)");

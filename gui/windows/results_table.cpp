@@ -16,7 +16,8 @@ namespace kwb::gui {
 namespace {
 
 // A combo over `values` with "all" first; true when the choice changed.
-bool filter_combo(const char* label, std::string& current, const std::vector<std::string>& values, float width) {
+bool filter_combo(const char* label, std::string& current, const std::vector<std::string>& values,
+                  float width) {
   bool changed = false;
   ImGui::SetNextItemWidth(width);
   if (ImGui::BeginCombo(label, current.empty() ? "all" : current.c_str())) {
@@ -40,13 +41,15 @@ void filter_bar(Workbench& wb) {
   ImGui::InputTextWithHint("##text", "search text", &f.text);
   wb.set_filters(f);
   ImGui::SameLine();
-  ImGui::TextDisabled("%d of %d cases", static_cast<int>(wb.visible_rows().size()), static_cast<int>(wb.rows().size()));
+  ImGui::TextDisabled("%d of %d cases", static_cast<int>(wb.visible_rows().size()),
+                      static_cast<int>(wb.rows().size()));
   ImGui::SameLine();
   ImGui::BeginDisabled(wb.marked().empty());
   if (ImGui::SmallButton("copy CSV")) ImGui::SetClipboardText(wb.marked_as_csv().c_str());
   ImGui::EndDisabled();
-  widgets::help_marker("Click selects a case, Ctrl-click adds one, Shift-click a range; Ctrl+C or this button "
-                       "copies the marked rows as CSV.");
+  widgets::help_marker(
+      "Click selects a case, Ctrl-click adds one, Shift-click a range; Ctrl+C or this button "
+      "copies the marked rows as CSV.");
 }
 
 void number_cell(const std::string& text, ImU32 colour) { widgets::coloured_text(colour, text); }
@@ -57,10 +60,14 @@ void draw_row(Workbench& wb, UiState& ui, const TableRow& row) {
   const bool marked = wb.is_marked(row.ref);
   ImGui::PushID(row.ref.report * 1000003 + row.ref.index);
   // One selectable spanning the row makes the whole row the click target.
-  if (ImGui::Selectable(row.op.c_str(), marked, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
+  if (ImGui::Selectable(
+          row.op.c_str(), marked,
+          ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
     const ImGuiIO& io = ImGui::GetIO();
-    if (io.KeyShift) wb.mark_range(row.ref);
-    else wb.select(row.ref, io.KeyCtrl);
+    if (io.KeyShift)
+      wb.mark_range(row.ref);
+    else
+      wb.select(row.ref, io.KeyCtrl);
   }
   if (row.ref == wb.focus() && ui.scroll_table_to_focus) {
     ImGui::SetScrollHereY(0.5f);
@@ -74,16 +81,19 @@ void draw_row(Workbench& wb, UiState& ui, const TableRow& row) {
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.shape.c_str());
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.mode.c_str());
   ImGui::TableNextColumn();
-  const ImU32 disposition_colour = row.disposition == "failed"    ? IM_COL32(200, 30, 30, 255)
-                                   : row.disposition == "skipped" ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
-                                                                  : ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 disposition_colour = row.disposition == "failed" ? IM_COL32(200, 30, 30, 255)
+                                   : row.disposition == "skipped"
+                                       ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
+                                       : ImGui::GetColorU32(ImGuiCol_Text);
   widgets::coloured_text(disposition_colour, row.disposition);
   const ImU32 plain = ImGui::GetColorU32(ImGuiCol_Text);
   ImGui::TableNextColumn(), number_cell(format_time_us(row.time_us), plain);
   ImGui::TableNextColumn(), number_cell(format_gbps(row.gbps), plain);
   ImGui::TableNextColumn(), number_cell(format_tflops(row.tflops), plain);
-  ImGui::TableNextColumn(), number_cell(format_percent(row.pct_roof), widgets::efficiency_colour(row.pct_roof));
-  ImGui::TableNextColumn(), number_cell(format_ratio(row.speedup), widgets::speedup_colour(row.speedup));
+  ImGui::TableNextColumn(),
+      number_cell(format_percent(row.pct_roof), widgets::efficiency_colour(row.pct_roof));
+  ImGui::TableNextColumn(),
+      number_cell(format_ratio(row.speedup), widgets::speedup_colour(row.speedup));
   ImGui::TableNextColumn();
   if (row.badges.any()) widgets::badges(row.badges);
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.report.c_str());
@@ -103,18 +113,21 @@ void draw_results_table(Workbench& wb, UiState& ui) {
       ImGui::IsKeyPressed('C') && !wb.marked().empty())
     ImGui::SetClipboardText(wb.marked_as_csv().c_str());
 
-  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
-                                ImGuiTableFlags_BordersV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
-                                ImGuiTableFlags_Resizable | ImGuiTableFlags_Reorderable | ImGuiTableFlags_Hideable |
-                                ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_Reorderable |
+                                ImGuiTableFlags_Hideable | ImGuiTableFlags_SizingFixedFit;
   const int columns = static_cast<int>(Column::count);
   if (ImGui::BeginTable("results", columns, flags)) {
     for (int c = 0; c < columns; ++c) {
       ImGuiTableColumnFlags cf = ImGuiTableColumnFlags_None;
-      if (c == static_cast<int>(Column::report) && wb.reports().size() < 2) cf |= ImGuiTableColumnFlags_DefaultHide;
+      if (c == static_cast<int>(Column::report) && wb.reports().size() < 2)
+        cf |= ImGuiTableColumnFlags_DefaultHide;
       if (c >= static_cast<int>(Column::time_us) && c <= static_cast<int>(Column::speedup))
         cf |= ImGuiTableColumnFlags_PreferSortDescending;
-      ImGui::TableSetupColumn(column_name(static_cast<Column>(c)), cf, 0.0f, static_cast<ImGuiID>(c));
+      ImGui::TableSetupColumn(column_name(static_cast<Column>(c)), cf, 0.0f,
+                              static_cast<ImGuiID>(c));
     }
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableHeadersRow();
@@ -142,7 +155,8 @@ void draw_results_table(Workbench& wb, UiState& ui) {
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(visible.size()));
     while (clipper.Step())
-      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) draw_row(wb, ui, rows[visible[i]]);
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i)
+        draw_row(wb, ui, rows[visible[i]]);
     ImGui::EndTable();
   }
   ImGui::End();

@@ -14,13 +14,15 @@ void draw_status_panel(Workbench& wb, UiState& ui) {
     return;
   }
   if (wb.reports().empty())
-    ImGui::TextDisabled("No report open: File > Open, drop a report.json here, or name it on the command line.");
+    ImGui::TextDisabled(
+        "No report open: File > Open, drop a report.json here, or name it on the command line.");
   for (const LoadedReport& r : wb.reports()) {
     const RunInfo& run = r.report.run;
     ImGui::Text("%s", r.name.c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("%s, %s, %d cases, kwb %s (%s)%s", run.device ? run.device->name.c_str() : "no device",
-                        run.started_at.c_str(), static_cast<int>(r.report.cases.size()), run.tool_version.c_str(),
+    ImGui::TextDisabled("%s, %s, %d cases, kwb %s (%s)%s",
+                        run.device ? run.device->name.c_str() : "no device", run.started_at.c_str(),
+                        static_cast<int>(r.report.cases.size()), run.tool_version.c_str(),
                         run.git_sha.c_str(), run.complete ? "" : ", INCOMPLETE run");
   }
   if (!wb.messages().empty()) {
@@ -30,11 +32,13 @@ void draw_status_panel(Workbench& wb, UiState& ui) {
   // Newest first: the message a person is waiting for is on top.
   const auto& messages = wb.messages();
   for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
-    const ImVec4 colour = it->level == Message::Level::error     ? ImVec4(0.8f, 0.1f, 0.1f, 1)
-                          : it->level == Message::Level::warning ? ImVec4(0.7f, 0.45f, 0.0f, 1)
-                                                                 : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    const ImVec4 colour = it->level == Message::Level::error ? ImVec4(0.8f, 0.1f, 0.1f, 1)
+                          : it->level == Message::Level::warning
+                              ? ImVec4(0.7f, 0.45f, 0.0f, 1)
+                              : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
     ImGui::PushStyleColor(ImGuiCol_Text, colour);
-    ImGui::TextWrapped("%s%s", it->level == Message::Level::error ? "Cannot open: " : "", it->text.c_str());
+    ImGui::TextWrapped("%s%s", it->level == Message::Level::error ? "Cannot open: " : "",
+                       it->text.c_str());
     ImGui::PopStyleColor();
   }
   ImGui::End();

@@ -7,14 +7,14 @@
 
 namespace kwb::gui {
 
-void draw_main_menu(Workbench& wb, UiState& ui);       // main_menu.cpp
-void draw_open_dialog(Workbench& wb, UiState& ui);     // open_dialog.cpp
-void draw_status_panel(Workbench& wb, UiState& ui);    // status_panel.cpp
-void draw_results_table(Workbench& wb, UiState& ui);   // results_table.cpp
-void draw_roofline_window(Workbench& wb, UiState& ui); // roofline_window.cpp
-void draw_sweep_window(Workbench& wb, UiState& ui);    // sweep_window.cpp
-void draw_case_detail(Workbench& wb, UiState& ui);     // case_detail.cpp
-void draw_compare_window(Workbench& wb, UiState& ui);  // compare_window.cpp
+void draw_main_menu(Workbench& wb, UiState& ui);        // main_menu.cpp
+void draw_open_dialog(Workbench& wb, UiState& ui);      // open_dialog.cpp
+void draw_status_panel(Workbench& wb, UiState& ui);     // status_panel.cpp
+void draw_results_table(Workbench& wb, UiState& ui);    // results_table.cpp
+void draw_roofline_window(Workbench& wb, UiState& ui);  // roofline_window.cpp
+void draw_sweep_window(Workbench& wb, UiState& ui);     // sweep_window.cpp
+void draw_case_detail(Workbench& wb, UiState& ui);      // case_detail.cpp
+void draw_compare_window(Workbench& wb, UiState& ui);   // compare_window.cpp
 
 // Opens a report from any window (menu, dialog, drop): the model loads it, and a file that
 // opened is remembered in the recent list.

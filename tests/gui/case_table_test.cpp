@@ -1,14 +1,15 @@
 // gui/model/case_table: rows, badges, filters, sort (unmeasured last) and CSV.
 #include "gui/model/case_table.hpp"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace kwb::gui {
 namespace {
 
-CaseRecord timed_case(const std::string& op, const std::string& variant, double median_us, double speedup) {
+CaseRecord timed_case(const std::string& op, const std::string& variant, double median_us,
+                      double speedup) {
   CaseRecord c;
   c.op = op;
   c.variant = variant;
@@ -72,7 +73,8 @@ TEST(GuiCaseTable, CsvQuotesFieldsAndLeavesUnmeasuredEmpty) {
   TableRow r = make_row({0, 0}, "a,b", timed_case("op", "v", 4, 0));
   const std::string csv = rows_to_csv({&r});
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,speedup,badges");
+            "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,"
+            "speedup,badges");
   EXPECT_NE(csv.find("\"a,b\",op,v,bf16,,cold,passed,4,250,0,0,,\n"), std::string::npos) << csv;
 }
 

@@ -8,9 +8,11 @@
 
 namespace kwb::test {
 
-inline const std::filesystem::path kSampleReport = KWB_SOURCE_DIR "/samples/h100-roofline-review/report.json";
+inline const std::filesystem::path kSampleReport =
+    KWB_SOURCE_DIR "/samples/h100-roofline-review/report.json";
 
-inline std::filesystem::path write_file(const std::filesystem::path& path, const std::string& text) {
+inline std::filesystem::path write_file(const std::filesystem::path& path,
+                                        const std::string& text) {
   std::ofstream(path) << text;
   return path;
 }

@@ -1,9 +1,9 @@
 // gui/model/recent_files: newest first, no duplicates, a bounded list, XDG_CONFIG_HOME honoured.
 #include "gui/model/recent_files.hpp"
 
-#include <cstdlib>
-
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "tests/support/temp_dir.hpp"
 
@@ -17,7 +17,8 @@ TEST(GuiRecentFiles, NewestFirstWithoutDuplicatesAndBounded) {
   ASSERT_TRUE(remember_recent_file(list, "/a/report.json"));
   ASSERT_TRUE(remember_recent_file(list, "/b/report.json"));
   ASSERT_TRUE(remember_recent_file(list, "/a/report.json"));
-  EXPECT_EQ(read_recent_files(list), (std::vector<std::string>{"/a/report.json", "/b/report.json"}));
+  EXPECT_EQ(read_recent_files(list),
+            (std::vector<std::string>{"/a/report.json", "/b/report.json"}));
   for (int i = 0; i < 30; ++i) remember_recent_file(list, "/r" + std::to_string(i) + ".json");
   EXPECT_EQ(read_recent_files(list).size(), kRecentFilesKept);
   EXPECT_EQ(read_recent_files(list).front(), "/r29.json");
@@ -28,8 +29,10 @@ TEST(GuiRecentFiles, LivesUnderXdgConfigHome) {
   const std::string saved = old ? old : "";
   setenv("XDG_CONFIG_HOME", "/tmp/xdg-test", 1);
   EXPECT_EQ(recent_files_path(), std::filesystem::path("/tmp/xdg-test/kwb/recent"));
-  if (old) setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
-  else unsetenv("XDG_CONFIG_HOME");
+  if (old)
+    setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CONFIG_HOME");
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST(GuiReportLoader, EmptyFileSaysItIsEmpty) {
 
 TEST(GuiReportLoader, MalformedJsonNamesTheFileAndThePlace) {
   test::TempDir dir;
-  const LoadOutcome out = load_report(test::write_file(dir / "report.json", "{\"schema\": \"kwb.report/2\", \"run\": "));
+  const LoadOutcome out = load_report(
+      test::write_file(dir / "report.json", "{\"schema\": \"kwb.report/2\", \"run\": "));
   EXPECT_FALSE(out.loaded.has_value());
   EXPECT_NE(out.error.find("report.json"), std::string::npos) << out.error;
   EXPECT_NE(out.error.find("invalid JSON"), std::string::npos) << out.error;
@@ -34,14 +35,16 @@ TEST(GuiReportLoader, MalformedJsonNamesTheFileAndThePlace) {
 
 TEST(GuiReportLoader, WrongShapeNamesTheJsonPath) {
   test::TempDir dir;
-  const LoadOutcome out = load_report(test::write_file(dir / "report.json", "{\"schema\": \"kwb.report/2\", \"run\": 3}"));
+  const LoadOutcome out = load_report(
+      test::write_file(dir / "report.json", "{\"schema\": \"kwb.report/2\", \"run\": 3}"));
   EXPECT_FALSE(out.loaded.has_value());
   EXPECT_NE(out.error.find("run"), std::string::npos) << out.error;
 }
 
 TEST(GuiReportLoader, NewerSchemaSaysWhichAndWhatToDo) {
   test::TempDir dir;
-  const LoadOutcome out = load_report(test::write_file(dir / "report.json", test::sample_with_schema("kwb.report/3")));
+  const LoadOutcome out =
+      load_report(test::write_file(dir / "report.json", test::sample_with_schema("kwb.report/3")));
   EXPECT_FALSE(out.loaded.has_value());
   EXPECT_NE(out.error.find("kwb.report/3"), std::string::npos) << out.error;
   EXPECT_NE(out.error.find("newer"), std::string::npos) << out.error;

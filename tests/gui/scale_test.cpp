@@ -1,9 +1,9 @@
 // gui/plot/scale: mapping, zoom and pan in mapped space, and ticks on linear and log axes.
 #include "gui/plot/scale.hpp"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace kwb::gui::plot {
 namespace {

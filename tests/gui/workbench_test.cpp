@@ -2,10 +2,10 @@
 // shared selection, the roofline's points and roofs, the comparison of two reports.
 #include "gui/model/workbench.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "tests/gui/gui_test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -17,7 +17,8 @@ TEST(GuiWorkbench, FailedOpenLeavesAnErrorMessageAndNoReport) {
   test::TempDir dir;
   Workbench wb;
   EXPECT_FALSE(wb.open(test::write_file(dir / "empty.json", "")));
-  EXPECT_FALSE(wb.open(test::write_file(dir / "newer.json", test::sample_with_schema("kwb.report/3"))));
+  EXPECT_FALSE(
+      wb.open(test::write_file(dir / "newer.json", test::sample_with_schema("kwb.report/3"))));
   EXPECT_FALSE(wb.open(test::write_file(dir / "broken.json", "{ not json")));
   EXPECT_TRUE(wb.reports().empty());
   ASSERT_EQ(wb.messages().size(), 3u);
@@ -36,7 +37,8 @@ TEST(GuiWorkbench, FiltersAndSortShapeTheVisibleRows) {
   wb.set_sort(Column::time_us, true);
   const auto& v = wb.visible_rows();
   for (std::size_t i = 1; i < v.size(); ++i)
-    if (!std::isnan(wb.rows()[v[i]].time_us)) EXPECT_LE(wb.rows()[v[i - 1]].time_us, wb.rows()[v[i]].time_us);
+    if (!std::isnan(wb.rows()[v[i]].time_us))
+      EXPECT_LE(wb.rows()[v[i - 1]].time_us, wb.rows()[v[i]].time_us);
 }
 
 TEST(GuiWorkbench, SelectionIsSharedAndCopiesAsCsv) {
