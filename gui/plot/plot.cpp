@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace kwb::gui::plot {
 
@@ -148,7 +149,14 @@ bool Plot::point(double x, double y, ImU32 colour, float radius, int id) {
   if (p.x < area_min_.x - radius || p.x > area_max_.x + radius || p.y < area_min_.y - radius ||
       p.y > area_max_.y + radius)
     return false;
-  if (++points_drawn_ > kDensePoints)
+  // A point on the same pixel in the same colour as one already drawn adds nothing to the
+  // picture, only triangles (software OpenGL pays per triangle): drawn once.
+  const std::uint64_t pixel = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.x)) << 48) ^
+                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.y)) << 32) ^
+                              colour;
+  if (!drawn_pixels_.insert(pixel).second) {
+    // already drawn there: only the hover test below
+  } else if (++points_drawn_ > kDensePoints)
     dl_->AddRectFilled({p.x - radius * 0.8f, p.y - radius * 0.8f},
                        {p.x + radius * 0.8f, p.y + radius * 0.8f}, colour);
   else

@@ -13,7 +13,9 @@
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "gui/plot/scale.hpp"
@@ -71,6 +73,7 @@ class Plot {
   float nearest_dist2_ = 0;
   int nearest_id_ = -1;
   int points_drawn_ = 0;
+  std::unordered_set<std::uint64_t> drawn_pixels_;  // of the points, this frame
 };
 
 // A qualitative palette (Tableau 10), the same as the review report's: op i gets colour i.
