@@ -42,6 +42,7 @@ struct UiState {
   plot::View roofline_view, sweep_view;
   bool colour_by_variant = false;
   int sweep_report = 0, sweep_chart = 0;
+  int sweep_metric = -1;  // a SweepMetric; -1: the review report's choice for the op
   int compare_base = 0, compare_next = 1;
   bool scroll_table_to_focus = false;
 

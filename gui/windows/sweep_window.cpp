@@ -1,13 +1,15 @@
-// The sweep chart: one chosen metric (GB/s or TFLOP/s, as the review report picks per op)
-// against one swept axis, a line per variant, the other axes held fixed. The charts are the
-// review report's own (review::sweep_charts), so the app and the HTML never disagree; log x
-// where the axis spans more than 8x.
+// The sweep chart: a chosen metric (GB/s, TFLOP/s, time, % of roof, speedup; at first the one
+// the review report picks for the op) against one swept axis, a line per variant, the other axes
+// held fixed. The sweeps are the review report's own (review::sweep_charts), so the app and the
+// HTML show the same slices; log x where the axis spans more than 8x. Hover names the case, a
+// click selects it in every view.
 #include <fmt/format.h>
 #include <imgui.h>
 
 #include <algorithm>
 
 #include "gui/app/layout.hpp"
+#include "gui/model/sweep_lines.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
 
@@ -63,37 +65,62 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
     ImGui::EndCombo();
   }
   const review::SweepChart& chart = charts[ui.sweep_chart];
+  // The metric: the review report's choice for this op until the reader picks another.
+  const SweepMetric metric =
+      ui.sweep_metric < 0 ? default_metric(chart) : static_cast<SweepMetric>(ui.sweep_metric);
+  for (SweepMetric m : kSweepMetrics) {
+    if (m != kSweepMetrics[0]) ImGui::SameLine();
+    if (ImGui::RadioButton(metric_name(m), m == metric)) ui.sweep_metric = static_cast<int>(m);
+  }
+  const auto lines =
+      sweep_lines(wb.reports()[ui.sweep_report].report.cases, ui.sweep_report, chart, metric);
 
-  double x0 = 1e300, x1 = -1e300, y1 = 0;
-  for (const auto& s : chart.series)
-    for (const auto& [x, y] : s.points)
-      x0 = std::min(x0, x), x1 = std::max(x1, x), y1 = std::max(y1, y);
-  const std::string key = fmt::format("{}:{}", ui.sweep_report, chart_title(chart));
+  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = 0;
+  for (const auto& l : lines)
+    for (const auto& p : l.points)
+      x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y),
+      y1 = std::max(y1, p.y);
+  // Times can span decades along a sweep: log y where they do; rates start at 0.
+  const bool log_y = metric == SweepMetric::time_us && y0 > 0 && y1 > 8 * y0;
+  const std::string key =
+      fmt::format("{}:{}:{}", ui.sweep_report, chart_title(chart), metric_name(metric));
   if (ui.sweep_view.fit_key != key) {
     ui.sweep_view.x = plot::Scale::fit(x0, x1, chart.log_x, 0.04);
-    ui.sweep_view.y = plot::Scale::fit(0, y1 > 0 ? y1 : 1, false, 0.06);
-    ui.sweep_view.y.lo = 0;
+    ui.sweep_view.y = log_y ? plot::Scale::fit(y0, y1, true, 0.06)
+                            : plot::Scale::fit(0, y1 > 0 ? y1 : 1, false, 0.06);
+    if (!log_y) ui.sweep_view.y.lo = 0;
     ui.sweep_view.fit_key = key;
   }
-  plot::Plot p("##sweep", ui.sweep_view, {0, 0}, chart.axis.c_str(), chart.metric.c_str());
+  plot::Plot p("##sweep", ui.sweep_view, {0, 0}, chart.axis.c_str(), metric_name(metric));
   std::vector<plot::LegendEntry> legend;
-  int hovered_series = -1, hovered_point = -1;
-  for (int s = 0; s < static_cast<int>(chart.series.size()); ++s) {
-    const auto& series = chart.series[s];
+  std::vector<std::pair<int, int>> ids;  // point id -> (line, point)
+  for (int s = 0; s < static_cast<int>(lines.size()); ++s) {
     const ImU32 colour = plot::palette(s);
-    p.polyline(series.points, colour);
-    for (int i = 0; i < static_cast<int>(series.points.size()); ++i)
-      if (p.point(series.points[i].first, series.points[i].second, colour, 3.5f, s * 100000 + i))
-        hovered_series = s, hovered_point = i;
-    legend.push_back({series.variant, colour});
+    std::vector<std::pair<double, double>> xy;
+    for (const auto& pt : lines[s].points) xy.emplace_back(pt.x, pt.y);
+    p.polyline(xy, colour);
+    for (int i = 0; i < static_cast<int>(lines[s].points.size()); ++i) {
+      const auto& pt = lines[s].points[i];
+      p.point(pt.x, pt.y, colour, 3.5f, static_cast<int>(ids.size()));
+      ids.emplace_back(s, i);
+      if (pt.ref == wb.focus()) p.ring(pt.x, pt.y, IM_COL32(0, 0, 0, 255), 7.0f);
+    }
+    legend.push_back({lines[s].variant, colour});
   }
   p.legend(legend);
+  const int hovered = p.nearest();
+  const bool clicked = p.clicked();
   p.end();
-  if (p.nearest() >= 0 && hovered_series >= 0) {
-    const auto& s = chart.series[hovered_series];
-    ImGui::SetTooltip("%s\n%s = %.0f: %.4g %s", s.variant.c_str(), chart.axis.c_str(),
-                      s.points[hovered_point].first, s.points[hovered_point].second,
-                      chart.metric.c_str());
+  if (hovered >= 0) {
+    const auto [s, i] = ids[hovered];
+    const SweepPoint& pt = lines[s].points[i];
+    const TableRow& row = wb.rows()[wb.row_of(pt.ref)];
+    ImGui::SetTooltip("%s\n%s = %.0f: %.4g %s", row.key.c_str(), chart.axis.c_str(), pt.x, pt.y,
+                      metric_name(metric));
+    if (clicked) {
+      wb.select(pt.ref);
+      ui.scroll_table_to_focus = true;
+    }
   }
   ImGui::End();
 }
