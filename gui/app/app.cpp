@@ -34,8 +34,9 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 }
 
 void draw_frame(Workbench& wb, UiState& ui) {
-  for (const std::string& path : ui.dropped) open_report(wb, ui, path);
+  for (const std::string& path : ui.dropped) wb.open_in_background(path);
   ui.dropped.clear();
+  finish_opening(wb, ui);
   // The frame: one line per window.
   draw_main_menu(wb, ui);
   draw_results_table(wb, ui);
@@ -93,7 +94,8 @@ int run_app(const AppOptions& options) {
     ui.recent_list = recent;
     ui.recent = read_recent_files(recent);
   }
-  for (const std::string& path : options.reports) open_report(wb, ui, path);
+  for (const std::string& path : options.reports) wb.open_in_background(path);
+  if (headless) wb.wait_for_loads();  // a screenshot shows the reports, never "loading"
   glfwSetWindowUserPointer(window, &ui);
   glfwSetDropCallback(window, on_drop);
 

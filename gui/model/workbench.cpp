@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace kwb::gui {
@@ -16,8 +17,34 @@ void add_unique(std::vector<std::string>& list, const std::string& value) {
 
 }  // namespace
 
-bool Workbench::open(const std::filesystem::path& path) {
-  LoadOutcome outcome = load_report(path);
+bool Workbench::open(const std::filesystem::path& path) { return take_in(path, load_report(path)); }
+
+void Workbench::open_in_background(const std::filesystem::path& path) {
+  pending_.push_back({path, std::async(std::launch::async, [path] { return load_report(path); })});
+}
+
+std::vector<std::filesystem::path> Workbench::finish_loads() {
+  std::vector<std::filesystem::path> opened;
+  while (!pending_.empty() &&
+         pending_.front().outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    PendingLoad load = std::move(pending_.front());
+    pending_.pop_front();
+    if (take_in(load.path, load.outcome.get())) opened.push_back(load.path);
+  }
+  return opened;
+}
+
+void Workbench::wait_for_loads() {
+  for (auto& load : pending_) load.outcome.wait();
+}
+
+std::vector<std::filesystem::path> Workbench::loading() const {
+  std::vector<std::filesystem::path> paths;
+  for (const auto& load : pending_) paths.push_back(load.path);
+  return paths;
+}
+
+bool Workbench::take_in(const std::filesystem::path& path, LoadOutcome outcome) {
   if (!outcome.loaded) {
     add_message(Message::Level::error, outcome.error);
     return false;

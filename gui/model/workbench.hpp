@@ -6,7 +6,9 @@
 // No ImGui here: the windows read and set this, and the CPU tests drive it directly.
 #pragma once
 
+#include <deque>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -38,6 +40,14 @@ class Workbench {
   // --- Opening -----------------------------------------------------------------------------
   // Loads a report; on failure the reason becomes an error message and false is returned.
   bool open(const std::filesystem::path& path);
+  // The same, off the UI thread (a 10,000-case report takes a second to read): the file is read
+  // by a worker thread and joins the model in finish_loads(), in the order the loads were
+  // started (the first report opened is compare's BASE whichever finishes first).
+  void open_in_background(const std::filesystem::path& path);
+  // Takes in the loads that are done, in start order; returns the paths that opened.
+  std::vector<std::filesystem::path> finish_loads();
+  void wait_for_loads();  // blocks until every started load is done (headless runs)
+  std::vector<std::filesystem::path> loading() const;  // started, not yet taken in
   void close(int report);
   const std::vector<LoadedReport>& reports() const { return reports_; }
   const CaseRecord* find(CaseRef ref) const;
@@ -81,6 +91,13 @@ class Workbench {
 
  private:
   void rebuild();  // after the set of reports changed
+  bool take_in(const std::filesystem::path& path, LoadOutcome outcome);
+
+  struct PendingLoad {
+    std::filesystem::path path;
+    std::future<LoadOutcome> outcome;
+  };
+  std::deque<PendingLoad> pending_;
 
   std::vector<LoadedReport> reports_;
   std::vector<Message> messages_;

@@ -11,7 +11,7 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
     if (ImGui::MenuItem("Open report...", "Ctrl+O")) ui.show_open_dialog = true;
     if (ImGui::BeginMenu("Open recent", !ui.recent.empty())) {
       for (const std::string& path : ui.recent)
-        if (ImGui::MenuItem(path.c_str())) open_report(wb, ui, path);
+        if (ImGui::MenuItem(path.c_str())) wb.open_in_background(path);
       ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Close", !wb.reports().empty())) {

@@ -10,10 +10,12 @@
 
 namespace kwb::gui {
 
-void open_report(Workbench& wb, UiState& ui, const std::string& path) {
-  if (!wb.open(path) || ui.recent_list.empty()) return;
-  remember_recent_file(ui.recent_list, path);
-  ui.recent = read_recent_files(ui.recent_list);
+void finish_opening(Workbench& wb, UiState& ui) {
+  for (const auto& path : wb.finish_loads()) {
+    if (ui.recent_list.empty()) continue;
+    remember_recent_file(ui.recent_list, path);
+    ui.recent = read_recent_files(ui.recent_list);
+  }
 }
 
 void draw_open_dialog(Workbench& wb, UiState& ui) {
@@ -30,7 +32,7 @@ void draw_open_dialog(Workbench& wb, UiState& ui) {
       ImGui::InputText("##path", &ui.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if ((ImGui::Button("Open") || enter) && !ui.open_path.empty()) {
-    open_report(wb, ui, ui.open_path);
+    wb.open_in_background(ui.open_path);
     ui.show_open_dialog = false;
   }
   widgets::help_marker(
@@ -41,7 +43,7 @@ void draw_open_dialog(Workbench& wb, UiState& ui) {
   if (ui.recent.empty()) ImGui::TextDisabled("(none yet)");
   for (const std::string& path : ui.recent)
     if (ImGui::Selectable(path.c_str())) {
-      open_report(wb, ui, path);
+      wb.open_in_background(path);
       ui.show_open_dialog = false;
     }
   ImGui::End();

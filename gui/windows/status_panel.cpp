@@ -13,7 +13,9 @@ void draw_status_panel(Workbench& wb, UiState& ui) {
     ImGui::End();
     return;
   }
-  if (wb.reports().empty())
+  // Reports being read on the worker thread: the UI keeps drawing meanwhile.
+  for (const auto& path : wb.loading()) ImGui::TextDisabled("loading %s ...", path.c_str());
+  if (wb.reports().empty() && wb.loading().empty())
     ImGui::TextDisabled(
         "No report open: File > Open, drop a report.json here, or name it on the command line.");
   for (const LoadedReport& r : wb.reports()) {

@@ -16,8 +16,8 @@ void draw_sweep_window(Workbench& wb, UiState& ui);     // sweep_window.cpp
 void draw_case_detail(Workbench& wb, UiState& ui);      // case_detail.cpp
 void draw_compare_window(Workbench& wb, UiState& ui);   // compare_window.cpp
 
-// Opens a report from any window (menu, dialog, drop): the model loads it, and a file that
-// opened is remembered in the recent list.
-void open_report(Workbench& wb, UiState& ui, const std::string& path);
+// Every window opens reports with Workbench::open_in_background (menu, dialog, drop); once a
+// frame this takes in the reports read and remembers them as recent files.
+void finish_opening(Workbench& wb, UiState& ui);  // open_dialog.cpp
 
 }  // namespace kwb::gui

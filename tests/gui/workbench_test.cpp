@@ -94,3 +94,28 @@ TEST(GuiWorkbench, SweepsComeFromTheReviewModel) {
 
 }  // namespace
 }  // namespace kwb::gui
+
+namespace kwb::gui {
+namespace {
+
+TEST(GuiWorkbench, BackgroundLoadsJoinInStartOrder) {
+  test::TempDir dir;
+  Workbench wb;
+  // The sample, a bad file, the sample again: taken in in the order they were asked for.
+  wb.open_in_background(test::kSampleReport);
+  wb.open_in_background(test::write_file(dir / "empty.json", ""));
+  wb.open_in_background(test::kSampleReport);
+  EXPECT_EQ(wb.loading().size(), 3u);
+  wb.wait_for_loads();
+  const auto opened = wb.finish_loads();
+  EXPECT_EQ(opened.size(), 2u);
+  EXPECT_TRUE(wb.loading().empty());
+  EXPECT_EQ(wb.reports().size(), 2u);
+  EXPECT_EQ(wb.rows().size(), 254u);
+  ASSERT_EQ(wb.messages().size(), 3u);
+  EXPECT_EQ(wb.messages()[1].level, Message::Level::error);
+  EXPECT_NE(wb.messages()[1].text.find("empty"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kwb::gui
