@@ -158,9 +158,25 @@ void Workbench::mark_range(CaseRef to) {
   focus_ = to;
 }
 
+void Workbench::step_focus(int delta) {
+  const auto& order = visible_rows();
+  if (order.empty()) return;
+  const int row = row_of(focus_);
+  const auto it = std::find(order.begin(), order.end(), row);
+  int pos = it == order.end() ? 0 : static_cast<int>(it - order.begin()) + delta;
+  pos = std::clamp(pos, 0, static_cast<int>(order.size()) - 1);
+  select(rows_[order[pos]].ref);
+}
+
 int Workbench::row_of(CaseRef ref) const {
   auto it = row_index_.find(ref);
   return it == row_index_.end() ? -1 : it->second;
+}
+
+CaseRef Workbench::find_key(int report, const std::string& key) const {
+  for (const TableRow& row : rows_)
+    if (row.ref.report == report && row.key == key) return row.ref;
+  return {};
 }
 
 std::string Workbench::marked_as_csv() {

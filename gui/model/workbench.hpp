@@ -73,11 +73,15 @@ class Workbench {
   // for copying (ctrl/shift-click), which always include the focus.
   CaseRef focus() const { return focus_; }
   void select(CaseRef ref, bool add_to_marked = false);
-  void mark_range(CaseRef to);  // shift-click: every visible row between the focus and `to`
+  void mark_range(CaseRef to);
+  // Moves the focus `delta` visible rows (arrow keys), clamped; from nothing, to the first row.
+  void step_focus(int delta);  // shift-click: every visible row between the focus and `to`
   bool is_marked(CaseRef ref) const { return marked_.count(ref) > 0; }
   const std::set<CaseRef>& marked() const { return marked_; }
   std::string marked_as_csv();    // in visible order
   int row_of(CaseRef ref) const;  // index into rows(), -1 if absent
+  // The case of `report` whose identity (compare's case_key) is `key`; invalid when none.
+  CaseRef find_key(int report, const std::string& key) const;
 
   // --- Derived views -----------------------------------------------------------------------
   // The roofs of the first report that has ceilings (measured, then datasheet).

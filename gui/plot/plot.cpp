@@ -93,7 +93,8 @@ void Plot::draw_axes() {
       dl_->AddText({sx - ts.x / 2, area_max_.y + 4}, text, t.label.c_str());
     }
   }
-  for (const Tick& t : ticks(view_.y, 5)) {
+  // A chart without a y label (the case detail's summary box) has no y scale worth reading.
+  for (const Tick& t : y_label_[0] ? ticks(view_.y, 5) : std::vector<Tick>{}) {
     const float sy = to_screen(view_.x.lo, t.value).y;
     dl_->AddLine({area_min_.x, sy}, {area_max_.x, sy}, t.major ? grey(215) : grey(238));
     if (!t.label.empty()) {

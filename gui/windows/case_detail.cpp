@@ -135,6 +135,25 @@ void environment_section(const RunInfo& run) {
   }
   widgets::label_value("run", fmt::format("{} on {}, kwb {} ({})", run.started_at, run.host,
                                           run.tool_version, run.git_sha));
+  for (const auto* c : {run.ceilings ? &*run.ceilings : nullptr,
+                        run.datasheet_ceilings ? &*run.datasheet_ceilings : nullptr}) {
+    if (!c) continue;
+    // Only the figures the set holds: a datasheet has no L2 copy, an older cache no read-only.
+    std::string text;
+    auto add = [&](const char* name, double v, std::string (*fmt_fn)(double)) {
+      if (v > 0) text += (text.empty() ? "" : ", ") + std::string(name) + " " + fmt_fn(v);
+    };
+    add("DRAM copy", c->dram_copy_gbps, format_gbps);
+    add("DRAM read", c->dram_read_gbps, format_gbps);
+    add("L2 copy", c->l2_copy_gbps, format_gbps);
+    add("fp32", c->fp32_tflops, format_tflops);
+    for (const auto& [dtype, tflops] : c->tensor_tflops) add(dtype.c_str(), tflops, format_tflops);
+    if (!c->measured_at.empty()) text += ", measured " + c->measured_at;
+    widgets::label_value(c->source == "measured" ? "ceilings (measured)" : "ceilings (datasheet)",
+                         text);
+  }
+  for (const auto& [name, value] : run.settings)
+    ImGui::TextDisabled("%s = %s", name.c_str(), value.c_str());
 }
 
 }  // namespace

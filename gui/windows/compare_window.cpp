@@ -106,7 +106,15 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
         const ComparedCase& c = *ordered[i];
         ImGui::TableNextRow();
-        ImGui::TableNextColumn(), ImGui::TextUnformatted(c.key.c_str());
+        ImGui::TableNextColumn();
+        // A click shows NEW's case in the detail and the table (and BASE's a Ctrl-click away).
+        const CaseRef next_ref = wb.find_key(ui.compare_next, c.key);
+        if (ImGui::Selectable(c.key.c_str(), next_ref.valid() && next_ref == wb.focus(),
+                              ImGuiSelectableFlags_SpanAllColumns)) {
+          const bool base = ImGui::GetIO().KeyCtrl;
+          wb.select(base ? wb.find_key(ui.compare_base, c.key) : next_ref);
+          ui.scroll_table_to_focus = true;
+        }
         if (ImGui::IsItemHovered() && !c.note.empty()) ImGui::SetTooltip("%s", c.note.c_str());
         ImGui::TableNextColumn(),
             ImGui::TextUnformatted(

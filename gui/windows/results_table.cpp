@@ -112,6 +112,19 @@ void draw_results_table(Workbench& wb, UiState& ui) {
   if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && ImGui::GetIO().KeyCtrl &&
       ImGui::IsKeyPressed('C') && !wb.marked().empty())
     ImGui::SetClipboardText(wb.marked_as_csv().c_str());
+  // Up and down walk the cases; the detail and the charts follow.
+  if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) &&
+      !ImGui::GetIO().WantTextInput) {
+    const int step = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))  ? 1
+                     : ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))  ? -1
+                     : ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown)) ? 20
+                     : ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))   ? -20
+                                                                                  : 0;
+    if (step) {
+      wb.step_focus(step);
+      ui.scroll_table_to_focus = true;
+    }
+  }
 
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV |

@@ -119,3 +119,31 @@ TEST(GuiWorkbench, BackgroundLoadsJoinInStartOrder) {
 
 }  // namespace
 }  // namespace kwb::gui
+
+namespace kwb::gui {
+namespace {
+
+TEST(GuiWorkbench, ArrowKeysWalkTheVisibleRowsAndKeysFindCases) {
+  Workbench wb;
+  ASSERT_TRUE(wb.open(test::kSampleReport));
+  ASSERT_TRUE(wb.open(test::kSampleReport));
+  wb.set_filters({"rope_fwd", "", "", ""});
+  const auto visible = wb.visible_rows();  // a copy: the order walked
+  ASSERT_GE(visible.size(), 3u);
+  wb.step_focus(1);  // from nothing: the first visible row
+  EXPECT_EQ(wb.focus(), wb.rows()[visible[0]].ref);
+  wb.step_focus(2);
+  EXPECT_EQ(wb.focus(), wb.rows()[visible[2]].ref);
+  wb.step_focus(-100);  // clamped
+  EXPECT_EQ(wb.focus(), wb.rows()[visible[0]].ref);
+  // The same identity in the second report (compare's click).
+  const TableRow& first = wb.rows()[visible[0]];
+  const CaseRef other = wb.find_key(1, first.key);
+  ASSERT_TRUE(other.valid());
+  EXPECT_EQ(other.report, 1);
+  EXPECT_EQ(other.index, first.ref.index);
+  EXPECT_FALSE(wb.find_key(1, "no:such:case").valid());
+}
+
+}  // namespace
+}  // namespace kwb::gui
