@@ -9,10 +9,11 @@
 #   KWB_BUILD_PACKAGES   the packages every build needs (libsqlite3-dev is optional: without it
 #                        the build succeeds and `kwb history` says how to get it)
 #   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest; Chromium and stb_image
-#                        for the review report's screenshot test)
+#                        for the review report's screenshot test; Dear ImGui, GLFW, Xvfb and
+#                        Mesa's software OpenGL so that kwb-gui is built and its views rendered)
 
 KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev libsqlite3-dev"
-KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev"
+KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev libimgui-dev libglfw3-dev xvfb xauth libgl1-mesa-dri"
 
 # What each package provides, checked directly: a tool installed another way (pip's cmake, a
 # hand-built GoogleTest) counts as present, and a machine without network is not asked to install it.
@@ -30,6 +31,12 @@ kwb_provided() {
     libgtest-dev) header=gtest/gtest.h ;;
     chromium) command -v chromium > /dev/null || command -v chromium-browser > /dev/null ;;
     libstb-dev) header=stb/stb_image.h ;;
+    libimgui-dev) header=imgui/imgui.h ;;
+    libglfw3-dev) header=GLFW/glfw3.h ;;
+    xvfb) command -v Xvfb > /dev/null ;;
+    xauth) command -v xauth > /dev/null ;;
+    # Mesa's DRI drivers (swrast/llvmpipe) give Xvfb an OpenGL 3.3 context.
+    libgl1-mesa-dri) compgen -G "/usr/lib/*/dri/swrast_dri.so" > /dev/null || compgen -G "/usr/lib/*/dri/*_dri.so" > /dev/null ;;
     *) return 1 ;;
   esac || return 1
   [ -z "${header:-}" ] && return 0

@@ -1,0 +1,27 @@
+// The small widgets every window shares, so that a help marker, a label/value pair, a copy
+// button, a badge or a "good/bad" colour look the same everywhere.
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+
+#include "gui/model/case_table.hpp"
+
+namespace kwb::gui::widgets {
+
+// A greyed "(?)" that shows `text` in a tooltip.
+void help_marker(const char* text);
+// "label: value" on one line, the label greyed.
+void label_value(const char* label, const std::string& value);
+// A small button that copies `text` to the clipboard; says "copied" for a moment after.
+bool copy_button(const char* id, const std::string& text);
+// The badges of a case as small coloured tags on the current line; nothing when none.
+void badges(const Badges& b);
+// Colours for figures: a speedup (red below 1, green above), an efficiency % (red low, green high).
+ImU32 speedup_colour(double speedup);
+ImU32 efficiency_colour(double pct);
+// Text in a colour, or the default colour for NaN ("-").
+void coloured_text(ImU32 colour, const std::string& text);
+
+}  // namespace kwb::gui::widgets

@@ -1,0 +1,121 @@
+// The real kwb-gui under Xvfb (Mesa's software OpenGL): for every view it opens the committed
+// H100 sample, draws a few frames at 1600x1000 and writes a PNG, which is decoded to check it is
+// a real picture: the window's size, many colours, not one flat fill. And a report it cannot
+// open (malformed, empty, newer schema) gives the message, with exit 0 for a screenshot run.
+//
+// Without xvfb-run (Debian package xvfb) the screenshot tests are SKIPPED with the reason.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/gui/gui_test_support.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#include <stb_image.h>
+
+namespace kwb {
+namespace {
+
+using test::shell_quote;
+
+constexpr int kWidth = 1600, kHeight = 1000;
+
+bool have_xvfb() { return test::run_command("command -v xvfb-run").exit_code == 0; }
+
+// kwb-gui under a fresh virtual X server big enough for the window.
+test::CommandResult run_gui(const std::string& args) {
+  return test::run_command("timeout 120 xvfb-run -a -s '-screen 0 1920x1200x24' " +
+                           shell_quote(KWB_GUI_PATH) + " " + args);
+}
+
+struct PngStats {
+  int width = 0, height = 0;
+  long colours = 0;
+  double dominant_share = 1;
+};
+
+PngStats png_stats(const std::filesystem::path& png) {
+  PngStats st;
+  int channels = 0;
+  unsigned char* pixels = stbi_load(png.c_str(), &st.width, &st.height, &channels, 3);
+  if (!pixels) return st;
+  std::map<unsigned, long> colours;
+  const long n = static_cast<long>(st.width) * st.height;
+  for (long i = 0; i < n; ++i)
+    ++colours[(pixels[3 * i] << 16) | (pixels[3 * i + 1] << 8) | pixels[3 * i + 2]];
+  stbi_image_free(pixels);
+  st.colours = static_cast<long>(colours.size());
+  long dominant = 0;
+  for (const auto& [rgb, count] : colours) dominant = std::max(dominant, count);
+  st.dominant_share = static_cast<double>(dominant) / static_cast<double>(n);
+  return st;
+}
+
+class GuiScreenshot : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GuiScreenshot, SampleReportRendersTheView) {
+  if (!have_xvfb())
+    GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
+  // 1. Prepare: the sample report (twice for compare, which needs two).
+  const std::string view = GetParam();
+  test::TempDir dir;
+  const auto png = dir / (view + ".png");
+  std::string reports = shell_quote(test::kSampleReport.string());
+  if (view == "compare") reports += " " + reports;
+  // 2. Run.
+  const auto r = run_gui(reports + " --view " + view + " --size " + std::to_string(kWidth) + "x" +
+                         std::to_string(kHeight) + " --screenshot " + shell_quote(png.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(png)) << r.output;
+  // 3. Verify: the window's size, a drawn picture rather than a blank.
+  const PngStats st = png_stats(png);
+  EXPECT_EQ(st.width, kWidth);
+  EXPECT_EQ(st.height, kHeight);
+  EXPECT_GT(st.colours, 64) << "too few colours for text, tables and charts";
+  EXPECT_LT(st.dominant_share, 0.9)
+      << "one colour covers " << 100 * st.dominant_share << "% of the window";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryView, GuiScreenshot,
+                         ::testing::Values("table", "roofline", "sweep", "detail", "compare"));
+
+TEST(GuiBadReports, ScreenshotRunSaysWhyAndExitsZero) {
+  if (!have_xvfb())
+    GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
+  test::TempDir dir;
+  const auto empty = test::write_file(dir / "empty.json", "");
+  const auto png = dir / "shot.png";
+  const auto r = run_gui(shell_quote(empty.string()) + " --view table --screenshot " +
+                         shell_quote(png.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(png));
+  EXPECT_NE(r.output.find("the file is empty"), std::string::npos) << r.output;
+}
+
+TEST(GuiBadReports, CheckPrintsTheMessageForEachKindOfBadFile) {
+  // 1. Prepare: one file of each kind the app must refuse readably.
+  test::TempDir dir;
+  const auto empty = test::write_file(dir / "empty.json", "");
+  const auto broken =
+      test::write_file(dir / "broken.json", "{\"schema\": \"kwb.report/2\", \"cases\": [");
+  const auto newer = test::write_file(dir / "newer.json", test::sample_with_schema("kwb.report/3"));
+  // 2. Run: --check needs no display.
+  const auto r =
+      test::run_command(shell_quote(KWB_GUI_PATH) + " --check " + shell_quote(empty.string()) +
+                        " " + shell_quote(broken.string()) + " " + shell_quote(newer.string()) +
+                        " " + shell_quote(test::kSampleReport.string()));
+  // 3. Verify: each named with its reason, the good one opened, exit 2 for the failures.
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("error: " + empty.string() + ": the file is empty"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("error: " + broken.string() + ": invalid JSON"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("kwb.report/3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(127 cases)"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kwb

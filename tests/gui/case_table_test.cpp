@@ -1,0 +1,82 @@
+// gui/model/case_table: rows, badges, filters, sort (unmeasured last) and CSV.
+#include "gui/model/case_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kwb::gui {
+namespace {
+
+CaseRecord timed_case(const std::string& op, const std::string& variant, double median_us,
+                      double speedup) {
+  CaseRecord c;
+  c.op = op;
+  c.variant = variant;
+  c.dtype = DType::bf16;
+  c.disposition = Disposition::passed;
+  c.verify = VerifyResult{};
+  c.timing = TimingResult{};
+  c.timing->span.median = median_us;
+  c.derived = Derived{};
+  c.derived->bandwidth_gbps = 1000 / median_us;
+  if (speedup > 0) c.derived->speedup_vs_baseline = speedup;
+  return c;
+}
+
+TEST(GuiCaseTable, RowOfASkippedCaseHasNoFigures) {
+  CaseRecord c;
+  c.op = "rmsnorm_fwd";
+  c.variant = "naive";
+  c.disposition = Disposition::skipped;
+  c.reason = "needs sm_100";
+  const TableRow r = make_row({0, 0}, "a", c);
+  EXPECT_TRUE(std::isnan(r.time_us));
+  EXPECT_TRUE(std::isnan(r.speedup));
+  EXPECT_NE(r.search_text.find("needs sm_100"), std::string::npos);
+}
+
+TEST(GuiCaseTable, BadgesNameHotThrottledNoisyUnverified) {
+  CaseRecord c = timed_case("op", "v", 10, 0);
+  c.verify.reset();
+  c.timing->mode = Mode::hot;
+  c.timing->stop_reason = StopReason::time_limit;
+  c.timing->clocks = ClockSummary{};
+  c.timing->clocks->throttled_samples = 3;
+  EXPECT_EQ(badges_of(c).text(), "hot,throttled,noisy,unverified");
+  EXPECT_FALSE(badges_of(timed_case("op", "v", 10, 0)).any());
+}
+
+TEST(GuiCaseTable, FiltersMatchExactFieldsAndAnyText) {
+  const TableRow r = make_row({0, 0}, "a", timed_case("rmsnorm_fwd", "fused_v2", 10, 2));
+  EXPECT_TRUE(Filters{}.matches(r));
+  EXPECT_TRUE((Filters{"rmsnorm_fwd", "", "bf16", ""}.matches(r)));
+  EXPECT_FALSE((Filters{"softmax_fwd", "", "", ""}.matches(r)));
+  EXPECT_TRUE((Filters{"", "", "", "FUSED_V2"}.matches(r)));
+  EXPECT_FALSE((Filters{"", "", "fp32", ""}.matches(r)));
+}
+
+TEST(GuiCaseTable, SortBySpeedupPutsUnmeasuredLastBothWays) {
+  std::vector<TableRow> rows = {make_row({0, 0}, "a", timed_case("op", "a", 10, 1.5)),
+                                make_row({0, 1}, "a", timed_case("op", "b", 10, 0)),  // no baseline
+                                make_row({0, 2}, "a", timed_case("op", "c", 10, 3.0))};
+  std::vector<int> order = {0, 1, 2};
+  sort_rows(order, rows, Column::speedup, false);
+  EXPECT_EQ(order, (std::vector<int>{2, 0, 1}));
+  sort_rows(order, rows, Column::speedup, true);
+  EXPECT_EQ(order, (std::vector<int>{0, 2, 1}));
+  sort_rows(order, rows, Column::variant, false);
+  EXPECT_EQ(order, (std::vector<int>{2, 1, 0}));
+}
+
+TEST(GuiCaseTable, CsvQuotesFieldsAndLeavesUnmeasuredEmpty) {
+  TableRow r = make_row({0, 0}, "a,b", timed_case("op", "v", 4, 0));
+  const std::string csv = rows_to_csv({&r});
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,"
+            "speedup,badges");
+  EXPECT_NE(csv.find("\"a,b\",op,v,bf16,,cold,passed,4,250,0,0,,\n"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace kwb::gui
