@@ -44,6 +44,7 @@ void draw_frame(Workbench& wb, UiState& ui) {
   draw_sweep_window(wb, ui);
   draw_case_detail(wb, ui);
   draw_compare_window(wb, ui);
+  draw_live_run_window(wb, ui);
   draw_status_panel(wb, ui);
   draw_open_dialog(wb, ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);

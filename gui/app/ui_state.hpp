@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/model/live_run.hpp"
 #include "gui/plot/plot.hpp"
 
 namespace kwb::gui {
@@ -45,6 +46,12 @@ struct UiState {
   int sweep_metric = -1;  // a SweepMetric; -1: the review report's choice for the op
   int compare_base = 0, compare_next = 1;
   bool scroll_table_to_focus = false;
+
+  // Run > Live run: the panel's inputs and the run itself (its session runs on a thread of its
+  // own; the panel polls it once a frame).
+  bool show_live = false;
+  LiveRunRequest live_request;
+  LiveRun live;
 
   std::optional<PngExport> export_png;
   bool quit = false;

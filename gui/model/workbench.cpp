@@ -65,6 +65,26 @@ void Workbench::close(int report) {
   rebuild();
 }
 
+int Workbench::add_live_report(LoadedReport report) {
+  add_message(Message::Level::info, fmt::format("live run: results stream into {}", report.name));
+  reports_.push_back(std::move(report));
+  rebuild();
+  return static_cast<int>(reports_.size()) - 1;
+}
+
+void Workbench::append_cases(int report, std::vector<CaseRecord> cases) {
+  if (report < 0 || report >= static_cast<int>(reports_.size()) || cases.empty()) return;
+  auto& held = reports_[report].report.cases;
+  held.insert(held.end(), std::make_move_iterator(cases.begin()), std::make_move_iterator(cases.end()));
+  rebuild();  // a few cases a second at most: rebuilding every row is cheap next to a frame
+}
+
+void Workbench::replace_report(int report, LoadedReport loaded) {
+  if (report < 0 || report >= static_cast<int>(reports_.size())) return;
+  reports_[report] = std::move(loaded);
+  rebuild();  // one GPU keeps plan order, so the focus (report, index) still names its case
+}
+
 const CaseRecord* Workbench::find(CaseRef ref) const {
   if (ref.report < 0 || ref.report >= static_cast<int>(reports_.size())) return nullptr;
   const auto& cases = reports_[ref.report].report.cases;

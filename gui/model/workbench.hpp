@@ -56,6 +56,14 @@ class Workbench {
   void add_message(Message::Level level, std::string text);
   void clear_messages() { messages_.clear(); }
 
+  // --- Live runs (gui/model/live_run.hpp) -----------------------------------------------------
+  // A report that a live run fills as its cases finish: added (returns its index), grown by
+  // append_cases and, when the run ends, replaced by the report it saved. Each change rebuilds
+  // the views as opening a report does, so the table and charts grow with the run.
+  int add_live_report(LoadedReport report);
+  void append_cases(int report, std::vector<CaseRecord> cases);
+  void replace_report(int report, LoadedReport loaded);
+
   // --- The results table -------------------------------------------------------------------
   const std::vector<TableRow>& rows() const { return rows_; }
   // Indices into rows(): those the filters keep, in the current sort order.

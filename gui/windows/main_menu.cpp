@@ -30,6 +30,10 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
     for (View v : kAllViews) ImGui::MenuItem(view_name(v), nullptr, ui.show_flag(v));
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("Run")) {
+    ImGui::MenuItem("Live run...", nullptr, &ui.show_live);
+    ImGui::EndMenu();
+  }
   if (ImGui::BeginMenu("Help")) {
     ImGui::MenuItem("ImGui demo window", nullptr, &ui.show_demo);
     ImGui::EndMenu();

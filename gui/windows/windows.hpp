@@ -15,6 +15,8 @@ void draw_roofline_window(Workbench& wb, UiState& ui);  // roofline_window.cpp
 void draw_sweep_window(Workbench& wb, UiState& ui);     // sweep_window.cpp
 void draw_case_detail(Workbench& wb, UiState& ui);      // case_detail.cpp
 void draw_compare_window(Workbench& wb, UiState& ui);   // compare_window.cpp
+// Polls the live run every frame (records join the model even while the panel is hidden).
+void draw_live_run_window(Workbench& wb, UiState& ui);  // live_run_window.cpp
 
 // Every window opens reports with Workbench::open_in_background (menu, dialog, drop); once a
 // frame this takes in the reports read and remembers them as recent files.
