@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,35 @@ inline std::vector<Shape> mhc_edge_shapes() {
 inline std::optional<std::string> mhc_invalid(const Shape& s) {
   if (s.at("tokens") < 1 || s.at("channels") < 1) return "tokens and channels must be at least 1";
   return std::nullopt;
+}
+
+// T * C: what the per-(token, channel) FLOP counts of the work models multiply.
+inline double mhc_token_channels(const Shape& s) {
+  return static_cast<double>(s.at("tokens")) * static_cast<double>(s.at("channels"));
+}
+
+// An mHC-lite op with what all seven share: the axes, the dtypes (bf16 and fp32), the default and
+// edge shapes, verification sampled by token, the validity rule, and a work model whose bytes are
+// every tensor moved once; `flops` counts the arithmetic of one case.
+inline Op mhc_op(std::string name, std::string description,
+                 std::function<std::vector<TensorSpec>(const Shape&, DType)> tensors,
+                 std::function<double(const Shape&)> flops, decltype(Op::oracle) oracle,
+                 std::string compute_unit = "fp32") {
+  auto work = [tensors, flops = std::move(flops)](const Shape& s, DType dtype) {
+    return WorkModel{tensor_bytes(tensors(s, dtype), dtype), flops(s)};
+  };
+  return Op{.name = std::move(name),
+            .description = std::move(description),
+            .axes = mhc_axes(),
+            .dtypes = {DType::fp32, DType::bf16},
+            .tensors = std::move(tensors),
+            .work = std::move(work),
+            .oracle = std::move(oracle),
+            .sample_axis = "tokens",
+            .compute_unit = std::move(compute_unit),
+            .default_shapes = mhc_default_shapes(),
+            .edge_shapes = mhc_edge_shapes(),
+            .invalid = mhc_invalid};
 }
 
 // [T, n, C] in the case dtype, sampled by token.

@@ -63,28 +63,12 @@ void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<H
                          &in[3].values[t * n], C, &out[0].values[t * n * C]);
 }
 
-double per_token_channel(const Shape& s) {
-  return static_cast<double>(s.at("tokens")) * static_cast<double>(s.at("channels"));
-}
-
-KWB_REGISTER_OP(Op{
-    .name = "mhc_post_res_fwd",
-    .description = "mHC-lite post-residual map: Hout[t,i,c] = sum_j R[t,i,j] H[t,j,c] + h_post[t,i] F[t,c], "
-                   "n = 4 streams, R doubly stochastic (fp32 coefficients, fp32 math)",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = fwd_tensors,
-    .work = [](const Shape& s, DType dtype) {
-      // Multiply-adds per (t, c): n outputs of n + 1 terms.
-      return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), 2.0 * n * (n + 1) * per_token_channel(s)};
-    },
-    .oracle = fwd_oracle,
-    .sample_axis = "tokens",
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+// Multiply-adds per (t, c): n outputs of n + 1 terms.
+KWB_REGISTER_OP(mhc_op(
+    "mhc_post_res_fwd",
+    "mHC-lite post-residual map: Hout[t,i,c] = sum_j R[t,i,j] H[t,j,c] + h_post[t,i] F[t,c], "
+    "n = 4 streams, R doubly stochastic (fp32 coefficients, fp32 math)",
+    fwd_tensors, [](const Shape& s) { return 2.0 * n * (n + 1) * mhc_token_channels(s); }, fwd_oracle));
 
 // ---------------------------------------------------------------------------------------------
 // Backward
@@ -112,24 +96,12 @@ void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<H
                           &out[1].values[t * C], &out[2].values[t * n * n], &out[3].values[t * n]);
 }
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_post_res_bwd",
-    .description = "mHC-lite post-residual map backward: dH = R^T dHout, dF = sum_i h_post[i] dHout[i], "
-                   "dR = dHout H^T and dh_post = dHout F over C (fp32), per token",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = bwd_tensors,
-    .work = [](const Shape& s, DType dtype) {
-      // Multiply-adds per (t, c): dH n^2, dF n, dR n^2, dh_post n = 2 n (n + 1).
-      return WorkModel{tensor_bytes(bwd_tensors(s, dtype), dtype), 2.0 * 2 * n * (n + 1) * per_token_channel(s)};
-    },
-    .oracle = bwd_oracle,
-    .sample_axis = "tokens",
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+// Multiply-adds per (t, c): dH n^2, dF n, dR n^2, dh_post n = 2 n (n + 1).
+KWB_REGISTER_OP(mhc_op(
+    "mhc_post_res_bwd",
+    "mHC-lite post-residual map backward: dH = R^T dHout, dF = sum_i h_post[i] dHout[i], "
+    "dR = dHout H^T and dh_post = dHout F over C (fp32), per token",
+    bwd_tensors, [](const Shape& s) { return 2.0 * 2 * n * (n + 1) * mhc_token_channels(s); }, bwd_oracle));
 
 }  // namespace
 }  // namespace kwb

@@ -25,7 +25,6 @@ namespace {
 
 std::int64_t tokens(const Shape& s) { return s.at("tokens"); }
 std::int64_t channels(const Shape& s) { return s.at("channels"); }
-double elements(const Shape& s) { return static_cast<double>(tokens(s)) * static_cast<double>(channels(s)); }
 
 Distribution pre_coefficients() { return Distribution::uniform(0.0, 1.0); }
 Distribution unit_normal() { return Distribution::normal(0.0, 1.0); }
@@ -76,57 +75,19 @@ void bwd_hpre_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vec
   mhc_pre_map_backward_hpre(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
 }
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_pre_map_fwd",
-    .description = "mHC-lite pre-map: X[t, c] = sum_i h_pre[t, i] * H[t, i, c] (n = 4 streams, fp32 h_pre)",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = fwd_tensors,
-    .work = [](const Shape& s, DType dtype) {
-      return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), 2.0 * kMhcStreams * elements(s)};
-    },
-    .oracle = fwd_oracle,
-    .sample_axis = "tokens",
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+KWB_REGISTER_OP(mhc_op(
+    "mhc_pre_map_fwd", "mHC-lite pre-map: X[t, c] = sum_i h_pre[t, i] * H[t, i, c] (n = 4 streams, fp32 h_pre)",
+    fwd_tensors, [](const Shape& s) { return 2.0 * kMhcStreams * mhc_token_channels(s); }, fwd_oracle));
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_pre_map_bwd_dx",
-    .description = "mHC-lite pre-map backward to the streams: dH[t, i, c] = h_pre[t, i] * dX[t, c]",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = bwd_dx_tensors,
-    .work = [](const Shape& s, DType dtype) {
-      return WorkModel{tensor_bytes(bwd_dx_tensors(s, dtype), dtype), 1.0 * kMhcStreams * elements(s)};
-    },
-    .oracle = bwd_dx_oracle,
-    .sample_axis = "tokens",
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+KWB_REGISTER_OP(mhc_op(
+    "mhc_pre_map_bwd_dx", "mHC-lite pre-map backward to the streams: dH[t, i, c] = h_pre[t, i] * dX[t, c]",
+    bwd_dx_tensors, [](const Shape& s) { return 1.0 * kMhcStreams * mhc_token_channels(s); }, bwd_dx_oracle));
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_pre_map_bwd_hpre",
-    .description = "mHC-lite pre-map backward to the coefficients: dh_pre[t, i] = sum_c H[t, i, c] * dX[t, c] "
-                   "(fp32 accumulation and output)",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = bwd_hpre_tensors,
-    .work = [](const Shape& s, DType dtype) {
-      return WorkModel{tensor_bytes(bwd_hpre_tensors(s, dtype), dtype), 2.0 * kMhcStreams * elements(s)};
-    },
-    .oracle = bwd_hpre_oracle,
-    .sample_axis = "tokens",
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+KWB_REGISTER_OP(mhc_op(
+    "mhc_pre_map_bwd_hpre",
+    "mHC-lite pre-map backward to the coefficients: dh_pre[t, i] = sum_c H[t, i, c] * dX[t, c] "
+    "(fp32 accumulation and output)",
+    bwd_hpre_tensors, [](const Shape& s) { return 2.0 * kMhcStreams * mhc_token_channels(s); }, bwd_hpre_oracle));
 
 }  // namespace
 }  // namespace kwb

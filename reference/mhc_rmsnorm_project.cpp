@@ -64,28 +64,19 @@ double token_elements(const Shape& s) {
   return static_cast<double>(s.at("tokens")) * static_cast<double>(flat_len(s));
 }
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_rmsnorm_project_fwd",
-    .description = "mHC-lite RMSNorm + projection: r[t] = rsqrt(mean over n*C of H[t]^2 + 1e-6), "
-                   "Z[t] = r[t] * (H[t] flattened @ W), W [n*C, 32]; Z and r fp32",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = fwd_tensors,
-    .work = [](const Shape& s, DType dtype) {
+// FLOPs: K = n*C multiply-adds per output for P outputs, the sum of squares, r times each output.
+// 32 FLOP per byte in bf16: the fused bf16 kernel runs the projection on tensor cores (mma.sync
+// bf16, fp32 accumulation); fp32 cases take an FMA path below this roof.
+KWB_REGISTER_OP(mhc_op(
+    "mhc_rmsnorm_project_fwd",
+    "mHC-lite RMSNorm + projection: r[t] = rsqrt(mean over n*C of H[t]^2 + 1e-6), "
+    "Z[t] = r[t] * (H[t] flattened @ W), W [n*C, 32]; Z and r fp32",
+    fwd_tensors,
+    [](const Shape& s) {
       const double e = token_elements(s);
-      const double flops = 2 * e * kMhcProjectWidth + 2 * e +
-                           static_cast<double>(s.at("tokens")) * kMhcProjectWidth;
-      return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), flops};
+      return 2 * e * kMhcProjectWidth + 2 * e + static_cast<double>(s.at("tokens")) * kMhcProjectWidth;
     },
-    .oracle = fwd_oracle,
-    .sample_axis = "tokens",
-    // 32 FLOP per byte in bf16: the fused bf16 kernel runs the projection on tensor cores
-    // (mma.sync bf16, fp32 accumulation); fp32 cases take an FMA path below this roof.
-    .compute_unit = "tensor_bf16",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+    fwd_oracle, "tensor_bf16"));
 
 // ---------------------------------------------------------------------------------------------
 // Backward (dH only: W's gradient is another op)
@@ -117,25 +108,17 @@ void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<H
     mhc_rmsnorm_project_token_grad(h + t * k, w, r[t], dz + t * kMhcProjectWidth, dh + t * k, k);
 }
 
-KWB_REGISTER_OP(Op{
-    .name = "mhc_rmsnorm_project_bwd_dx",
-    .description = "mHC-lite RMSNorm + projection backward to the streams, K = n*C, r saved by the forward: "
-                   "g = dZ[t] @ W^T, s = H[t].g, dH[t] = r g - (r^3 / K) s H[t]",
-    .axes = mhc_axes(),
-    .dtypes = {DType::fp32, DType::bf16},
-    .tensors = bwd_tensors,
-    .work = [](const Shape& s, DType dtype) {
+// The fused backward has no performance target and does its FLOPs on CUDA cores.
+KWB_REGISTER_OP(mhc_op(
+    "mhc_rmsnorm_project_bwd_dx",
+    "mHC-lite RMSNorm + projection backward to the streams, K = n*C, r saved by the forward: "
+    "g = dZ[t] @ W^T, s = H[t].g, dH[t] = r g - (r^3 / K) s H[t]",
+    bwd_tensors,
+    [](const Shape& s) {
       const double e = token_elements(s);
-      return WorkModel{tensor_bytes(bwd_tensors(s, dtype), dtype), 2 * e * kMhcProjectWidth + 5 * e};
+      return 2 * e * kMhcProjectWidth + 5 * e;
     },
-    .oracle = bwd_oracle,
-    .sample_axis = "tokens",
-    // The fused backward has no performance target and does its FLOPs on CUDA cores.
-    .compute_unit = "fp32",
-    .default_shapes = mhc_default_shapes(),
-    .edge_shapes = mhc_edge_shapes(),
-    .invalid = mhc_invalid,
-});
+    bwd_oracle));
 
 }  // namespace
 }  // namespace kwb
