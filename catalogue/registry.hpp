@@ -162,8 +162,10 @@ struct Op {
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;
-  // Which unit does the op's arithmetic: "fp32" (CUDA cores) or "tensor_bf16", "tensor_fp16",
-  // "tensor_tf32". Picks the compute roof of the roofline.
+  // Which unit does the op's arithmetic: "fp32" (CUDA cores), "tensor_bf16", "tensor_fp16",
+  // "tensor_tf32", or "tensor": the tensor cores in the case dtype, fp32 cases in tf32 (a matmul
+  // op's fp32 contract is tf32 accuracy; variants that run it so carry "tf32" in their names).
+  // Picks the compute roof of the roofline (compute_unit_for).
   std::string compute_unit = "fp32";
   // Shapes swept when the command line names no axis (the op's smoke set: realistic sizes).
   std::vector<Shape> default_shapes;

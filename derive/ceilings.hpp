@@ -38,5 +38,8 @@ double dram_roof_gbps(const Ceilings& ceilings, double write_fraction);
 
 // The compute roof (TFLOP/s) for an op's compute unit ("fp32", "tensor_bf16", ...); 0 if unknown.
 double compute_roof_tflops(const Ceilings& ceilings, const std::string& compute_unit);
+// An op's compute unit for a case of `dtype`: "tensor" becomes tensor_bf16, tensor_fp16 or
+// tensor_tf32; the others stand as they are.
+std::string compute_unit_for(const std::string& op_compute_unit, DType dtype);
 
 }  // namespace kwb

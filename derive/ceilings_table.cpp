@@ -76,4 +76,9 @@ double compute_roof_tflops(const Ceilings& c, const std::string& unit) {
   return 0;
 }
 
+std::string compute_unit_for(const std::string& op_compute_unit, DType dtype) {
+  if (op_compute_unit != "tensor") return op_compute_unit;
+  return dtype == DType::fp32 ? "tensor_tf32" : "tensor_" + std::string(to_string(dtype));
+}
+
 }  // namespace kwb

@@ -29,7 +29,7 @@ void derive_metrics(CaseRecord& rec, const Registry& registry, const Ceilings& c
   }
   d.write_fraction = all > 0 ? written / all : 0.5;
   d.bandwidth_roof_gbps = dram_roof_gbps(ceilings, d.write_fraction);
-  const double compute_roof = compute_roof_tflops(ceilings, op->compute_unit);
+  const double compute_roof = compute_roof_tflops(ceilings, compute_unit_for(op->compute_unit, rec.dtype));
   const double memory_roof = d.intensity * d.bandwidth_roof_gbps / 1e3;  // TFLOP/s at this AI
   if (compute_roof > 0 && d.bandwidth_roof_gbps > 0) {
     d.bound = memory_roof < compute_roof ? "memory" : "compute";

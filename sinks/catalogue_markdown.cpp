@@ -70,7 +70,8 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
   out += fmt::format("## {}\n\n{}\n\n", op.name, op.description);
   std::vector<std::string> dtypes;
   for (auto d : op.dtypes) dtypes.push_back(std::string(to_string(d)));
-  out += fmt::format("- dtypes: {}; arithmetic on {}\n", joined(dtypes, ", "), op.compute_unit);
+  out += fmt::format("- dtypes: {}; arithmetic on {}\n", joined(dtypes, ", "),
+                      op.compute_unit == "tensor" ? "the tensor cores (fp32 cases in tf32)" : op.compute_unit);
   out += fmt::format("- verification samples along: {}\n",
                      op.sample_axis.empty() ? "nothing (every case verified in full)" : "`" + op.sample_axis + "`");
   out += "\n| axis | default | meaning |\n|---|---|---|\n";

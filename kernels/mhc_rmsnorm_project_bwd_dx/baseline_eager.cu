@@ -80,7 +80,7 @@ void launch_typed(const LaunchArgs& a) {
   }
   // Row-major dxn [T, K] = dZ [T, P] @ Wf^T is column-major dxn^T (K x T, ld K) = op(Wf) (K x P)
   // times dZ^T (P x T, ld P), where Wf is stored column-major P x K (ld P) and transposed.
-  a.state_as<LtMatmulF32>().run(wf, dz, dxn, a.workspace, a.stream);
+  a.state_as<LtMatmul>().run(wf, dz, dxn, a.workspace, a.stream);
   if constexpr (std::is_same_v<T, float>) {
     x = h;
   } else {
@@ -112,8 +112,8 @@ void launch(const LaunchArgs& a) {
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
   const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
-  return std::make_shared<LtMatmulF32>(true, false, k, tokens, kMhcProjectWidth, kMhcProjectWidth,
-                                       kMhcProjectWidth, k);
+  return std::make_shared<LtMatmul>(lt_f32_spec(true, false, k, tokens, kMhcProjectWidth, kMhcProjectWidth,
+                                       kMhcProjectWidth, k));
 }
 
 KWB_REGISTER_VARIANT(Variant{

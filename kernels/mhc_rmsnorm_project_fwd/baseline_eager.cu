@@ -81,7 +81,7 @@ void launch_typed(const LaunchArgs& a) {
   }
   // Row-major Z [T, P] = xn [T, K] @ Wf [K, P] is column-major Z^T (P x T) = Wf^T (P x K, ld P)
   // times xn^T (K x T, ld K): no transposes.
-  a.state_as<LtMatmulF32>().run(wf, work, z, a.workspace, a.stream);
+  a.state_as<LtMatmul>().run(wf, work, z, a.workspace, a.stream);
 }
 
 void launch(const LaunchArgs& a) {
@@ -90,8 +90,8 @@ void launch(const LaunchArgs& a) {
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
   const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
-  return std::make_shared<LtMatmulF32>(false, false, kMhcProjectWidth, tokens, k, kMhcProjectWidth, k,
-                                       kMhcProjectWidth);
+  return std::make_shared<LtMatmul>(lt_f32_spec(false, false, kMhcProjectWidth, tokens, k, kMhcProjectWidth, k,
+                                       kMhcProjectWidth));
 }
 
 KWB_REGISTER_VARIANT(Variant{

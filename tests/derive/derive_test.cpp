@@ -275,5 +275,18 @@ TEST(DeriveWarnings, CleanFlushAboveTheCeilingNamesTheWritesLeftInL2) {
   EXPECT_EQ(derive_warnings({rec})[0].find("clean flush"), std::string::npos);
 }
 
+TEST(ComputeUnit, TensorResolvesToTheCaseDtypeAndFp32ToTf32) {
+  EXPECT_EQ(compute_unit_for("tensor", DType::bf16), "tensor_bf16");
+  EXPECT_EQ(compute_unit_for("tensor", DType::fp16), "tensor_fp16");
+  EXPECT_EQ(compute_unit_for("tensor", DType::fp32), "tensor_tf32");
+  EXPECT_EQ(compute_unit_for("fp32", DType::bf16), "fp32");
+  EXPECT_EQ(compute_unit_for("tensor_fp16", DType::bf16), "tensor_fp16");
+  Ceilings c;
+  c.fp32_tflops = 50;
+  c.tensor_tflops = {{"bf16", 700}, {"fp16", 650}, {"tf32", 350}};
+  EXPECT_EQ(compute_roof_tflops(c, compute_unit_for("tensor", DType::fp32)), 350);
+  EXPECT_EQ(compute_roof_tflops(c, compute_unit_for("tensor", DType::bf16)), 700);
+}
+
 }  // namespace
 }  // namespace kwb
