@@ -1,0 +1,58 @@
+// The oracles' fp64 GEMM against the textbook triple loop: every transpose combination, alpha
+// and beta, leading dimensions wider than the matrix, and a product big enough to be threaded.
+#include "reference/matmul_fp64.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace kwb::ref {
+namespace {
+
+std::vector<double> random_values(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist;
+  std::vector<double> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+void check(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, double alpha, double beta) {
+  const std::int64_t pad = 3;  // leading dimensions wider than the stored rows
+  const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+  const auto a = random_values(a_rows * (a_cols + pad), 1);
+  const auto b = random_values(b_rows * (b_cols + pad), 2);
+  auto c = random_values(m * (n + pad), 3);
+  const auto c0 = c;
+  matmul_fp64(m, n, k, {a.data(), a_cols + pad, ta}, {b.data(), b_cols + pad, tb}, c.data(), n + pad, alpha, beta);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        s += (ta ? a[p * (a_cols + pad) + i] : a[i * (a_cols + pad) + p]) *
+             (tb ? b[j * (b_cols + pad) + p] : b[p * (b_cols + pad) + j]);
+      const double want = alpha * s + beta * c0[i * (n + pad) + j];
+      ASSERT_NEAR(c[i * (n + pad) + j], want, 1e-9 * (1 + std::abs(want))) << i << "," << j;
+    }
+  // The padding is never written.
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = n; j < n + pad; ++j) ASSERT_EQ(c[i * (n + pad) + j], c0[i * (n + pad) + j]);
+}
+
+TEST(MatmulFp64, MatchesTheTripleLoopForEveryTransposeAlphaAndBeta) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      check(7, 5, 3, ta, tb, 1.0, 0.0);
+      check(1, 1, 1, ta, tb, -2.0, 0.5);
+      check(33, 17, 300, ta, tb, 0.25, 1.0);  // k spans two blocks of 256
+    }
+}
+
+TEST(MatmulFp64, ThreadedProductMatchesToo) {
+  check(260, 1100, 70, false, true, 1.5, -1.0);  // n spans two column blocks; above the thread cut-off
+  EXPECT_GE(oracle_threads(), 1);
+}
+
+}  // namespace
+}  // namespace kwb::ref
