@@ -172,7 +172,7 @@ fi
 
 if want peers && [ -f .peers/torch_peers.py ]; then
   log "PyTorch peers"
-  timeout 400 python3 .peers/torch_peers.py --ops ceilings,rmsnorm,layernorm,softmax,swiglu,rope,ce > "$OUT/peers.txt" 2>&1
+  timeout 400 python3 .peers/torch_peers.py --ops "${KWB_PEER_OPS:-ceilings,rmsnorm,layernorm,softmax,swiglu,rope,ce}" > "$OUT/peers.txt" 2>&1
   echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
