@@ -43,7 +43,7 @@ TEST(EveryCase, VerifiesAtSmallShapesInEveryDtype) {
           EXPECT_EQ(rec.disposition, Disposition::passed)
               << rec.nvtx_range << ": " << rec.reason;
           ASSERT_TRUE(rec.verify.has_value()) << rec.nvtx_range;
-          EXPECT_EQ(rec.verify->rows_checked, rec.verify->rows_total) << "small shapes verify every row";
+          EXPECT_EQ(rec.verify->rows_checked, rec.verify->rows_total) << rec.nvtx_range << ": edge shapes verify every row";
           EXPECT_GT(rec.verify->elements_checked, 0);
           EXPECT_FALSE(rec.timing.has_value()) << "--preset verify times nothing";
         }
