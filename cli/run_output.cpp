@@ -34,14 +34,14 @@ void print_speedups(std::ostream& out, const Report& report) {
   const auto rows = speedup_summary(report.cases);
   if (rows.empty()) return;
   out << fmt::format("\nSpeedup of the fastest fused variant over the unfused baseline (kernels per sample, "
-                     "workspace MiB):\n{:<14} {:<5} {:<16} {:>12} {:>7} {:>6}  {:<30} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
-                     "op", "dtype", "shape", "baseline_us", "kernels", "ws_MiB", "fastest fused", "fused_us",
-                     "kernels", "ws_MiB", "%DRAM", "speedup");
+                     "device memory beyond inputs and outputs, MiB):\n{:<14} {:<5} {:<16} {:>12} {:>7} {:>6}  {:<30} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
+                     "op", "dtype", "shape", "baseline_us", "kernels", "mem_MiB", "fastest fused", "fused_us",
+                     "kernels", "mem_MiB", "%DRAM", "speedup");
   for (const auto& r : rows)
     out << fmt::format("{:<14} {:<5} {:<16} {:>12.2f} {:>7} {:>6}  {:<30} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>7.2f}x\n",
                        r.op, to_string(r.dtype), r.shape.to_compact(), r.baseline_us, kernels_cell(r.baseline_kernels),
-                       mib_cell(r.baseline_workspace_bytes), r.best_variant, r.best_us, kernels_cell(r.best_kernels),
-                       mib_cell(r.best_workspace_bytes), r.best_pct_of_copy, r.speedup);
+                       mib_cell(r.baseline_memory_bytes), r.best_variant, r.best_us, kernels_cell(r.best_kernels),
+                       mib_cell(r.best_memory_bytes), r.best_pct_of_copy, r.speedup);
 }
 
 }  // namespace

@@ -35,10 +35,12 @@ std::vector<SpeedupRow> speedup_summary(const std::vector<CaseRecord>& records) 
     row.baseline_us = base.timing->span.median;
     row.baseline_kernels = base.timing->kernels_per_sample;
     row.baseline_workspace_bytes = base.workspace_bytes;
+    row.baseline_memory_bytes = extra_memory_bytes(base);
     row.best_variant = best->variant;
     row.best_us = best->timing->span.median;
     row.best_kernels = best->timing->kernels_per_sample;
     row.best_workspace_bytes = best->workspace_bytes;
+    row.best_memory_bytes = extra_memory_bytes(*best);
     row.best_pct_of_copy = best->derived ? best->derived->pct_of_bandwidth_ceiling : 0;
     row.speedup = row.baseline_us / row.best_us;
     rows.push_back(std::move(row));

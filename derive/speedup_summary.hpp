@@ -26,6 +26,9 @@ struct SpeedupRow {
   double speedup = 0;                  // baseline_us / best_us
   std::int64_t best_workspace_bytes = 0;
   std::int64_t baseline_workspace_bytes = 0;
+  // extra_memory_bytes() of each: measured device memory beyond inputs and outputs.
+  std::int64_t best_memory_bytes = 0;
+  std::int64_t baseline_memory_bytes = 0;
 };
 
 // One row per (op, dtype, shape, mode) that has both a passed, timed baseline and a passed,

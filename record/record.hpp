@@ -132,12 +132,21 @@ struct CaseRecord {
   // Device memory the variant needs beyond its inputs and outputs (its workspace: an unfused
   // baseline's intermediates, a fused kernel's partial sums), in bytes.
   std::int64_t workspace_bytes = 0;
+  // Device memory the case took beyond its inputs and outputs, measured: free memory before the
+  // workspace and the variant's prepare() minus free memory after the verification launch. It
+  // holds the workspace, what prepare() allocated (plans, packed weights), library handles and
+  // lazily loaded kernel code, in the driver's 2 MiB pages. Absent where not measured.
+  std::optional<std::int64_t> device_memory_bytes;
   std::string nvtx_range;  // the case identity: "op:variant:dtype:shape[:tunables]"
   std::string repro;       // a command line that measures exactly this case
   // The GPU (CUDA index) that measured it, in a run spread over several (`kwb run --devices`);
   // absent when the whole run used one.
   std::optional<int> device;
 };
+
+// The device memory a case needs beyond its inputs and outputs: measured where it was, else the
+// workspace the variant declares.
+inline std::int64_t extra_memory_bytes(const CaseRecord& c) { return c.device_memory_bytes.value_or(c.workspace_bytes); }
 
 // Ceilings used to derive efficiencies.
 struct Ceilings {

@@ -375,6 +375,7 @@ CaseRecord read_case(const Node& n) {
   if (auto d = n.find("derived")) c.derived = read_derived(*d);
   // Absent from the reports of builds before it was recorded.
   if (auto w = n.find("workspace_bytes")) c.workspace_bytes = w->integer<std::int64_t>();
+  if (auto m = n.find("device_memory_bytes")) c.device_memory_bytes = m->integer<std::int64_t>();
   c.nvtx_range = n["nvtx_range"].string();
   if (auto d = n.find("device")) c.device = d->integer<int>();  // only in runs over several GPUs
   c.repro = n["repro"].string();
@@ -483,6 +484,7 @@ Json to_json(const CaseRecord& c) {
   if (c.timing) j["timing"] = timing_json(*c.timing);
   if (c.derived) j["derived"] = derived_json(*c.derived);
   j["workspace_bytes"] = c.workspace_bytes;
+  if (c.device_memory_bytes) j["device_memory_bytes"] = *c.device_memory_bytes;
   j["nvtx_range"] = c.nvtx_range;
   j["repro"] = c.repro;
   if (c.device) j["device"] = *c.device;

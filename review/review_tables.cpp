@@ -107,17 +107,17 @@ Table op_table(const OpGroup& g) {
 }
 
 Table speedup_table(const ReviewModel& m) {
-  Table t{{"op", "dtype", "shape", "mode", "baseline", "us", "kernels", "workspace", "best fused", "us",
-           "kernels", "workspace", "% of DRAM roof", "speedup"},
+  Table t{{"op", "dtype", "shape", "mode", "baseline", "us", "kernels", "device memory", "best fused", "us",
+           "kernels", "device memory", "% of DRAM roof", "speedup"},
           {},
           {false, false, false, false, false, true, true, true, false, true, true, true, true, true}};
   auto kernels = [](std::int64_t k) { return k < 0 ? std::string("-") : std::to_string(k); };
   for (const SpeedupRow& r : m.speedups)
     t.rows.push_back({r.op, std::string(to_string(r.dtype)), r.shape.to_compact(), std::string(to_string(r.mode)),
                       r.baseline_variant, fmt::format("{:.2f}", r.baseline_us), kernels(r.baseline_kernels),
-                      format_bytes(static_cast<double>(r.baseline_workspace_bytes)), r.best_variant,
+                      format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant,
                       fmt::format("{:.2f}", r.best_us), kernels(r.best_kernels),
-                      format_bytes(static_cast<double>(r.best_workspace_bytes)),
+                      format_bytes(static_cast<double>(r.best_memory_bytes)),
                       fmt::format("{:.1f}", r.best_pct_of_copy), fmt::format("{:.2f}x", r.speedup)});
   return t;
 }

@@ -87,6 +87,7 @@ const std::vector<Column>& trailing_columns() {
          return t.kernels_per_sample < 0 ? std::string() : num(t.kernels_per_sample);
        })},
       {"workspace_bytes", [](const CaseRecord& c) { return num(c.workspace_bytes); }},
+      {"device_memory_bytes", [](const CaseRecord& c) { return c.device_memory_bytes ? num(*c.device_memory_bytes) : std::string(); }},
       {"stop_reason", timing([](const T& t) { return std::string(to_string(t.stop_reason)); })},
       // Empty when NVML was unavailable: not measured, never zero.
       {"sm_clock_min_mhz", timing([](const T& t) { return t.clocks ? num(t.clocks->sm_min_mhz) : std::string(); })},

@@ -36,10 +36,12 @@ Json report_to_json(const Report& report) {
                         {"baseline_us", r.baseline_us},
                         {"baseline_kernels", r.baseline_kernels},
                         {"baseline_workspace_bytes", r.baseline_workspace_bytes},
+                        {"baseline_memory_bytes", r.baseline_memory_bytes},
                         {"best_variant", r.best_variant},
                         {"best_us", r.best_us},
                         {"best_kernels", r.best_kernels},
                         {"best_workspace_bytes", r.best_workspace_bytes},
+                        {"best_memory_bytes", r.best_memory_bytes},
                         {"best_pct_of_copy", r.best_pct_of_copy},
                         {"speedup", r.speedup}});
   j["speedups"] = std::move(speedups);

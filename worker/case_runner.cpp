@@ -175,6 +175,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     // 3. The variant's own preparation, once per case and outside timing. The state it returns
     //    is declared after the buffers, so it is destroyed first when the case ends (a plan or
     //    handle may refer to them).
+    std::size_t free_before_variant = 0;
+    cuda_check(cudaMemGetInfo(&free_before_variant, &total_bytes), "cudaMemGetInfo");
     DeviceBuffer scratch(workspace);
     std::vector<void*> ptrs;
     for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
@@ -207,6 +209,13 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       variant->launch(args);
       cuda_check_launch("launch (verify)");
       cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
+      // What the variant took beyond the inputs and outputs: its workspace, prepare()'s
+      // allocations and whatever its first launch made the driver or a library allocate.
+      std::size_t free_after_launch = 0;
+      cuda_check(cudaMemGetInfo(&free_after_launch, &total_bytes), "cudaMemGetInfo");
+      rec.device_memory_bytes = free_before_variant > free_after_launch
+                                    ? static_cast<std::int64_t>(free_before_variant - free_after_launch)
+                                    : 0;
     }
     rec.verify = verify_outputs(*op, req, specs);
     if (!rec.verify->passed) {

@@ -44,6 +44,23 @@ TEST(SpeedupSummary, PicksTheFastestPassedFusedVariantAndCarriesBothKernelCounts
   EXPECT_EQ(rows[0].best_kernels, 2);
   EXPECT_EQ(rows[0].baseline_workspace_bytes, 3 << 20);
   EXPECT_EQ(rows[0].best_workspace_bytes, 4096);
+  // Nothing measured: the memory columns fall back on the declared workspaces.
+  EXPECT_EQ(rows[0].baseline_memory_bytes, 3 << 20);
+  EXPECT_EQ(rows[0].best_memory_bytes, 4096);
+}
+
+TEST(SpeedupSummary, MeasuredDeviceMemoryWinsOverTheDeclaredWorkspace) {
+  std::vector<CaseRecord> records = {
+      timed("baseline_eager_9_launches", Role::baseline, shape(16384, 4096), 900.0, 9),
+      timed("fused_v1", Role::fused, shape(16384, 4096), 120.0, 2),
+  };
+  records[0].device_memory_bytes = 6 << 20;  // a library handle on top of the 3 MiB declared
+  records[1].device_memory_bytes = 0;        // the 4 KiB partials fit a page already mapped
+  const auto rows = speedup_summary(records);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].baseline_memory_bytes, 6 << 20);
+  EXPECT_EQ(rows[0].best_memory_bytes, 0);
+  EXPECT_EQ(rows[0].baseline_workspace_bytes, 3 << 20);
 }
 
 TEST(SpeedupSummary, NoRowWithoutAPassedBaselineOrFusedVariantOfTheSameShapeAndDtype) {

@@ -106,6 +106,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   c.derived = d;
 
   c.workspace_bytes = 5 * 4096 * 4;
+  c.device_memory_bytes = 2 << 20;
   c.nvtx_range = "rmsnorm:fused_v2:bf16:4096x4100";
   c.repro = R"(kwb run --op rmsnorm --variant fused_v2 --axis "rows=4096,cols=4100" --note "say ""hi""")";
   return c;
@@ -328,6 +329,7 @@ inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
   ASSERT_EQ(a.derived.has_value(), b.derived.has_value());
   if (a.derived) { SCOPED_TRACE("derived"); expect_same(*a.derived, *b.derived); }
   KWB_SAME(workspace_bytes);
+  KWB_SAME(device_memory_bytes);
   KWB_SAME(nvtx_range);
   KWB_SAME(repro);
 }
