@@ -13,7 +13,7 @@
 // Napkin math (bf16, 8192^3, tile 1, 3 stages): 1.1 TFLOP; smem 3 x 256 x 80 B = 60 KB per
 // block, 3 blocks (24 warps) per SM. Per K step of 32 a block moves 16 KB for 1 MFLOP of MMA:
 // 64 FLOP per shared byte. mma.sync tops out near ~60-70% of the H100's dense bf16 peak (wgmma is
-// the rest: v4): expect ~450-550 TFLOP/s, ~2-2.5 ms, 60-70% of cuBLASLt. tf32: ~200 TFLOP/s.
+// the rest: v4): expect ~350-500 TFLOP/s, ~2.2-3 ms, 45-65% of cuBLASLt. tf32: ~150-200 TFLOP/s.
 // Variant names split by dtype because tf32 changes the accuracy contract of the fp32 case.
 #include <cstdint>
 #include <optional>
