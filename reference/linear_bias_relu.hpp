@@ -1,0 +1,23 @@
+// linear_bias_relu in fp64, shared by the op's oracle and its CPU tests: an nn.Linear layer
+// followed by ReLU,
+//
+//   y[i, j] = max(0, sum_p x[i, p] W[j, p] + b[j])      x [m, k], W [n, k] (nn.Linear's [out, in]),
+//                                                      b [n], y [m, n], all row-major
+//
+// The product goes through the threaded fp64 GEMM (reference/matmul_fp64.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "catalogue/types.hpp"
+
+namespace kwb {
+
+inline Shape linear_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return Shape{{{"m", m}, {"n", n}, {"k", k}}};
+}
+
+void linear_bias_relu_fp64(std::int64_t m, std::int64_t n, std::int64_t k, const double* x, const double* w,
+                           const double* b, double* y);
+
+}  // namespace kwb

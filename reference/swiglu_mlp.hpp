@@ -1,0 +1,25 @@
+// swiglu_mlp_fwd in fp64, shared by the op's oracle and its CPU tests: a LLaMA-style MLP with
+// the nn.Linear weight layout ([out, in], no biases), all row-major:
+//
+//   g = x Wg^T,  u = x Wu^T      x [m, d], Wg and Wu [f, d]  ->  g, u [m, f]
+//   h = silu(g) * u              (reference/swiglu.hpp's swiglu_forward)
+//   y = h Wd^T                   Wd [d, f]                   ->  y [m, d]
+//
+// h stays in fp64 here: the oracle is the exact math, and the tolerance carries the rounding of
+// h (and of g and u) that every implementation stores in the case dtype (see swiglu_mlp.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "catalogue/types.hpp"
+
+namespace kwb {
+
+inline Shape swiglu_mlp_shape(std::int64_t m, std::int64_t d, std::int64_t f) {
+  return Shape{{{"m", m}, {"d", d}, {"f", f}}};
+}
+
+void swiglu_mlp_fp64(std::int64_t m, std::int64_t d, std::int64_t f, const double* x, const double* wg,
+                     const double* wu, const double* wd, double* y);
+
+}  // namespace kwb
