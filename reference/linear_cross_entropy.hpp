@@ -32,7 +32,7 @@ double lce_token_grad(const double* z, std::int64_t vocab, long long label, doub
 
 // The oracle: loss [N], dh [N, D], dW [V, D] from h [N, D], W [V, D], labels [N], all row-major
 // fp64. Chunked over tokens (the logits of one chunk at a time, as the fused kernel) and threaded
-// through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 64 MB of logits.
+// through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 256 MB of logits.
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
                    std::int64_t chunk_tokens = 0);

@@ -5,7 +5,7 @@
 // sums over every token and the verifier then checks the whole case (verify/sampling.hpp). It
 // walks the tokens in chunks as the fused kernel does, so that memory stays at one chunk of
 // logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
-// enough that its streamed B block stays in cache (~4 MB): without that, dh's k = V reduction
+// enough that its streamed B block stays in a core's L2 (1 MB): without that, dh's k = V reduction
 // streams V x 1024 doubles (1 GB) from DRAM for every row.
 #include <algorithm>
 #include <cmath>
@@ -40,7 +40,7 @@ namespace {
 // blocks of k so that each matmul_fp64 call streams a B block of kBlock x 1024 doubles.
 void matmul_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, std::int64_t lda,
                      const double* b, std::int64_t ldb, double* c, std::int64_t ldc, double beta) {
-  constexpr std::int64_t kBlock = 512;  // 4 MB of B per 1024 columns
+  constexpr std::int64_t kBlock = 128;  // 1 MB of B per 1024 columns: stays in a core's L2
   if (k == 0) {
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
@@ -78,7 +78,7 @@ void chunk_grads(double* z, std::int64_t rows, std::int64_t vocab, const double*
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
                    std::int64_t chunk_tokens) {
-  if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(1, (std::int64_t{1} << 23) / vocab);
+  if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(1, (std::int64_t{1} << 25) / vocab);
   chunk_tokens = std::min(chunk_tokens, tokens);
   // W^T [D, V], once: the logits' B operand, row-major so that no call re-transposes it.
   std::vector<double> wt(static_cast<std::size_t>(hidden * vocab));

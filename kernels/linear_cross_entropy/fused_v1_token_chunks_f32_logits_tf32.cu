@@ -1,5 +1,6 @@
-// linear_cross_entropy fused_v1_token_chunks_f32_logits_tf32: the tokens in chunks of C
-// (4096 or 1024: one variant each), so that only one chunk's logits ever exist; four launches a chunk:
+// linear_cross_entropy fused_v1_token_chunks_<C>_f32_logits_tf32: the tokens in chunks of C
+// (4096 or 1024, one variant each), so that only one chunk's logits ever exist; four launches a
+// chunk:
 //
 //   z_c   = h_c @ W^T             cuBLASLt, [C, V] fp32 out (tf32 operands in fp32 cases)
 //   loss_c, dl_c                  one CTA per token: max / logsumexp online, loss = lse - z[label],
@@ -7,11 +8,12 @@
 //   dh_c  = dl_c @ W              cuBLASLt, [C, D] in the dtype, straight into dh
 //   dW   += dl_c^T @ h_c          cuBLASLt, beta 0 for the first chunk (no zeroing launch), 1 after
 //
-// then, in fp16/bf16, one cast of the dW accumulator. dW is summed over the chunks in an fp32
-// [V, D] workspace rather than in the dtype: adding ~N/C partial products each rounded to bf16
-// (2^-8) would lose the precision of a single fp32-accumulated GEMM; chunking dW over the vocab
-// instead would need the whole dl (the memory this variant exists to save) or the logits twice.
-// In fp32 cases dW accumulates in the output itself and dl overwrites z in place.
+// then, in fp16/bf16 with more than one chunk, one cast of the dW accumulator. dW is summed over
+// the chunks in an fp32 [V, D] workspace rather than in the dtype: adding N/C partial products
+// each rounded to bf16 (2^-8) would lose the precision of a single fp32-accumulated GEMM; chunking
+// dW over the vocab instead would need the whole dl (the memory this variant exists to save) or
+// the logits twice. In fp32 cases dW accumulates in the output itself and dl overwrites z in
+// place; with a single chunk the dW GEMM writes the dtype output directly.
 //
 // Why it should be fast: the GEMMs stay large (C = 4096 rows: 4096 x 128256 x 4096 each, well
 // past cuBLASLt's saturation), the softmax touches 4 + 4 + 2 bytes per logit instead of the
@@ -21,7 +23,9 @@
 // baseline's ~50 ms. fp32 cases on tf32 tensor cores (~360 TFLOP/s): ~75 ms.
 //
 // Workspace (reported beside time; the point of the variant): cuBLASLt's 32 MB, z [C, V] fp32,
-// and in fp16/bf16 dl [C, V] in the dtype plus the fp32 dW accumulator [V, D]:
+// and in fp16/bf16 dl [C, V] in the dtype plus, past one chunk, the fp32 dW accumulator [V, D]
+// (2.1 GB at Llama 3's V x D: fewer than ~2048 tokens at D 4096 fit in one chunk and do not
+// pay it; a memory-lean v2 would sum dW in the dtype as Liger does, at N/C roundings):
 // bf16 8192 x 4096 x 128256: 2.1 + 1.05 + 2.1 GB = 5.3 GB against the baseline's 14.7 GB.
 #include <algorithm>
 #include <cstdint>
@@ -42,6 +46,12 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::int64_t chunk_rows(const Shape& s, std::int64_t chunk_tokens) { return std::min(s.at("tokens"), chunk_tokens); }
 
+// fp16/bf16 with more than one chunk: dW is summed in an fp32 accumulator. With one chunk the
+// single dW GEMM writes the dtype itself (fp32 accumulate inside), as the baseline's.
+bool accumulates(const Shape& s, DType dtype, std::int64_t chunk_tokens) {
+  return dtype != DType::fp32 && s.at("tokens") > chunk_tokens;
+}
+
 // Byte offsets in the workspace: cuBLASLt's, z, dl (fp16/bf16), the dW accumulator (fp16/bf16).
 struct Layout {
   std::size_t z, dl, acc, total;
@@ -54,7 +64,7 @@ Layout layout(const Shape& s, DType dtype, std::int64_t chunk_tokens) {
   l.z = kLtWorkspaceBytes;
   l.dl = l.z + align_up(c * v * 4);
   l.acc = l.dl + (cast ? align_up(c * v * elem_size(elem_type_of(dtype))) : 0);
-  l.total = l.acc + (cast ? align_up(v * d * 4) : 0);
+  l.total = l.acc + (accumulates(s, dtype, chunk_tokens) ? align_up(v * d * 4) : 0);
   return l;
 }
 
@@ -67,7 +77,7 @@ struct Plans {
   ChunkPlans full, tail;  // tail: the last chunk when C does not divide N
 };
 
-ChunkPlans plan_chunk(std::int64_t rows, std::int64_t d, std::int64_t v, DType dtype) {
+ChunkPlans plan_chunk(std::int64_t rows, std::int64_t d, std::int64_t v, DType dtype, bool accumulate) {
   const ElemType t = elem_type_of(dtype);
   auto spec = [t](bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
                   std::int64_t ldb, std::int64_t ldd, ElemType out) {
@@ -82,8 +92,9 @@ ChunkPlans plan_chunk(std::int64_t rows, std::int64_t d, std::int64_t v, DType d
   p.logits = std::make_unique<LtMatmul>(spec(true, false, v, rows, d, d, d, v, ElemType::fp32));
   // dh_c^T (D x C) = W^T (D x V) dl_c^T (V x C), in the dtype.
   p.dh = std::make_unique<LtMatmul>(spec(false, false, d, rows, v, d, v, d, t));
-  // dW^T (D x V) += h_c^T (D x C) (dl_c^T stored V x C, transposed), fp32 accumulator.
-  p.dw = std::make_unique<LtMatmul>(spec(false, true, d, v, rows, d, v, d, ElemType::fp32));
+  // dW^T (D x V) += h_c^T (D x C) (dl_c^T stored V x C, transposed): the fp32 accumulator, or
+  // the output itself (fp32 cases, or a single chunk).
+  p.dw = std::make_unique<LtMatmul>(spec(false, true, d, v, rows, d, v, d, accumulate ? ElemType::fp32 : t));
   return p;
 }
 
@@ -91,8 +102,9 @@ std::shared_ptr<void> prepare(const LaunchArgs& a, std::int64_t chunk_tokens) {
   const std::int64_t n = a.shape.at("tokens"), d = a.shape.at("hidden"), v = a.shape.at("vocab");
   auto p = std::make_shared<Plans>();
   p->chunk = chunk_rows(a.shape, chunk_tokens);
-  p->full = plan_chunk(p->chunk, d, v, a.dtype);
-  if (n % p->chunk != 0) p->tail = plan_chunk(n % p->chunk, d, v, a.dtype);
+  const bool acc = accumulates(a.shape, a.dtype, chunk_tokens);
+  p->full = plan_chunk(p->chunk, d, v, a.dtype, acc);
+  if (n % p->chunk != 0) p->tail = plan_chunk(n % p->chunk, d, v, a.dtype, acc);
   return p;
 }
 
@@ -111,7 +123,9 @@ void launch_typed(const LaunchArgs& a) {
   char* ws = static_cast<char*>(a.workspace);
   float* z = reinterpret_cast<float*>(ws + l.z);
   T* dl = cast ? reinterpret_cast<T*>(ws + l.dl) : reinterpret_cast<T*>(z);  // fp32: in place
-  float* acc = cast ? reinterpret_cast<float*>(ws + l.acc) : reinterpret_cast<float*>(dw);
+  const bool accumulate = accumulates(a.shape, a.dtype, p.chunk);
+  float* acc = reinterpret_cast<float*>(ws + l.acc);
+  void* dw_sum = accumulate ? static_cast<void*>(acc) : static_cast<void*>(dw);
   const int threads = static_cast<int>(std::clamp<std::int64_t>((v + 31) / 32 * 32, 32, kLceRowThreads));
 
   for (std::int64_t n0 = 0; n0 < n; n0 += p.chunk) {
@@ -121,9 +135,9 @@ void launch_typed(const LaunchArgs& a) {
     lce_chunk_rows_kernel<T><<<static_cast<unsigned>(rows), threads, 0, a.stream>>>(z, v, dl, v, labels + n0,
                                                                                    loss + n0, v);
     plan.dh->run(w, dl, dh + n0 * d, a.workspace, a.stream);
-    plan.dw->run(h + n0 * d, dl, acc, a.workspace, a.stream, 1.0f, n0 == 0 ? 0.0f : 1.0f);
+    plan.dw->run(h + n0 * d, dl, dw_sum, a.workspace, a.stream, 1.0f, n0 == 0 ? 0.0f : 1.0f);
   }
-  if constexpr (cast) eager_map(v * d, a.stream, [=] __device__(std::int64_t i) { dw[i] = from_float<T>(acc[i]); });
+  if (accumulate) eager_map(v * d, a.stream, [=] __device__(std::int64_t i) { dw[i] = from_float<T>(acc[i]); });
 }
 
 void launch(const LaunchArgs& a) {
