@@ -111,11 +111,14 @@ TEST(LinearCrossEntropyOracle, TolerancesGrowWithTheReductionLengths) {
 // ---------------------------------------------------------------------------------------------
 // The device's roundings, simulated on the host: the tolerances must admit them.
 
-double round_bits(double x, int bits) {  // to a `bits`-bit significand, nearest even
+// To a `bits`-bit significand: nearest even, or truncated (toward zero), as tensor cores may
+// read fp32 operands in tf32.
+double round_bits(double x, int bits, bool truncate = false) {
   if (x == 0 || !std::isfinite(x)) return x;
   int e = 0;
   std::frexp(x, &e);
-  return std::ldexp(std::nearbyint(std::ldexp(x, bits - e)), e - bits);
+  const double scaled = std::ldexp(x, bits - e);
+  return std::ldexp(truncate ? std::trunc(scaled) : std::nearbyint(scaled), e - bits);
 }
 int dtype_bits(DType dt) { return dt == DType::bf16 ? 8 : dt == DType::fp16 ? 11 : 24; }
 
@@ -124,9 +127,10 @@ int dtype_bits(DType dt) { return dt == DType::bf16 ? 8 : dt == DType::fp16 ? 11
 std::vector<HostTensor> simulated_device(const Shape& s, DType dt, const std::vector<HostTensor>& in) {
   const std::int64_t n = s.at("tokens"), d = s.at("hidden"), v = s.at("vocab");
   const int io = dtype_bits(dt), op = dt == DType::fp32 ? 11 : 24;
-  auto operand = [op](const std::vector<double>& x) {  // as the tensor cores read it
+  const bool tf32 = dt == DType::fp32;  // truncated: the worse of the two
+  auto operand = [op, tf32](const std::vector<double>& x) {  // as the tensor cores read it
     std::vector<float> r(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) r[i] = static_cast<float>(round_bits(x[i], op));
+    for (std::size_t i = 0; i < x.size(); ++i) r[i] = static_cast<float>(round_bits(x[i], op, tf32));
     return r;
   };
   const std::vector<float> h = operand(in[0].values), w = operand(in[1].values);
@@ -151,7 +155,7 @@ std::vector<HostTensor> simulated_device(const Shape& s, DType dt, const std::ve
     out[0].values[t] = lse - z[label];
     for (std::int64_t c = 0; c < v; ++c)  // dl in the dtype, then as the tensor cores read it
       dl[t * v + c] = static_cast<float>(
-          round_bits(round_bits(std::exp(z[c] - lse) - (c == label ? 1.0f : 0.0f), io), op));
+          round_bits(round_bits(std::exp(z[c] - lse) - (c == label ? 1.0f : 0.0f), io), op, tf32));
   }
   for (std::int64_t t = 0; t < n; ++t)
     for (std::int64_t k = 0; k < d; ++k) {
