@@ -40,6 +40,33 @@
 namespace kwb {
 namespace {
 
+// Baseline: PyTorch's log_softmax over the last dim, logp = x - max - log(sum exp(x - max)).
+__global__ void __launch_bounds__(kLceRowThreads)
+lce_log_softmax_kernel(const float* __restrict__ x, float* __restrict__ logp, std::int64_t vocab) {
+  __shared__ float scratch[32];
+  const float* xr = x + blockIdx.x * vocab;
+  float* lr = logp + blockIdx.x * vocab;
+  float m = -INFINITY;
+  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) m = fmaxf(m, xr[v]);
+  m = lce_block_max(m, scratch);
+  float s = 0;
+  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) s += expf(xr[v] - m);
+  const float lse = m + logf(block_sum(s, scratch));
+  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) lr[v] = xr[v] - lse;
+}
+
+// Baseline: PyTorch's log_softmax_backward, dx = g - exp(logp) * sum(g) per row (fp32 out).
+__global__ void __launch_bounds__(kLceRowThreads)
+lce_log_softmax_backward_kernel(const float* __restrict__ g, const float* __restrict__ logp, float* __restrict__ dx,
+                                std::int64_t vocab) {
+  __shared__ float scratch[32];
+  const std::int64_t base = blockIdx.x * vocab;
+  float s = 0;
+  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) s += g[base + v];
+  s = block_sum(s, scratch);
+  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) dx[base + v] = g[base + v] - expf(logp[base + v]) * s;
+}
+
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Byte offsets in the workspace: cuBLASLt's, the seed, then the [N, V] buffers.

@@ -1,7 +1,7 @@
-// The per-row (per-token) kernels of linear_cross_entropy: the fused chunk kernel (loss and
-// dlogits from one fp32 logits row) and the eager baseline's log_softmax / log_softmax_backward.
-// All one CTA per row, rows of any length, fp32 arithmetic; ignored tokens (label outside
-// [0, V), e.g. -100) get loss 0 and a zero gradient row.
+// The per-row (per-token) kernel of the chunked linear_cross_entropy variants: loss and dlogits
+// from one fp32 logits row, one CTA per row, rows of any length, fp32 arithmetic; ignored tokens
+// (label outside [0, V), e.g. -100) get loss 0 and a zero gradient row. The block max is shared
+// with the baseline's log_softmax.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -68,33 +68,6 @@ lce_chunk_rows_kernel(const float* z, std::int64_t ld_z, T* dl, std::int64_t ld_
     const float p = __expf(zr[v] - lse);
     gr[v] = from_float<T>(v == label ? p - 1.0f : p);
   }
-}
-
-// Baseline: PyTorch's log_softmax over the last dim, logp = x - max - log(sum exp(x - max)).
-__global__ void __launch_bounds__(kLceRowThreads)
-lce_log_softmax_kernel(const float* __restrict__ x, float* __restrict__ logp, std::int64_t vocab) {
-  __shared__ float scratch[32];
-  const float* xr = x + blockIdx.x * vocab;
-  float* lr = logp + blockIdx.x * vocab;
-  float m = -INFINITY;
-  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) m = fmaxf(m, xr[v]);
-  m = lce_block_max(m, scratch);
-  float s = 0;
-  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) s += expf(xr[v] - m);
-  const float lse = m + logf(block_sum(s, scratch));
-  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) lr[v] = xr[v] - lse;
-}
-
-// Baseline: PyTorch's log_softmax_backward, dx = g - exp(logp) * sum(g) per row (fp32 out).
-__global__ void __launch_bounds__(kLceRowThreads)
-lce_log_softmax_backward_kernel(const float* __restrict__ g, const float* __restrict__ logp, float* __restrict__ dx,
-                                std::int64_t vocab) {
-  __shared__ float scratch[32];
-  const std::int64_t base = blockIdx.x * vocab;
-  float s = 0;
-  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) s += g[base + v];
-  s = block_sum(s, scratch);
-  for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) dx[base + v] = g[base + v] - expf(logp[base + v]) * s;
 }
 
 }  // namespace kwb
