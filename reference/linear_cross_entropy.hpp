@@ -1,0 +1,46 @@
+// linear_cross_entropy: the language-model head and its loss in one op, forward and backward,
+// in fp64, shared by the registered oracle and its CPU tests.
+//
+// Inputs h [N, D] (hidden states), W [V, D] (the lm_head weight, nn.Linear layout), labels [N].
+//   z[n, v]  = sum_d h[n, d] W[v, d]                          (the logits, never stored whole)
+//   lse[n]   = log sum_v exp(z[n, v])
+//   loss[n]  = lse[n] - z[n, labels[n]]                      (0 for an ignored token)
+//   dl[n, v] = exp(z[n, v] - lse[n]) - [v == labels[n]]      (0 rows for ignored tokens)
+//   dh       = dl @ W                 [N, D]
+//   dW       = dl^T @ h               [V, D]
+// The gradients are of L = sum_n loss[n] (reduction='sum'): each token's dh row then depends on
+// that token alone, so loss and dh are checkable on a sample of tokens; the mean of PyTorch's
+// default is this times 1 / n_valid, a scalar a caller folds into the GEMMs' alpha.
+// A token is ignored when its label is outside [0, V) (-100 is PyTorch's ignore_index).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "catalogue/registry.hpp"
+
+namespace kwb {
+
+inline Shape lce_shape(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab) {
+  return Shape{{{"tokens", tokens}, {"hidden", hidden}, {"vocab", vocab}}};
+}
+
+// One token's loss and gradient row from its logits row z (V values): writes dl (V values,
+// zeros when ignored) and returns the loss (0 when ignored).
+double lce_token_grad(const double* z, std::int64_t vocab, long long label, double* dl);
+
+// The oracle: loss [N], dh [N, D], dW [V, D] from h [N, D], W [V, D], labels [N], all row-major
+// fp64. Chunked over tokens (the logits of one chunk at a time, as the fused kernel) and threaded
+// through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 256 MB of logits.
+void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
+                   const double* w, const double* labels, double* loss, double* dh, double* dw,
+                   std::int64_t chunk_tokens = 0);
+
+// Per-output tolerances of a case (see linear_cross_entropy.cpp for the derivation).
+struct LceTolerances {
+  Tolerance loss, dh, dw;
+};
+LceTolerances lce_tolerances(const Shape& shape, DType dtype);
+
+}  // namespace kwb
