@@ -49,7 +49,8 @@ inline double attention_logit(double score, double softcap) {
   return softcap > 0 ? softcap * std::tanh(score / softcap) : score;
 }
 
-// One query row: q and o hold d values; k and v point at key 0 of the row's kv head, rows
+// One query row, the definition (the registered oracle runs the same arithmetic on tiles of
+// queries, reference/attention.cpp): q and o hold d values; k and v point at key 0 of the row's kv head, rows
 // `kv_stride` values apart; logits is scratch for `seq` values. Returns lse_i.
 inline double attention_row(const double* q, const double* k, const double* v, double* o, double* logits,
                             std::int64_t i, std::int64_t seq, std::int64_t d, std::int64_t kv_stride,
@@ -59,13 +60,8 @@ inline double attention_row(const double* q, const double* k, const double* v, d
   double max_logit = -INFINITY;
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* kj = k + j * kv_stride;
-    // Four partial sums: the oracle's hot loop, not a latency-bound chain of dependent adds.
-    double part[4] = {0, 0, 0, 0};
-    std::int64_t e = 0;
-    for (; e + 4 <= d; e += 4)
-      for (int u = 0; u < 4; ++u) part[u] += q[e + u] * kj[e + u];
-    for (; e < d; ++e) part[0] += q[e] * kj[e];
-    const double dot = (part[0] + part[1]) + (part[2] + part[3]);
+    double dot = 0;
+    for (std::int64_t e = 0; e < d; ++e) dot += q[e] * kj[e];
     logits[j] = attention_logit(scale * dot, softcap);
     max_logit = std::fmax(max_logit, logits[j]);
   }

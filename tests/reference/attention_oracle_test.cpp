@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "catalogue/registry.hpp"
 #include "reference/attention.hpp"
@@ -148,6 +149,28 @@ TEST(AttentionOracle, SampledRowsMatchTheFullOracleAtTheirPositions) {
       for (std::int64_t head = 0; head < h; ++head)
         ASSERT_DOUBLE_EQ(out[1].values[(b * h + head) * n + r], full[1].values[(b * h + head) * seq + rows[r]]);
     }
+}
+
+TEST(AttentionOracle, TiledOracleEqualsTheOneRowFormula) {
+  // heads 6, kv_heads 3 (group 2: 32 rows per tile, so 70 rows make 3 tiles), window and cap.
+  for (const char* causal : {"0", "1"}) {
+    const Shape s = shape(2, 70, 6, 3, 64, causal, 9, "30");
+    const auto in = host_inputs(attention().tensors(s, DType::bf16), 21);
+    const auto out = run_full(s, in);
+    const AttentionMask mask{std::string(causal) == "1", 9};
+    std::vector<double> o(64), logits(70);
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t i = 0; i < 70; ++i)
+        for (std::int64_t head = 0; head < 6; ++head) {
+          const double* q = in[0].values.data() + ((b * 70 + i) * 6 + head) * 64;
+          const std::int64_t kv_offset = (b * 70 * 3 + head / 2) * 64;
+          const double lse = attention_row(q, in[1].values.data() + kv_offset, in[2].values.data() + kv_offset,
+                                           o.data(), logits.data(), i, 70, 64, 3 * 64, mask, 30.0);
+          ASSERT_NEAR(out[1].values[(b * 6 + head) * 70 + i], lse, 1e-12) << "b " << b << " i " << i;
+          for (std::int64_t e = 0; e < 64; ++e)
+            ASSERT_NEAR(out[0].values[((b * 70 + i) * 6 + head) * 64 + e], o[e], 1e-12);
+        }
+  }
 }
 
 TEST(AttentionOracle, WorkModelCountsVisiblePairsAndTolerancesGrowWithKeys) {
