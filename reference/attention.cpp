@@ -101,7 +101,7 @@ std::vector<AxisSpec> attention_axes() {
           {"heads", 32, {}, "query heads"},
           {"kv_heads", 32, {}, "key/value heads; divides heads (grouped-query attention)"},
           {"head_dim", 128, {}, "d: 64 or 128"},
-          {"causal", 0, {}, "1: query i sees keys j <= i", {"1", "0"}},
+          {"causal", 0, {}, "1: query i sees keys j <= i (0 first, as FlashAttention's causal=False)", {"0", "1"}},
           {"window", 0, {}, "sliding window w: causal i - w < j <= i, else |i - j| < w; 0: none"},
           {"softcap", 0, {}, "logit soft-cap: cap * tanh(s / cap); 0: none", {"0", "30", "50"}}};
 }
