@@ -78,7 +78,9 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   if (op.dtypes.empty()) out.push_back(where + " declares no dtypes: list at least one in .dtypes");
   if (!op.tensors) out.push_back(where + " has no .tensors function");
   if (!op.work) out.push_back(where + " has no .work function (the work model)");
-  if (!op.oracle) out.push_back(where + " has no .oracle function");
+  if (!op.oracle && !op.positional_oracle) out.push_back(where + " has no .oracle function");
+  if (op.oracle && op.positional_oracle)
+    out.push_back(where + " sets both .oracle and .positional_oracle; keep one");
   std::set<std::string> names;
   for (const AxisSpec& a : op.axes) {
     if (!names.insert(a.name).second)

@@ -159,6 +159,14 @@ struct Op {
   std::function<void(const Shape&, const std::vector<HostTensor>& inputs,
                      std::vector<HostTensor>& expected)>
       oracle;
+  // Optional, set instead of `oracle` by an op whose formula depends on where its indices sit
+  // along the sample axis, which a sub-shape loses (causal attention masks key j of query i by
+  // j <= i): the same call plus the sample axis's indices the sub-shape holds, sorted, one per
+  // entry (0 .. n-1 when nothing is sampled). verify/sampling.hpp's run_sampled_oracle calls
+  // whichever is set.
+  std::function<void(const Shape&, const std::vector<std::int64_t>& sample_indices,
+                     const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected)>
+      positional_oracle;
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;

@@ -71,6 +71,18 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
   return plan;
 }
 
+void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
+                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected) {
+  Shape sub = shape;
+  if (plan.sampled)
+    for (auto& [name, value] : sub.axes)
+      if (name == op.sample_axis) value = static_cast<std::int64_t>(plan.indices.size());
+  if (op.positional_oracle)
+    op.positional_oracle(sub, plan.indices, inputs, expected);
+  else
+    op.oracle(sub, inputs, expected);
+}
+
 std::vector<SlabCopy> slab_copies(const std::vector<std::int64_t>& dims, int sample_dim,
                                   const std::vector<std::int64_t>& indices, std::size_t elem_bytes) {
   const auto k = static_cast<std::size_t>(sample_dim);

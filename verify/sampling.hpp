@@ -38,6 +38,12 @@ struct SamplePlan {
 // tensor whose size along it is not the axis's.
 SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs);
 
+// Runs the op's oracle on what `plan` gathered: the shape with its sample axis shrunk to the
+// number of sampled indices, and, for an op with a positional_oracle, those indices themselves.
+// `expected` holds one preallocated tensor per output, at the plan's dims.
+void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
+                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected);
+
 // One strided copy, in bytes: `height` blocks of `width` bytes, the i-th from
 // src + src_offset + i * src_pitch to dst + dst_offset + i * dst_pitch (cudaMemcpy2D's form).
 struct SlabCopy {

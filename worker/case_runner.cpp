@@ -300,11 +300,6 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   }
   cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
 
-  Shape sub = req.shape;
-  if (g->plan.sampled)
-    for (auto& [name, value] : sub.axes)
-      if (name == op.sample_axis) value = static_cast<std::int64_t>(g->plan.indices.size());
-
   std::vector<HostTensor> host_inputs;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
@@ -319,7 +314,7 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     decode_elements(raw.data(), type, count, h.values.data());
     host_inputs.push_back(std::move(h));
   }
-  op.oracle(sub, host_inputs, g->expected);
+  run_sampled_oracle(op, req.shape, g->plan, host_inputs, g->expected);
   return g;
 }
 

@@ -81,6 +81,21 @@ TEST(RegistryProblems, OpWithNoDtypesOrFunctionsIsNamed) {
   EXPECT_TRUE(HasProblem(r, {"op 'op_a'", ".oracle"}));
 }
 
+TEST(RegistryProblems, APositionalOracleStandsInForTheOracleButNotBesideIt) {
+  Op positional = sound_op("op_a");
+  positional.oracle = nullptr;
+  positional.positional_oracle = [](const Shape&, const std::vector<std::int64_t>&, const std::vector<HostTensor>&,
+                                    std::vector<HostTensor>&) {};
+  Registry alone;
+  alone.add(positional);
+  EXPECT_TRUE(alone.problems().empty());
+  Op both = positional;
+  both.oracle = sound_op("op_a").oracle;
+  Registry r;
+  r.add(both);
+  EXPECT_TRUE(HasProblem(r, {"op 'op_a'", "both .oracle and .positional_oracle"}));
+}
+
 TEST(RegistryProblems, TunableNamedLikeAnAxisOfItsOpClashes) {
   Registry r;
   r.add(sound_op("op_a"));

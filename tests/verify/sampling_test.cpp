@@ -123,5 +123,39 @@ TEST(SamplePlan, ASampleDimThatDoesNotHoldTheAxisIsRefusedNamingTheTensor) {
   }
 }
 
+// A positional oracle (attention's causal mask needs each query's position) gets the plan's
+// indices beside the sub-shape; a plain oracle gets the sub-shape alone.
+TEST(RunSampledOracle, APositionalOracleReceivesTheSampledIndicesAndThePlainOneTheSubShape) {
+  Op positional = op("test_bhsd_scale");
+  positional.oracle = nullptr;
+  std::vector<std::int64_t> seen_indices;
+  std::int64_t seen_seq = -1;
+  positional.positional_oracle = [&](const Shape& s, const std::vector<std::int64_t>& indices,
+                                     const std::vector<HostTensor>&, std::vector<HostTensor>&) {
+    seen_seq = s.at("seq");
+    seen_indices = indices;
+  };
+  const Shape large{{{"batch", 4}, {"heads", 8}, {"seq", 4096}, {"dim", 136}}};
+  const SamplePlan plan = plan_sample(positional, large, positional.tensors(large, DType::bf16));
+  ASSERT_TRUE(plan.sampled);
+  std::vector<HostTensor> none;
+  run_sampled_oracle(positional, large, plan, {}, none);
+  EXPECT_EQ(seen_seq, static_cast<std::int64_t>(plan.indices.size()));
+  EXPECT_EQ(seen_indices, plan.indices);
+  EXPECT_EQ(seen_indices.back(), 4095) << "original positions, not 0 .. n-1 of the sub-shape";
+
+  const Shape small{{{"batch", 1}, {"heads", 1}, {"seq", 5}, {"dim", 8}}};
+  const SamplePlan all = plan_sample(positional, small, positional.tensors(small, DType::bf16));
+  run_sampled_oracle(positional, small, all, {}, none);
+  EXPECT_EQ(seen_indices, (std::vector<std::int64_t>{0, 1, 2, 3, 4})) << "unsampled: every index";
+
+  Op plain = op("test_bhsd_scale");
+  plain.oracle = [&](const Shape& s, const std::vector<HostTensor>&, std::vector<HostTensor>&) {
+    seen_seq = s.at("seq");
+  };
+  run_sampled_oracle(plain, large, plan, {}, none);
+  EXPECT_EQ(seen_seq, static_cast<std::int64_t>(plan.indices.size()));
+}
+
 }  // namespace
 }  // namespace kwb

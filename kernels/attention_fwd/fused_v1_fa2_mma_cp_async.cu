@@ -1,0 +1,101 @@
+// attention_fwd fused_v1_fa2_mma_m16n8k16_cp_async_swizzled: FlashAttention-2's forward in one
+// kernel (flash_fwd_v1.cuh): scores never leave the SM. Each block owns BM query rows of one
+// (batch, head); BM / 16 warps each own 16 rows, keep their Q fragments in registers, and stream
+// K/V tiles of BN keys through a cp.async ring (`stages` deep) in XOR-swizzled shared memory
+// (conflict-free ldmatrix), with an online softmax in registers (exp2 with log2 e folded into
+// the scale), mma.sync m16n8k16 in bf16 / fp16 with fp32 accumulate for both GEMMs, causal and
+// window tiles skipped outright (masked per element only on the tiles that straddle an edge),
+// GQA by indexing the kv head, lse written in fp32. Any seq: tail tiles are zero-filled by
+// cp.async and masked.
+//
+// Why it should be fast: the materialised baseline writes and reads b h s^2 scores twice (8 GiB
+// at b4 h32 s4096 bf16); this reads Q, K, V once per block (K/V again per query tile, mostly
+// from L2) and does only the visible half of a causal square.
+//
+// Napkin math (b4 h32 s4096 d128 causal bf16): FLOPs = 4 b h d s (s + 1) / 2 = 5.5e11; DRAM
+// bytes ~0.54 GB (Q, K, V, O once) + 2 MB lse: 0.18 ms at 3000 GB/s, far under the compute time.
+// mma.sync tops out near ~660 TFLOP/s dense bf16 on an H100 (wgmma's ~790 is sm_90a-only), and
+// FA2 reaches ~320-350 TFLOP/s with it: 5.5e11 / 320e12 = 1.7 ms is the target, against ~5 ms for
+// the baseline. Per K/V tile a warp does 2 * 16 * BN * D * 2 FLOPs on 2 * BN * D * 2 bytes of
+// shared memory it reads by ldmatrix (32 FLOP/byte at BM = 128): ldmatrix bandwidth is not the
+// limit; exp2 (BN * 16 per warp per tile) and the softmax's FMAs are the next, as in FA2.
+//
+// Tunables: q_tile (BM) 128 or 64 (8 or 4 warps), k_tile (BN) 64 or 128, stages 2 or 3. Shared
+// memory (BM D + 2 stages BN D) * 2 bytes: 96 KiB at the default 128 x 64 x 2 with d = 128.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "catalogue/cuda_check.hpp"
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/attention_fwd/flash_fwd_v1.cuh"
+
+namespace kwb {
+namespace {
+
+template <class T, int D, int BM, int BN>
+void launch_config(const LaunchArgs& a, const AttentionParams& p, int stages) {
+  auto* kernel = &flash::flash_fwd_v1<T, D, BM, BN>;
+  // Once per instantiation: allow the largest ring any `stages` asks for (at most 224 KiB).
+  static const cudaError_t attribute = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, flash::smem_bytes<D, BM, BN>(flash::kMaxStages));
+  cuda_check(attribute, "cudaFuncSetAttribute (flash_fwd_v1 shared memory)");
+  const dim3 grid(static_cast<unsigned>((p.seq + BM - 1) / BM), static_cast<unsigned>(p.heads),
+                  static_cast<unsigned>(p.batch));
+  kernel<<<grid, BM / 16 * 32, flash::smem_bytes<D, BM, BN>(stages), a.stream>>>(
+      static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[2]),
+      static_cast<T*>(a.tensors[3]), static_cast<float*>(a.tensors[4]), p, stages);
+}
+
+template <class T, int D>
+void launch_tiles(const LaunchArgs& a, const AttentionParams& p) {
+  const std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
+  const int stages = static_cast<int>(a.tunable("stages"));
+  if (stages < 2 || stages > flash::kMaxStages) throw std::invalid_argument("fused_v1: stages must be 2 or 3");
+  if (bm == 128 && bn == 64) return launch_config<T, D, 128, 64>(a, p, stages);
+  if (bm == 128 && bn == 128) return launch_config<T, D, 128, 128>(a, p, stages);
+  if (bm == 64 && bn == 64) return launch_config<T, D, 64, 64>(a, p, stages);
+  if (bm == 64 && bn == 128) return launch_config<T, D, 64, 128>(a, p, stages);
+  throw std::invalid_argument("fused_v1: q_tile and k_tile must be 64 or 128");
+}
+
+void launch(const LaunchArgs& a) {
+  const AttentionParams p = AttentionParams::of(a.shape);
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      throw std::invalid_argument("attention_fwd has no fp32 cases");
+    } else {
+      if (p.head_dim == 64) launch_tiles<T, 64>(a, p);
+      else launch_tiles<T, 128>(a, p);
+    }
+  });
+}
+
+std::optional<std::string> refuse(const Shape& s, DType) {
+  const AttentionParams p = AttentionParams::of(s);
+  if (p.batch > 65535 || p.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
+  return std::nullopt;
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "attention_fwd",
+    .name = "fused_v1_fa2_mma_m16n8k16_cp_async_swizzled",
+    .role = Role::fused,
+    .description = "FlashAttention-2 forward: Q in registers, K/V tiles by cp.async into swizzled smem, "
+                   "mma.sync m16n8k16 for both GEMMs, online softmax in registers, causal/window tiles skipped",
+    .launch = launch,
+    .refuse = refuse,
+    .tunables = {{"q_tile", {128, 64}, "query rows per block (16 per warp: 8 or 4 warps)"},
+                 {"k_tile", {64, 128}, "keys per shared-memory tile"},
+                 {"stages", {2, 3}, "K/V tiles in flight in the cp.async ring"}},
+});
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,80 @@
+// attention_fwd's formulas in fp64, shared by the oracle and its CPU tests: which keys a query
+// sees, the logits, and one query row's output and log-sum-exp.
+//
+// For query i and key j of one (batch, head), with d = head_dim, scale = 1 / sqrt(d):
+//   s_ij   = scale * q_i . k_j
+//   l_ij   = s_ij                           (softcap 0)
+//          = cap * tanh(s_ij / cap)         (softcap cap > 0: Gemma 2's logit soft-cap)
+//   visible(i, j): j < seq, and
+//     causal:                 j <= i
+//     window w > 0, causal:   i - w < j <= i        (w keys, the query's own included)
+//     window w > 0, no causal: |i - j| < w          (a symmetric band of 2w - 1 keys)
+//   In FlashAttention's terms, window w is window_size = (w - 1, 0) with causal and
+//   (w - 1, w - 1) without; window 0 is (-1, -1), no window.
+//   lse_i  = log sum_{j visible} exp(l_ij)                 (natural log, as FlashAttention saves it)
+//   o_i    = sum_{j visible} exp(l_ij - lse_i) v_j
+// Queries and keys share one sequence (self-attention, seq_q = seq_k), so query i always sees key
+// i: no row is empty. Grouped-query heads: query head h reads kv head h / (heads / kv_heads).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace kwb {
+
+struct AttentionMask {
+  bool causal = false;
+  std::int64_t window = 0;  // 0: none
+
+  // First and one-past-last key query i sees in a sequence of `seq` keys.
+  std::int64_t first_key(std::int64_t i) const { return window > 0 ? (i - window + 1 > 0 ? i - window + 1 : 0) : 0; }
+  std::int64_t end_key(std::int64_t i, std::int64_t seq) const {
+    std::int64_t end = seq;
+    if (causal) end = i + 1;
+    else if (window > 0) end = i + window;
+    return end < seq ? end : seq;
+  }
+  bool visible(std::int64_t i, std::int64_t j, std::int64_t seq) const {
+    return j >= first_key(i) && j < end_key(i, seq);
+  }
+  // Visible (query, key) pairs of one (batch, head): the work model's count.
+  double visible_pairs(std::int64_t seq) const {
+    double pairs = 0;
+    for (std::int64_t i = 0; i < seq; ++i) pairs += static_cast<double>(end_key(i, seq) - first_key(i));
+    return pairs;
+  }
+};
+
+inline double attention_logit(double score, double softcap) {
+  return softcap > 0 ? softcap * std::tanh(score / softcap) : score;
+}
+
+// One query row, the definition (the registered oracle runs the same arithmetic on tiles of
+// queries, reference/attention.cpp): q and o hold d values; k and v point at key 0 of the row's kv head, rows
+// `kv_stride` values apart; logits is scratch for `seq` values. Returns lse_i.
+inline double attention_row(const double* q, const double* k, const double* v, double* o, double* logits,
+                            std::int64_t i, std::int64_t seq, std::int64_t d, std::int64_t kv_stride,
+                            const AttentionMask& mask, double softcap) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const std::int64_t lo = mask.first_key(i), hi = mask.end_key(i, seq);
+  double max_logit = -INFINITY;
+  for (std::int64_t j = lo; j < hi; ++j) {
+    const double* kj = k + j * kv_stride;
+    double dot = 0;
+    for (std::int64_t e = 0; e < d; ++e) dot += q[e] * kj[e];
+    logits[j] = attention_logit(scale * dot, softcap);
+    max_logit = std::fmax(max_logit, logits[j]);
+  }
+  double sum = 0;
+  for (std::int64_t e = 0; e < d; ++e) o[e] = 0;
+  for (std::int64_t j = lo; j < hi; ++j) {
+    const double p = std::exp(logits[j] - max_logit);
+    sum += p;
+    const double* vj = v + j * kv_stride;
+    for (std::int64_t e = 0; e < d; ++e) o[e] += p * vj[e];
+  }
+  for (std::int64_t e = 0; e < d; ++e) o[e] /= sum;
+  return max_logit + std::log(sum);
+}
+
+}  // namespace kwb
