@@ -40,9 +40,11 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
   else dir = std::filesystem::temp_directory_path() / "kwb-cache";
   // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: copies
-  // launched one block per chunk join the methods (a v2 file's copy figure may be too low).
+  // launched one block per chunk join the methods (a v2 file's copy figure may be too low); v4:
+  // the tensor-core figures are the best of three shapes and algorithms timed cold (v3's single
+  // hot GEMM was power-throttled below what cases reached).
   // Older files stay where they are, unread.
-  return dir / ("ceilings-v3-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+  return dir / ("ceilings-v4-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
 }
 
