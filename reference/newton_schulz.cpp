@@ -105,11 +105,13 @@ std::vector<Shape> ns_default_shapes() {
 }
 
 // Both paths (wide and tall), a single element, vectors, sizes that are no multiple of a GEMM
-// tile or of 8 elements (16-byte rows), one past a 128 tile, and a square one past 256.
+// tile or of 8 elements (16-byte rows), one past a 128 tile, a square one past 256 (a Gram
+// matrix split 256 + 1 by the symmetric variant), and 300 x 700 both ways (split 256 + 44).
 std::vector<Shape> ns_edge_shapes() {
   return {ns_shape(1, 1),     ns_shape(1, 8),     ns_shape(7, 1),     ns_shape(3, 5),
           ns_shape(5, 3),     ns_shape(16, 16),   ns_shape(33, 65),   ns_shape(65, 33),
-          ns_shape(127, 129), ns_shape(129, 256), ns_shape(256, 129), ns_shape(257, 257)};
+          ns_shape(127, 129), ns_shape(129, 256), ns_shape(256, 129), ns_shape(257, 257),
+          ns_shape(300, 700), ns_shape(700, 300)};
 }
 
 KWB_REGISTER_OP(Op{

@@ -69,17 +69,6 @@ std::shared_ptr<void> prepare(const LaunchArgs& args) {
   return p;
 }
 
-// X0 = G / (||G||_F + eps): every warp sums the partials itself (1024 floats from L2, the same
-// bits everywhere), then the block scales a grid-stride slice.
-template <class T>
-__global__ void scale_by_inverse_norm(const T* __restrict__ g, const float* __restrict__ partials,
-                                      std::int64_t count, T* __restrict__ x0) {
-  const float inv = 1.0f / (sqrtf(ns::sum_partials_in_warp(partials)) + static_cast<float>(kNsEps));
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::int64_t{gridDim.x} * blockDim.x)
-    x0[i] = from_float<T>(to_float(g[i]) * inv);
-}
-
 template <class T>
 void launch_typed(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
@@ -95,8 +84,7 @@ void launch_typed(const LaunchArgs& args) {
   const std::int64_t mn = d.m * d.n;
 
   ns::launch_sum_squares(g, mn, partials, args.stream);
-  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((mn + 255) / 256, 1024));
-  scale_by_inverse_norm<<<blocks, 256, 0, args.stream>>>(g, partials, mn, xbuf);
+  ns::launch_scale_by_inverse_norm(g, partials, mn, xbuf, args.stream);
 
   // Five steps alternate xbuf -> out -> xbuf -> out -> xbuf -> out.
   static_assert(kNsSteps % 2 == 1, "the ping-pong below ends in the output for an odd step count");

@@ -19,6 +19,7 @@
 #include "catalogue/types.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
+#include "reference/newton_schulz.hpp"
 
 namespace kwb::ns {
 
@@ -67,6 +68,15 @@ inline LtMatmulSpec update_tall_in_place_layout(const Dims& d, DType t, bool tf3
   return spec(true, false, d.r, d.c, d.r, d.r, d.r, d.r, t, tf32);
 }
 
+// The general form, for submatrices: row-major C (p x q, ld ldc) = P (p x k) Q (k x q), where P
+// is stored row-major with ld ldp, or stored as P^T (k x p) when p_transposed; the same for Q.
+// As above, cuBLASLt computes C^T = Q^T P^T: operand A is Q's storage (transposed back when Q
+// is stored transposed), operand B is P's. Launch with run(Q pointer, P pointer, C pointer).
+inline LtMatmulSpec row_major(std::int64_t p, std::int64_t q, std::int64_t k, bool p_transposed, std::int64_t ldp,
+                              bool q_transposed, std::int64_t ldq, std::int64_t ldc, DType t, bool tf32) {
+  return spec(q_transposed, p_transposed, q, p, k, ldq, ldp, ldc, t, tf32);
+}
+
 // Deterministic ||G||_F^2 in two stages: kNormParts blocks each leave the fp32 sum of squares of
 // a fixed grid-stride slice; the consumer sums the partials in a fixed order. No atomics: two
 // runs give the same bits.
@@ -96,6 +106,30 @@ __device__ __forceinline__ float sum_partials_in_warp(const float* partials) {
   float s = 0;
   for (int p = threadIdx.x & 31; p < kNormParts; p += 32) s += partials[p];
   return warp_sum(s);
+}
+
+// X0 = G / (||G||_F + eps) in X's layout, from the partials: warp 0 of each block sums them (the
+// same bits in every block), then the block scales a grid-stride slice.
+template <class T>
+__global__ void scale_by_inverse_norm(const T* __restrict__ g, const float* __restrict__ partials,
+                                      std::int64_t count, float eps, T* __restrict__ x0) {
+  __shared__ float inv;
+  if (threadIdx.x < 32) {
+    const float total = sum_partials_in_warp(partials);
+    if (threadIdx.x == 0) inv = 1.0f / (sqrtf(total) + eps);
+  }
+  __syncthreads();
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    x0[i] = from_float<T>(to_float(g[i]) * inv);
+}
+
+template <class T>
+void launch_scale_by_inverse_norm(const T* g, const float* partials, std::int64_t count, T* x0,
+                                  cudaStream_t stream) {
+  const float eps = static_cast<float>(kNsEps);
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((count + 255) / 256, 1024));
+  scale_by_inverse_norm<<<blocks, 256, 0, stream>>>(g, partials, count, eps, x0);
 }
 
 // Workspace carving: regions aligned to 256 bytes (cuBLASLt wants 16), in order.
