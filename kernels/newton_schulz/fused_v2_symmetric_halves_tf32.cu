@@ -30,12 +30,8 @@ namespace {
 
 using ns::Dims;
 
-constexpr std::int64_t kSplitAlign = 128;  // elements: 256 bytes of bf16/fp16
-
-std::int64_t split_of(std::int64_t r) { return ((r + 1) / 2 + kSplitAlign - 1) / kSplitAlign * kSplitAlign; }
-
 std::optional<std::string> refuse(const Shape& s, DType) {
-  if (ns::dims_of(s).r < 2 * kSplitAlign)
+  if (ns::dims_of(s).r < 2 * ns::kSplitAlign)
     return "the symmetric split needs min(rows, cols) >= 256 (halves at a multiple of 128 rows, for cuBLASLt's "
            "256-byte pointer alignment)";
   return std::nullopt;
@@ -78,7 +74,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& args) {
   const bool tf32 = t == DType::fp32;
   const YRows y = y_rows(d);
   auto p = std::make_shared<Plans>();
-  p->r1 = split_of(d.r);
+  p->r1 = ns::symmetric_split(d.r);
   p->r2 = d.r - p->r1;
   const std::int64_t r = d.r, r1 = p->r1, r2 = p->r2;
   // [A11 A12] = Y1 Y^T: P = Y1 (r1 x c), Q = Y^T (c x r), which is Y's storage read the other way.
