@@ -119,13 +119,17 @@ std::optional<std::string> attention_invalid(const Shape& s) {
 // bound, as sum p_j = 1). On top of it, the probabilities are rounded to the dtype before the
 // P V product (every flash kernel's P operand, and the baseline's P) and the baseline's scores
 // are stored in the dtype (torch's matmul output): each term off by ~u |p_j v_j| and each logit by
-// u |l_j| (|l| up to ~10), random in sign: 4 u more covers both. lse: exact inputs and an fp32
+// u |l_j| (|l| up to ~10). The logit error is NOT averaged away: with peaky rows (logit std ~2.25)
+// a few keys carry the output, each weight is off by a factor e^(u |l|) ~ 1 + 10 u, so O moves by
+// up to ~10 u |v| with |v| up to ~4: 16 u more. Measured on an H100 (2026-11-23, default shapes,
+// bf16): the baseline's worst error 0.050 against 4 u more's 0.024 bound (a few elements out of
+// millions failed); 16 u gives 0.086. Flash kernels (fp32 scores) sit far inside. lse: exact inputs and an fp32
 // dot over d give a flash kernel ~1e-6; the baseline's scores rounded to the dtype move lse by
 // up to u max|l_j| <= u (|lse| + spread): rtol 2u and atol 8u.
 Tolerance output_tolerance(const AttentionDims& a, DType dtype) {
   const ElemType out = elem_type_of(dtype);
   Tolerance t = reduction_tolerance(out, a.max_keys(), ElemType::fp32, 1.0);
-  t.atol += 4 * unit_roundoff(out);
+  t.atol += 16 * unit_roundoff(out);
   return t;
 }
 Tolerance lse_tolerance(DType dtype) {
