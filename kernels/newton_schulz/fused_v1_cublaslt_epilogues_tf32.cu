@@ -37,23 +37,6 @@ namespace {
 
 using ns::Dims;
 
-struct Layout {
-  std::size_t partials, a, b, x, total;
-};
-Layout layout(const Shape& s, DType dtype) {
-  const Dims d = ns::dims_of(s);
-  const std::size_t e = dtype_size(dtype);
-  ns::Carver w;
-  Layout l{};
-  w.take(kLtWorkspaceBytes);
-  l.partials = w.take(ns::kNormParts * sizeof(float));
-  l.a = w.take(d.r * d.r * e);
-  l.b = w.take(d.r * d.r * e);
-  l.x = w.take(d.m * d.n * e);
-  l.total = w.used;
-  return l;
-}
-
 struct Plans {
   std::unique_ptr<LtMatmul> gram, poly, update;
 };
@@ -72,7 +55,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& args) {
 template <class T>
 void launch_typed(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
-  const Layout l = layout(args.shape, args.dtype);
+  const ns::FusedLayout l = ns::fused_layout(args.shape, args.dtype);
   char* ws = static_cast<char*>(args.workspace);
   const T* g = static_cast<const T*>(args.tensors[0]);
   T* out = static_cast<T*>(args.tensors[1]);
@@ -115,7 +98,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "elementwise launches, no transposes), fp32 in tf32",
     .launch = launch,
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(s, dtype).total; },
     .prepare = prepare,
 });
 

@@ -37,23 +37,6 @@ std::optional<std::string> refuse(const Shape& s, DType) {
   return std::nullopt;
 }
 
-struct Layout {
-  std::size_t partials, a, b, x, total;
-};
-Layout layout(const Shape& s, DType dtype) {
-  const Dims d = ns::dims_of(s);
-  const std::size_t e = dtype_size(dtype);
-  ns::Carver w;
-  Layout l{};
-  w.take(kLtWorkspaceBytes);
-  l.partials = w.take(ns::kNormParts * sizeof(float));
-  l.a = w.take(d.r * d.r * e);
-  l.b = w.take(d.r * d.r * e);
-  l.x = w.take(d.m * d.n * e);
-  l.total = w.used;
-  return l;
-}
-
 struct Plans {
   std::int64_t r1, r2;
   std::unique_ptr<LtMatmul> gram_top, gram_corner, poly_top, poly_corner, update;
@@ -114,7 +97,7 @@ void mirror(T* m, std::int64_t ld, std::int64_t r1, std::int64_t r2, cudaStream_
 template <class T>
 void launch_typed(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
-  const Layout l = layout(args.shape, args.dtype);
+  const ns::FusedLayout l = ns::fused_layout(args.shape, args.dtype);
   char* ws = static_cast<char*>(args.workspace);
   const T* g = static_cast<const T*>(args.tensors[0]);
   T* out = static_cast<T*>(args.tensors[1]);
@@ -165,7 +148,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "for the 4th): 83% of v1's FLOPs at square shapes, fp32 in tf32",
     .launch = launch,
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(s, dtype).total; },
     .prepare = prepare,
 });
 

@@ -85,4 +85,23 @@ struct Carver {
   }
 };
 
+// The fused variants' workspace: cuBLASLt's share, the norm's partials, A and B (r x r) and the
+// second X buffer of the ping-pong (m x n), at byte offsets from the workspace's start.
+struct FusedLayout {
+  std::size_t partials, a, b, x, total;
+};
+inline FusedLayout fused_layout(const Shape& s, DType dtype) {
+  const Dims d = dims_of(s);
+  const std::size_t e = dtype_size(dtype);
+  Carver w;
+  FusedLayout l{};
+  w.take(kLtWorkspaceBytes);
+  l.partials = w.take(kNormParts * sizeof(float));
+  l.a = w.take(d.r * d.r * e);
+  l.b = w.take(d.r * d.r * e);
+  l.x = w.take(d.m * d.n * e);
+  l.total = w.used;
+  return l;
+}
+
 }  // namespace kwb::ns
