@@ -1,0 +1,115 @@
+// linear_bias_relu fused_v4_wgmma_tma_warp_specialized (bf16, fp16; sm_90a): the Hopper kernel.
+// kernels/common/hopper/gemm_tn.cuh is the mainloop: a persistent block per SM, a producer warp
+// streaming x and W tiles by TMA into a 4-deep ring of 128-byte-swizzled shared memory, two
+// consumer warpgroups issuing wgmma m64n256k16 straight from it, and y = max(0, acc + b) rounded
+// once to the dtype in the epilogue (bias_relu.cuh, as v3).
+//
+// What changes from v3 (mma.sync): wgmma reads both operands from shared memory itself, 64 x 256
+// x 16 per instruction per warpgroup, so no ldmatrix and no fragment registers; the copies are
+// one TMA instruction per tile (no address math, zero-filled edges) and the ring's barriers let
+// the producer run Stages - 1 tiles ahead; the persistent grid overlaps a tile's epilogue with
+// the next tile's loads.
+//
+// Napkin math (bf16, 8192^3): 1.10 TFLOP. Per K step a block reads (128 + 256) x 64 x 2 = 48 KB
+// for 4.2 MFLOP of MMA (87 FLOP per shared byte, per L2 byte the same): at ~790 TFLOP/s the SMs
+// pull ~9 TB/s from L2, within its bandwidth. Expect 600-700 TFLOP/s (1.6-1.8 ms), 80-95% of
+// cuBLASLt's epilogue variant; the issue's bar is 90% of it.
+//
+// fp32 is refused: wgmma's tf32 path reads fp32 operands from shared memory truncated, not rounded
+// as v3 and cuBLAS round them, which doubles the operand error the op's tf32 tolerance allows for.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "catalogue/device_types.cuh"
+#include "catalogue/registry.hpp"
+#include "kernels/common/hopper/gemm_tn.cuh"
+#include "kernels/linear_bias_relu/bias_relu.cuh"
+
+namespace kwb {
+namespace {
+
+using hopper::GemmTnMaps;
+
+// The tensor maps of one case, for the tile width and ring depth it was prepared with.
+template <class T, int BN, int Stages>
+struct Prepared {
+  const void* x;
+  const void* w;
+  GemmTnMaps<T, BN, Stages> maps;
+};
+
+template <class T, int BN, int Stages>
+std::shared_ptr<void> prepare_typed(const LaunchArgs& a) {
+  const LinearArgs<T> l = linear_args<T>(a);
+  return std::make_shared<Prepared<T, BN, Stages>>(
+      Prepared<T, BN, Stages>{l.x, l.w, GemmTnMaps<T, BN, Stages>(l.x, l.w, elem_type_of(a.dtype), l.m, l.n, l.k)});
+}
+
+template <class T, int BN, int Stages>
+void launch_typed(const LaunchArgs& a) {
+  const LinearArgs<T> l = linear_args<T>(a);
+  const auto& p = a.state_as<Prepared<T, BN, Stages>>();
+  if (p.x != l.x || p.w != l.w) throw std::logic_error("fused_v4: tensors moved since prepare()");
+  hopper::launch_gemm_tn<T, BN, Stages>(p.maps, l.m, l.n, l.k, static_cast<int>(a.tunable("group_m")),
+                                        BiasReluEpilogue<T>{l.b, l.y, l.n}, a.stream);
+}
+
+// The compiled configurations: fn(Config<T, BN, Stages>{}) for the case's dtype and tunables.
+template <class T, int BN, int Stages>
+struct Config {
+  using Elem = T;
+  static constexpr int kBlockN = BN, kStages = Stages;
+};
+
+template <class T, class Fn>
+auto with_tile(const LaunchArgs& a, Fn&& fn) {
+  const std::int64_t bn = a.tunable("n_tile"), stages = a.tunable("stages");
+  if (bn == 256 && stages == 4) return fn(Config<T, 256, 4>{});
+  if (bn == 256 && stages == 3) return fn(Config<T, 256, 3>{});
+  if (bn == 128 && stages == 4) return fn(Config<T, 128, 4>{});
+  if (bn == 128 && stages == 3) return fn(Config<T, 128, 3>{});
+  throw std::invalid_argument("fused_v4: n_tile must be 256 or 128 and stages 4 or 3");
+}
+
+template <class Fn>
+auto with_config(const LaunchArgs& a, Fn&& fn) {
+  if (a.dtype == DType::fp16) return with_tile<__half>(a, fn);
+  if (a.dtype == DType::bf16) return with_tile<__nv_bfloat16>(a, fn);
+  throw std::invalid_argument("fused_v4: bf16 and fp16 only");
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "linear_bias_relu",
+    .name = "fused_v4_wgmma_tma_warp_specialized",
+    .role = Role::fused,
+    .description = "v4 (sm_90a): persistent, warp-specialised; TMA into a 128B-swizzled ring, wgmma m64n256k16 "
+                   "from shared memory, bias + ReLU in the epilogue",
+    .launch =
+        [](const LaunchArgs& a) {
+          with_config(a, [&]<class C>(C) { launch_typed<typename C::Elem, C::kBlockN, C::kStages>(a); });
+        },
+    .refuse = [](const Shape& s, DType dtype) -> std::optional<std::string> {
+      if (dtype == DType::fp32)
+        return "wgmma's tf32 path truncates fp32 operands (the op's tf32 contract rounds them): fp32 runs in "
+               "fused_v3_mma_sync_tf32_cp_async";
+      if (s.at("k") % 8 != 0)
+        return "k must be a multiple of 8: TMA needs the rows of x and W 16-byte aligned (v3 takes any k)";
+      if (s.at("m") > (1 << 30) || s.at("n") > (1 << 30) || s.at("k") > (1 << 30))
+        return "m, n and k must fit TMA's 32-bit coordinates";
+      return std::nullopt;
+    },
+    .tunables = {{"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 or 128 x 128"},
+                 {"stages", {4, 3}, "K tiles of 64 in the TMA ring (Stages - 1 in flight ahead of the MMAs)"},
+                 {"group_m", {8, 16}, "tile rows visited together, so that blocks in flight share tiles in L2"}},
+    .prepare =
+        [](const LaunchArgs& a) {
+          return with_config(
+              a, [&]<class C>(C) { return prepare_typed<typename C::Elem, C::kBlockN, C::kStages>(a); });
+        },
+});
+
+}  // namespace
+}  // namespace kwb
