@@ -1,8 +1,9 @@
 // linear_bias_relu fused_v4_wgmma_tma_warp_specialized (bf16, fp16; sm_90a): the Hopper kernel.
-// kernels/common/hopper/gemm_tn.cuh is the mainloop: a persistent block per SM, a producer warp
-// streaming x and W tiles by TMA into a 4-deep ring of 128-byte-swizzled shared memory, two
-// consumer warpgroups issuing wgmma m64n256k16 straight from it, and y = max(0, acc + b) rounded
-// once to the dtype in the epilogue (bias_relu.cuh, as v3).
+// kernels/common/hopper/gemm_tn.cuh is the mainloop: a persistent block per SM, in clusters of two
+// that share each W tile by TMA multicast; a producer thread streaming x and W tiles by TMA into a
+// 3-deep ring of 128-byte-swizzled shared memory, two consumer warpgroups issuing wgmma
+// m64n256k16 straight from it, and y = max(0, acc + b) rounded once to the dtype in the epilogue
+// (bias_relu.cuh, as v3).
 //
 // What changes from v3 (mma.sync): wgmma reads both operands from shared memory itself, 64 x 256
 // x 16 per instruction per warpgroup, so no ldmatrix and no fragment registers; the copies are
@@ -34,50 +35,62 @@ namespace {
 using hopper::GemmTnMaps;
 
 // The tensor maps of one case, for the tile width and ring depth it was prepared with.
-template <class T, int BN, int Stages>
+template <class T, int BN, int ClusterM>
 struct Prepared {
   const void* x;
   const void* w;
-  GemmTnMaps<T, BN, Stages> maps;
+  GemmTnMaps<T, BN, ClusterM> maps;
 };
 
-template <class T, int BN, int Stages>
-std::shared_ptr<void> prepare_typed(const LaunchArgs& a) {
+template <class C>
+std::shared_ptr<void> prepare_config(const LaunchArgs& a) {
+  using T = typename C::Elem;
+  using State = Prepared<T, C::kBlockN, C::kClusterM>;
   const LinearArgs<T> l = linear_args<T>(a);
-  return std::make_shared<Prepared<T, BN, Stages>>(
-      Prepared<T, BN, Stages>{l.x, l.w, GemmTnMaps<T, BN, Stages>(l.x, l.w, elem_type_of(a.dtype), l.m, l.n, l.k)});
+  return std::make_shared<State>(
+      State{l.x, l.w, GemmTnMaps<T, C::kBlockN, C::kClusterM>(l.x, l.w, elem_type_of(a.dtype), l.m, l.n, l.k)});
 }
 
-template <class T, int BN, int Stages>
-void launch_typed(const LaunchArgs& a) {
+template <class C>
+void launch_config(const LaunchArgs& a) {
+  using T = typename C::Elem;
   const LinearArgs<T> l = linear_args<T>(a);
-  const auto& p = a.state_as<Prepared<T, BN, Stages>>();
+  const auto& p = a.state_as<Prepared<T, C::kBlockN, C::kClusterM>>();
   if (p.x != l.x || p.w != l.w) throw std::logic_error("fused_v4: tensors moved since prepare()");
-  hopper::launch_gemm_tn<T, BN, Stages>(p.maps, l.m, l.n, l.k, static_cast<int>(a.tunable("group_m")),
-                                        BiasReluEpilogue<T>{l.b, l.y, l.n}, a.stream);
+  hopper::launch_gemm_tn<T, C::kBlockN, C::kStages, C::kClusterM>(p.maps, l.m, l.n, l.k,
+                                                                  static_cast<int>(a.tunable("group_m")),
+                                                                  BiasReluEpilogue<T>{l.b, l.y, l.n}, a.stream);
 }
 
 // The compiled configurations: fn(Config<T, BN, Stages>{}) for the case's dtype and tunables.
-template <class T, int BN, int Stages>
+template <class T, int BN, int Stages, int ClusterM>
 struct Config {
   using Elem = T;
-  static constexpr int kBlockN = BN, kStages = Stages;
+  static constexpr int kBlockN = BN, kStages = Stages, kClusterM = ClusterM;
 };
 
-template <class T, class Fn>
+template <class T, int ClusterM, class Fn>
 auto with_tile(const LaunchArgs& a, Fn&& fn) {
   const std::int64_t bn = a.tunable("n_tile"), stages = a.tunable("stages");
-  if (bn == 256 && stages == 4) return fn(Config<T, 256, 4>{});
-  if (bn == 256 && stages == 3) return fn(Config<T, 256, 3>{});
-  if (bn == 128 && stages == 4) return fn(Config<T, 128, 4>{});
-  if (bn == 128 && stages == 3) return fn(Config<T, 128, 3>{});
+  if (bn == 256 && stages == 4) return fn(Config<T, 256, 4, ClusterM>{});
+  if (bn == 256 && stages == 3) return fn(Config<T, 256, 3, ClusterM>{});
+  if (bn == 128 && stages == 4) return fn(Config<T, 128, 4, ClusterM>{});
+  if (bn == 128 && stages == 3) return fn(Config<T, 128, 3, ClusterM>{});
   throw std::invalid_argument("fused_v4: n_tile must be 256 or 128 and stages 4 or 3");
+}
+
+template <class T, class Fn>
+auto with_cluster(const LaunchArgs& a, Fn&& fn) {
+  const std::int64_t cluster = a.tunable("cluster");
+  if (cluster == 2) return with_tile<T, 2>(a, fn);
+  if (cluster == 1) return with_tile<T, 1>(a, fn);
+  throw std::invalid_argument("fused_v4: cluster must be 2 or 1");
 }
 
 template <class Fn>
 auto with_config(const LaunchArgs& a, Fn&& fn) {
-  if (a.dtype == DType::fp16) return with_tile<__half>(a, fn);
-  if (a.dtype == DType::bf16) return with_tile<__nv_bfloat16>(a, fn);
+  if (a.dtype == DType::fp16) return with_cluster<__half>(a, fn);
+  if (a.dtype == DType::bf16) return with_cluster<__nv_bfloat16>(a, fn);
   throw std::invalid_argument("fused_v4: bf16 and fp16 only");
 }
 
@@ -89,7 +102,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "from shared memory, bias + ReLU in the epilogue",
     .launch =
         [](const LaunchArgs& a) {
-          with_config(a, [&]<class C>(C) { launch_typed<typename C::Elem, C::kBlockN, C::kStages>(a); });
+          with_config(a, [&]<class C>(C) { launch_config<C>(a); });
         },
     .refuse = [](const Shape& s, DType dtype) -> std::optional<std::string> {
       if (dtype == DType::fp32)
@@ -101,13 +114,13 @@ KWB_REGISTER_VARIANT(Variant{
         return "m, n and k must fit TMA's 32-bit coordinates";
       return std::nullopt;
     },
-    .tunables = {{"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 or 128 x 128"},
-                 {"stages", {4, 3}, "K tiles of 64 in the TMA ring (Stages - 1 in flight ahead of the MMAs)"},
-                 {"group_m", {8, 16}, "tile rows visited together, so that blocks in flight share tiles in L2"}},
+    .tunables = {{"cluster", {2, 1}, "blocks per cluster along M: 2 share each B (W) tile, loaded once by TMA multicast"},
+                 {"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 or 128 x 128"},
+                 {"stages", {3, 4}, "K tiles of 64 in the TMA ring (Stages - 1 in flight ahead of the MMAs)"},
+                 {"group_m", {16, 8}, "tile rows visited together, so that blocks in flight share tiles in L2"}},
     .prepare =
         [](const LaunchArgs& a) {
-          return with_config(
-              a, [&]<class C>(C) { return prepare_typed<typename C::Elem, C::kBlockN, C::kStages>(a); });
+          return with_config(a, [&]<class C>(C) { return prepare_config<C>(a); });
         },
 });
 

@@ -48,6 +48,24 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t phas
       : "memory");
 }
 
+// This block's rank in its cluster.
+__device__ __forceinline__ std::uint32_t cluster_ctarank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+// Every thread of every block of the cluster meets here (a __syncthreads for ClusterM == 1);
+// release/acquire: shared-memory writes before it are visible to the cluster after it.
+template <int ClusterM>
+__device__ __forceinline__ void cluster_sync() {
+  if constexpr (ClusterM == 1) {
+    __syncthreads();
+  } else {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  }
+}
+
 // A stage ring's position: the slot and the parity its barriers are waited on with.
 template <int Stages>
 struct RingPosition {
