@@ -56,6 +56,17 @@ struct BiasReluEpilogue {
   }
 };
 
+// The Hopper GEMM's element-wise epilogue (kernels/common/hopper/gemm_tn.cuh): acc -> the value
+// before rounding; columns past n (clipped by the store) read no bias.
+template <class T>
+struct BiasRelu {
+  const T* bias;
+  std::int64_t n;
+  __device__ __forceinline__ float operator()(std::int64_t col, float acc) const {
+    return fmaxf(acc + (col < n ? to_float(bias[col]) : 0.0f), 0.0f);
+  }
+};
+
 // The case's tensors: x [m, k], W [n, k], b [n], y [m, n].
 template <class T>
 struct LinearArgs {

@@ -48,7 +48,7 @@ std::shared_ptr<void> prepare_config(const LaunchArgs& a) {
   using State = Prepared<T, C::kBlockN, C::kClusterM>;
   const LinearArgs<T> l = linear_args<T>(a);
   return std::make_shared<State>(
-      State{l.x, l.w, GemmTnMaps<T, C::kBlockN, C::kClusterM>(l.x, l.w, elem_type_of(a.dtype), l.m, l.n, l.k)});
+      State{l.x, l.w, GemmTnMaps<T, C::kBlockN, C::kClusterM>(l.x, l.w, l.y, elem_type_of(a.dtype), l.m, l.n, l.k)});
 }
 
 template <class C>
@@ -59,32 +59,31 @@ void launch_config(const LaunchArgs& a) {
   if (p.x != l.x || p.w != l.w) throw std::logic_error("fused_v4: tensors moved since prepare()");
   hopper::launch_gemm_tn<T, C::kBlockN, C::kStages, C::kClusterM>(p.maps, l.m, l.n, l.k,
                                                                   static_cast<int>(a.tunable("group_m")),
-                                                                  BiasReluEpilogue<T>{l.b, l.y, l.n}, a.stream);
+                                                                  BiasRelu<T>{l.b, l.n}, a.stream);
 }
 
-// The compiled configurations: fn(Config<T, BN, Stages>{}) for the case's dtype and tunables.
-template <class T, int BN, int Stages, int ClusterM>
+// The compiled configurations: fn(Config<T, BN, ClusterM>{}) for the case's dtype and tunables,
+// each with the deepest ring that fits beside the staging tile (3 stages at 256 wide, 6 at 128).
+template <class T, int BN, int ClusterM>
 struct Config {
   using Elem = T;
-  static constexpr int kBlockN = BN, kStages = Stages, kClusterM = ClusterM;
+  static constexpr int kBlockN = BN, kClusterM = ClusterM, kStages = hopper::max_gemm_stages<T, BN>();
 };
 
 template <class T, int ClusterM, class Fn>
 auto with_tile(const LaunchArgs& a, Fn&& fn) {
-  const std::int64_t bn = a.tunable("n_tile"), stages = a.tunable("stages");
-  if (bn == 256 && stages == 4) return fn(Config<T, 256, 4, ClusterM>{});
-  if (bn == 256 && stages == 3) return fn(Config<T, 256, 3, ClusterM>{});
-  if (bn == 128 && stages == 4) return fn(Config<T, 128, 4, ClusterM>{});
-  if (bn == 128 && stages == 3) return fn(Config<T, 128, 3, ClusterM>{});
-  throw std::invalid_argument("fused_v4: n_tile must be 256 or 128 and stages 4 or 3");
+  const std::int64_t bn = a.tunable("n_tile");
+  if (bn == 256) return fn(Config<T, 256, ClusterM>{});
+  if (bn == 128) return fn(Config<T, 128, ClusterM>{});
+  throw std::invalid_argument("fused_v4: n_tile must be 256 or 128");
 }
 
 template <class T, class Fn>
 auto with_cluster(const LaunchArgs& a, Fn&& fn) {
   const std::int64_t cluster = a.tunable("cluster");
-  if (cluster == 2) return with_tile<T, 2>(a, fn);
   if (cluster == 1) return with_tile<T, 1>(a, fn);
-  throw std::invalid_argument("fused_v4: cluster must be 2 or 1");
+  if (cluster == 2) return with_tile<T, 2>(a, fn);
+  throw std::invalid_argument("fused_v4: cluster must be 1 or 2");
 }
 
 template <class Fn>
@@ -108,15 +107,14 @@ KWB_REGISTER_VARIANT(Variant{
       if (dtype == DType::fp32)
         return "wgmma's tf32 path truncates fp32 operands (the op's tf32 contract rounds them): fp32 runs in "
                "fused_v3_mma_sync_tf32_cp_async";
-      if (s.at("k") % 8 != 0)
-        return "k must be a multiple of 8: TMA needs the rows of x and W 16-byte aligned (v3 takes any k)";
+      if (s.at("k") % 8 != 0 || s.at("n") % 8 != 0)
+        return "k and n must be multiples of 8: TMA needs the rows of x, W and y 16-byte aligned (v3 takes any)";
       if (s.at("m") > (1 << 30) || s.at("n") > (1 << 30) || s.at("k") > (1 << 30))
         return "m, n and k must fit TMA's 32-bit coordinates";
       return std::nullopt;
     },
-    .tunables = {{"cluster", {2, 1}, "blocks per cluster along M: 2 share each B (W) tile, loaded once by TMA multicast"},
-                 {"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 or 128 x 128"},
-                 {"stages", {3, 4}, "K tiles of 64 in the TMA ring (Stages - 1 in flight ahead of the MMAs)"},
+    .tunables = {{"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 (3-stage ring) or 128 x 128 (6)"},
+                 {"cluster", {1, 2}, "blocks per cluster along M: 2 share each W tile, loaded once by TMA multicast"},
                  {"group_m", {16, 8}, "tile rows visited together, so that blocks in flight share tiles in L2"}},
     .prepare =
         [](const LaunchArgs& a) {
