@@ -9,6 +9,10 @@
 //     warp) and per key tile computes S (64 x BN) = Q K^T by wgmma from shared memory, the
 //     online softmax on the accumulators in registers (flash_softmax.cuh), then O (64 x D) += P V
 //     by wgmma with P straight from registers and V from shared memory (MN-major B).
+//     kOverlap = false (tunable tiles_in_flight = 1) runs the steps in that order; true (2)
+//     issues the next tile's S before this tile's P V and runs the next softmax while P V is on
+//     the tensor cores (FlashAttention-3's intra-warpgroup overlap; no ping-pong between the two
+//     consumers in either).
 //
 // Shared memory, every tile a stack of 64-column slabs of 128-byte rows in the TMA's 128-byte
 // swizzle (what wgmma descriptors read), each slab 1024-byte aligned:
@@ -54,7 +58,7 @@ struct V2Layout {
   static constexpr int kConsumerWarps = 8;  // each consumer warp frees a stage by one arrival
 };
 
-template <class T, int D, int BN>
+template <class T, int D, int BN, bool kOverlap>
 __global__ void __launch_bounds__(384, 1)
     flash_fwd_v2(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                  const __grid_constant__ CUtensorMap v_map, T* __restrict__ o, float* __restrict__ lse,
@@ -143,34 +147,28 @@ __global__ void __launch_bounds__(384, 1)
   for (int i = 0; i < D / 2; ++i) o_acc[i] = 0;
   OnlineSoftmax softmax;
 
-  hopper::mbar_wait(q_full, 0);
-  hopper::RingPosition<L::kStages> pos;
-  for (int it = 0; it < tiles; ++it) {
-    const std::int64_t k0 = (tile_begin + it) * BN;
-    const unsigned char* k_tile = k_smem + pos.slot * L::kKVBytes;
-    const unsigned char* v_tile = v_smem + pos.slot * L::kKVBytes;
-
-    // S (64, BN) = Q K^T: both K-major; per k step of 16 (32 bytes) along d, the next 32 bytes
-    // of a 128-byte row, and the next slab every 4 steps.
-    float s_acc[BN / 2];
-    hopper::mbar_wait(&k_full[pos.slot], pos.phase);
-    hopper::wgmma_fence();
+  // The steps of one key tile, in the order the simple loop runs them.
+  // S (64, BN) = Q K^T, both K-major: per k step of 16 (32 bytes) along d, the next 32 bytes of
+  // a 128-byte row, and the next slab every 4 steps. Issued and committed as one group.
+  auto issue_s = [&](float(&s)[BN / 2], const unsigned char* k_tile) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const int slab = kk / 4, step_bytes = (kk % 4) * 32;
       const std::uint64_t a = hopper::smem_descriptor(q_smem + slab * L::kQSlabBytes + consumer * 64 * 128 + step_bytes);
       const std::uint64_t b = hopper::smem_descriptor(k_tile + slab * L::kKVSlabBytes + step_bytes);
-      hopper::Wgmma<BN, T>::ss(s_acc, a, b, kk > 0 ? 1 : 0);
+      hopper::Wgmma<BN, T>::ss(s, a, b, kk > 0 ? 1 : 0);
     }
     hopper::wgmma_commit();
-    hopper::wgmma_wait<0>();
-    hopper::fence_accumulators(s_acc);
-
-    // Masked logits (only on tiles that straddle an edge of the block's rows), online softmax.
+  };
+  // Masked logits (only on tiles that straddle an edge of the block's rows), online softmax:
+  // s becomes P (fp32); rescale = what O's rows must be multiplied by.
+  auto softmax_tile = [&](float(&s)[BN / 2], int tile, float(&rescale)[2]) {
+    const std::int64_t k0 = (tile_begin + tile) * BN;
     const bool needs_mask = tile_needs_mask(p, q0, q0 + L::kBM - 1, k0, BN);
-    float rescale[2];
-    softmax.step<BN>([&](int j, int e) -> float& { return s_acc[4 * j + e]; }, logit, p, needs_mask, row_of, k0, c,
+    softmax.step<BN>([&](int j, int e) -> float& { return s[4 * j + e]; }, logit, p, needs_mask, row_of, k0, c,
                      rescale);
+  };
+  auto rescale_o = [&](const float(&rescale)[2]) {
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
       o_acc[4 * j + 0] *= rescale[0];
@@ -178,31 +176,108 @@ __global__ void __launch_bounds__(384, 1)
       o_acc[4 * j + 2] *= rescale[1];
       o_acc[4 * j + 3] *= rescale[1];
     }
-
-    // O (64, D) += P (64, BN) V (BN, D): P's A fragment for keys 16 kk .. 16 kk + 15 is S's
-    // accumulators 8 kk .. 8 kk + 7 (the m16n8k16 A layout per warp). V is MN-major (d
-    // contiguous): leading offset = the distance between 64-column slabs, stride offset = 8
-    // key rows (1024 bytes); each k step of 16 keys starts 16 rows (2048 bytes) further.
-    // All of P is packed before the fence: a register written between two wgmmas would make
-    // the compiler fence (and serialise) every one of them.
-    std::uint32_t p_frag[BN / 16][4];
+  };
+  // P's A fragment for keys 16 kk .. 16 kk + 15 is S's accumulators 8 kk .. 8 kk + 7 (the
+  // m16n8k16 A layout per warp), rounded to T. All of P is packed before the wgmmas are issued:
+  // a register written between two of them would make the compiler fence (serialise) each one.
+  auto pack_p = [&](const float(&s)[BN / 2], std::uint32_t(&frag)[BN / 16][4]) {
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) p_frag[kk][i] = pack2<T>(s_acc[8 * kk + 2 * i], s_acc[8 * kk + 2 * i + 1]);
-    hopper::mbar_wait(&v_full[pos.slot], pos.phase);
-    hopper::wgmma_fence();
+      for (int i = 0; i < 4; ++i) frag[kk][i] = pack2<T>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+  };
+  // O (64, D) += P (64, BN) V (BN, D). V is MN-major (d contiguous): leading offset = the
+  // distance between 64-column slabs, stride offset = 8 key rows (1024 bytes); each k step of 16
+  // keys starts 16 rows (2048 bytes) further. Issued and committed as one group.
+  auto issue_pv = [&](std::uint32_t(&frag)[BN / 16][4], const unsigned char* v_tile) {
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
       const std::uint64_t b = hopper::smem_descriptor(v_tile + kk * 16 * 128, L::kKVSlabBytes, hopper::kAtomBytes);
-      hopper::Wgmma<D, T>::template rs<1>(o_acc, p_frag[kk], b, 1);
+      hopper::Wgmma<D, T>::template rs<1>(o_acc, frag[kk], b, 1);
     }
     hopper::wgmma_commit();
-    hopper::wgmma_wait<0>();
-    hopper::fence_accumulators(o_acc);
-    // Both GEMMs that read this stage are complete: free it (one arrival per consumer warp).
-    if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
-    pos.advance();
+  };
+  auto fence_p = [&](std::uint32_t(&frag)[BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) hopper::fence_fragment(frag[kk]);
+  };
+  auto k_tile_of = [&](int slot) { return k_smem + slot * L::kKVBytes; };
+  auto v_tile_of = [&](int slot) { return v_smem + slot * L::kKVBytes; };
+
+  hopper::mbar_wait(q_full, 0);
+  hopper::RingPosition<L::kStages> pos;
+  float s_acc[BN / 2];                 // (64, BN) S, then P in fp32
+  std::uint32_t p_frag[BN / 16][4];    // P in T: the A operand of P V
+  if constexpr (!kOverlap) {
+    // Simple order: S, wait, softmax, P V, wait. The other consumer warpgroup's wgmmas fill the
+    // tensor cores while this one runs its softmax.
+    for (int it = 0; it < tiles; ++it) {
+      float rescale[2];
+      hopper::mbar_wait(&k_full[pos.slot], pos.phase);
+      hopper::wgmma_fence();
+      issue_s(s_acc, k_tile_of(pos.slot));
+      hopper::wgmma_wait<0>();
+      hopper::fence_accumulators(s_acc);
+      softmax_tile(s_acc, it, rescale);
+      rescale_o(rescale);
+      pack_p(s_acc, p_frag);
+      hopper::mbar_wait(&v_full[pos.slot], pos.phase);
+      hopper::wgmma_fence();
+      issue_pv(p_frag, v_tile_of(pos.slot));
+      hopper::wgmma_wait<0>();
+      hopper::fence_accumulators(o_acc);
+      fence_p(p_frag);
+      // Both GEMMs that read this stage are complete: free it (one arrival per consumer warp).
+      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+      pos.advance();
+    }
+  } else {
+    // FlashAttention-3's intra-warpgroup overlap: tile it + 1's S = Q K^T is issued before tile
+    // it's P V, and its softmax runs while that P V is on the tensor cores. O is rescaled (and
+    // the next P packed) only after P V completes, as the softmax of tile it + 1 asks.
+    if (tiles > 0) {
+      float rescale[2];  // O is still 0: nothing to rescale
+      hopper::mbar_wait(&k_full[pos.slot], pos.phase);
+      hopper::wgmma_fence();
+      issue_s(s_acc, k_tile_of(pos.slot));
+      hopper::wgmma_wait<0>();
+      hopper::fence_accumulators(s_acc);
+      softmax_tile(s_acc, 0, rescale);
+      pack_p(s_acc, p_frag);
+    }
+    // Every tile but the last: branch-free, so that the compiler sees which wait retires which
+    // wgmma (a conditional S would make it serialise every wgmma).
+    for (int it = 0; it + 1 < tiles; ++it) {
+      hopper::RingPosition<L::kStages> next = pos;
+      next.advance();
+      float rescale[2];
+      hopper::mbar_wait(&k_full[next.slot], next.phase);
+      hopper::wgmma_fence();
+      issue_s(s_acc, k_tile_of(next.slot));
+      hopper::mbar_wait(&v_full[pos.slot], pos.phase);
+      hopper::wgmma_fence();
+      issue_pv(p_frag, v_tile_of(pos.slot));
+      hopper::wgmma_wait<1>();  // the older group, S of tile it + 1, is complete
+      hopper::fence_accumulators(s_acc);
+      softmax_tile(s_acc, it + 1, rescale);
+      hopper::wgmma_wait<0>();
+      hopper::fence_accumulators(o_acc);
+      fence_p(p_frag);
+      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+      rescale_o(rescale);
+      pack_p(s_acc, p_frag);
+      pos = next;
+    }
+    // The last tile: its P V alone.
+    if (tiles > 0) {
+      hopper::mbar_wait(&v_full[pos.slot], pos.phase);
+      hopper::wgmma_fence();
+      issue_pv(p_frag, v_tile_of(pos.slot));
+      hopper::wgmma_wait<0>();
+      hopper::fence_accumulators(o_acc);
+      fence_p(p_frag);
+      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+    }
   }
 
   // Epilogue: O / l in T with 4-byte stores (rows past seq skipped), lse in fp32.
