@@ -9,19 +9,19 @@
 // end; the online softmax (running max m and sum l per row, O rescaled by 2^(m_old - m_new));
 // P rounded to T straight from the S accumulators into A fragments (the C and A layouts line up
 // pairwise); O (16 x D) += P V with V's B fragments by ldmatrix.trans. At the end O / l is
-// written in T and lse = (m + log2 l) ln 2 in fp32.
+// written in T and lse = (m + log2 l) ln 2 in fp32. The softmax part (logit map, mask test,
+// online max / sum, lse) lives in flash_softmax.cuh, shared with fused_v2.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
+#include "kernels/attention_fwd/flash_softmax.cuh"
 
 namespace kwb {
 namespace flash {
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
 constexpr int kMaxStages = 3;
 
 template <int D, int BM, int BN>
@@ -87,14 +87,12 @@ __global__ void __launch_bounds__(BM / 16 * 32)
     cp_async_commit();
   }
 
-  const float scale_log2 = p.scale * kLog2e;
-  const bool capped = p.softcap > 0;
-  const float cap_log2 = p.softcap * kLog2e, scale_over_cap = capped ? p.scale / p.softcap : 0.0f;
+  const LogitMap logit = LogitMap::of(p);
   const std::int64_t row_of[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
 
   std::uint32_t q_frag[D / 16][4];  // this warp's 16 rows of Q, all of D
   float o_acc[D / 8][4];             // (16, D) in C fragments
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0, 0};  // log2 units; sum is this thread's part
+  OnlineSoftmax softmax;             // running max and sum of rows row_of[0], row_of[1]
 #pragma unroll
   for (int j = 0; j < D / 8; ++j)
 #pragma unroll
@@ -145,41 +143,11 @@ __global__ void __launch_bounds__(BM / 16 * 32)
       }
     }
 
-    // Logits in log2 units, masked where needed. The tile needs no mask when every row of the
-    // block sees every key of it (and the keys lie inside the sequence).
-    const bool needs_mask = !(p.first_key(q0 + BM - 1) <= k0 && p.end_key(q0) >= k0 + BN);
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = capped ? cap_log2 * tanhf(s_acc[j][e] * scale_over_cap) : s_acc[j][e] * scale_log2;
-        if (needs_mask && !p.visible(row_of[e >> 1], k0 + j * 8 + 2 * c + (e & 1))) x = -INFINITY;
-        s_acc[j][e] = x;
-        tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
-      }
-
-    // Online softmax: the quad's 4 threads hold one row's BN values between them.
+    // Logits in log2 units, masked only on tiles that straddle an edge; the online softmax.
+    const bool needs_mask = tile_needs_mask(p, q0, q0 + BM - 1, k0, BN);
     float rescale[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = tile_max[r];
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float new_max = fmaxf(row_max[r], mx);
-      // A row that has seen no key yet keeps max -inf: subtract 0 instead (exp2(-inf) = 0, no NaN).
-      const float use_max = new_max == -INFINITY ? 0.0f : new_max;
-      rescale[r] = exp2f(row_max[r] - use_max);
-      row_max[r] = new_max;
-      row_sum[r] *= rescale[r];
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const float p0 = exp2f(s_acc[j][2 * r] - use_max), p1 = exp2f(s_acc[j][2 * r + 1] - use_max);
-        s_acc[j][2 * r] = p0;
-        s_acc[j][2 * r + 1] = p1;
-        row_sum[r] += p0 + p1;
-      }
-    }
+    softmax.step<BN>([&](int j, int e) -> float& { return s_acc[j][e]; }, logit, p, needs_mask, row_of, k0, c,
+                     rescale);
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
       o_acc[j][0] *= rescale[0];
@@ -214,9 +182,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
   float* lse_base = lse + (batch * heads + head) * seq;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float sum = softmax.total(r);
     const std::int64_t row = row_of[r];
     if (row >= seq) continue;
     const float inv = sum > 0 ? 1.0f / sum : 0.0f;
@@ -225,7 +191,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
     for (int j = 0; j < D / 8; ++j)
       *reinterpret_cast<std::uint32_t*>(out + j * 8 + 2 * c) =
           pack2<T>(o_acc[j][2 * r] * inv, o_acc[j][2 * r + 1] * inv);
-    if (c == 0) lse_base[row] = (row_max[r] + log2f(sum)) * kLn2;
+    if (c == 0) lse_base[row] = softmax.lse(r, sum);
   }
 }
 

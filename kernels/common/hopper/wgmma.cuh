@@ -73,3 +73,15 @@ __device__ __forceinline__ void set_register_budget_down() {
 }
 
 }  // namespace kwb::hopper
+
+namespace kwb::hopper {
+
+// The A fragment of an `rs` wgmma is read asynchronously too: tie its registers to a point after
+// the wait, so that the compiler keeps them (and does not reuse them) while the MMA runs.
+template <int N>
+__device__ __forceinline__ void fence_fragment(std::uint32_t (&a)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
+}  // namespace kwb::hopper

@@ -1,0 +1,108 @@
+// The softmax half of the attention_fwd flash kernels, shared by fused_v1 (mma.sync) and
+// fused_v2 (wgmma): both hold a warp's 16 rows of S in the m16n8 C-fragment layout (an m64nN
+// wgmma accumulator is that layout repeated per warp), so the same code masks, exponentiates
+// and reduces them.
+//
+// Element (j, e) of a tile with kCols columns (j < kCols / 8, e < 4) sits at row g + 8 (e >> 1)
+// of the warp's 16 (g = lane / 4) and column 8 j + 2 c + (e & 1) (c = lane % 4): a row's
+// values are spread over the quad of 4 lanes with the same g, reduced with __shfl_xor 1 and 2.
+//
+// Logits are kept in log2 units, x = l * log2(e) (scale and log2(e) folded into one multiply, or
+// the soft-cap's cap * log2(e) * tanh(s * scale / cap)), so that every exponential is one exp2.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/attention_fwd/attention_params.cuh"
+
+namespace kwb {
+namespace flash {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Raw score s = q . k -> logit in log2 units.
+struct LogitMap {
+  float scale_log2 = 0, cap_log2 = 0, scale_over_cap = 0;
+  bool capped = false;
+
+  __host__ __device__ static LogitMap of(const AttentionParams& p) {
+    LogitMap m;
+    m.capped = p.softcap > 0;
+    m.scale_log2 = p.scale * kLog2e;
+    m.cap_log2 = p.softcap * kLog2e;
+    m.scale_over_cap = m.capped ? p.scale / p.softcap : 0.0f;
+    return m;
+  }
+  __device__ __forceinline__ float operator()(float s) const {
+    return capped ? cap_log2 * tanhf(s * scale_over_cap) : s * scale_log2;
+  }
+};
+
+// Whether the key tile [k0, k0 + cols) needs a per-element mask for query rows [q_first,
+// q_last]: not when every one of those rows sees every key of it (and the keys lie inside the
+// sequence). first_key and end_key grow with the row, so the two end rows decide.
+__device__ __forceinline__ bool tile_needs_mask(const AttentionParams& p, std::int64_t q_first, std::int64_t q_last,
+                                                std::int64_t k0, int cols) {
+  return !(p.first_key(q_last) <= k0 && p.end_key(q_first) >= k0 + cols);
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// The running max m and sum l of a thread's two rows (log2 units; l is this thread's part of
+// the row until total() reduces it over the quad).
+struct OnlineSoftmax {
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0, 0};
+
+  // One key tile: s(j, e) (a float&) holds raw scores on entry and P = 2^(x - m_new) on exit;
+  // rescale[r] = 2^(m_old - m_new) is what the caller multiplies its O rows by.
+  template <int kCols, class At>
+  __device__ __forceinline__ void step(At&& s, const LogitMap& logit, const AttentionParams& p, bool needs_mask,
+                                       const std::int64_t (&row_of)[2], std::int64_t k0, int c, float (&rescale)[2]) {
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < kCols / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = logit(s(j, e));
+        if (needs_mask && !p.visible(row_of[e >> 1], k0 + j * 8 + 2 * c + (e & 1))) x = -INFINITY;
+        s(j, e) = x;
+        tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float new_max = fmaxf(row_max[r], quad_max(tile_max[r]));
+      // A row that has seen no key yet keeps max -inf: subtract 0 instead (exp2(-inf) = 0, no NaN).
+      const float use_max = new_max == -INFINITY ? 0.0f : new_max;
+      rescale[r] = exp2f(row_max[r] - use_max);
+      row_max[r] = new_max;
+      row_sum[r] *= rescale[r];
+#pragma unroll
+      for (int j = 0; j < kCols / 8; ++j) {
+        const float p0 = exp2f(s(j, 2 * r) - use_max), p1 = exp2f(s(j, 2 * r + 1) - use_max);
+        s(j, 2 * r) = p0;
+        s(j, 2 * r + 1) = p1;
+        row_sum[r] += p0 + p1;
+      }
+    }
+  }
+
+  // The row's whole sum l (every lane of the quad gets it).
+  __device__ __forceinline__ float total(int r) const { return quad_sum(row_sum[r]); }
+  // lse = (m + log2 l) ln 2: the natural log, as FlashAttention saves it.
+  __device__ __forceinline__ float lse(int r, float total_sum) const {
+    return (row_max[r] + log2f(total_sum)) * kLn2;
+  }
+};
+
+}  // namespace flash
+}  // namespace kwb
