@@ -3,21 +3,25 @@
 // warpgroups of 128 threads.
 //   - warpgroup 0, the producer: gives its registers away (setmaxnreg down to 24) and one thread
 //     issues every bulk tensor copy: Q once, then K and V tiles of BN keys into a 2-stage ring,
-//     each landing on its own "full" barrier; it refills a stage once its "empty" barrier says
-//     both consumers are done with it.
+//     each landing on its own "full" barrier; it refills a K stage once both consumers' S = Q K^T
+//     has read it, and a V stage once their P V has (separate "empty" barriers: a K tile is free
+//     a whole softmax earlier than its V tile).
 //   - warpgroups 1 and 2, the consumers (setmaxnreg up to 240): each owns 64 query rows (16 per
 //     warp) and per key tile computes S (64 x BN) = Q K^T by wgmma from shared memory, the
 //     online softmax on the accumulators in registers (flash_softmax.cuh), then O (64 x D) += P V
 //     by wgmma with P straight from registers and V from shared memory (MN-major B).
 //     kOverlap = false (tunable tiles_in_flight = 1) runs the steps in that order; true (2)
 //     issues the next tile's S before this tile's P V and runs the next softmax while P V is on
-//     the tensor cores (FlashAttention-3's intra-warpgroup overlap; no ping-pong between the two
-//     consumers in either).
+//     the tensor cores (FlashAttention-3's intra-warpgroup overlap), and the two consumers take
+//     turns issuing their GEMMs (FlashAttention-3's ping-pong, two named barriers), so that one's
+//     softmax runs while the other's GEMMs hold the tensor cores: the exponentials (one per score,
+//     against 4 d FLOPs of MMA; MUFU does 16 a clock per SM) would otherwise leave the tensor
+//     cores idle for about a third of each tile.
 //
 // Shared memory, every tile a stack of 64-column slabs of 128-byte rows in the TMA's 128-byte
 // swizzle (what wgmma descriptors read), each slab 1024-byte aligned:
 //   Q    (D/64, 128, 64)             K ring (2, D/64, BN, 64)        V ring (2, D/64, BN, 64)
-//   barriers: q_full, k_full[2], v_full[2], empty[2]
+//   barriers: q_full, k_full[2], v_full[2], k_empty[2], v_empty[2]
 // A tail tile (keys or queries past seq) is zero-filled by the TMA, so it adds 0 * 0 to S and
 // 0 to P V; its keys are masked to -inf like any other hidden key, and O rows past seq are not
 // written.
@@ -51,7 +55,7 @@ struct V2Layout {
   static constexpr int kK = kQ + kQBytes;
   static constexpr int kV = kK + kStages * kKVBytes;
   static constexpr int kBarriers = kV + kStages * kKVBytes;
-  static constexpr int kBarrierCount = 1 + 3 * kStages;
+  static constexpr int kBarrierCount = 1 + 4 * kStages;
   // + 1024: the dynamic base is only guaranteed 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = 1024 + kBarriers + kBarrierCount * 8;
   static constexpr int kThreads = 384;
@@ -75,7 +79,8 @@ __global__ void __launch_bounds__(384, 1)
   std::uint64_t* q_full = bars;
   std::uint64_t* k_full = bars + 1;
   std::uint64_t* v_full = bars + 1 + L::kStages;
-  std::uint64_t* empty = bars + 1 + 2 * L::kStages;
+  std::uint64_t* k_empty = bars + 1 + 2 * L::kStages;
+  std::uint64_t* v_empty = bars + 1 + 3 * L::kStages;
 
   // The block's work, as in fused_v1: causal runs the longest rows (last tiles) first.
   const std::int64_t seq = p.seq, heads = p.heads;
@@ -94,7 +99,8 @@ __global__ void __launch_bounds__(384, 1)
     for (int s = 0; s < L::kStages; ++s) {
       hopper::mbar_init(&k_full[s], 1);
       hopper::mbar_init(&v_full[s], 1);
-      hopper::mbar_init(&empty[s], L::kConsumerWarps);
+      hopper::mbar_init(&k_empty[s], L::kConsumerWarps);
+      hopper::mbar_init(&v_empty[s], L::kConsumerWarps);
     }
     hopper::fence_barrier_init();
   }
@@ -116,7 +122,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int it = 0; it < tiles; ++it) {
         // A fresh barrier counts as having completed the phase before phase 0: the first pass
         // over the ring does not wait.
-        hopper::mbar_wait(&empty[pos.slot], pos.phase ^ 1);
+        hopper::mbar_wait(&k_empty[pos.slot], pos.phase ^ 1);
         const int k0 = static_cast<int>((tile_begin + it) * BN);
         unsigned char* k_tile = k_smem + pos.slot * L::kKVBytes;
         unsigned char* v_tile = v_smem + pos.slot * L::kKVBytes;
@@ -124,6 +130,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int slab = 0; slab < L::kSlabs; ++slab)
           hopper::tma_load(k_tile + slab * L::kKVSlabBytes, &k_map, &k_full[pos.slot], slab * 64,
                            static_cast<int>(kv), k0, static_cast<int>(batch));
+        hopper::mbar_wait(&v_empty[pos.slot], pos.phase ^ 1);
         hopper::mbar_arrive_expect_tx(&v_full[pos.slot], L::kKVBytes);
         for (int slab = 0; slab < L::kSlabs; ++slab)
           hopper::tma_load(v_tile + slab * L::kKVSlabBytes, &v_map, &v_full[pos.slot], slab * 64,
@@ -201,6 +208,13 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) hopper::fence_fragment(frag[kk]);
   };
+  // A stage is freed by one arrival per consumer warp, once the wgmmas that read it completed.
+  auto release = [&](std::uint64_t* bar) {
+    if (lane == 0) hopper::mbar_arrive(bar);
+  };
+  // Ping-pong: a consumer issues its GEMMs only on its turn, then hands the turn to the other.
+  auto my_turn = [&] { hopper::named_barrier_sync(1 + consumer, 256); };
+  auto their_turn = [&] { hopper::named_barrier_arrive(2 - consumer, 256); };
   auto k_tile_of = [&](int slot) { return k_smem + slot * L::kKVBytes; };
   auto v_tile_of = [&](int slot) { return v_smem + slot * L::kKVBytes; };
 
@@ -218,6 +232,7 @@ __global__ void __launch_bounds__(384, 1)
       issue_s(s_acc, k_tile_of(pos.slot));
       hopper::wgmma_wait<0>();
       hopper::fence_accumulators(s_acc);
+      release(&k_empty[pos.slot]);
       softmax_tile(s_acc, it, rescale);
       rescale_o(rescale);
       pack_p(s_acc, p_frag);
@@ -227,56 +242,69 @@ __global__ void __launch_bounds__(384, 1)
       hopper::wgmma_wait<0>();
       hopper::fence_accumulators(o_acc);
       fence_p(p_frag);
-      // Both GEMMs that read this stage are complete: free it (one arrival per consumer warp).
-      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+      release(&v_empty[pos.slot]);
       pos.advance();
     }
   } else {
     // FlashAttention-3's intra-warpgroup overlap: tile it + 1's S = Q K^T is issued before tile
     // it's P V, and its softmax runs while that P V is on the tensor cores. O is rescaled (and
     // the next P packed) only after P V completes, as the softmax of tile it + 1 asks.
+    // Turns: consumer 0 first; each consumer takes tiles + 1 turns and hands over as many, but
+    // consumer 1's last hand-over is skipped (consumer 0 has no turn left to take it), so both
+    // named barriers end balanced.
     if (tiles > 0) {
-      float rescale[2];  // O is still 0: nothing to rescale
-      hopper::mbar_wait(&k_full[pos.slot], pos.phase);
-      hopper::wgmma_fence();
-      issue_s(s_acc, k_tile_of(pos.slot));
-      hopper::wgmma_wait<0>();
-      hopper::fence_accumulators(s_acc);
-      softmax_tile(s_acc, 0, rescale);
-      pack_p(s_acc, p_frag);
-    }
-    // Every tile but the last: branch-free, so that the compiler sees which wait retires which
-    // wgmma (a conditional S would make it serialise every wgmma).
-    for (int it = 0; it + 1 < tiles; ++it) {
-      hopper::RingPosition<L::kStages> next = pos;
-      next.advance();
-      float rescale[2];
-      hopper::mbar_wait(&k_full[next.slot], next.phase);
-      hopper::wgmma_fence();
-      issue_s(s_acc, k_tile_of(next.slot));
-      hopper::mbar_wait(&v_full[pos.slot], pos.phase);
-      hopper::wgmma_fence();
-      issue_pv(p_frag, v_tile_of(pos.slot));
-      hopper::wgmma_wait<1>();  // the older group, S of tile it + 1, is complete
-      hopper::fence_accumulators(s_acc);
-      softmax_tile(s_acc, it + 1, rescale);
-      hopper::wgmma_wait<0>();
-      hopper::fence_accumulators(o_acc);
-      fence_p(p_frag);
-      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
-      rescale_o(rescale);
-      pack_p(s_acc, p_frag);
-      pos = next;
-    }
-    // The last tile: its P V alone.
-    if (tiles > 0) {
-      hopper::mbar_wait(&v_full[pos.slot], pos.phase);
-      hopper::wgmma_fence();
-      issue_pv(p_frag, v_tile_of(pos.slot));
-      hopper::wgmma_wait<0>();
-      hopper::fence_accumulators(o_acc);
-      fence_p(p_frag);
-      if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+      if (consumer == 1) their_turn();
+      {
+        float rescale[2];  // O is still 0: nothing to rescale
+        my_turn();
+        hopper::mbar_wait(&k_full[pos.slot], pos.phase);
+        hopper::wgmma_fence();
+        issue_s(s_acc, k_tile_of(pos.slot));
+        their_turn();
+        hopper::wgmma_wait<0>();
+        hopper::fence_accumulators(s_acc);
+        release(&k_empty[pos.slot]);
+        softmax_tile(s_acc, 0, rescale);
+        pack_p(s_acc, p_frag);
+      }
+      // Every tile but the last: branch-free, so that the compiler sees which wait retires which
+      // wgmma (a conditional S would make it serialise every wgmma).
+      for (int it = 0; it + 1 < tiles; ++it) {
+        hopper::RingPosition<L::kStages> next = pos;
+        next.advance();
+        float rescale[2];
+        my_turn();
+        hopper::mbar_wait(&k_full[next.slot], next.phase);
+        hopper::wgmma_fence();
+        issue_s(s_acc, k_tile_of(next.slot));
+        hopper::mbar_wait(&v_full[pos.slot], pos.phase);
+        hopper::wgmma_fence();
+        issue_pv(p_frag, v_tile_of(pos.slot));
+        their_turn();
+        hopper::wgmma_wait<1>();  // the older group, S of tile it + 1, is complete
+        hopper::fence_accumulators(s_acc);
+        release(&k_empty[next.slot]);
+        softmax_tile(s_acc, it + 1, rescale);
+        hopper::wgmma_wait<0>();
+        hopper::fence_accumulators(o_acc);
+        fence_p(p_frag);
+        release(&v_empty[pos.slot]);
+        rescale_o(rescale);
+        pack_p(s_acc, p_frag);
+        pos = next;
+      }
+      // The last tile: its P V alone.
+      {
+        my_turn();
+        hopper::mbar_wait(&v_full[pos.slot], pos.phase);
+        hopper::wgmma_fence();
+        issue_pv(p_frag, v_tile_of(pos.slot));
+        if (consumer == 0) their_turn();
+        hopper::wgmma_wait<0>();
+        hopper::fence_accumulators(o_acc);
+        fence_p(p_frag);
+        release(&v_empty[pos.slot]);
+      }
     }
   }
 

@@ -64,10 +64,8 @@ struct GemmTn {
   static_assert(BN % 64 == 0 && BN <= 256, "BN: a wgmma width up to 256 (and a TMA box of at most 256 rows)");
 };
 
-// The 128 threads of consumer warpgroup `consumer` meet (named barriers 1 and 2; 0 is __syncthreads).
-__device__ __forceinline__ void consumer_sync(int consumer) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(consumer + 1) : "memory");
-}
+// The 128 threads of consumer warpgroup `consumer` meet (named barriers 1 and 2).
+__device__ __forceinline__ void consumer_sync(int consumer) { named_barrier_sync(consumer + 1, 128); }
 
 // Two 16-bit values as one 32-bit word, the first in the low half (the lower address).
 template <class T>

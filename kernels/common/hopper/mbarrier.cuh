@@ -66,6 +66,15 @@ __device__ __forceinline__ void cluster_sync() {
   }
 }
 
+// Named barriers (ids 1-15; 0 is __syncthreads) among `threads` threads of the block, a multiple
+// of 32: sync waits for all of them, arrive counts this thread in and goes on.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // A stage ring's position: the slot and the parity its barriers are waited on with.
 template <int Stages>
 struct RingPosition {
