@@ -2,7 +2,7 @@
 // why and the napkin math), sm_90a only: one block per (query tile of 128 rows, head, batch), three
 // warpgroups of 128 threads.
 //   - warpgroup 0, the producer: gives its registers away (setmaxnreg down to 24) and one thread
-//     issues every bulk tensor copy: Q once, then K and V tiles of BN keys into a 2-stage ring,
+//     issues every bulk tensor copy: Q once, then K and V tiles of BN keys into a 2- to 4-stage ring,
 //     each landing on its own "full" barrier; it refills a K stage once both consumers' S = Q K^T
 //     has read it, and a V stage once their P V has (separate "empty" barriers: a K tile is free
 //     a whole softmax earlier than its V tile).
@@ -20,8 +20,8 @@
 //
 // Shared memory, every tile a stack of 64-column slabs of 128-byte rows in the TMA's 128-byte
 // swizzle (what wgmma descriptors read), each slab 1024-byte aligned:
-//   Q    (D/64, 128, 64)             K ring (2, D/64, BN, 64)        V ring (2, D/64, BN, 64)
-//   barriers: q_full, k_full[2], v_full[2], k_empty[2], v_empty[2]
+//   Q    (D/64, 128, 64)        K ring (stages, D/64, BN, 64)     V ring (stages, D/64, BN, 64)
+//   barriers: q_full, then k_full, v_full, k_empty, v_empty per stage
 // A tail tile (keys or queries past seq) is zero-filled by the TMA, so it adds 0 * 0 to S and
 // 0 to P V; its keys are masked to -inf like any other hidden key, and O rows past seq are not
 // written.
@@ -45,12 +45,16 @@ namespace flash {
 template <int D, int BN>
 struct V2Layout {
   static constexpr int kBM = 128;                      // query rows per block (2 consumers x 64)
-  static constexpr int kStages = 2;                    // K/V tiles in flight
   static constexpr int kSlabs = D / 64;                // 64-column (128-byte) slabs along d
   static constexpr int kQSlabBytes = kBM * 128;        // (128, 64) of Q
   static constexpr int kKVSlabBytes = BN * 128;        // (BN, 64) of K or V
   static constexpr int kQBytes = kSlabs * kQSlabBytes;
   static constexpr int kKVBytes = kSlabs * kKVSlabBytes;  // one K (or V) tile: what one stage's barrier expects
+  // K/V tiles in flight: as many as fit in ~200 KB, up to 4 (d 128: 2 at k_tile 128, 4 at 64).
+  // With tiles_in_flight 2 a K tile is needed one tile earlier, so depth beyond 2 hides the
+  // copies' latency behind more than one tile of work.
+  static constexpr int kStages = (200 * 1024 - kQBytes) / (2 * kKVBytes) < 4 ? (200 * 1024 - kQBytes) / (2 * kKVBytes) : 4;
+  static_assert(kStages >= 2, "at least double buffering");
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;
   static constexpr int kV = kK + kStages * kKVBytes;
