@@ -107,7 +107,19 @@ TEST(LinearBiasReluOracle, ShapesAndVariantsAreRegistered) {
   }
   EXPECT_EQ(baselines, 1);
   EXPECT_EQ(vendors, 2);
-  EXPECT_EQ(fused, 4);
+  EXPECT_EQ(fused, 5);  // v1, v2, v3, v3 tf32, v4
+}
+
+// The Hopper kernel's TMA copies need 16-byte rows of x, W and y: it refuses k or n that are not
+// multiples of 8 (v3 runs them), and fp32 (its tf32 path would truncate the operands).
+TEST(LinearBiasReluOracle, HopperKernelRefusesWhatItsCopiesCannotDo) {
+  const Variant* v4 = Registry::instance().find_variant("linear_bias_relu", "fused_v4_wgmma_tma_warp_specialized");
+  ASSERT_NE(v4, nullptr);
+  EXPECT_FALSE(v4->refuse(linear_shape(257, 136, 264), DType::bf16).has_value());
+  EXPECT_FALSE(v4->refuse(linear_shape(1, 8, 8), DType::fp16).has_value());
+  EXPECT_TRUE(v4->refuse(linear_shape(64, 64, 65), DType::bf16).has_value());
+  EXPECT_TRUE(v4->refuse(linear_shape(64, 63, 64), DType::bf16).has_value());
+  EXPECT_TRUE(v4->refuse(linear_shape(64, 64, 64), DType::fp32).has_value());
 }
 
 }  // namespace
