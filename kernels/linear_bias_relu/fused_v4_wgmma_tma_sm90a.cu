@@ -1,9 +1,8 @@
 // linear_bias_relu fused_v4_wgmma_tma_warp_specialized (bf16, fp16; sm_90a): the Hopper kernel.
-// kernels/common/hopper/gemm_tn.cuh is the mainloop: a persistent block per SM, in clusters of two
-// that share each W tile by TMA multicast; a producer thread streaming x and W tiles by TMA into a
-// 3-deep ring of 128-byte-swizzled shared memory, two consumer warpgroups issuing wgmma
-// m64n256k16 straight from it, and y = max(0, acc + b) rounded once to the dtype in the epilogue
-// (bias_relu.cuh, as v3).
+// kernels/common/hopper/gemm_tn.cuh is the mainloop: a persistent block per SM; a producer thread
+// streaming x and W tiles by TMA into a 3-deep ring of 128-byte-swizzled shared memory, two
+// consumer warpgroups issuing wgmma m64n256k16 straight from it, y = max(0, acc + b) rounded once
+// to the dtype (bias_relu.cuh, as v3) into a swizzled staging tile that TMA stores to y.
 //
 // What changes from v3 (mma.sync): wgmma reads both operands from shared memory itself, 64 x 256
 // x 16 per instruction per warpgroup, so no ldmatrix and no fragment registers; the copies are
@@ -14,7 +13,9 @@
 // Napkin math (bf16, 8192^3): 1.10 TFLOP. Per K step a block reads (128 + 256) x 64 x 2 = 48 KB
 // for 4.2 MFLOP of MMA (87 FLOP per shared byte, per L2 byte the same): at ~790 TFLOP/s the SMs
 // pull ~9 TB/s from L2, within its bandwidth. Expect 600-700 TFLOP/s (1.6-1.8 ms), 80-95% of
-// cuBLASLt's epilogue variant; the issue's bar is 90% of it.
+// cuBLASLt's epilogue variant; the issue's bar is 90% of it. Measured on an H100: 704 TFLOP/s,
+// 96.9% of the vendor in the same run (docs/performance.md). cluster=2 (W tiles shared by TMA
+// multicast) verifies but measured 1.75x slower, cause not yet found: the default is 1.
 //
 // fp32 is refused: wgmma's tf32 path reads fp32 operands from shared memory truncated, not rounded
 // as v3 and cuBLAS round them, which doubles the operand error the op's tf32 tolerance allows for.
@@ -114,7 +115,8 @@ KWB_REGISTER_VARIANT(Variant{
       return std::nullopt;
     },
     .tunables = {{"n_tile", {256, 128}, "block tile width (the wgmma N): 128 x 256 (3-stage ring) or 128 x 128 (6)"},
-                 {"cluster", {1, 2}, "blocks per cluster along M: 2 share each W tile, loaded once by TMA multicast"},
+                 {"cluster", {1, 2}, "blocks per cluster along M: 2 share each W tile, loaded once by TMA multicast "
+                                     "(measured 1.75x slower on an H100: open)"},
                  {"group_m", {16, 8}, "tile rows visited together, so that blocks in flight share tiles in L2"}},
     .prepare =
         [](const LaunchArgs& a) {
