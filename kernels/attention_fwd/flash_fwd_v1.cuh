@@ -177,22 +177,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 
-  // O / l in T, lse = (m + log2 l) ln 2: natural log, as FlashAttention saves it.
-  T* o_base = o + (batch * seq * heads + head) * D;
-  float* lse_base = lse + (batch * heads + head) * seq;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float sum = softmax.total(r);
-    const std::int64_t row = row_of[r];
-    if (row >= seq) continue;
-    const float inv = sum > 0 ? 1.0f / sum : 0.0f;
-    T* out = o_base + row * q_stride;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j)
-      *reinterpret_cast<std::uint32_t*>(out + j * 8 + 2 * c) =
-          pack2<T>(o_acc[j][2 * r] * inv, o_acc[j][2 * r + 1] * inv);
-    if (c == 0) lse_base[row] = softmax.lse(r, sum);
-  }
+  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[j][e]; }, p, batch, head, row_of, c, o, lse);
 }
 
 }  // namespace flash

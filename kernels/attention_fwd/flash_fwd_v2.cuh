@@ -312,23 +312,8 @@ __global__ void __launch_bounds__(384, 1)
     }
   }
 
-  // Epilogue: O / l in T with 4-byte stores (rows past seq skipped), lse in fp32.
-  T* o_base = o + (batch * seq * heads + head) * D;
-  float* lse_base = lse + (batch * heads + head) * seq;
-  const std::int64_t q_stride = heads * D;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float sum = softmax.total(r);
-    const std::int64_t row = row_of[r];
-    if (row >= seq) continue;
-    const float inv = sum > 0 ? 1.0f / sum : 0.0f;
-    T* out = o_base + row * q_stride;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j)
-      *reinterpret_cast<std::uint32_t*>(out + j * 8 + 2 * c) =
-          pack2<T>(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
-    if (c == 0) lse_base[row] = softmax.lse(r, sum);
-  }
+  // Epilogue: O / l in T, lse in fp32 (flash_softmax.cuh).
+  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[4 * j + e]; }, p, batch, head, row_of, c, o, lse);
 }
 
 }  // namespace flash

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/flash_mma.cuh"
 
 namespace kwb {
 namespace flash {
@@ -111,6 +112,32 @@ struct OnlineSoftmax {
     return (row_max[r] + log2f(total_sum)) * kLn2;
   }
 };
+
+// The end of a flash kernel, for a warp's two rows: O / l rounded to T with 4-byte stores (rows
+// past seq skipped) and lse = (m + log2 l) ln 2 in fp32 (the natural log, as FlashAttention saves
+// it). o_at(j, e) is element e of the thread's O accumulators for columns 8 j .. 8 j + 7 (the
+// m16n8 C layout, as for S).
+template <class T, int D, class At>
+__device__ __forceinline__ void store_output(const OnlineSoftmax& softmax, At&& o_at, const AttentionParams& p,
+                                             std::int64_t batch, std::int64_t head, const std::int64_t (&row_of)[2],
+                                             int c, T* __restrict__ o, float* __restrict__ lse) {
+  T* o_base = o + (batch * p.seq * p.heads + head) * D;
+  float* lse_base = lse + (batch * p.heads + head) * p.seq;
+  const std::int64_t q_stride = p.heads * D;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float sum = softmax.total(r);
+    const std::int64_t row = row_of[r];
+    if (row >= p.seq) continue;
+    const float inv = sum > 0 ? 1.0f / sum : 0.0f;
+    T* out = o_base + row * q_stride;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<std::uint32_t*>(out + j * 8 + 2 * c) =
+          pack2<T>(o_at(j, 2 * r) * inv, o_at(j, 2 * r + 1) * inv);
+    if (c == 0) lse_base[row] = softmax.lse(r, sum);
+  }
+}
 
 }  // namespace flash
 }  // namespace kwb
