@@ -1,6 +1,7 @@
 // The tensor-core building blocks of the attention_fwd flash kernels (sm_80+ instructions, run
 // on sm_90): 16-byte cp.async with zero fill, ldmatrix (plain and transposed), the m16n8k16
-// mma.sync for bf16 and fp16 with fp32 accumulate, packing two floats into one operand
+// mma.sync for bf16 and fp16 with fp32 accumulate (mma_16816, from kernels/common/mma_gemm.cuh),
+// packing two floats into one operand
 // register, and the XOR swizzle of [rows][D] tiles in shared memory.
 //
 // Fragment layouts of mma.m16n8k16 (g = lane / 4, c = lane % 4), which the kernels rely on:
@@ -19,6 +20,8 @@
 
 #include <cstdint>
 #include <type_traits>
+
+#include "kernels/common/mma_gemm.cuh"  // mma_16816
 
 namespace kwb {
 namespace flash {
@@ -56,25 +59,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(address));
-}
-
-// d += A (16 x 16) B (16 x 8), inputs in T (bf16 or fp16), fp32 accumulate.
-template <class T>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                          std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
 }
 
 // Two floats rounded to T, `lo` in the low half: one operand register (or one 4-byte store).
