@@ -260,23 +260,29 @@ void launch_gemm_tn(const GemmTnMaps<T, BN, ClusterM>& maps, std::int64_t m, std
   // (and its stores clipped).
   const GemmTiles tiles{(tiles_m + ClusterM - 1) / ClusterM, static_cast<int>((n + BN - 1) / BN), group_m};
 
-  cudaLaunchConfig_t config{};
   cudaLaunchAttribute cluster_dims{};
   cluster_dims.id = cudaLaunchAttributeClusterDimension;
   cluster_dims.val.clusterDim.x = ClusterM;
   cluster_dims.val.clusterDim.y = 1;
   cluster_dims.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
   config.attrs = &cluster_dims;
   config.numAttrs = 1;
   config.blockDim = dim3(kGemmThreads);
   config.dynamicSmemBytes = Cfg::kSmemBytes;
   config.stream = stream;
-  config.gridDim = dim3(ClusterM);
-  int max_clusters = 0;
-  const cudaError_t occupancy = cudaOccupancyMaxActiveClusters(&max_clusters, kernel, &config);
-  if (occupancy != cudaSuccess || max_clusters < 1)
-    throw std::runtime_error(std::string("gemm_tn: no cluster of ") + std::to_string(ClusterM) +
-                             " blocks fits: " + cudaGetErrorString(occupancy));
+  // How many clusters are resident at once: a property of the kernel and the GPU (a worker owns
+  // one), asked once rather than before every launch.
+  static const int max_clusters = [&] {
+    cudaLaunchConfig_t one = config;
+    one.gridDim = dim3(ClusterM);
+    int fit = 0;
+    const cudaError_t occupancy = cudaOccupancyMaxActiveClusters(&fit, kernel, &one);
+    if (occupancy != cudaSuccess || fit < 1)
+      throw std::runtime_error(std::string("gemm_tn: no cluster of ") + std::to_string(ClusterM) +
+                               " blocks fits: " + cudaGetErrorString(occupancy));
+    return fit;
+  }();
   // As many rounds as the resident clusters need, and no more clusters than those rounds need: the
   // same time for the tiles, with fewer blocks contending for L2 (2048 tiles on 132 SMs: 16
   // rounds of 128 blocks measured 3% faster than 132 blocks).
