@@ -12,10 +12,11 @@
 //    before the read and no barrier guards the ring; a slot is refilled only after its previous
 //    row was read back by the same thread (program order), so no write-after-read either;
 //  - its dweight (and dbias) columns are summed in registers over every row the group sees;
-//  - the row statistics are warp shuffles plus, for groups of several warps, one named barrier
-//    (bar.sync 1 + group, tpr) per reduction on a per-group scratch that is double buffered by
-//    parity (see group_sums): groups never wait for each other, there is no block-wide barrier
-//    per row, and short rows run a warp per row with no barrier at all.
+//  - the row statistics are one reduction per row (LayerNorm too: sums shifted by the row's first
+//    element, see the kernel): warp shuffles that split the values across lanes plus, for groups
+//    of several warps, one named barrier (bar.sync 1 + group, tpr) on a per-group scratch double
+//    buffered by parity (see group_sums): groups never wait for each other, there is no
+//    block-wide barrier per row, and short rows run a warp per row with no barrier at all.
 // At the end the groups add their column sums into the CTA's row of fp32 partials in group
 // order (a __syncthreads between groups), and a second launch sums the partials per column in a
 // fixed order (column_partials.cuh): deterministic, no atomics.
@@ -32,6 +33,15 @@
 // L2 hits) and a ~3 us second launch: expected ~85-90% of copy at 4096-16384 columns, ~75-80% at
 // 768-2048 (each 1.5-3 KB row costs a reduction round trip; more rows in flight hide it).
 //
+// Measured (H100, bf16, 2026-11-23): the kernel is bound by issue and latency, not DRAM (Nsight
+// Compute: 60% of issue slots busy, 16-32 warps per SM, 35 instructions per element for
+// LayerNorm). Cutting instructions moved LayerNorm 16384 x 8192 from 401.6 to 328 us (65% -> 80%
+// of the DRAM roof): group sums 30 instead of ~110 instructions per row, one reduction instead
+// of two, bf16 unpacked by one shift or mask per element (pack_floats.cuh). RMS is unchanged
+// (84% at 8192 columns). At 16384 columns one 512-thread group per SM is all the ring and the
+// registers allow, and LayerNorm stays near 60% (4096 x 16384): the next step there is fewer
+// warps' worth of serial work per row, e.g. a row split over a cluster.
+//
 // Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
 // starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
 // refused (v1 kernels run them). Up to 4 vectors per thread and 1024 or 512 threads per group
@@ -45,11 +55,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
+#include "kernels/common/pack_floats.cuh"
 #include "kernels/common/vector_pack.cuh"
 
 namespace kwb::norm_backward {
@@ -69,7 +81,9 @@ inline constexpr std::size_t kSmemLimit = 226 * 1024;
 
 // Threads per CTA the registers allow (ptxas -v, sm_90): at 1024 threads (64 registers) RMS
 // holds 16 elements per thread without spilling, LayerNorm (two column sums) fewer than 8; past
-// that 512 threads (128 registers: LayerNorm at 32 elements uses ~127, no spills).
+// that 512 threads (128 registers: LayerNorm at 32 elements uses 128, no spills). Capping
+// LayerNorm at 16 elements to 64 registers (two 512-thread CTAs per SM at 8192 columns) spilled
+// 64-108 bytes and ran 5% slower than 32 elements per thread at 128 (H100, 2026-11-23).
 __host__ __device__ constexpr int max_threads_for(int elems_per_thread, int accumulators) {
   return elems_per_thread * accumulators > 16 || (accumulators == 2 && elems_per_thread >= 8) ? 512 : 1024;
 }
@@ -95,30 +109,64 @@ __device__ __forceinline__ void cp_async_wait(int pending) {
   }
 }
 
-// Sums N floats over a row group of `tpr` threads; every thread of the group gets the totals.
-// scratch: (parity, warp of the CTA, value). A group of several warps: lane 0 of each warp writes
-// scratch[parity][warp], the group meets at its named barrier, and every thread adds the group's
-// warps in warp order (the same bits in every thread). One barrier per call suffices because the
-// buffer alternates: a warp that writes scratch[p] again (two calls later) has passed the barrier
-// of the call in between, which every warp of the group reaches only after reading scratch[p].
+// Sums of N values (N = 1, 2 or 4) over a warp, split across the lanes: each butterfly step of
+// the first log2(N) halves the values a lane carries (it keeps one half, sends its partner the
+// other), the remaining steps add the one value left. Lane l ends with the warp's total of value
+// l / (32 / N). 6 shuffles for 4 values instead of 20 (N butterflies of 5 steps).
 template <int N>
-__device__ __forceinline__ void group_sums(float (&v)[N], int tpr, int group, float (*scratch)[32][4], int& parity) {
+__device__ __forceinline__ float warp_sums_split(const float (&v)[N]) {
+  static_assert(N == 1 || N == 2 || N == 4, "N must be 1, 2 or 4");
+  const int lane = threadIdx.x & 31;
+  float b[N];
 #pragma unroll
-  for (int n = 0; n < N; ++n) v[n] = warp_sum(v[n]);
-  if (tpr == 32) return;  // the warp is the group: shuffles only
-  const int warp = threadIdx.x >> 5, warps = tpr >> 5, first = group * warps;
-  if ((threadIdx.x & 31) == 0) {
+  for (int n = 0; n < N; ++n) b[n] = v[n];
 #pragma unroll
-    for (int n = 0; n < N; ++n) scratch[parity][warp][n] = v[n];
+  for (int width = N; width > 1; width /= 2) {  // offsets 16, then 8: keep the half of bit `offset`
+    const int offset = 32 * width / (2 * N);
+    const bool upper = lane & offset;
+#pragma unroll
+    for (int n = 0; n < width / 2; ++n) {
+      const float keep = upper ? b[n + width / 2] : b[n], send = upper ? b[n] : b[n + width / 2];
+      b[n] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+    }
   }
-  asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "r"(tpr) : "memory");
 #pragma unroll
-  for (int n = 0; n < N; ++n) {
-    float s = 0.f;
-    for (int k = 0; k < warps; ++k) s += scratch[parity][first + k][n];
-    v[n] = s;
+  for (int offset = 16 / N; offset > 0; offset >>= 1) b[0] += __shfl_xor_sync(0xffffffffu, b[0], offset);
+  return b[0];
+}
+
+// Sums N (1, 2 or 4) floats over a row group of `tpr` threads; every thread of the group gets the
+// same bits. Within each warp, warp_sums_split; a group of several warps then writes one float
+// per value and warp to scratch (parity, warp, value), meets at its named barrier, and in every
+// warp the 32 / N lanes of value n add the group's warps (in a fixed order) and butterfly the
+// result; the totals are broadcast from one lane per value. Every warp does the same arithmetic on
+// the same numbers, and both partners of a butterfly step compute a + b and b + a (commutative),
+// so every lane of every warp holds identical totals. Cost per row and thread: ~30 instructions
+// for 4 values, against ~110 when each thread summed every warp's partials (2 x warps per value)
+// and ~80 for N separate butterflies: at 16 elements per thread that is a fifth of the row's work.
+// One barrier per call suffices because the buffer alternates: a warp that writes scratch[p]
+// again (two calls later) has passed the barrier of the call in between, which every warp of the
+// group reaches only after reading scratch[p].
+template <int N>
+__device__ __forceinline__ void group_sums(float (&v)[N], int tpr, int group, float4 (*scratch)[32], int& parity) {
+  constexpr int kLanesPerValue = 32 / N;
+  const int lane = threadIdx.x & 31;
+  float total = warp_sums_split(v);  // lane l: value l / kLanesPerValue
+  if (tpr > 32) {  // several warps: through scratch
+    const int warp = threadIdx.x >> 5, warps = tpr >> 5, first = group * warps;
+    if (lane % kLanesPerValue == 0) reinterpret_cast<float*>(&scratch[parity][warp])[lane / kLanesPerValue] = total;
+    asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "r"(tpr) : "memory");
+    const int value = lane / kLanesPerValue;
+    total = 0.f;
+    for (int w = lane % kLanesPerValue; w < warps; w += kLanesPerValue)
+      total += reinterpret_cast<const float*>(&scratch[parity][first + w])[value];
+#pragma unroll
+    for (int offset = kLanesPerValue / 2; offset > 0; offset >>= 1)
+      total += __shfl_xor_sync(0xffffffffu, total, offset);
+    parity ^= 1;
   }
-  parity ^= 1;
+#pragma unroll
+  for (int n = 0; n < N; ++n) v[n] = __shfl_sync(0xffffffffu, total, n * kLanesPerValue);
 }
 
 // One vector of 16, 8 or 4 bytes as a single access (read-only cache when global): a Pack of
@@ -158,41 +206,61 @@ struct Args {
   float eps;
 };
 
+// Bytes of a group's ring per stage: VPT vectors of x and VPT of dy per thread and, for
+// LayerNorm, one 4-byte word per thread holding the row's first element (the shift of its
+// one-pass statistics; a word and not a vector, so that the ring leaves the L1 room for the
+// weight row: at 16384 columns a 16-byte slot per thread left 30 KB of L1 for a 32 KB row of w,
+// and the kernel ran 15% slower).
+__host__ __device__ constexpr int ring_stage_bytes(int vpt, int tpr, int vector_bytes, int accumulators) {
+  return (2 * vpt * vector_bytes + (accumulators == 2 ? 4 : 0)) * tpr;
+}
+
+// Element 0 of a row from the 4-byte word that starts it (little-endian: the low half for 16-bit types).
+template <class T>
+__device__ __forceinline__ float first_element(unsigned word) {
+  if constexpr (std::is_same_v<T, float>) return __uint_as_float(word);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __uint_as_float(word << 16);
+  else return __half2float(__ushort_as_half(static_cast<unsigned short>(word & 0xffffu)));
+}
+
 // V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
 template <class Norm, class T, int V, int VPT>
 __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) norm_backward_kernel(Args a) {
   using P = Pack<T, V>;
   constexpr int A = Norm::kAccumulators;
   extern __shared__ __align__(16) unsigned char ring_bytes[];
-  __shared__ float scratch[2][32][4];
+  __shared__ float4 scratch[2][32];  // group_sums: (parity, warp) x 4 values
   const int tpr = a.tpr, groups = blockDim.x / tpr, stages = a.stages;
   const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   const int nvec = a.cols / V;
-  // Ring of this group: (stage, tensor x/dy, i, lane) vectors; lane fastest (conflict-free).
-  P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * 2 * VPT * tpr;
-  auto slot = [&](int stage, int tensor, int i) { return ring + ((stage * 2 + tensor) * VPT + i) * tpr + lane; };
-  const T* x = static_cast<const T*>(a.x);
-  const T* dy = static_cast<const T*>(a.dy);
-  const P* wv = static_cast<const P*>(a.w);
+  // Ring of this group: (stage, slot, lane) vectors, lane fastest (conflict-free), slots x[i] then
+  // dy[i]; after every group's vectors, LayerNorm's shift words (group, stage, lane). A thread
+  // only ever touches its own slots.
+  const int stage_stride = 2 * VPT * tpr;
+  P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * stage_stride + lane;
+  unsigned* shifts = reinterpret_cast<unsigned*>(reinterpret_cast<P*>(ring_bytes) + blockDim.x * stages * 2 * VPT) +
+                     group * stages * tpr + lane;
+  const P* xv = static_cast<const P*>(a.x) + lane;  // rows start on vector boundaries (plan_for)
+  const P* dyv = static_cast<const P*>(a.dy) + lane;
+  const P* wv = static_cast<const P*>(a.w) + lane;
   const std::int64_t total_groups = std::int64_t{gridDim.x} * groups;
   const std::int64_t first_row = std::int64_t{blockIdx.x} * groups + group;
   const float inv_cols = 1.0f / static_cast<float>(a.cols);
 
-  // Copies row k of this group (if it exists) into stage k % stages, as one commit group.
-  auto issue = [&](std::int64_t k) {
-    const std::int64_t row = first_row + k * total_groups;
+  // Copies `row` (if it exists) into ring stage `stage`, as one commit group.
+  auto issue = [&](std::int64_t row, int stage) {
     if (row < a.rows) {
-      const int stage = static_cast<int>(k % stages);
-      const P* xr = reinterpret_cast<const P*>(x + row * a.cols);
-      const P* dyr = reinterpret_cast<const P*>(dy + row * a.cols);
+      P* st = ring + stage * stage_stride;
+      const P* xr = xv + row * nvec;
+      const P* dyr = dyv + row * nvec;
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
-        const int idx = lane + i * tpr;
-        if (idx < nvec) {
-          cp_async<sizeof(P)>(slot(stage, 0, i), xr + idx);
-          cp_async<sizeof(P)>(slot(stage, 1, i), dyr + idx);
+        if (lane + i * tpr < nvec) {
+          cp_async<sizeof(P)>(st + i * tpr, xr + i * tpr);
+          cp_async<sizeof(P)>(st + (VPT + i) * tpr, dyr + i * tpr);
         }
       }
+      if constexpr (A == 2) cp_async<4>(shifts + stage * tpr, xr - lane);  // the word holding x[row][0]
     }
     cp_async_commit();  // an empty group past the last row keeps the wait count uniform
   };
@@ -207,73 +275,91 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
 
   int parity = 0;
   const std::int64_t my_rows = first_row < a.rows ? (a.rows - first_row + total_groups - 1) / total_groups : 0;
-  for (int k = 0; k < stages - 1; ++k) issue(k);
+  std::int64_t ahead_row = first_row;  // the next row to copy, and its stage
+  int ahead_stage = 0;
+  auto issue_next = [&] {
+    issue(ahead_row, ahead_stage);
+    ahead_row += total_groups;
+    ahead_stage = ahead_stage + 1 == stages ? 0 : ahead_stage + 1;
+  };
+  for (int k = 0; k < stages - 1; ++k) issue_next();
+  std::int64_t row = first_row;
+  int stage = 0;
   for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
-    issue(k + stages - 1);  // into the stage row k - 1 used: read back by this thread already
-    cp_async_wait(stages - 1);  // row k's copies (this thread's) have landed
-    const int stage = static_cast<int>(k % stages);
-    const std::int64_t row = first_row + k * total_groups;
+    issue_next();  // into the stage the previous row used: read back by this thread already
+    cp_async_wait(stages - 1);  // this row's copies (this thread's) have landed
+    const P* st = ring + stage * stage_stride;
 
-    float mean = 0.f;
-    if constexpr (A == 2) {  // LayerNorm: the mean first (exact two-pass statistics)
-      float s[1] = {0.f};
+    // One reduction per row. RMS: x^2 and g x (g = w dy). LayerNorm: shifted sums of d = x - x0,
+    // d^2, g and g d, with x0 the row's first element: mean = x0 + mean(d), var = mean(d^2) -
+    // mean(d)^2 and sum g (x - mean) = sum g d - mean(d) sum g. The shift keeps the subtraction
+    // benign (x0 lies within the row's spread), and a second reduction for an exact two-pass mean
+    // cost 15% of the kernel's instructions and a barrier per row.
+    float shift = 0.f;
+    if constexpr (A == 2) shift = first_element<T>(shifts[stage * tpr]);
+    constexpr int N = A == 2 ? 4 : 2;
+    float s[N];
 #pragma unroll
-      for (int i = 0; i < VPT; ++i)
-        if (lane + i * tpr < nvec) {
-          const P xp = load_pack<P, false>(slot(stage, 0, i));
-#pragma unroll
-          for (int e = 0; e < V; ++e) s[0] += to_float(xp.v[e]);
-        }
-      group_sums(s, tpr, group, scratch, parity);
-      mean = s[0] * inv_cols;
-    }
-    // RMS: x^2, g x (g = w dy). LayerNorm: (x - mean)^2, g, g (x - mean).
-    float s[A + 1];
-#pragma unroll
-    for (int n = 0; n <= A; ++n) s[n] = 0.f;
+    for (int n = 0; n < N; ++n) s[n] = 0.f;
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
-      const int idx = lane + i * tpr;
-      if (idx < nvec) {
-        const P xp = load_pack<P, false>(slot(stage, 0, i)), dyp = load_pack<P, false>(slot(stage, 1, i));
-        const P wp = load_pack<P, true>(wv + idx);
+      if (lane + i * tpr < nvec) {
+        float xf[V], dyf[V], wf[V];
+        unpack_floats(load_pack<P, false>(st + i * tpr), xf);
+        unpack_floats(load_pack<P, false>(st + (VPT + i) * tpr), dyf);
+        unpack_floats(load_pack<P, true>(wv + i * tpr), wf);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const float d = to_float(xp.v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyp.v[e]);
-          s[0] += d * d;
+          const float d = xf[e] - shift, g = wf[e] * dyf[e];
           if constexpr (A == 2) {
-            s[1] += g;
-            s[2] += g * d;
+            s[0] += d;
+            s[1] += d * d;
+            s[2] += g;
+            s[3] += g * d;
           } else {
+            s[0] += d * d;
             s[1] += g * d;
           }
         }
       }
     }
     group_sums(s, tpr, group, scratch, parity);
-    const float rstd = rsqrtf(s[0] * inv_cols + a.eps);
-    const float mean_g = A == 2 ? s[1] * inv_cols : 0.f;
-    const float mean_g_xhat = s[A] * inv_cols * rstd;
+    float mean = 0.f, rstd, mean_g = 0.f, mean_g_xhat;
+    if constexpr (A == 2) {
+      const float mean_d = s[0] * inv_cols;
+      mean = shift + mean_d;
+      rstd = rsqrtf(fmaxf(s[1] * inv_cols - mean_d * mean_d, 0.f) + a.eps);
+      mean_g = s[2] * inv_cols;
+      mean_g_xhat = (s[3] * inv_cols - mean_d * mean_g) * rstd;
+    } else {
+      rstd = rsqrtf(s[0] * inv_cols + a.eps);
+      mean_g_xhat = s[1] * inv_cols * rstd;
+    }
+    // dx = rstd (g - mean(g) - xhat mean(g xhat)), xhat = (x - mean) rstd, g = w dy, as
+    // dx = w u + c1 (x - mean) + c0 with u = rstd dy, c1 = -rstd^2 mean(g xhat), c0 = -rstd mean(g);
+    // u also gives dweight's term dy xhat = u (x - mean).
+    const float c1 = -rstd * rstd * mean_g_xhat, c0 = -rstd * mean_g;
 
-    P* dxr = reinterpret_cast<P*>(static_cast<T*>(a.dx) + row * a.cols);
+    P* dxr = static_cast<P*>(a.dx) + row * nvec + lane;
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
-      const int idx = lane + i * tpr;
-      if (idx < nvec) {
-        const P xp = load_pack<P, false>(slot(stage, 0, i)), dyp = load_pack<P, false>(slot(stage, 1, i));
-        const P wp = load_pack<P, true>(wv + idx);
-        P out;
+      if (lane + i * tpr < nvec) {
+        float xf[V], dyf[V], wf[V], out[V];
+        unpack_floats(load_pack<P, false>(st + i * tpr), xf);
+        unpack_floats(load_pack<P, false>(st + (VPT + i) * tpr), dyf);
+        unpack_floats(load_pack<P, true>(wv + i * tpr), wf);
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const float xhat = (to_float(xp.v[e]) - mean) * rstd, d_y = to_float(dyp.v[e]);
-          const float g = to_float(wp.v[e]) * d_y;
-          out.v[e] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
-          acc[0][i][e] += d_y * xhat;
-          if constexpr (A == 2) acc[A - 1][i][e] += d_y;
+          const float d = xf[e] - mean, u = rstd * dyf[e];
+          out[e] = fmaf(wf[e], u, fmaf(c1, d, c0));
+          acc[0][i][e] = fmaf(u, d, acc[0][i][e]);  // dy xhat
+          if constexpr (A == 2) acc[A - 1][i][e] += dyf[e];
         }
-        store_pack(dxr + idx, out);
+        store_pack(dxr + i * tpr, pack_floats<T, V>(out));
       }
     }
+    row += total_groups;
+    stage = stage + 1 == stages ? 0 : stage + 1;
   }
   cp_async_wait(0);  // nothing of this thread's in flight at exit (the trailing groups are empty)
 
@@ -333,7 +419,8 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
   if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
   p.stages = std::clamp(want_stages, 1, kMaxStages);
   auto smem = [&] {
-    return static_cast<std::size_t>(p.groups) * p.stages * 2 * p.tpr * p.vectors_per_thread * p.vector_bytes;
+    return static_cast<std::size_t>(p.groups) * p.stages *
+           ring_stage_bytes(p.vectors_per_thread, p.tpr, p.vector_bytes, accumulators);
   };
   while (smem() > kSmemLimit && p.groups > 1) --p.groups;
   while (smem() > kSmemLimit && p.stages > 1) --p.stages;

@@ -26,6 +26,7 @@
 #include "catalogue/device_types.cuh"
 #include "catalogue/registry.hpp"
 #include "kernels/common/fast_div.hpp"
+#include "kernels/common/pack_floats.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/rope.hpp"
 
@@ -94,40 +95,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(
   const int per_token = rows * chunks;
   const int items = nt * per_token;  // < 2^31: see refuse_rotate
   const std::int64_t dim = 2 * static_cast<std::int64_t>(half);
-  P lo[kUnroll], hi[kUnroll];
-  const T* src[kUnroll];
-  T* dst[kUnroll];
-  int lanes[kUnroll];  // offset of the item's cos lanes in `table`
-  // Locates the kUnroll items from `first` on (stride kThreads) and issues their loads.
-  auto fetch = [&](int first) {
+  // Item -> its first-half element in q or k (`src`, and the same offset in the output, `dst`) and
+  // its cos lanes in `table` (`lane`).
+  auto locate = [&](int item, const T*& src, T*& dst, int& lane) {
+    const int tl = p.by_per_token.div(item), rem = item - tl * per_token;
+    const int row = p.by_chunks.div(rem), chunk = rem - row * chunks;
+    const std::int64_t t = t0 + tl;
+    const std::int64_t offset = static_cast<std::int64_t>(chunk) * E;
+    if (row < p.heads) {
+      const std::int64_t base = (t * p.heads + row) * dim + offset;
+      src = static_cast<const T*>(p.q) + base;
+      dst = static_cast<T*>(p.q_out) + base;
+    } else {
+      const std::int64_t base = (t * p.kv_heads + (row - p.heads)) * dim + offset;
+      src = static_cast<const T*>(p.k) + base;
+      dst = static_cast<T*>(p.k_out) + base;
+    }
+    lane = tl * 2 * half + chunk * E;
+  };
+  // Issues the loads of the kUnroll items from `first` on (stride kThreads): both halves of each.
+  auto fetch = [&](int first, P (&lo)[kUnroll], P (&hi)[kUnroll]) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int item = first + u * kThreads;
-      src[u] = nullptr;
-      dst[u] = nullptr;
-      lanes[u] = 0;
       if (item < items) {
-        const int tl = p.by_per_token.div(item), rem = item - tl * per_token;
-        const int row = p.by_chunks.div(rem), chunk = rem - row * chunks;
-        const std::int64_t t = t0 + tl;
-        const std::int64_t offset = static_cast<std::int64_t>(chunk) * E;
-        if (row < p.heads) {
-          const std::int64_t base = (t * p.heads + row) * dim + offset;
-          src[u] = static_cast<const T*>(p.q) + base;
-          dst[u] = static_cast<T*>(p.q_out) + base;
-        } else {
-          const std::int64_t base = (t * p.kv_heads + (row - p.heads)) * dim + offset;
-          src[u] = static_cast<const T*>(p.k) + base;
-          dst[u] = static_cast<T*>(p.k_out) + base;
-        }
-        lanes[u] = tl * 2 * half + chunk * E;
-        lo[u] = *reinterpret_cast<const P*>(src[u]);
-        hi[u] = *reinterpret_cast<const P*>(src[u] + half);
+        const T* src;
+        T* dst;
+        int lane;
+        locate(item, src, dst, lane);
+        lo[u] = *reinterpret_cast<const P*>(src);
+        hi[u] = *reinterpret_cast<const P*>(src + half);
       }
     }
   };
   // The first items' loads go out before the table is staged, so they overlap its latency.
-  fetch(threadIdx.x);
+  P lo[kUnroll], hi[kUnroll];
+  fetch(threadIdx.x, lo, hi);
 
   // The table rows of this block's tokens; an id outside the table gives NaN, never a read out
   // of bounds.
@@ -145,24 +148,39 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) rope_rotate_kernel(
   }
   __syncthreads();  // the only barrier: `table` is written once, then only read
 
+  // Software pipelined: the next round's loads are issued before this round's math and stores,
+  // so each thread keeps 2 x kUnroll items of loads in flight instead of none while it computes
+  // (Nsight Compute on the unpipelined loop: 0.4 eligible warps per scheduler, 74% of DRAM peak).
   for (int first = threadIdx.x; first < items; first += kThreads * kUnroll) {
+    P next_lo[kUnroll], next_hi[kUnroll];
+    fetch(first + kThreads * kUnroll, next_lo, next_hi);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (src[u] == nullptr) continue;
+      const int item = first + u * kThreads;
+      if (item >= items) continue;
+      const T* src;
+      T* dst;
+      int lane;
+      locate(item, src, dst, lane);
       float c[E], s[E];
-      load_lanes<E>(table + lanes[u], c);
-      load_lanes<E>(table + lanes[u] + half, s);
-      P out_lo, out_hi;
+      load_lanes<E>(table + lane, c);
+      load_lanes<E>(table + lane + half, s);
+      float x1[E], x2[E], out_lo[E], out_hi[E];
+      unpack_floats(lo[u], x1);
+      unpack_floats(hi[u], x2);
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        const float x1 = to_float(lo[u].v[e]), x2 = to_float(hi[u].v[e]);
-        out_lo.v[e] = from_float<T>(fmaf(x1, c[e], -x2 * s[e]));
-        out_hi.v[e] = from_float<T>(fmaf(x2, c[e], x1 * s[e]));
+        out_lo[e] = fmaf(x1[e], c[e], -x2[e] * s[e]);
+        out_hi[e] = fmaf(x2[e], c[e], x1[e] * s[e]);
       }
-      *reinterpret_cast<P*>(dst[u]) = out_lo;
-      *reinterpret_cast<P*>(dst[u] + half) = out_hi;
+      *reinterpret_cast<P*>(dst) = pack_floats<T, E>(out_lo);
+      *reinterpret_cast<P*>(dst + half) = pack_floats<T, E>(out_hi);
     }
-    fetch(first + kThreads * kUnroll);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {  // as raw words: a Pack<bf16> assignment can go through local memory
+      copy_pack(lo[u], next_lo[u]);
+      copy_pack(hi[u], next_hi[u]);
+    }
   }
 }
 
