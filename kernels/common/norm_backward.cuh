@@ -17,9 +17,10 @@
 //    of several warps, one named barrier (bar.sync 1 + group, tpr) on a per-group scratch double
 //    buffered by parity (see group_sums): groups never wait for each other, there is no
 //    block-wide barrier per row, and short rows run a warp per row with no barrier at all.
-// At the end the groups add their column sums into the CTA's row of fp32 partials in group
-// order (a __syncthreads between groups), and a second launch sums the partials per column in a
-// fixed order (column_partials.cuh): deterministic, no atomics.
+// At the end the groups add their column sums into the CTA's row of fp32 partials (in the
+// threads' layout, so the stores coalesce) in group order (a __syncthreads between groups), and
+// a second launch sums the partials per column in a fixed order (column_partials.cuh):
+// deterministic, no atomics.
 //
 // Why it should be fast: v1 kernels hold a row in registers, so the bytes a CTA has in flight are
 // bounded by registers and drop to zero while the row is reduced. Here copies to shared memory
@@ -62,6 +63,7 @@
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/pack_floats.cuh"
+#include "kernels/common/partial_layout.hpp"
 #include "kernels/common/vector_pack.cuh"
 
 namespace kwb::norm_backward {
@@ -202,7 +204,7 @@ struct Args {
   const void* w;
   const void* dy;
   void* dx;
-  float* partials;  // (gridDim.x, Norm::kAccumulators, cols)
+  float* partials;  // (gridDim.x, PartialLayout::width()): the threads' layout
   std::int64_t rows;
   int cols;
   int tpr;     // threads per row group (a multiple of 32)
@@ -211,13 +213,16 @@ struct Args {
 };
 
 // Bytes of a group's ring per stage: VPT vectors of x and VPT of dy per thread and, for
-// LayerNorm, one 4-byte word per thread holding the row's first element (the shift of its
-// one-pass statistics; a word and not a vector, so that the ring leaves the L1 room for the
-// weight row: at 16384 columns a 16-byte slot per thread left 30 KB of L1 for a 32 KB row of w,
-// and the kernel ran 15% slower).
+// LayerNorm, one 4-byte word per warp holding the row's first element (the shift of its
+// one-pass statistics). The ring must leave the L1 room for the weight row, which both passes
+// read every row: at 16384 bf16 columns a 16-byte shift slot per thread left 30 KB of L1 for a
+// 32 KB row of w and ran 15% slower, and a word per thread (2 KB a stage) still put 3 stages
+// (198 KB) past the 196 KB carve-out, leaving 28 KB of L1 (11% L1 hits, Nsight Compute); a word
+// per warp keeps them at 192 KB and the L1 at 60 KB.
 __host__ __device__ constexpr int ring_stage_bytes(int vpt, int tpr, int vector_bytes, int accumulators) {
-  return (2 * vpt * vector_bytes + (accumulators == 2 ? 4 : 0)) * tpr;
+  return 2 * vpt * vector_bytes * tpr + (accumulators == 2 ? 4 * (tpr / 32) : 0);
 }
+
 
 // Element 0 of a row from the 4-byte word that starts it (little-endian: the low half for 16-bit types).
 template <class T>
@@ -238,12 +243,15 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   const int group = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   const int nvec = a.cols / V;
   // Ring of this group: (stage, slot, lane) vectors, lane fastest (conflict-free), slots x[i] then
-  // dy[i]; after every group's vectors, LayerNorm's shift words (group, stage, lane). A thread
-  // only ever touches its own slots.
+  // dy[i]; after every group's vectors, LayerNorm's shift words (group, stage, warp). A thread
+  // only ever touches its own vector slots; a shift word is copied by lane 0 of its warp and read
+  // by the whole warp after a __syncwarp.
   const int stage_stride = 2 * VPT * tpr;
+  const int warps = tpr / 32, warp_in_group = lane / 32;
+  const bool shift_copier = (threadIdx.x & 31) == 0;
   P* ring = reinterpret_cast<P*>(ring_bytes) + static_cast<std::int64_t>(group) * stages * stage_stride + lane;
   unsigned* shifts = reinterpret_cast<unsigned*>(reinterpret_cast<P*>(ring_bytes) + blockDim.x * stages * 2 * VPT) +
-                     group * stages * tpr + lane;
+                     group * stages * warps + warp_in_group;
   const P* xv = static_cast<const P*>(a.x) + lane;  // rows start on vector boundaries (plan_for)
   const P* dyv = static_cast<const P*>(a.dy) + lane;
   const P* wv = static_cast<const P*>(a.w) + lane;
@@ -264,7 +272,8 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
           cp_async<sizeof(P)>(st + (VPT + i) * tpr, dyr + i * tpr);
         }
       }
-      if constexpr (A == 2) cp_async<4>(shifts + stage * tpr, xr - lane);  // the word holding x[row][0]
+      if constexpr (A == 2)
+        if (shift_copier) cp_async<4>(shifts + stage * warps, xr - lane);  // the word holding x[row][0]
     }
     cp_async_commit();  // an empty group past the last row keeps the wait count uniform
   };
@@ -290,8 +299,11 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   std::int64_t row = first_row;
   int stage = 0;
   for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
+    // LayerNorm: every lane has read the previous row's shift word before lane 0 refills its stage.
+    if constexpr (A == 2) __syncwarp();
     issue_next();  // into the stage the previous row used: read back by this thread already
     cp_async_wait(stages - 1);  // this row's copies (this thread's) have landed
+    if constexpr (A == 2) __syncwarp();  // and lane 0's shift word is visible to its warp
     const P* st = ring + stage * stage_stride;
 
     // One reduction per row. RMS: x^2 and g x (g = w dy). LayerNorm: shifted sums of d = x - x0,
@@ -300,7 +312,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
     // benign (x0 lies within the row's spread), and a second reduction for an exact two-pass mean
     // cost 15% of the kernel's instructions and a barrier per row.
     float shift = 0.f;
-    if constexpr (A == 2) shift = first_element<T>(shifts[stage * tpr]);
+    if constexpr (A == 2) shift = first_element<T>(shifts[stage * warps]);
     constexpr int N = A == 2 ? 4 : 2;
     float s[N];
 #pragma unroll
@@ -367,26 +379,29 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   }
   cp_async_wait(0);  // nothing of this thread's in flight at exit (the trailing groups are empty)
 
-  // The CTA's row of partials: group 0 writes, the others add in group order; __syncthreads
-  // makes each group's global writes visible to the next group of the CTA.
-  float* part = a.partials + std::int64_t{blockIdx.x} * A * a.cols;
-  for (int g = 0; g < groups; ++g) {
-    if (group == g) {
+  // The CTA's partials in the threads' layout (PartialLayout): group 0 writes, the others add in
+  // group order, a __syncthreads between groups making each group's global writes visible to the
+  // next.
+  const PartialLayout layout{tpr, VPT, V, a.cols, A};
+  float* part = a.partials + std::int64_t{blockIdx.x} * layout.width() + (lane / 32) * (A * VPT * V * 32) + (lane % 32);
+  auto store_partials = [&](bool add) {
 #pragma unroll
-      for (int n = 0; n < A; ++n)
+    for (int n = 0; n < A; ++n)
 #pragma unroll
-        for (int i = 0; i < VPT; ++i) {
-          const int idx = lane + i * tpr;
-          if (idx < nvec) {
+      for (int i = 0; i < VPT; ++i) {
+        const bool in_row = lane + i * tpr < nvec;
 #pragma unroll
-            for (int e = 0; e < V; ++e) {
-              float* p = part + std::int64_t{n} * a.cols + idx * V + e;
-              *p = g == 0 ? acc[n][i][e] : *p + acc[n][i][e];
-            }
-          }
+        for (int e = 0; e < V; ++e) {
+          float* p = part + ((n * VPT + i) * V + e) * 32;
+          const float mine = in_row ? acc[n][i][e] : 0.f;
+          *p = add ? *p + mine : mine;
         }
-    }
-    if (groups > 1) __syncthreads();
+      }
+  };
+  if (group == 0) store_partials(false);
+  for (int g = 1; g < groups; ++g) {
+    __syncthreads();
+    if (group == g) store_partials(true);
   }
 }
 
@@ -468,7 +483,7 @@ int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
 
 inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators) {
   return static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
-         static_cast<std::size_t>(cols) * sizeof(float);
+         static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
 }
 
 // ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
@@ -526,6 +541,8 @@ void launch(const LaunchArgs& a, double eps) {
   if (st.parts == 0) return;  // refused before launch
   const auto cols = static_cast<int>(a.shape.at("cols"));
   auto* partials = static_cast<float*>(a.workspace);
+  const PartialLayout layout{st.plan.tpr, st.plan.vectors_per_thread, st.plan.vector_elems, cols,
+                             Norm::kAccumulators};
   const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
                   st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
   dispatch_dtype(a.dtype, [&](auto tag) {
@@ -535,17 +552,13 @@ void launch(const LaunchArgs& a, double eps) {
     });
   });
   float* dweight = static_cast<float*>(a.tensors[4]);
-  if constexpr (Norm::kAccumulators == 1) {
-    sum_partial_columns(partials, st.parts, cols, a.stream,
-                        [=] __device__(std::int64_t c, float total) { dweight[c] = total; });
-  } else {
-    float* dbias = static_cast<float*>(a.tensors[5]);
-    sum_partial_columns(partials, st.parts, 2 * std::int64_t{cols}, a.stream,
-                        [=] __device__(std::int64_t c, float total) {
-                          if (c < cols) dweight[c] = total;
-                          else dbias[c - cols] = total;
-                        });
-  }
+  float* dbias = Norm::kAccumulators == 2 ? static_cast<float*>(a.tensors[5]) : nullptr;
+  sum_partial_columns(partials, st.parts, layout.width(), a.stream,
+                      [=] __device__(std::int64_t position, float total) {
+                        int accumulator, column;
+                        layout.column_of(static_cast<int>(position), accumulator, column);
+                        if (column >= 0) (accumulator == 0 ? dweight : dbias)[column] = total;
+                      });
 }
 
 }  // namespace kwb::norm_backward

@@ -63,6 +63,7 @@ struct RotateParams {
   float sin_sign;
   FastDiv by_per_token;  // (heads + kv_heads) * chunks: items per token
   FastDiv by_chunks;     // half / E: items per row
+  FastDiv by_seq;        // seq (fused_v2: a token's position in index mode)
 };
 
 // The cos and sin lanes of one item from shared memory: float4 reads when E allows.
