@@ -125,24 +125,8 @@ inline std::optional<std::string> refuse_direct(const Shape& s, DType dtype) {
 
 // Launches over the tokens in slices whose items fit 32-bit indices (one launch at LLM sizes).
 inline void launch_direct(const LaunchArgs& a, float sin_sign) {
-  const bool ids = a.shape.choice("positions") == "ids";
-  const std::int64_t seq = a.shape.at("seq");
-  RotateParams p{};
-  p.q = a.tensors[kQ];
-  p.k = a.tensors[kK];
-  p.cos = static_cast<const float*>(a.tensors[kCos]);
-  p.sin = static_cast<const float*>(a.tensors[kSin]);
-  p.ids = ids ? static_cast<const std::int64_t*>(a.tensors[kIds]) : nullptr;
-  p.q_out = a.tensors[first_output(ids)];
-  p.k_out = a.tensors[first_output(ids) + 1];
-  p.tokens = a.shape.at("batch") * seq;
-  p.seq = static_cast<int>(seq);  // refuse_direct: <= 2^30
-  p.by_seq = FastDiv(static_cast<unsigned>(seq));
-  p.table_rows = table_rows(seq, ids);
-  p.heads = static_cast<int>(a.shape.at("heads"));
-  p.kv_heads = static_cast<int>(a.shape.at("kv_heads"));
-  p.half = static_cast<int>(a.shape.at("head_dim") / 2);
-  p.sin_sign = sin_sign;
+  RotateParams p = rotate_params(a, sin_sign);
+  const std::int64_t seq = p.seq;
   const std::int64_t per_thread = a.tunables ? a.tunable("items_per_thread") : kDirectDefaultItems;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);

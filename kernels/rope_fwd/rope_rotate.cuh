@@ -218,8 +218,9 @@ inline std::optional<std::string> refuse_rotate(const Shape& s, DType dtype) {
   return std::nullopt;
 }
 
-// Launches the rotation with the op's tensor order (reference/rope.hpp).
-inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
+// The tensors and shape of a case in RotateParams, in the op's tensor order (reference/rope.hpp);
+// the split divisors and tokens_per_block are the launcher's.
+inline RotateParams rotate_params(const LaunchArgs& a, float sin_sign) {
   const bool ids = a.shape.choice("positions") == "ids";
   const std::int64_t seq = a.shape.at("seq");
   RotateParams p{};
@@ -231,12 +232,19 @@ inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
   p.q_out = a.tensors[first_output(ids)];
   p.k_out = a.tensors[first_output(ids) + 1];
   p.tokens = a.shape.at("batch") * seq;
-  p.seq = static_cast<int>(seq);
+  p.seq = static_cast<int>(seq);  // both refusals: seq <= 2^30
+  p.by_seq = FastDiv(static_cast<unsigned>(seq));
   p.table_rows = table_rows(seq, ids);
   p.heads = static_cast<int>(a.shape.at("heads"));
   p.kv_heads = static_cast<int>(a.shape.at("kv_heads"));
   p.half = static_cast<int>(a.shape.at("head_dim") / 2);
   p.sin_sign = sin_sign;
+  return p;
+}
+
+// Launches the rotation.
+inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
+  RotateParams p = rotate_params(a, sin_sign);
   const std::int64_t items_per_block = a.tunables ? a.tunable("items") : kDefaultItemsPerBlock;
   const std::int64_t unroll = a.tunables ? a.tunable("unroll") : kDefaultUnroll;
   dispatch_dtype(a.dtype, [&](auto tag) {
