@@ -39,9 +39,11 @@
 // LayerNorm). Cutting instructions moved LayerNorm 16384 x 8192 from 401.6 to 328 us (65% -> 80%
 // of the DRAM roof): group sums 30 instead of ~110 instructions per row, one reduction instead
 // of two, bf16 unpacked by one shift or mask per element (pack_floats.cuh). RMS is unchanged
-// (84% at 8192 columns). At 16384 columns one 512-thread group per SM is all the ring and the
-// registers allow, and LayerNorm stays near 60% (4096 x 16384): the next step there is fewer
-// warps' worth of serial work per row, e.g. a row split over a cluster.
+// (84% at 8192 columns). At 16384 columns the epilogue's scattered stores of the partials cost
+// 30-40 us per CTA; in the threads' layout (partial_layout.hpp) LayerNorm 4096 x 16384 went from
+// 222.9 to 176.4 us (59% -> 74% of copy) and 16384 x 16384 to 636 us (83%). What remains there
+// is one 512-thread group per SM: ~8 us to land its first row, a 19 us spread between the
+// fastest and slowest CTA's last row, and the second launch (~9 us).
 //
 // Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
 // starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
