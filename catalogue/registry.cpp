@@ -52,6 +52,22 @@ std::int64_t LaunchArgs::tunable(std::string_view name) const {
                           "': declare it in the variant's .tunables");
 }
 
+std::int64_t default_value(const Tunable& t, const Shape& shape, DType dtype) {
+  if (t.shape_default) return t.shape_default(shape, dtype);
+  return t.values.empty() ? 0 : t.values.front();
+}
+
+TunableValues default_tunables(const Variant& v, const Shape& shape, DType dtype) {
+  TunableValues out;
+  for (const Tunable& t : v.tunables) out.push_back({t.name, default_value(t, shape, dtype)});
+  return out;
+}
+
+std::string default_text(const Tunable& t) {
+  if (t.shape_default) return "per shape: " + t.default_rule;
+  return t.values.empty() ? std::string("none") : std::to_string(t.values.front());
+}
+
 void Registry::add(Op op) {
   if (find_op(op.name)) {
     add_problems_.push_back("op '" + op.name +
@@ -139,6 +155,21 @@ void check_variant(const Variant& v, const Op* op, std::vector<std::string>& out
       if (a.name == t.name)
         out.push_back(where + " tunable '" + t.name + "' has the name of an axis of op '" +
                       op->name + "': rename the tunable (both are set with --axis)");
+    if (t.shape_default) {
+      if (t.default_rule.empty())
+        out.push_back(where + " tunable '" + t.name + "' picks its default per shape but has no default_rule: "
+                      "say in a few words how it picks");
+      // The pick must be a declared value at every shape the op sweeps by default or at its edges.
+      for (const auto* shapes : {&op->default_shapes, &op->edge_shapes})
+        for (const Shape& s : *shapes)
+          for (DType d : op->dtypes) {
+            const auto value = t.shape_default(s, d);
+            if (std::find(t.values.begin(), t.values.end(), value) == t.values.end())
+              out.push_back(where + " tunable '" + t.name + "' picks " + std::to_string(value) + " at " +
+                            s.to_compact() + " " + std::string(to_string(d)) +
+                            ", which is not among its declared values: declare it or fix the rule");
+          }
+    }
   }
 }
 

@@ -39,11 +39,16 @@ struct AxisSpec {
 };
 
 // A knob of one variant (block size, unroll), swept like an axis and part of the case identity.
-// Only the first value (the default) runs unless the sweep names others: --axis block=128,256.
+// Only the default runs unless the sweep names values: --axis block=128,256. The default is the
+// first value, or, where the best value depends on the shape (a ring depth that suits short rows
+// but not long ones), what shape_default picks among the values; default_rule then says how in
+// a few words (`kwb list`, the catalogue).
 struct Tunable {
   std::string name;
-  std::vector<std::int64_t> values;  // positive; the first is the default
+  std::vector<std::int64_t> values;  // positive; the first is the default unless shape_default is set
   std::string help;
+  std::function<std::int64_t(const Shape&, DType)> shape_default = {};
+  std::string default_rule = {};
 };
 
 // How the generator fills one input tensor. Values are drawn on the device from a counter-based
@@ -209,6 +214,13 @@ struct Variant {
   // and before the L2 flush: e.g. zero an accumulator the kernel adds into.
   std::function<void(const LaunchArgs&)> reset;
 };
+
+// The default of a tunable at a shape: shape_default's pick, else the first value.
+std::int64_t default_value(const Tunable& t, const Shape& shape, DType dtype);
+// Every tunable of v at its default for the shape.
+TunableValues default_tunables(const Variant& v, const Shape& shape, DType dtype);
+// "4" or "per shape: <rule>": how `kwb list` and the catalogue state a tunable's default.
+std::string default_text(const Tunable& t);
 
 class Registry {
  public:

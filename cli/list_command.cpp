@@ -69,7 +69,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
             values += std::to_string(x);
           }
           std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n",
-                                   "", t.name, values, t.values.front(), t.name, t.help);
+                                   "", t.name, values, default_text(t), t.name, t.help);
         }
       }
       std::cout << "\n";

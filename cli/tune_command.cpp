@@ -70,11 +70,13 @@ int write_summary(const std::filesystem::path& out, std::size_t top_n, int exit_
   const std::filesystem::path report_path = out / "report.json";
   try {
     const Report report = read_report_json(report_path);
-    TunableValues defaults;  // the declared defaults of the report's variant
-    if (!report.cases.empty())
-      if (const Variant* v = Registry::instance().find_variant(report.cases.front().op, report.cases.front().variant))
-        for (const Tunable& t : v->tunables) defaults.push_back({t.name, t.values.front()});
-    const TuneSummary summary = summarize_tuning(report, defaults);
+    const Variant* v = report.cases.empty() ? nullptr
+                                            : Registry::instance().find_variant(report.cases.front().op,
+                                                                                report.cases.front().variant);
+    // The variant's defaults at each tuned shape (a default may depend on the shape).
+    const TuneSummary summary = summarize_tuning(report, [&](const Shape& shape, DType dtype) {
+      return v ? default_tunables(*v, shape, dtype) : TunableValues{};
+    });
     print_tuning(std::cout, summary, top_n);
     const auto tune_path = out / "tune.json";
     atomic_write_file(tune_path, tune_json(summary, report, top_n).dump(1) + "\n");

@@ -62,9 +62,11 @@ std::vector<Shape> shapes_for(const Op& op, const std::vector<AxisAssignment>& a
   return expand_sweep(grid);
 }
 
-// Every combination of the variant's tunable values: the defaults (first values) unless the
-// sweep names a tunable, then the named values the variant declares (in the order written).
-std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<AxisAssignment>& axes) {
+// Every combination of the variant's tunable values: the defaults at this shape (default_value)
+// unless the sweep names a tunable, then the named values the variant declares (in the order
+// written).
+std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<AxisAssignment>& axes,
+                                          const Shape& shape, DType dtype) {
   std::vector<TunableValues> points{{}};
   for (const Tunable& t : v.tunables) {
     std::vector<std::int64_t> values;
@@ -72,7 +74,7 @@ std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<Ax
       for (auto value : given->values)
         if (std::count(t.values.begin(), t.values.end(), value)) values.push_back(value);
     } else if (!t.values.empty()) {
-      values.push_back(t.values.front());
+      values.push_back(default_value(t, shape, dtype));
     }
     std::vector<TunableValues> next;
     for (const auto& p : points)
@@ -81,6 +83,20 @@ std::vector<TunableValues> tunable_points(const Variant& v, const std::vector<Ax
         next.back().push_back({t.name, value});
       }
     points = std::move(next);
+  }
+  return points;
+}
+
+// How many points tunable_points gives, without evaluating any default (no shape needed).
+std::size_t tunable_point_count(const Variant& v, const std::vector<AxisAssignment>& axes) {
+  std::size_t points = 1;
+  for (const Tunable& t : v.tunables) {
+    std::size_t n = t.values.empty() ? 0 : 1;
+    if (const AxisAssignment* given = given_for(axes, t.name)) {
+      n = 0;
+      for (auto value : given->values) n += std::count(t.values.begin(), t.values.end(), value) > 0;
+    }
+    points *= n;
   }
   return points;
 }
@@ -277,7 +293,7 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
     std::size_t dtypes = 0;
     for (DType dtype : ops[i]->dtypes) dtypes += req.dtypes.empty() || contains(req.dtypes, dtype);
     long double points = 0;  // variants x their tunable points
-    for (const Variant* v : chosen[i]) points += static_cast<long double>(tunable_points(*v, req.axes).size());
+    for (const Variant* v : chosen[i]) points += static_cast<long double>(tunable_point_count(*v, req.axes));
     const long double n = shape_count(*ops[i], req.axes, req.shape_set) * static_cast<long double>(dtypes) * points;
     total += n;
     if (n > biggest_count) {
@@ -299,7 +315,7 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
       for (const Shape& shape : shapes_for(*op, req.axes, req.shape_set)) {
         check_tensor_sizes(*op, dtype, shape);
         for (const Variant* v : chosen[i])
-          for (TunableValues& tunables : tunable_points(*v, req.axes)) {
+          for (TunableValues& tunables : tunable_points(*v, req.axes, shape, dtype)) {
             CaseRequest c;
             c.index = static_cast<int>(cases.size());
             c.op = op->name;

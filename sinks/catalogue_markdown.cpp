@@ -107,7 +107,7 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
     for (const Tunable& t : v->tunables) {
       std::vector<std::string> values;
       for (auto x : t.values) values.push_back(std::to_string(x));
-      what += fmt::format("; tunable `{}` = {} (default {})", t.name, joined(values, ", "), t.values.front());
+      what += fmt::format("; tunable `{}` = {} (default {})", t.name, joined(values, ", "), default_text(t));
     }
     out += fmt::format("| `{}` | {} | {} |\n", v->name, to_string(v->role), cell(what));
   }

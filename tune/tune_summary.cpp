@@ -24,6 +24,10 @@ std::optional<double> TunedShape::speedup_over_default() const {
 }
 
 TuneSummary summarize_tuning(const Report& report, const TunableValues& declared_defaults) {
+  return summarize_tuning(report, [&](const Shape&, DType) { return declared_defaults; });
+}
+
+TuneSummary summarize_tuning(const Report& report, const DefaultsAt& defaults_at) {
   TuneSummary out;
   out.complete = report.run.complete;
   for (const CaseRecord& c : report.cases) {
@@ -41,7 +45,7 @@ TuneSummary summarize_tuning(const Report& report, const TunableValues& declared
     if (c.disposition == Disposition::passed && c.timing && c.timing->span.median > 0) {
       const auto& span = c.timing->span;
       TunedConfiguration config{c.tunables, span.median, span.p10, span.p90, span.noise, c.nvtx_range};
-      if (c.tunables == declared_defaults) s.default_config = config;
+      if (c.tunables == defaults_at(c.shape, c.dtype)) s.default_config = config;
       s.ranked.push_back(std::move(config));
     } else if (c.disposition == Disposition::failed) {
       ++s.failed;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,7 +42,13 @@ struct TuneSummary {
   bool complete = false;           // false: the search was interrupted; these are the cases measured
 };
 
+// The variant's default tunables at a shape (default_tunables for a registered variant: a
+// default may depend on the shape).
+using DefaultsAt = std::function<TunableValues(const Shape&, DType)>;
+
 // Refused (std::invalid_argument): a report holding cases of more than one op or variant.
+TuneSummary summarize_tuning(const Report& report, const DefaultsAt& defaults_at);
+// The same with one set of defaults for every shape.
 TuneSummary summarize_tuning(const Report& report, const TunableValues& declared_defaults);
 
 // {"schema": "kwb.tune/1", "op", "variant", "device", "driver", "git_sha", "complete", "shapes":

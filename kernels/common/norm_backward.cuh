@@ -70,16 +70,24 @@
 
 namespace kwb::norm_backward {
 
-// kDefaultStages: the `stages` default, the faster in the H100 sweeps (2026-11-23): LayerNorm 4
-// at 16384 x 8192 (318-326 against 327-340 us at 3), RMS 3 (3 and 4 equal at 4096 x 16384).
 struct RmsNormGrad {
   static constexpr int kAccumulators = 1;  // dweight
-  static constexpr int kDefaultStages = 3;
 };
 struct LayerNormGrad {
   static constexpr int kAccumulators = 2;  // dweight, dbias
-  static constexpr int kDefaultStages = 4;
 };
+
+// The `stages` default per row size: 2 while a row's x and dy take at most 32 KB (8192 bf16
+// columns), else 3. H100 sweep, bf16, 2026-11-23, stages 2 / 3 / 4, us (LayerNorm; RMS):
+// 16384 x 2048 82.5 / 84.2 / 88.3; 81.3 / 81.2 / 85.7. 16384 x 4096 160.3 / 164.9 / 170.5;
+// 153.5 / 156.5 / 164.4. 16384 x 8192 304.6 / 322.1 / 327.5; 301.2 / 304.7 / 320.7.
+// 4096 x 16384 (4 does not fit) 186.2 / 175.1; 170.4 / 153.1. 16384 x 16384 645.1 / 635.5;
+// 624.0 / 566.9. At 16384 columns a group (one per SM) must keep two 64 KB rows loading while it
+// reduces one; at 8192 and below one row ahead is enough and a deeper ring only slows the group.
+inline constexpr std::int64_t kTwoStageRowBytes = 32 * 1024;
+inline int default_stages(std::int64_t cols, std::int64_t elem_bytes) {
+  return 2 * cols * elem_bytes <= kTwoStageRowBytes ? 2 : 3;
+}
 
 inline constexpr int kMaxGroupsNamed = 15;  // named barriers 1..15 (0 is __syncthreads)
 inline constexpr int kMaxParts = 1024;      // CTAs of launch 1: sizes the workspace
@@ -207,6 +215,7 @@ struct Args {
   const void* dy;
   void* dx;
   float* partials;  // (gridDim.x, PartialLayout::width()): the threads' layout
+  int* row_counter;  // dynamic schedule only: rows handed out so far past the first wave (0 at launch)
   std::int64_t rows;
   int cols;
   int tpr;     // threads per row group (a multiple of 32)
@@ -235,11 +244,29 @@ __device__ __forceinline__ float first_element(unsigned word) {
   else return __half2float(__ushort_as_half(static_cast<unsigned short>(word & 0xffffu)));
 }
 
+// Which rows a group takes. kStatic: rows gid, gid + total_groups, ... (a CTA's rows, hence its
+// partials and dweight's bits, are the same in every run). kDynamic: the first wave as kStatic,
+// then each next row from an atomic counter (Args::row_counter), fetched one row ahead by the
+// group's first thread: a group that runs faster takes more rows, so the CTAs end together, but
+// which rows a CTA sums into its partials varies from run to run and so do dweight's (and
+// dbias') last bits; dx is unchanged (a row's arithmetic does not depend on its group).
+enum class Schedule { kStatic, kDynamic };
+
+// The dynamic schedule's row ring: the row index of position p (the group's p-th row) in slot
+// p % kRowRing, written by the group's first thread `stages` positions ahead and read by the
+// group one (issue) and `stages` (compute) iterations later: kMaxStages + 1 slots keep a slot
+// from being rewritten before every thread of the group has passed the barrier after its read.
+inline constexpr int kRowRing = kMaxStages + 1;
+inline constexpr int kMaxGroups = 32;  // 1024 threads in groups of one warp
+
 // V: elements per vector (16, 8 or 4 bytes); VPT: vectors per thread.
-template <class Norm, class T, int V, int VPT>
+template <class Norm, class T, int V, int VPT, Schedule S = Schedule::kStatic>
 __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) norm_backward_kernel(Args a) {
+  constexpr bool kDynamic = S == Schedule::kDynamic;
   using P = Pack<T, V>;
   constexpr int A = Norm::kAccumulators;
+  // The column sums (launch 2) may take SMs as this grid's CTAs leave them: they wait for its end.
+  allow_dependent_launch();
   extern __shared__ __align__(16) unsigned char ring_bytes[];
   __shared__ float4 scratch[2][32];  // group_sums: (parity, warp) x 4 values
   const int tpr = a.tpr, groups = blockDim.x / tpr, stages = a.stages;
@@ -293,15 +320,58 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
   const std::int64_t my_rows = first_row < a.rows ? (a.rows - first_row + total_groups - 1) / total_groups : 0;
   std::int64_t ahead_row = first_row;  // the next row to copy, and its stage
   int ahead_stage = 0;
+
+  // Dynamic schedule: the group's row ring and its three cursors (slots of the row computed, the
+  // row copied next and the row fetched next); the first thread of the group fetches.
+  [[maybe_unused]] int* row_ring = nullptr;
+  [[maybe_unused]] int compute_slot = 0, ahead_slot = 0, fetch_slot = 0;
+  [[maybe_unused]] const bool fetcher = lane == 0;
+  [[maybe_unused]] bool exhausted = false;
+  auto group_barrier = [&] {
+    if (tpr > 32) asm volatile("bar.sync %0, %1;\n" ::"r"(1 + group), "r"(tpr) : "memory");
+    else __syncwarp();
+  };
+  // The next row from the counter (rows past the first wave), or a.rows once they are all taken.
+  auto fetch_row = [&]() -> int {
+    if (exhausted) return static_cast<int>(a.rows);
+    const std::int64_t r = total_groups + atomicAdd(a.row_counter, 1);
+    exhausted = r >= a.rows;
+    return static_cast<int>(std::min<std::int64_t>(r, a.rows));
+  };
+  if constexpr (kDynamic) {
+    __shared__ int ring_rows[kMaxGroups][kRowRing];
+    row_ring = ring_rows[group];
+    if (fetcher) {  // positions 0 .. stages - 1: the first wave's row, then the counter's
+      row_ring[0] = static_cast<int>(std::min<std::int64_t>(first_row, a.rows));
+      exhausted = first_row >= a.rows;
+      for (int k = 1; k < stages; ++k) row_ring[k] = fetch_row();
+    }
+    fetch_slot = stages;
+    group_barrier();
+  }
   auto issue_next = [&] {
-    issue(ahead_row, ahead_stage);
-    ahead_row += total_groups;
+    if constexpr (kDynamic) {
+      issue(row_ring[ahead_slot], ahead_stage);
+      ahead_slot = ahead_slot + 1 == kRowRing ? 0 : ahead_slot + 1;
+    } else {
+      issue(ahead_row, ahead_stage);
+      ahead_row += total_groups;
+    }
     ahead_stage = ahead_stage + 1 == stages ? 0 : ahead_stage + 1;
   };
   for (int k = 0; k < stages - 1; ++k) issue_next();
   std::int64_t row = first_row;
   int stage = 0;
-  for (std::int64_t k = 0; k < my_rows; ++k) {  // the same count for every thread of the group
+  // Static: the same count for every thread of the group. Dynamic: until the ring's row is past
+  // the end (every thread of the group reads the same slot).
+  for (std::int64_t k = 0; kDynamic || k < my_rows; ++k) {
+    [[maybe_unused]] int fetched = 0;
+    if constexpr (kDynamic) {
+      row = row_ring[compute_slot];
+      if (row >= a.rows) break;
+      compute_slot = compute_slot + 1 == kRowRing ? 0 : compute_slot + 1;
+      if (fetcher) fetched = fetch_row();  // the row `stages` positions ahead; used after this row
+    }
     // LayerNorm: every lane has read the previous row's shift word before lane 0 refills its stage.
     if constexpr (A == 2) __syncwarp();
     issue_next();  // into the stage the previous row used: read back by this thread already
@@ -342,6 +412,11 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
         }
       }
     }
+    if constexpr (kDynamic) {  // published by the barrier below (group_sums' own, or a warp's)
+      if (fetcher) row_ring[fetch_slot] = fetched;
+      fetch_slot = fetch_slot + 1 == kRowRing ? 0 : fetch_slot + 1;
+      if (tpr == 32) __syncwarp();
+    }
     group_sums(s, tpr, group, scratch, parity);
     float mean = 0.f, rstd, mean_g = 0.f, mean_g_xhat;
     if constexpr (A == 2) {
@@ -377,7 +452,7 @@ __global__ void __launch_bounds__(max_threads_for(V* VPT, Norm::kAccumulators)) 
         store_pack(dxr + i * tpr, pack_floats<T, V>(out));
       }
     }
-    row += total_groups;
+    if constexpr (!kDynamic) row += total_groups;
     stage = stage + 1 == stages ? 0 : stage + 1;
   }
   cp_async_wait(0);  // nothing of this thread's in flight at exit (the trailing groups are empty)
@@ -452,16 +527,16 @@ inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accum
 }
 
 // Calls fn(kernel) with the instantiation for the plan's V and VPT.
-template <class Norm, class T, class Fn>
+template <class Norm, class T, Schedule S, class Fn>
 void with_kernel(const Plan& p, Fn&& fn) {
   constexpr int E16 = 16 / static_cast<int>(sizeof(T));
   auto by_vpt = [&](auto v_tag) {
     constexpr int V = decltype(v_tag)::value;
     if constexpr (V >= 1) {
       switch (p.vectors_per_thread) {
-        case 1: fn(norm_backward_kernel<Norm, T, V, 1>); break;
-        case 2: fn(norm_backward_kernel<Norm, T, V, 2>); break;
-        default: fn(norm_backward_kernel<Norm, T, V, 4>); break;
+        case 1: fn(norm_backward_kernel<Norm, T, V, 1, S>); break;
+        case 2: fn(norm_backward_kernel<Norm, T, V, 2, S>); break;
+        default: fn(norm_backward_kernel<Norm, T, V, 4, S>); break;
       }
     }
   };
@@ -484,20 +559,24 @@ int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
                                                                               kMaxParts})));
 }
 
-inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators) {
-  return static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
-         static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
+// The workspace: [the dynamic schedule's row counter, padded to kCounterBytes] then the partials.
+inline constexpr std::size_t kCounterBytes = 256;
+inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators,
+                                   Schedule schedule = Schedule::kStatic) {
+  return (schedule == Schedule::kDynamic ? kCounterBytes : 0) +
+         static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
+             static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
 }
 
 // ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
 
-template <class Norm>
-std::vector<Tunable> tunables() {
-  constexpr std::int64_t stages = Norm::kDefaultStages;
+inline std::vector<Tunable> tunables() {
   return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
           {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
-          {"stages", {stages, stages == 3 ? 4 : 3, 2},
-           "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced"}};
+          {"stages", {2, 3, 4},
+           "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced",
+           [](const Shape& s, DType d) { return std::int64_t{default_stages(s.at("cols"), dtype_size(d))}; },
+           "2 up to 32 KB of x and dy per row, else 3"}};
 }
 
 template <class Norm>
@@ -506,12 +585,16 @@ std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes) {
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
   return plan_for(a.shape.at("cols"), elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2),
-                  value("cta_threads", 512), value("stages", Norm::kDefaultStages));
+                  value("cta_threads", 512),
+                  value("stages", default_stages(a.shape.at("cols"), elem_bytes)));
 }
 
-// Independent of the tunables: plan_for only raises VPT and lowers groups and stages.
-template <class Norm>
+// Independent of the tunables: plan_for only raises VPT and lowers groups and stages. The dynamic
+// schedule's row ring holds 32-bit row indices.
+template <class Norm, Schedule S = Schedule::kStatic>
 std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
+  if (S == Schedule::kDynamic && s.at("rows") > (std::int64_t{1} << 30))
+    return std::string("more than 2^30 rows: the dynamic schedule counts rows in 32 bits; use the statically scheduled variant");
   if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
     return std::nullopt;
   return std::string(reason);
@@ -522,8 +605,19 @@ struct State {
   int parts = 0;
 };
 
-// Plan, kernel attribute and occupancy query once per case, outside timing.
-template <class Norm>
+// Where the workspace keeps the dynamic schedule's row counter (null for the static one) and the partials.
+template <Schedule S>
+int* row_counter(void* workspace) {
+  return S == Schedule::kDynamic ? static_cast<int*>(workspace) : nullptr;
+}
+template <Schedule S>
+float* partials_of(void* workspace) {
+  return reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + (S == Schedule::kDynamic ? kCounterBytes : 0));
+}
+
+// Plan, kernel attribute and occupancy query once per case, outside timing. The dynamic schedule's
+// counter starts at zero here; every launch's second kernel sets it back to zero (launch below).
+template <class Norm, Schedule S = Schedule::kStatic>
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
   auto state = std::make_shared<State>();
   dispatch_dtype(a.dtype, [&](auto tag) {
@@ -531,36 +625,41 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
     const auto plan = plan_for<Norm>(a, sizeof(T));
     if (!plan) return;  // refused
     state->plan = *plan;
-    with_kernel<Norm, T>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
+    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
   });
+  if (int* counter = row_counter<S>(a.workspace)) cudaMemsetAsync(counter, 0, sizeof(int), a.stream);
   return state;
 }
 
-template <class Norm>
+template <class Norm, Schedule S = Schedule::kStatic>
 void launch(const LaunchArgs& a, double eps) {
   std::shared_ptr<void> own;  // only if the harness did not call prepare()
-  if (!a.state) own = prepare<Norm>(a);
+  if (!a.state) own = prepare<Norm, S>(a);
   const auto& st = *static_cast<const State*>(a.state ? a.state : own.get());
   if (st.parts == 0) return;  // refused before launch
   const auto cols = static_cast<int>(a.shape.at("cols"));
-  auto* partials = static_cast<float*>(a.workspace);
+  float* partials = partials_of<S>(a.workspace);
+  int* counter = row_counter<S>(a.workspace);
   const PartialLayout layout{st.plan.tpr, st.plan.vectors_per_thread, st.plan.vector_elems, cols,
                              Norm::kAccumulators};
-  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, a.shape.at("rows"), cols,
-                  st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, counter, a.shape.at("rows"),
+                  cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    with_kernel<Norm, T>(st.plan, [&](auto kernel) {
+    with_kernel<Norm, T, S>(st.plan, [&](auto kernel) {
       kernel<<<st.parts, st.plan.tpr * st.plan.groups, st.plan.smem_bytes, a.stream>>>(args);
     });
   });
   float* dweight = static_cast<float*>(a.tensors[4]);
   float* dbias = Norm::kAccumulators == 2 ? static_cast<float*>(a.tensors[5]) : nullptr;
+  // The column sums start after the first kernel has completed (sum_partial_columns waits for
+  // it), so no CTA of it still takes rows when position 0 zeroes the counter for the next launch.
   sum_partial_columns(partials, st.parts, layout.width(), a.stream,
                       [=] __device__(std::int64_t position, float total) {
                         int accumulator, column;
                         layout.column_of(static_cast<int>(position), accumulator, column);
                         if (column >= 0) (accumulator == 0 ? dweight : dbias)[column] = total;
+                        if (S == Schedule::kDynamic && position == 0) *counter = 0;
                       });
 }
 
