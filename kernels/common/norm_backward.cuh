@@ -77,16 +77,20 @@ struct LayerNormGrad {
   static constexpr int kAccumulators = 2;  // dweight, dbias
 };
 
-// The `stages` default per row size: 2 while a row's x and dy take at most 32 KB (8192 bf16
-// columns), else 3. H100 sweep, bf16, 2026-11-23, stages 2 / 3 / 4, us (LayerNorm; RMS):
-// 16384 x 2048 82.5 / 84.2 / 88.3; 81.3 / 81.2 / 85.7. 16384 x 4096 160.3 / 164.9 / 170.5;
-// 153.5 / 156.5 / 164.4. 16384 x 8192 304.6 / 322.1 / 327.5; 301.2 / 304.7 / 320.7.
-// 4096 x 16384 (4 does not fit) 186.2 / 175.1; 170.4 / 153.1. 16384 x 16384 645.1 / 635.5;
-// 624.0 / 566.9. At 16384 columns a group (one per SM) must keep two 64 KB rows loading while it
-// reduces one; at 8192 and below one row ahead is enough and a deeper ring only slows the group.
+// The `stages` default. Static schedule, per row size: 2 while a row's x and dy take at most
+// 32 KB (8192 bf16 columns), else 3. H100, bf16, 2026-11-24, stages 2 / 3 / 4, us (layernorm_bwd
+// fused_v4; rmsnorm_bwd fused_v2): 16384 x 2048 84.7 / 87.3 / 88.9; 80.6 / 82.6 / 85.4.
+// 16384 x 4096 158.0 / 163.7 / 170.3; 154.0 / 156.5 / 164.5. 16384 x 8192 305.3 / 326.5 / 329.4;
+// 300.7 / 305.5 / 317.3. 16384 x 16384 656.9 / 635.6 / 635.8; 622.7 / 564.6 / 564.9. 4096 x 16384
+// (4 does not fit) 187.2 / 174.1; 172.0 / 152.9. A static group must keep two 64 KB rows loading
+// at 16384 columns to ride out its SM's slow rows; one row ahead is enough below that, and a
+// deeper ring only takes L1 from the weight row. Dynamic schedule: 2 at every size (layernorm_bwd
+// fused_v5, same call: 79.7 / 80.4 / 81.8 at 16384 x 2048, 144.9 / 145.6 / 147.3 at 4096,
+// 276.9 / 277.9 / 284.3 at 8192, 550.5 / 628.7 / 628.6 at 16384; 4096 x 16384 154.7 / 175.6):
+// a group that waits on a slow row simply takes fewer rows.
 inline constexpr std::int64_t kTwoStageRowBytes = 32 * 1024;
-inline int default_stages(std::int64_t cols, std::int64_t elem_bytes) {
-  return 2 * cols * elem_bytes <= kTwoStageRowBytes ? 2 : 3;
+inline int default_stages(std::int64_t cols, std::int64_t elem_bytes, bool dynamic_rows) {
+  return dynamic_rows || 2 * cols * elem_bytes <= kTwoStageRowBytes ? 2 : 3;
 }
 
 inline constexpr int kMaxGroupsNamed = 15;  // named barriers 1..15 (0 is __syncthreads)
@@ -570,23 +574,28 @@ inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int acc
 
 // ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
 
-inline std::vector<Tunable> tunables() {
+inline std::vector<Tunable> tunables(Schedule schedule = Schedule::kStatic) {
+  Tunable stages{"stages", {2, 3, 4},
+                 "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced"};
+  if (schedule == Schedule::kStatic) {  // the dynamic schedule's default is the first value, 2
+    stages.shape_default = [](const Shape& s, DType d) {
+      return std::int64_t{default_stages(s.at("cols"), dtype_size(d), false)};
+    };
+    stages.default_rule = "2 up to 32 KB of x and dy per row, else 3";
+  }
   return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
           {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
-          {"stages", {2, 3, 4},
-           "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced",
-           [](const Shape& s, DType d) { return std::int64_t{default_stages(s.at("cols"), dtype_size(d))}; },
-           "2 up to 32 KB of x and dy per row, else 3"}};
+          std::move(stages)};
 }
 
-template <class Norm>
+template <class Norm, Schedule S = Schedule::kStatic>
 std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes) {
   auto value = [&](const char* name, int fallback) {
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
   return plan_for(a.shape.at("cols"), elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2),
                   value("cta_threads", 512),
-                  value("stages", default_stages(a.shape.at("cols"), elem_bytes)));
+                  value("stages", default_stages(a.shape.at("cols"), elem_bytes, S == Schedule::kDynamic)));
 }
 
 // Independent of the tunables: plan_for only raises VPT and lowers groups and stages. The dynamic
@@ -622,7 +631,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   auto state = std::make_shared<State>();
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    const auto plan = plan_for<Norm>(a, sizeof(T));
+    const auto plan = plan_for<Norm, S>(a, sizeof(T));
     if (!plan) return;  // refused
     state->plan = *plan;
     with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });

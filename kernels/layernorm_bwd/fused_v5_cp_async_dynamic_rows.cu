@@ -6,6 +6,12 @@
 // at the end. Taking the next row from a counter, one row ahead, lets fast groups take more.
 // Expected (bf16, H100): 4096 x 16384 from 175 us (74% of copy) to ~163 us (~80%); no change
 // where a CTA holds many short-row groups (16384 x 4096 and below).
+// Measured (H100, bf16, 2026-11-24, % of the DRAM roof, against v4 at its best stages): 4096 x
+// 16384 154.7 us, 84.7% (v4 174.1); 16384 x 16384 550.5 us, 95.2% (635.6); 16384 x 8192 276.9 us,
+// 94.6% (305.3); 16384 x 4096 144.9 us, 90.4% (158.0); 16384 x 2048 79.7 us, 82.2% (84.7). The
+// gain below 16384 columns, where a CTA holds several groups, says the static share was losing
+// there too: the column-sum launch took 8 us against v4's 50-100 us of waiting for the last CTA.
+// With rows by demand one row ahead (stages 2) is the best ring at every width.
 // Price: which rows a CTA sums into its partial column sums depends on timing, so dweight's and
 // dbias' last bits vary from run to run (fp32 sums of the same terms in another order; dx is
 // bit-identical). v4 stays the deterministic choice.
@@ -34,7 +40,7 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes = [](const Shape& s, DType) {
       return nb::workspace_bytes(s.at("rows"), s.at("cols"), 2, kDynamic);
     },
-    .tunables = nb::tunables(),
+    .tunables = nb::tunables(kDynamic),
     .prepare = nb::prepare<nb::LayerNormGrad, kDynamic>,
 });
 
