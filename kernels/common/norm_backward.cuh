@@ -41,9 +41,10 @@
 // of two, bf16 unpacked by one shift or mask per element (pack_floats.cuh). RMS is unchanged
 // (84% at 8192 columns). At 16384 columns the epilogue's scattered stores of the partials cost
 // 30-40 us per CTA; in the threads' layout (partial_layout.hpp) LayerNorm 4096 x 16384 went from
-// 222.9 to 176.4 us (59% -> 74% of copy) and 16384 x 16384 to 636 us (83%). What remains there
-// is one 512-thread group per SM: ~8 us to land its first row, a 19 us spread between the
-// fastest and slowest CTA's last row, and the second launch (~9 us).
+// 222.9 to 176.4 us (59% -> 74% of copy) and 16384 x 16384 to 636 us (83%). The 19 us
+// spread between the fastest and slowest CTA's last row that remained there (one 512-thread
+// group per SM) went with rows handed out by demand (Schedule::kDynamic, 2026-11-24): 4096 x
+// 16384 154.7 us (84.8%), 16384 x 16384 550.5 us (95.2%), 16384 x 8192 276.9 us (94.7%).
 //
 // Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
 // starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
