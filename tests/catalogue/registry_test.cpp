@@ -180,3 +180,55 @@ TEST(ShapeChoices, PrintedFormsKeepChoicesReadable) {
 
 }  // namespace
 }  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// A tunable whose default depends on the shape: 8 for rows up to 4, else 16.
+Tunable per_shape_block(std::string rule = "8 up to 4 rows, else 16", std::int64_t big = 16) {
+  return Tunable{"block", {8, 16, 32}, "",
+                 [big](const Shape& s, DType) { return s.at("rows") <= 4 ? std::int64_t{8} : big; },
+                 std::move(rule)};
+}
+
+Op op_with_shapes(const std::string& name) {
+  Op op = sound_op(name);
+  op.default_shapes = {Shape{{{"rows", 2}, {"layout", "bshd"}}}, Shape{{{"rows", 64}, {"layout", "bshd"}}}};
+  return op;
+}
+
+TEST(TunableDefaults, AShapeRulePicksPerShapeAndStatesItsRule) {
+  const Tunable t = per_shape_block();
+  EXPECT_EQ(default_value(t, Shape{{{"rows", 2}}}, DType::fp32), 8);
+  EXPECT_EQ(default_value(t, Shape{{{"rows", 64}}}, DType::fp32), 16);
+  EXPECT_EQ(default_text(t), "per shape: 8 up to 4 rows, else 16");
+  const Tunable plain{"unroll", {4, 2}, ""};
+  EXPECT_EQ(default_value(plain, Shape{{{"rows", 64}}}, DType::fp32), 4) << "no rule: the first value";
+  EXPECT_EQ(default_text(plain), "4");
+  Variant v = sound_variant("op_a", "v1");
+  v.tunables = {t, plain};
+  EXPECT_EQ(default_tunables(v, Shape{{{"rows", 64}}}, DType::fp32),
+            (TunableValues{{"block", 16}, {"unroll", 4}}));
+}
+
+TEST(RegistryProblems, AShapeRuleWithoutItsWordsOrPickingAnUndeclaredValueIsNamed) {
+  Registry r;
+  r.add(op_with_shapes("op_a"));
+  Variant silent = sound_variant("op_a", "v1");
+  silent.tunables = {per_shape_block("")};
+  r.add(silent);
+  Variant stray = sound_variant("op_a", "v2");
+  stray.tunables = {per_shape_block("8 or 24", 24)};
+  r.add(stray);
+  EXPECT_TRUE(HasProblem(r, {"op_a:v1", "tunable 'block'", "default_rule"}));
+  EXPECT_TRUE(HasProblem(r, {"op_a:v2", "picks 24", "64", "not among its declared values"}));
+  Registry sound;
+  sound.add(op_with_shapes("op_a"));
+  Variant fine = sound_variant("op_a", "v1");
+  fine.tunables = {per_shape_block()};
+  sound.add(fine);
+  EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
+}
+
+}  // namespace
+}  // namespace kwb

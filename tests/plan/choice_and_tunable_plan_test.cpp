@@ -2,6 +2,7 @@
 // hidden unless asked for, and reach the identity, the NVTX name and the repro command.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -129,6 +130,28 @@ TEST(ReproCommand, ReplansExactlyTheSameCaseWithChoicesAndTunables) {
   const auto replanned = plan_cases(again, registry());
   ASSERT_EQ(replanned.size(), 1u);
   EXPECT_EQ(case_identity(replanned[0]), case_identity(cases[0]));
+}
+
+// A tunable whose default depends on the shape (norm backward's `stages`: 2 up to 32 KB of x and
+// dy per row, else 3, for the static schedule; 2 everywhere for rows by demand) is planned at the
+// default of each shape, and a value named with --axis replaces it at every shape.
+TEST(PlanTunables, AShapeDependentDefaultIsPlannedPerShapeUnlessNamed) {
+  PlanRequest r;
+  r.ops = {"layernorm_bwd"};
+  r.variants = {"fused_v4_cp_async_row_groups", "fused_v5_cp_async_dynamic_rows"};
+  r.dtypes = {DType::bf16};
+  r.axes = {parse_axis_for("rows=4096", registry()), parse_axis_for("cols=4096,16384", registry())};
+  std::map<std::string, std::int64_t> stages;
+  for (const CaseRequest& c : plan_cases(r, registry()))
+    for (const auto& [name, value] : c.tunables)
+      if (name == "stages") stages[c.variant + "@" + std::to_string(c.shape.at("cols"))] = value;
+  EXPECT_EQ(stages, (std::map<std::string, std::int64_t>{{"fused_v4_cp_async_row_groups@4096", 2},
+                                                          {"fused_v4_cp_async_row_groups@16384", 3},
+                                                          {"fused_v5_cp_async_dynamic_rows@4096", 2},
+                                                          {"fused_v5_cp_async_dynamic_rows@16384", 2}}));
+  r.axes.push_back(parse_axis_for("stages=4", registry()));
+  for (const CaseRequest& c : plan_cases(r, registry()))
+    EXPECT_EQ(c.tunables.back(), (std::pair<std::string, std::int64_t>{"stages", 4})) << c.variant;
 }
 
 }  // namespace

@@ -64,6 +64,20 @@ TEST(TuneSummary, RanksEachShapeFastestFirstAndMeasuresTheBestAgainstTheDefault)
   EXPECT_DOUBLE_EQ(*s.shapes[1].speedup_over_default(), 1.0);
 }
 
+TEST(TuneSummary, ADefaultThatDependsOnTheShapeIsFoundAtEachShape) {
+  // The variant's default: 2 stages at 16384 rows, 3 at 4096 (as a shape_default rule picks).
+  const DefaultsAt defaults_at = [](const Shape& shape, DType) {
+    return TunableValues{{"stages", shape.at("rows") == 16384 ? 2 : 3}, {"cta_threads", 512}};
+  };
+  const TuneSummary s = summarize_tuning(tuning_report(), defaults_at);
+  ASSERT_EQ(s.shapes.size(), 2u);
+  ASSERT_TRUE(s.shapes[0].default_config.has_value());
+  EXPECT_DOUBLE_EQ(s.shapes[0].default_config->median_us, 160.5) << "16384 rows: the 2-stage case";
+  EXPECT_DOUBLE_EQ(*s.shapes[0].speedup_over_default(), 1.0);
+  ASSERT_TRUE(s.shapes[1].default_config.has_value());
+  EXPECT_DOUBLE_EQ(s.shapes[1].default_config->median_us, 50.0) << "4096 rows: the 3-stage case";
+}
+
 TEST(TuneSummary, AnInterruptedSearchKeepsWhatItMeasuredAndSaysSo) {
   Report r = tuning_report();
   r.run.complete = false;
