@@ -80,22 +80,22 @@ __device__ __forceinline__ V from_words(const uint4& w) {
   memcpy(&v, &w, 16);
   return v;
 }
-template <class V>
-__device__ __forceinline__ V ld16_l1_last_l2_hint(const V* ptr, std::uint64_t policy) {
+// A 16-byte load with L1 and L2 evict_last hints; kReadOnly: through the non-coherent
+// (read-only) path, as __ldg.
+template <bool kReadOnly, class V>
+__device__ __forceinline__ V ld16_evict_last(const V* ptr, std::uint64_t policy) {
   uint4 w;
-  asm("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(ptr), "l"(policy));
+  if constexpr (kReadOnly)
+    asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(ptr), "l"(policy));
+  else
+    asm("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(ptr), "l"(policy));
   return from_words<V>(w);
 }
-template <class V>
-__device__ __forceinline__ V ld16_nc_l1_last_l2_hint(const V* ptr, std::uint64_t policy) {
-  uint4 w;
-  asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(ptr), "l"(policy));
-  return from_words<V>(w);
-}
-// E table lanes from global memory through L1 (float4 reads when E allows); at cache 2 and 3
-// with L1 and L2 evict_last hints (`policy`) at kCacheTablesLast.
+
+// E table lanes from global memory through L1 (float4 reads when E allows), with L1 and L2
+// evict_last hints (`policy`) at kCacheTablesLast.
 template <int E, int kCache = kCacheDefault>
 __device__ __forceinline__ void load_table_lanes(const float* src, float (&out)[E],
                                                  [[maybe_unused]] std::uint64_t policy = 0) {
@@ -104,7 +104,7 @@ __device__ __forceinline__ void load_table_lanes(const float* src, float (&out)[
     for (int e = 0; e < E; e += 4) {
       float4 v;
       if constexpr (kCache == kCacheTablesLast)
-        v = ld16_nc_l1_last_l2_hint(reinterpret_cast<const float4*>(src + e), policy);
+        v = ld16_evict_last<true>(reinterpret_cast<const float4*>(src + e), policy);
       else
         v = __ldg(reinterpret_cast<const float4*>(src + e));
       out[e] = v.x, out[e + 1] = v.y, out[e + 2] = v.z, out[e + 3] = v.w;
@@ -119,7 +119,7 @@ __device__ __forceinline__ void load_table_lanes(const float* src, float (&out)[
 // The partner half a thread reads but does not store (halves 1): evict_last as the tables.
 template <int kCache, class P>
 __device__ __forceinline__ P load_partner(const P* ptr, [[maybe_unused]] std::uint64_t last) {
-  if constexpr (kCache == kCacheTablesLast) return ld16_l1_last_l2_hint(ptr, last);
+  if constexpr (kCache == kCacheTablesLast) return ld16_evict_last<false>(ptr, last);
   else return *ptr;
 }
 
