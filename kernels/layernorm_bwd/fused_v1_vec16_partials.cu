@@ -33,6 +33,7 @@
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "kernels/layernorm_bwd/row_backward.cuh"
 #include "reference/layernorm.hpp"
 
 namespace kwb {
@@ -69,7 +70,6 @@ layernorm_bwd_v1(const T* __restrict__ x, const T* __restrict__ w, const T* __re
     const std::int64_t row_start = r * cols;
     const P* xb = reinterpret_cast<const P*>(x + row_start + split.head);
     const P* dyb = reinterpret_cast<const P*>(dy + row_start + split.head);
-    P* dxb = reinterpret_cast<P*>(dx + row_start + split.head);
     P xv[VPT], dyv[VPT];  // (VPT, E)
     float x_edge = 0, dy_edge = 0;
 #pragma unroll
@@ -85,66 +85,8 @@ layernorm_bwd_v1(const T* __restrict__ x, const T* __restrict__ w, const T* __re
       dy_edge = to_float(dy[row_start + edge_col]);
     }
 
-    // The mean, then the variance, sum(g) and sum(g * (x - mean)) in one block sum.
-    float sum = x_edge;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i)
-      if (threadIdx.x + i * blockDim.x < split.nvec) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) sum += to_float(xv[i].v[e]);
-      }
-    const float mean = block_sum(sum, scratch) * inv_cols;
-
-    float sums[3] = {0, 0, 0};  // (x - mean)^2, g, g * (x - mean)
-    if (has_edge) {
-      const float d = x_edge - mean, g = to_float(w[edge_col]) * dy_edge;
-      sums[0] = d * d;
-      sums[1] = g;
-      sums[2] = g * d;
-    }
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = threadIdx.x + i * blockDim.x;
-      if (idx < split.nvec) {
-        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const float d = to_float(xv[i].v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyv[i].v[e]);
-          sums[0] += d * d;
-          sums[1] += g;
-          sums[2] += g * d;
-        }
-      }
-    }
-    block_sums<3>(sums, scratch);
-    const float rstd = rsqrtf(sums[0] * inv_cols + eps);
-    const float mean_g = sums[1] * inv_cols;
-    const float mean_g_xhat = sums[2] * inv_cols * rstd;
-
-    // dx, and this row's share of dweight and dbias.
-    if (has_edge) {
-      const float xhat = (x_edge - mean) * rstd, g = to_float(w[edge_col]) * dy_edge;
-      dx[row_start + edge_col] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
-      dw_edge += dy_edge * xhat;
-      db_edge += dy_edge;
-    }
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = threadIdx.x + i * blockDim.x;
-      if (idx < split.nvec) {
-        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);  // an L1 hit
-        P out;
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const float xhat = (to_float(xv[i].v[e]) - mean) * rstd, d_y = to_float(dyv[i].v[e]);
-          const float g = to_float(wp.v[e]) * d_y;
-          out.v[e] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
-          dw[i][e] += d_y * xhat;
-          db[i][e] += d_y;
-        }
-        store_vector16(dxb + idx, out);
-      }
-    }
+    layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
+                                   eps, scratch, dw, db, dw_edge, db_edge);
   }
 
   // The block's row of partials: every column exactly once (head, body and tail cover the row).

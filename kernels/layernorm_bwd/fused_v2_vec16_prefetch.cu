@@ -21,6 +21,7 @@
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "kernels/layernorm_bwd/row_backward.cuh"
 #include "reference/layernorm.hpp"
 
 namespace kwb {
@@ -72,71 +73,12 @@ layernorm_bwd_v2(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   if (blockIdx.x < rows) load_row(blockIdx.x, xv, dyv, x_edge, dy_edge);
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const std::int64_t row_start = r * cols;
-    P* dxb = reinterpret_cast<P*>(dx + row_start + split.head);
     P xn[VPT], dyn[VPT];  // (VPT, E): the next row, in flight during this row's reductions
     float xn_edge = 0, dyn_edge = 0;
     if (r + gridDim.x < rows) load_row(r + gridDim.x, xn, dyn, xn_edge, dyn_edge);
 
-    // The mean, then the variance, sum(g) and sum(g * (x - mean)) in one block sum.
-    float sum = x_edge;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i)
-      if (threadIdx.x + i * blockDim.x < split.nvec) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) sum += to_float(xv[i].v[e]);
-      }
-    const float mean = block_sum(sum, scratch) * inv_cols;
-
-    float sums[3] = {0, 0, 0};  // (x - mean)^2, g, g * (x - mean)
-    if (has_edge) {
-      const float d = x_edge - mean, g = to_float(w[edge_col]) * dy_edge;
-      sums[0] = d * d;
-      sums[1] = g;
-      sums[2] = g * d;
-    }
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = threadIdx.x + i * blockDim.x;
-      if (idx < split.nvec) {
-        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const float d = to_float(xv[i].v[e]) - mean, g = to_float(wp.v[e]) * to_float(dyv[i].v[e]);
-          sums[0] += d * d;
-          sums[1] += g;
-          sums[2] += g * d;
-        }
-      }
-    }
-    block_sums<3>(sums, scratch);
-    const float rstd = rsqrtf(sums[0] * inv_cols + eps);
-    const float mean_g = sums[1] * inv_cols;
-    const float mean_g_xhat = sums[2] * inv_cols * rstd;
-
-    // dx, and this row's share of dweight and dbias.
-    if (has_edge) {
-      const float xhat = (x_edge - mean) * rstd, g = to_float(w[edge_col]) * dy_edge;
-      dx[row_start + edge_col] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
-      dw_edge += dy_edge * xhat;
-      db_edge += dy_edge;
-    }
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = threadIdx.x + i * blockDim.x;
-      if (idx < split.nvec) {
-        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);  // an L1 hit
-        P out;
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const float xhat = (to_float(xv[i].v[e]) - mean) * rstd, d_y = to_float(dyv[i].v[e]);
-          const float g = to_float(wp.v[e]) * d_y;
-          out.v[e] = from_float<T>(rstd * (g - mean_g - xhat * mean_g_xhat));
-          dw[i][e] += d_y * xhat;
-          db[i][e] += d_y;
-        }
-        store_vector16(dxb + idx, out);
-      }
-    }
+    layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
+                                   eps, scratch, dw, db, dw_edge, db_edge);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {  // as uint4: a Pack<bf16> assignment can go through local memory
       *reinterpret_cast<uint4*>(&xv[i]) = *reinterpret_cast<const uint4*>(&xn[i]);
