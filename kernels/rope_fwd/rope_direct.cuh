@@ -290,36 +290,39 @@ void launch_slices(const LaunchArgs& a, RotateParams p, int lanes, Kernel kernel
   }
 }
 
-// fn(integral_constant<int, E>) for the lanes of a pack at this row width.
+// fn(T{}, integral_constant<int, E>{}, lanes) for the case's dtype T and the E lanes of a pack
+// at this row width (16 bytes where the half row allows, else narrower).
 template <class Fn>
-void by_lanes(int lanes, Fn&& fn) {
-  switch (lanes) {
-    case 8: fn(std::integral_constant<int, 8>{}); break;
-    case 4: fn(std::integral_constant<int, 4>{}); break;
-    case 2: fn(std::integral_constant<int, 2>{}); break;
-    default: fn(std::integral_constant<int, 1>{}); break;
-  }
+void with_pack(const LaunchArgs& a, const RotateParams& p, Fn&& fn) {
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int lanes = lanes_for(p.half, sizeof(T));
+    auto go = [&](auto lanes_tag) {
+      if constexpr (decltype(lanes_tag)::value * sizeof(T) <= 16) fn(tag, lanes_tag, lanes);
+    };
+    switch (lanes) {
+      case 8: go(std::integral_constant<int, 8>{}); break;
+      case 4: go(std::integral_constant<int, 4>{}); break;
+      case 2: go(std::integral_constant<int, 2>{}); break;
+      default: go(std::integral_constant<int, 1>{}); break;
+    }
+  });
 }
 
 // fused_v2: token-major items of both halves of a chunk pair, `items_per_thread` per thread.
 inline void launch_direct(const LaunchArgs& a, float sin_sign) {
   const RotateParams p = rotate_params(a, sin_sign);
   const std::int64_t per_thread = a.tunables ? a.tunable("items_per_thread") : kDirectDefaultItems;
-  dispatch_dtype(a.dtype, [&](auto tag) {
+  with_pack(a, p, [&](auto tag, auto lanes_tag, int lanes) {
     using T = decltype(tag);
-    const int lanes = lanes_for(p.half, sizeof(T));
-    by_lanes(lanes, [&](auto lanes_tag) {
-      constexpr int E = decltype(lanes_tag)::value;
-      if constexpr (E * sizeof(T) <= 16) {
-        auto go = [&](auto items_tag) {
-          constexpr int U = decltype(items_tag)::value;
-          launch_slices<2, T>(a, p, lanes, rope_direct_kernel<T, E, U>, kThreads, U);
-        };
-        if (per_thread == 4) go(std::integral_constant<int, 4>{});
-        else if (per_thread == 1) go(std::integral_constant<int, 1>{});
-        else go(std::integral_constant<int, kDirectDefaultItems>{});
-      }
-    });
+    constexpr int E = decltype(lanes_tag)::value;
+    auto go = [&](auto items_tag) {
+      constexpr int U = decltype(items_tag)::value;
+      launch_slices<2, T>(a, p, lanes, rope_direct_kernel<T, E, U>, kThreads, U);
+    };
+    if (per_thread == 4) go(std::integral_constant<int, 4>{});
+    else if (per_thread == 1) go(std::integral_constant<int, 1>{});
+    else go(std::integral_constant<int, kDirectDefaultItems>{});
   });
 }
 
@@ -328,18 +331,12 @@ inline void launch_direct(const LaunchArgs& a, float sin_sign) {
 inline constexpr int kPerPackThreads = 128;
 inline void launch_per_pack(const LaunchArgs& a, float sin_sign) {
   const RotateParams p = rotate_params(a, sin_sign);
-  dispatch_dtype(a.dtype, [&](auto tag) {
+  with_pack(a, p, [&](auto tag, auto lanes_tag, int lanes) {
     using T = decltype(tag);
-    const int lanes = lanes_for(p.half, sizeof(T));
-    by_lanes(lanes, [&](auto lanes_tag) {
-      constexpr int E = decltype(lanes_tag)::value;
-      if constexpr (E * sizeof(T) <= 16) {
-        constexpr int kCache = E * sizeof(T) == 16 ? kCacheTablesLast : kCacheDefault;
-        launch_slices<1, T>(a, p, lanes,
-                            rope_direct_kernel<T, E, 1, kPerPackThreads, kOrderTensorMajor, kCache, 1>,
-                            kPerPackThreads, 1);
-      }
-    });
+    constexpr int E = decltype(lanes_tag)::value;
+    constexpr int kCache = E * sizeof(T) == 16 ? kCacheTablesLast : kCacheDefault;
+    launch_slices<1, T>(a, p, lanes, rope_direct_kernel<T, E, 1, kPerPackThreads, kOrderTensorMajor, kCache, 1>,
+                        kPerPackThreads, 1);
   });
 }
 
