@@ -17,7 +17,7 @@
 // bit-identical). v4 stays the deterministic choice.
 // Sizes as v4 (rows of a multiple of 4 bytes, up to 16384 columns), and at most 2^30 rows.
 #include "catalogue/registry.hpp"
-#include "kernels/common/norm_backward.cuh"
+#include "kernels/common/norm_backward_launch.cuh"
 #include "reference/layernorm.hpp"
 
 namespace kwb {

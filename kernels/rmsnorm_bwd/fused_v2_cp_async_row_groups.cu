@@ -10,7 +10,7 @@
 // Sizes: rows of a multiple of 4 bytes up to 16384 columns; odd bf16/fp16 rows are refused
 // (fused_v1_persistent_vec16 runs them).
 #include "catalogue/registry.hpp"
-#include "kernels/common/norm_backward.cuh"
+#include "kernels/common/norm_backward_launch.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

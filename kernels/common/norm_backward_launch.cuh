@@ -1,0 +1,205 @@
+// The host side of norm_backward.cuh's kernel: the launch plan (vectors per thread, groups,
+// ring stages), the tunables and their defaults, the workspace (partials and, for rows by demand,
+// the row counter), and the variants' prepare and launch callbacks (two kernels: the row kernel,
+// then the deterministic column sums of column_partials.cuh).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "catalogue/registry.hpp"
+#include "kernels/common/column_partials.cuh"
+#include "kernels/common/norm_backward.cuh"
+#include "kernels/common/partial_layout.hpp"
+
+namespace kwb::norm_backward {
+
+struct Plan {
+  int vector_bytes = 16;
+  int vector_elems = 8;  // V
+  int vectors_per_thread = 2;  // VPT
+  int tpr = 32;
+  int groups = 1;
+  int stages = 3;
+  std::size_t smem_bytes = 0;  // the ring (dynamic shared memory)
+};
+
+// The launch for a row of `cols` elements of `elem_bytes`, from the wanted vectors per thread
+// (raised until a row fits a group), threads per CTA and stages (lowered until the ring fits).
+// None: odd rows of 16-bit elements, or rows over 4 vectors x 1024 threads (16384 bf16 columns).
+inline std::optional<Plan> plan_for(std::int64_t cols, int elem_bytes, int accumulators, int want_vpt,
+                                    int want_cta_threads, int want_stages) {
+  const std::int64_t row_bytes = cols * elem_bytes;
+  Plan p;
+  p.vector_bytes = row_bytes % 16 == 0 ? 16 : row_bytes % 8 == 0 ? 8 : row_bytes % 4 == 0 ? 4 : 0;
+  if (p.vector_bytes == 0 || cols < 1) return std::nullopt;
+  p.vector_elems = p.vector_bytes / elem_bytes;
+  const std::int64_t nvec = cols / p.vector_elems;
+  p.vectors_per_thread = std::clamp(want_vpt, 1, 4);
+  auto threads = [&] { return (nvec + p.vectors_per_thread - 1) / p.vectors_per_thread; };
+  auto max_threads = [&] { return max_threads_for(p.vector_elems * p.vectors_per_thread, accumulators); };
+  while (threads() > max_threads() && p.vectors_per_thread < 4) p.vectors_per_thread *= 2;
+  if (threads() > max_threads()) return std::nullopt;
+  p.tpr = static_cast<int>((threads() + 31) / 32 * 32);
+  p.groups = std::max(1, std::min(want_cta_threads, max_threads()) / p.tpr);
+  if (p.tpr > 32) p.groups = std::min(p.groups, kMaxGroupsNamed);
+  p.stages = std::clamp(want_stages, 1, kMaxStages);
+  auto smem = [&] {
+    return static_cast<std::size_t>(p.groups) * p.stages *
+           ring_stage_bytes(p.vectors_per_thread, p.tpr, p.vector_bytes, accumulators);
+  };
+  while (smem() > kSmemLimit && p.groups > 1) --p.groups;
+  while (smem() > kSmemLimit && p.stages > 1) --p.stages;
+  if (smem() > kSmemLimit) return std::nullopt;
+  p.smem_bytes = smem();
+  return p;
+}
+
+// Calls fn(kernel) with the instantiation for the plan's V and VPT.
+template <class Norm, class T, Schedule S, class Fn>
+void with_kernel(const Plan& p, Fn&& fn) {
+  constexpr int E16 = 16 / static_cast<int>(sizeof(T));
+  auto by_vpt = [&](auto v_tag) {
+    constexpr int V = decltype(v_tag)::value;
+    if constexpr (V >= 1) {
+      switch (p.vectors_per_thread) {
+        case 1: fn(norm_backward_kernel<Norm, T, V, 1, S>); break;
+        case 2: fn(norm_backward_kernel<Norm, T, V, 2, S>); break;
+        default: fn(norm_backward_kernel<Norm, T, V, 4, S>); break;
+      }
+    }
+  };
+  if (p.vector_bytes == 16) by_vpt(std::integral_constant<int, E16>{});
+  else if (p.vector_bytes == 8) by_vpt(std::integral_constant<int, E16 / 2>{});
+  else by_vpt(std::integral_constant<int, E16 / 4>{});
+}
+
+// CTAs of launch 1: every resident CTA of one wave, at most one per `groups` rows and kMaxParts.
+// Sets the kernel's dynamic shared memory limit; call outside timing (prepare()).
+template <class Kernel>
+int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+  int device = 0, sms = 1, per_sm = 1;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.tpr * p.groups, p.smem_bytes);
+  const std::int64_t wave = std::int64_t{sms} * std::max(1, per_sm);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({wave, (rows + p.groups - 1) / p.groups,
+                                                                              kMaxParts})));
+}
+
+// The workspace: [the dynamic schedule's row counter, padded to kCounterBytes] then the partials.
+inline constexpr std::size_t kCounterBytes = 256;
+inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators,
+                                   Schedule schedule = Schedule::kStatic) {
+  return (schedule == Schedule::kDynamic ? kCounterBytes : 0) +
+         static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
+             static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
+}
+
+// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
+
+inline std::vector<Tunable> tunables(Schedule schedule = Schedule::kStatic) {
+  Tunable stages{"stages", {2, 3, 4},
+                 "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced"};
+  if (schedule == Schedule::kStatic) {  // the dynamic schedule's default is the first value, 2
+    stages.shape_default = [](const Shape& s, DType d) {
+      return std::int64_t{default_stages(s.at("cols"), dtype_size(d), false)};
+    };
+    stages.default_rule = "2 up to 32 KB of x and dy per row, else 3";
+  }
+  return {{"vectors_per_thread", {2, 1, 4}, "16-byte vectors of a row per thread (raised when a row needs it)"},
+          {"cta_threads", {512, 1024, 256}, "threads per CTA: row groups of a CTA = this / threads per row"},
+          std::move(stages)};
+}
+
+template <class Norm, Schedule S = Schedule::kStatic>
+std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes) {
+  auto value = [&](const char* name, int fallback) {
+    return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
+  };
+  return plan_for(a.shape.at("cols"), elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2),
+                  value("cta_threads", 512),
+                  value("stages", default_stages(a.shape.at("cols"), elem_bytes, S == Schedule::kDynamic)));
+}
+
+// Independent of the tunables: plan_for only raises VPT and lowers groups and stages. The dynamic
+// schedule's row ring holds 32-bit row indices.
+template <class Norm, Schedule S = Schedule::kStatic>
+std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
+  if (S == Schedule::kDynamic && s.at("rows") > (std::int64_t{1} << 30))
+    return std::string("more than 2^30 rows: the dynamic schedule counts rows in 32 bits; use the statically scheduled variant");
+  if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
+    return std::nullopt;
+  return std::string(reason);
+}
+
+struct State {
+  Plan plan;
+  int parts = 0;
+};
+
+// Where the workspace keeps the dynamic schedule's row counter (null for the static one) and the partials.
+template <Schedule S>
+int* row_counter(void* workspace) {
+  return S == Schedule::kDynamic ? static_cast<int*>(workspace) : nullptr;
+}
+template <Schedule S>
+float* partials_of(void* workspace) {
+  return reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + (S == Schedule::kDynamic ? kCounterBytes : 0));
+}
+
+// Plan, kernel attribute and occupancy query once per case, outside timing. The dynamic schedule's
+// counter starts at zero here; every launch's second kernel sets it back to zero (launch below).
+template <class Norm, Schedule S = Schedule::kStatic>
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  auto state = std::make_shared<State>();
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto plan = plan_for<Norm, S>(a, sizeof(T));
+    if (!plan) return;  // refused
+    state->plan = *plan;
+    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
+  });
+  if (int* counter = row_counter<S>(a.workspace)) cudaMemsetAsync(counter, 0, sizeof(int), a.stream);
+  return state;
+}
+
+template <class Norm, Schedule S = Schedule::kStatic>
+void launch(const LaunchArgs& a, double eps) {
+  std::shared_ptr<void> own;  // only if the harness did not call prepare()
+  if (!a.state) own = prepare<Norm, S>(a);
+  const auto& st = *static_cast<const State*>(a.state ? a.state : own.get());
+  if (st.parts == 0) return;  // refused before launch
+  const auto cols = static_cast<int>(a.shape.at("cols"));
+  float* partials = partials_of<S>(a.workspace);
+  int* counter = row_counter<S>(a.workspace);
+  const PartialLayout layout{st.plan.tpr, st.plan.vectors_per_thread, st.plan.vector_elems, cols,
+                             Norm::kAccumulators};
+  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, counter, a.shape.at("rows"),
+                  cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    with_kernel<Norm, T, S>(st.plan, [&](auto kernel) {
+      kernel<<<st.parts, st.plan.tpr * st.plan.groups, st.plan.smem_bytes, a.stream>>>(args);
+    });
+  });
+  float* dweight = static_cast<float*>(a.tensors[4]);
+  float* dbias = Norm::kAccumulators == 2 ? static_cast<float*>(a.tensors[5]) : nullptr;
+  // The column sums start after the first kernel has completed (sum_partial_columns waits for
+  // it), so no CTA of it still takes rows when position 0 zeroes the counter for the next launch.
+  sum_partial_columns(partials, st.parts, layout.width(), a.stream,
+                      [=] __device__(std::int64_t position, float total) {
+                        int accumulator, column;
+                        layout.column_of(static_cast<int>(position), accumulator, column);
+                        if (column >= 0) (accumulator == 0 ? dweight : dbias)[column] = total;
+                        if (S == Schedule::kDynamic && position == 0) *counter = 0;
+                      });
+}
+
+}  // namespace kwb::norm_backward
