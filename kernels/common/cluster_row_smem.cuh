@@ -38,6 +38,12 @@ inline constexpr std::int64_t kMaxSliceBytes = 220 * 1024;
 // A cluster shrinks (halves) while half of it would still give each thread <= this many vectors:
 // short rows then take fewer CTAs instead of many nearly empty ones.
 inline constexpr std::int64_t kShrinkVectorsPerThread = 4;
+// Slices start this many bytes apart from the row's first body vector, rounded up: a multiple of
+// 128 keeps every CTA's loads and stores on whole 128-byte lines where the row's body starts on
+// one (every row of a row-major tensor whose row is a multiple of 128 bytes). Without it, a
+// vocabulary of 128256 bf16 split 8 ways gives slices of 32064 bytes and every odd rank starts
+// 64 bytes into a line.
+inline constexpr int kSliceAlignBytes = 128;
 
 // ---------------------------------------------------------------------------------------------
 // Host: the launch plan.
@@ -50,10 +56,12 @@ struct Plan {
 };
 
 // `max_cluster`: the cluster size for long rows (1, 2, 4, 8 or 16); shorter rows take the
-// largest power of two below it that keeps them from being spread thin. nullopt (with `why`):
-// a slice does not fit in one CTA's shared memory, or the grid would overflow.
+// largest power of two below it that keeps them from being spread thin. `align_bytes` (a power of
+// two, 16..4096): slices start a multiple of it apart (the last CTAs take what is left, maybe
+// nothing). nullopt (with `why`): a slice does not fit in one CTA's shared memory, or the grid
+// would overflow.
 inline std::optional<Plan> plan_for(std::int64_t rows, std::int64_t cols, std::size_t elem_bytes, int max_cluster,
-                                    int threads, std::string* why = nullptr) {
+                                    int threads, std::string* why = nullptr, int align_bytes = kSliceAlignBytes) {
   const std::int64_t per_vector = 16 / static_cast<std::int64_t>(elem_bytes);
   const std::int64_t nvec = cols / per_vector;  // a misaligned row has fewer, never more
   auto fail = [&](std::string reason) -> std::optional<Plan> {
@@ -64,13 +72,17 @@ inline std::optional<Plan> plan_for(std::int64_t rows, std::int64_t cols, std::s
     return fail("cluster size must be 1, 2, 4, 8 or 16");
   if (threads < 32 || threads > 1024 || threads % 32 != 0 || threads < 2 * (per_vector - 1))
     return fail("threads per CTA must be a multiple of 32 in [32, 1024]");
+  if (align_bytes < 16 || align_bytes > 4096 || (align_bytes & (align_bytes - 1)) != 0)
+    return fail("slice alignment must be a power of two from 16 to 4096 bytes");
   if (cols > 2147483647 - 16) return fail("cols above 2^31 - 17 exceed the kernel's int column index");
   Plan p;
   p.threads = threads;
   p.cluster = max_cluster;
   while (p.cluster > 1 && (nvec + p.cluster / 2 - 1) / (p.cluster / 2) <= kShrinkVectorsPerThread * threads)
     p.cluster /= 2;
-  const std::int64_t per_cta = (nvec + p.cluster - 1) / p.cluster;
+  const std::int64_t align_vectors = align_bytes / 16;
+  const std::int64_t even_share = (nvec + p.cluster - 1) / p.cluster;
+  const std::int64_t per_cta = std::min(nvec, (even_share + align_vectors - 1) / align_vectors * align_vectors);
   const std::int64_t bytes = std::max<std::int64_t>(per_cta, 1) * 16;
   if (bytes > kMaxSliceBytes)
     return fail("a slice of " + std::to_string(per_cta * 16 / 1024) + " KiB (row / cluster of " +

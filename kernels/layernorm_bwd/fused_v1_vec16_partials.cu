@@ -86,7 +86,8 @@ layernorm_bwd_v1(const T* __restrict__ x, const T* __restrict__ w, const T* __re
     }
 
     layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
-                                   eps, scratch, dw, db, dw_edge, db_edge);
+                                   eps, whole_block(), [&](auto& v) { block_sums(v, scratch); }, dw, db, dw_edge,
+                                   db_edge);
   }
 
   // The block's row of partials: every column exactly once (head, body and tail cover the row).

@@ -78,7 +78,8 @@ layernorm_bwd_v2(const T* __restrict__ x, const T* __restrict__ w, const T* __re
     if (r + gridDim.x < rows) load_row(r + gridDim.x, xn, dyn, xn_edge, dyn_edge);
 
     layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
-                                   eps, scratch, dw, db, dw_edge, db_edge);
+                                   eps, whole_block(), [&](auto& v) { block_sums(v, scratch); }, dw, db, dw_edge,
+                                   db_edge);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {  // as uint4: a Pack<bf16> assignment can go through local memory
       *reinterpret_cast<uint4*>(&xv[i]) = *reinterpret_cast<const uint4*>(&xn[i]);

@@ -25,6 +25,7 @@
 #include "catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
+#include "kernels/layernorm_bwd/row_backward.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/layernorm.hpp"
@@ -36,10 +37,11 @@ constexpr int kMaxParts = 1024;   // blocks of launch 1 (a multiple of every E);
 constexpr int kShortBlock = 256;  // threads of a block of several row groups
 constexpr int kMaxVectors = 1024;  // the longest row, in 16-byte vectors
 
-// Sums of N floats over each row group of TPR threads (a multiple of 32), all groups at once:
-// every thread gets its group's totals. Called by every thread of the block (two barriers).
-template <int N, int TPR, int GROUPS>
-__device__ __forceinline__ void group_sums(float (&v)[N], float (*scratch)[N][32]) {
+// Sums of N (<= 3) floats over each row group of TPR threads (a multiple of 32), all groups at
+// once: every thread gets its group's totals. Called by every thread of the block (two barriers).
+template <int TPR, int GROUPS, int N>
+__device__ __forceinline__ void group_sums(float (&v)[N], float (*scratch)[3][32]) {
+  static_assert(N <= 3, "scratch holds three sums per group");
   constexpr int kWarps = TPR / 32;  // per group
   const int lane = threadIdx.x & 31, warp = (threadIdx.x % TPR) >> 5, g = threadIdx.x / TPR;
 #pragma unroll
@@ -103,74 +105,14 @@ layernorm_bwd_v3(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   // row is past the end computes on stale registers and stores nothing.
   for (std::int64_t base = first; base < rows; base += stride) {
     const std::int64_t r = base + g;
-    const bool active = r < rows;
     const std::int64_t row_start = r * cols;
-    P* dxb = reinterpret_cast<P*>(dx + row_start + split.head);
     P xn[VPT], dyn[VPT];
     float xn_edge = 0, dyn_edge = 0;
     if (r + stride < rows) load_row(r + stride, xn, dyn, xn_edge, dyn_edge);
 
-    float sum[1] = {has_edge ? x_edge : 0.0f};
-#pragma unroll
-    for (int i = 0; i < VPT; ++i)
-      if (t + i * TPR < split.nvec) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) sum[0] += to_float(xv[i].v[e]);
-      }
-    group_sums<1, TPR, GROUPS>(sum, reinterpret_cast<float (*)[1][32]>(&scratch[0][0][0]));
-    const float mean = sum[0] * inv_cols;
-
-    float sums[3] = {0, 0, 0};  // (x - mean)^2, g, g * (x - mean)
-    if (has_edge) {
-      const float d = x_edge - mean, gr = to_float(w[edge_col]) * dy_edge;
-      sums[0] = d * d;
-      sums[1] = gr;
-      sums[2] = gr * d;
-    }
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int idx = t + i * TPR;
-      if (idx < split.nvec) {
-        const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const float d = to_float(xv[i].v[e]) - mean, gr = to_float(wp.v[e]) * to_float(dyv[i].v[e]);
-          sums[0] += d * d;
-          sums[1] += gr;
-          sums[2] += gr * d;
-        }
-      }
-    }
-    group_sums<3, TPR, GROUPS>(sums, scratch);
-    const float rstd = rsqrtf(sums[0] * inv_cols + eps);
-    const float mean_g = sums[1] * inv_cols;
-    const float mean_g_xhat = sums[2] * inv_cols * rstd;
-
-    if (active) {
-      if (has_edge) {
-        const float xhat = (x_edge - mean) * rstd, gr = to_float(w[edge_col]) * dy_edge;
-        dx[row_start + edge_col] = from_float<T>(rstd * (gr - mean_g - xhat * mean_g_xhat));
-        dw_edge += dy_edge * xhat;
-        db_edge += dy_edge;
-      }
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) {
-        const int idx = t + i * TPR;
-        if (idx < split.nvec) {
-          const P wp = load_pack_aligned<T, E>(w + split.head + idx * E, split.vec_align);  // an L1 hit
-          P out;
-#pragma unroll
-          for (int e = 0; e < E; ++e) {
-            const float xhat = (to_float(xv[i].v[e]) - mean) * rstd, d_y = to_float(dyv[i].v[e]);
-            const float gr = to_float(wp.v[e]) * d_y;
-            out.v[e] = from_float<T>(rstd * (gr - mean_g - xhat * mean_g_xhat));
-            dw[i][e] += d_y * xhat;
-            db[i][e] += d_y;
-          }
-          store_vector16(dxb + idx, out);
-        }
-      }
-    }
+    layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
+                                   eps, RowThreads{t, TPR, r < rows},
+                                   [&](auto& v) { group_sums<TPR, GROUPS>(v, scratch); }, dw, db, dw_edge, db_edge);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {  // as uint4: a Pack<bf16> assignment can go through local memory
       *reinterpret_cast<uint4*>(&xv[i]) = *reinterpret_cast<const uint4*>(&xn[i]);

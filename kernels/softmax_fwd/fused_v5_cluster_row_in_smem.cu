@@ -53,16 +53,17 @@ namespace {
 constexpr int kDefaultCluster = 8;
 constexpr int kDefaultThreads = 256;
 constexpr int kDefaultMaxSliceKib = 48;
+constexpr int kDefaultSliceAlign = crow::kSliceAlignBytes;
 
 // crow::plan_for at `cluster`, then the cluster doubled (up to crow::kMaxCluster) while a slice
 // exceeds max_slice_kib KiB and the larger cluster still plans.
 std::optional<crow::Plan> plan_v5(std::int64_t rows, std::int64_t cols, std::size_t elem_bytes, int cluster,
-                                  int threads, std::int64_t max_slice_kib, std::string* why) {
-  auto plan = crow::plan_for(rows, cols, elem_bytes, cluster, threads, why);
+                                  int threads, std::int64_t max_slice_kib, int align_bytes, std::string* why) {
+  auto plan = crow::plan_for(rows, cols, elem_bytes, cluster, threads, why, align_bytes);
   while (plan && static_cast<std::int64_t>(plan->smem_bytes) > max_slice_kib * 1024 && plan->cluster == cluster &&
          cluster < crow::kMaxCluster) {
     cluster *= 2;
-    auto larger = crow::plan_for(rows, cols, elem_bytes, cluster, threads);
+    auto larger = crow::plan_for(rows, cols, elem_bytes, cluster, threads, nullptr, align_bytes);
     if (!larger) break;
     plan = larger;
   }
@@ -111,7 +112,8 @@ void launch(const LaunchArgs& a) {
     using T = decltype(tag);
     std::string why;
     const auto plan = plan_v5(rows, cols, sizeof(T), static_cast<int>(a.tunable("cluster")),
-                              static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"), &why);
+                              static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"),
+                              static_cast<int>(a.tunable("slice_align")), &why);
     if (!plan) throw std::runtime_error("softmax_fwd fused_v5: " + why);
     crow::launch_clustered(softmax_fwd_v5<T>, *plan, rows, a.stream, static_cast<const T*>(a.tensors[0]),
                            static_cast<T*>(a.tensors[1]), static_cast<int>(cols), plan->per_cta);
@@ -136,7 +138,9 @@ KWB_REGISTER_VARIANT(Variant{
                   "CTAs per row for long rows (16: non-portable cluster size); shorter rows take fewer"},
                  {"threads", {kDefaultThreads, 128, 512}, "threads per CTA"},
                  {"max_slice_kib", {kDefaultMaxSliceKib, 220},
-                  "the cluster doubles (up to 16) while a CTA's slice would exceed this many KiB (220: never)"}},
+                  "the cluster doubles (up to 16) while a CTA's slice would exceed this many KiB (220: never)"},
+                 {"slice_align", {kDefaultSliceAlign, 16},
+                  "bytes between slice starts rounded up to a multiple of this (128: whole cache lines)"}},
 });
 
 }  // namespace

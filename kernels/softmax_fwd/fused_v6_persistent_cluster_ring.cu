@@ -72,6 +72,7 @@ constexpr int kDefaultCluster = 8;
 constexpr int kDefaultThreads = 256;
 constexpr int kDefaultMaxSliceKib = 64;
 constexpr int kDefaultBuffers = 1;
+constexpr int kDefaultSliceAlign = crow::kSliceAlignBytes;
 constexpr int kMaxBuffers = 3;
 
 // ---------------------------------------------------------------------------------------------
@@ -86,20 +87,21 @@ struct RingPlan {
 // max_slice_kib KiB (or does not fit at all) and the row is long enough to keep the larger one;
 // then the ring depth: `buffers`, or as many slices as fit in one CTA's shared memory.
 std::optional<RingPlan> plan_v6(std::int64_t rows, std::int64_t cols, std::size_t elem_bytes, int cluster,
-                                int threads, std::int64_t max_slice_kib, int buffers, std::string* why) {
+                                int threads, std::int64_t max_slice_kib, int buffers, int align_bytes,
+                                std::string* why) {
   if (buffers < 1 || buffers > kMaxBuffers) {
     if (why) *why = "buffers must be 1, 2 or 3";
     return std::nullopt;
   }
   std::string reason;
-  auto plan = crow::plan_for(rows, cols, elem_bytes, cluster, threads, &reason);
+  auto plan = crow::plan_for(rows, cols, elem_bytes, cluster, threads, &reason, align_bytes);
   while (cluster < crow::kMaxCluster &&
          (!plan || (static_cast<std::int64_t>(plan->smem_bytes) > max_slice_kib * 1024 && plan->cluster == cluster))) {
     // A failure other than the slice's size (threads, cols, grid) does not go away with a larger cluster.
     if (!plan && reason.find("exceeds one CTA's shared memory") == std::string::npos) break;
     cluster *= 2;
     std::string larger_reason;
-    auto larger = crow::plan_for(rows, cols, elem_bytes, cluster, threads, &larger_reason);
+    auto larger = crow::plan_for(rows, cols, elem_bytes, cluster, threads, &larger_reason, align_bytes);
     if (!larger && plan) break;  // keep the plan that exists
     plan = larger;
     reason = larger_reason;
@@ -360,7 +362,7 @@ Setup make_setup(const LaunchArgs& a) {
   std::string why;
   const auto ring = plan_v6(rows, cols, sizeof(T), static_cast<int>(a.tunable("cluster")),
                             static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"),
-                            static_cast<int>(a.tunable("buffers")), &why);
+                            static_cast<int>(a.tunable("buffers")), static_cast<int>(a.tunable("slice_align")), &why);
   if (!ring) throw std::runtime_error("softmax_fwd fused_v6: " + why);
   const auto kernel = kernel_for<T>(ring->depth);
   // Before the occupancy query: it honours the opt-in shared-memory maximum and the cluster
@@ -431,7 +433,7 @@ KWB_REGISTER_VARIANT(Variant{
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           std::string why;
           if (!plan_v6(s.at("rows"), s.at("cols"), dtype_size(dtype), kDefaultCluster, kDefaultThreads,
-                       kDefaultMaxSliceKib, kDefaultBuffers, &why))
+                       kDefaultMaxSliceKib, kDefaultBuffers, kDefaultSliceAlign, &why))
             return why + "; fused_v2_online_two_pass covers any length";
           return std::nullopt;
         },
@@ -443,7 +445,9 @@ KWB_REGISTER_VARIANT(Variant{
                  {"max_slice_kib", {kDefaultMaxSliceKib, 32, 220},
                   "the cluster doubles (up to 16) while a CTA's slice would exceed this many KiB (220: never)"},
                  {"buffers", {kDefaultBuffers, 2, 3},
-                  "slices in each CTA's ring (rows in flight + 1), fewer where they would not fit in 220 KiB"}},
+                  "slices in each CTA's ring (rows in flight + 1), fewer where they would not fit in 220 KiB"},
+                 {"slice_align", {kDefaultSliceAlign, 16},
+                  "bytes between slice starts rounded up to a multiple of this (128: whole cache lines)"}},
     .prepare = prepare,
 });
 
