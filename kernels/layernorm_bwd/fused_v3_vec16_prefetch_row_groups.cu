@@ -39,22 +39,23 @@ constexpr int kMaxVectors = 1024;  // the longest row, in 16-byte vectors
 
 // Sums of N (<= 3) floats over each row group of TPR threads (a multiple of 32), all groups at
 // once: every thread gets its group's totals. Called by every thread of the block (two barriers).
-template <int TPR, int GROUPS, int N>
-__device__ __forceinline__ void group_sums(float (&v)[N], float (*scratch)[3][32]) {
+// group_scratch: this group's 3 x 32 floats.
+template <int TPR, int N>
+__device__ __forceinline__ void group_sums(float (&v)[N], float* group_scratch) {
   static_assert(N <= 3, "scratch holds three sums per group");
   constexpr int kWarps = TPR / 32;  // per group
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x % TPR) >> 5, g = threadIdx.x / TPR;
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x % TPR) >> 5;
 #pragma unroll
   for (int k = 0; k < N; ++k) v[k] = warp_sum(v[k]);
   if constexpr (kWarps > 1) {
     __syncthreads();  // scratch may still be read by a previous call
     if (lane == 0) {
 #pragma unroll
-      for (int k = 0; k < N; ++k) scratch[g][k][warp] = v[k];
+      for (int k = 0; k < N; ++k) group_scratch[k * 32 + warp] = v[k];
     }
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < N; ++k) v[k] = warp_sum(lane < kWarps ? scratch[g][k][lane] : 0.0f);
+    for (int k = 0; k < N; ++k) v[k] = warp_sum(lane < kWarps ? group_scratch[k * 32 + lane] : 0.0f);
   }
 }
 
@@ -70,6 +71,7 @@ layernorm_bwd_v3(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   __shared__ float scratch[GROUPS][3][32];
   extern __shared__ float combine[];  // (2, cols) when GROUPS > 1
   const int g = threadIdx.x / TPR, t = threadIdx.x % TPR;
+  float* group_scratch = &scratch[g][0][0];
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * GROUPS;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * GROUPS;  // the block's first row
   const RowSplit<T> split((first + g) * cols, cols);  // the same for every row of this group
@@ -112,7 +114,7 @@ layernorm_bwd_v3(const T* __restrict__ x, const T* __restrict__ w, const T* __re
 
     layernorm_row_backward<T, VPT>(xv, dyv, x_edge, dy_edge, has_edge, edge_col, split, w, dx + row_start, inv_cols,
                                    eps, RowThreads{t, TPR, r < rows},
-                                   [&](auto& v) { group_sums<TPR, GROUPS>(v, scratch); }, dw, db, dw_edge, db_edge);
+                                   [&](auto& v) { group_sums<TPR>(v, group_scratch); }, dw, db, dw_edge, db_edge);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {  // as uint4: a Pack<bf16> assignment can go through local memory
       *reinterpret_cast<uint4*>(&xv[i]) = *reinterpret_cast<const uint4*>(&xn[i]);

@@ -35,6 +35,8 @@
 //   2048 x 131072: 384.3 us, 91.5% (v5 388.5, 90.5%)
 //   16384 x 4096:  104.2 us, 84.4% (v5 113.2, 77.6%; threads=128: 96.6 us, 91.0%)
 //   8192 x 32000:  371.1 us, 92.5% (v5 391.7, 87.7%; threads=128: 409.3)
+//   2048 x 128256: 377.6 us, 91.1% with slices on 128-byte lines (crow::kSliceAlignBytes), 389.4 us,
+//                  88.4% without (slice_align=16: 32064-byte slices, every odd rank 64 bytes into a line)
 // Plans (crow::plan_for, then the cluster doubled up to 16 while a slice exceeds
 // `max_slice_kib` or does not fit): default (8, 64 KiB): 8 CTAs of 64 KiB at 262144 bf16, 8 of
 // 32 KiB at 131072, 4 at 32000 / 32768 bf16, 1 at 4096 (v5's shrink for short rows, down to one
