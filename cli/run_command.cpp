@@ -118,13 +118,15 @@ PlanRequest to_plan_request(const RunFlags& f) {
   return r;
 }
 
-// Ctrl-C: the case in flight finishes, then the run stops and writes its reports. A second
-// Ctrl-C abandons the case in flight (a long or hung case): its worker is ended at once.
+// Ctrl-C (SIGINT) or SIGTERM (`timeout`, a CI job's limit, a batch scheduler): the case in
+// flight finishes, then the run stops and writes its reports. A second signal abandons the case
+// in flight (a long or hung case): its worker is ended at once. The worker ignores both (a
+// signal to the process group reaches it too): its parent decides when it ends.
 Session* g_session = nullptr;
-std::atomic<int> g_sigints{0};
-void on_sigint(int) {
+std::atomic<int> g_stop_signals{0};
+void on_stop_signal(int) {
   if (Session* s = g_session)
-    s->cancel(g_sigints++ == 0 ? CancelMode::finish_current : CancelMode::abandon_current);
+    s->cancel(g_stop_signals++ == 0 ? CancelMode::finish_current : CancelMode::abandon_current);
 }
 
 // The reports of a resumed sweep from its journal alone: every case recorded (--no-measure, or
@@ -280,10 +282,12 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
   Session session(std::move(cases), options, ExecutorFactory{}, callbacks);
   g_session = &session;
-  g_sigints = 0;
-  auto previous = std::signal(SIGINT, on_sigint);
+  g_stop_signals = 0;
+  auto previous_int = std::signal(SIGINT, on_stop_signal);
+  auto previous_term = std::signal(SIGTERM, on_stop_signal);
   SessionResult result = session.run();
-  std::signal(SIGINT, previous);
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
   g_session = nullptr;
 
   switch (result.outcome) {
@@ -309,7 +313,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
                              (out / "report.csv").string(), (out / "journal.jsonl").string());
   if (result.outcome == SessionOutcome::cancelled) {
     std::cerr << "kwb run: interrupted; the reports hold the " << report.cases.size()
-              << " finished cases (a second Ctrl-C abandons the case in flight)\n";
+              << " finished cases (a second Ctrl-C or SIGTERM abandons the case in flight)\n";
     return kExitInterrupted;
   }
   if (!result.write_errors.empty() || result.any_case_failed()) return kExitCaseFailed;

@@ -14,7 +14,10 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", device);
   cmd->add_option("--timer", timer);
   cmd->callback([&exit_code] {
-    std::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle; it ends the worker itself
+    // Ctrl-C and SIGTERM are the parent's to handle (a signal to the process group reaches the
+    // worker too, and a case cut short would read as a crash); the parent ends the worker itself.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
     exit_code = worker_main(device, timer);
   });
 }

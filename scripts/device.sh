@@ -105,7 +105,9 @@ if want bench; then
 # fp32 and fp16 verified only (every case of every op passes in all three dtypes).
 log "catalogue benchmark: default shapes, bf16, timed (\$KWB_PRESET, default: default)"
 start=$(date +%s.%N)
-./build/kwb run --op "$ops" --dtype bf16 --preset "${KWB_PRESET:-default}" --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench-progress.txt"
+# Interrupted (SIGINT) after $KWB_BENCH_LIMIT seconds, it still writes the report of what it measured.
+timeout -s INT "${KWB_BENCH_LIMIT:-470}" ./build/kwb run --op "$ops" --dtype bf16 --preset "${KWB_PRESET:-default}" \
+  --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench-progress.txt"
 echo "bf16 exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
 grep -E " failed " "$OUT/bench.txt" | head -20
 sed -n '/^Speedup of the fastest/,$p' "$OUT/bench.txt"
@@ -116,7 +118,7 @@ if want verify3; then
 # losses) are single-threaded host work, so the ops' checks overlap on the host's cores.
 log "default shapes in fp32 and fp16, verified (--preset verify), one process per op"
 for op in ${ops//,/ }; do
-  ( ./build/kwb run --op "$op" --dtype fp32,fp16 --preset verify --mode hot --datasheet-ceilings \
+  ( timeout -s INT "${KWB_VERIFY3_LIMIT:-400}" ./build/kwb run --op "$op" --dtype fp32,fp16 --preset verify --mode hot --datasheet-ceilings \
       --out "$OUT/verify3-$op" > "$OUT/verify3-$op.txt" 2>&1
     echo "verify3 $op: exit $?, $(tail -2 "$OUT/verify3-$op.txt" | head -1)" ) &
 done
