@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "cli/commands.hpp"
-#include "plan/suggest.hpp"
-#include "record/version.hpp"
+#include "harness/plan/suggest.hpp"
+#include "harness/record/version.hpp"
 
 namespace kwb::cli {
 

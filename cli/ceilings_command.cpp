@@ -5,10 +5,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
-#include "derive/ceilings.hpp"
-#include "session/supervisor.hpp"
-#include "sinks/json_report.hpp"
-#include "sinks/output_paths.hpp"
+#include "harness/derive/ceilings.hpp"
+#include "harness/session/supervisor.hpp"
+#include "harness/record/json_report.hpp"
+#include "harness/record/output_paths.hpp"
 
 namespace kwb::cli {
 namespace {

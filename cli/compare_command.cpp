@@ -17,11 +17,11 @@
 #include "cli/commands.hpp"
 #include "cli/compare_output.hpp"
 #include "cli/flag_values.hpp"
-#include "compare/compare_report.hpp"
-#include "compare/compare_text.hpp"
-#include "sinks/compare_markdown.hpp"
-#include "sinks/junit_xml.hpp"
-#include "sinks/output_paths.hpp"
+#include "reports/compare/compare_report.hpp"
+#include "reports/compare/compare_text.hpp"
+#include "reports/compare/compare_markdown.hpp"
+#include "reports/compare/junit_xml.hpp"
+#include "harness/record/output_paths.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "compare/compare_text.hpp"
+#include "reports/compare/compare_text.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "compare/compare_report.hpp"
+#include "reports/compare/compare_report.hpp"
 
 namespace kwb::cli {
 

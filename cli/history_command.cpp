@@ -1,6 +1,6 @@
 // `kwb history add REPORT.json... [--db PATH]` stores reports in the result history;
 // `kwb history show [--op OP] [--case TEXT] [--device TEXT] [--db PATH]` prints the trend of each
-// matching case with its change points (history/change_points.hpp says the rule).
+// matching case with its change points (reports/history/change_points.hpp says the rule).
 //
 // The history needs SQLite (libsqlite3-dev), which is optional at configure time: a build without
 // it still has the verb, which says what is missing and how to get it (exit 2).
@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "history/trend_text.hpp"
+#include "reports/history/trend_text.hpp"
 #ifdef KWB_HAVE_SQLITE3
-#include "history/history_store.hpp"
-#include "record/json_node.hpp"
-#include "sinks/json_report.hpp"
+#include "reports/history/history_store.hpp"
+#include "harness/record/json_node.hpp"
+#include "harness/record/json_report.hpp"
 #endif
 
 namespace kwb::cli {

@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "cli/flag_values.hpp"
-#include "plan/suggest.hpp"
-#include "sinks/catalogue_markdown.hpp"
+#include "harness/plan/suggest.hpp"
+#include "reports/catalogue/catalogue_markdown.hpp"
 
 namespace kwb::cli {
 

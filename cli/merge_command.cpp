@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "merge/merge_reports.hpp"
-#include "sinks/csv_report.hpp"
-#include "sinks/output_paths.hpp"
+#include "reports/merge/merge_reports.hpp"
+#include "harness/record/csv_report.hpp"
+#include "harness/record/output_paths.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "record/json_node.hpp"
-#include "review/review_model.hpp"
-#include "sinks/json_report.hpp"
-#include "sinks/review_html.hpp"
-#include "sinks/review_markdown.hpp"
+#include "harness/record/json_node.hpp"
+#include "reports/review/review_model.hpp"
+#include "harness/record/json_report.hpp"
+#include "reports/review/review_html.hpp"
+#include "reports/review/review_markdown.hpp"
 
 namespace kwb::cli {
 

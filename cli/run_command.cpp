@@ -11,16 +11,16 @@
 #include "cli/run_flags.hpp"
 #include "cli/run_output.hpp"
 #include "cli/run_suite.hpp"
-#include "derive/derive.hpp"
-#include "plan/planner.hpp"
-#include "plan/shard.hpp"
-#include "tune/tuning_file.hpp"
-#include "worker/test_slowdown.hpp"
-#include "measure/stats.hpp"
-#include "session/resume_plan.hpp"
-#include "session/session.hpp"
-#include "sinks/csv_report.hpp"
-#include "sinks/journal_reader.hpp"
+#include "harness/derive/derive.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/plan/shard.hpp"
+#include "harness/plan/tuning_file.hpp"
+#include "harness/worker/test_slowdown.hpp"
+#include "harness/record/stats.hpp"
+#include "harness/session/resume_plan.hpp"
+#include "harness/session/session.hpp"
+#include "harness/record/csv_report.hpp"
+#include "harness/record/journal_reader.hpp"
 
 namespace kwb::cli {
 namespace {
@@ -195,7 +195,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
       options.suite = std::move(suite.info);
       options.ceilings = suite.ceilings;
     }
-    if (!f.tuning.empty()) {  // tuned configurations replace the declared defaults (tune/tuning_file.hpp)
+    if (!f.tuning.empty()) {  // tuned configurations replace the declared defaults (harness/plan/tuning_file.hpp)
       std::vector<TuningTable> tables;
       std::string files;
       for (const auto& path : without_repeats(f.tuning)) {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_suite.hpp"
-#include "plan/planner.hpp"
+#include "harness/plan/planner.hpp"
 
 namespace kwb::cli {
 

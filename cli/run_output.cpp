@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "derive/speedup_summary.hpp"
+#include "harness/record/speedup_summary.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -1,7 +1,7 @@
 // The run flags applied to a suite; see run_suite.hpp for what each flag does beside --suite.
 #include "cli/run_suite.hpp"
 
-#include "suite/suite_plan.hpp"
+#include "harness/plan/suite_plan.hpp"
 
 namespace kwb::cli {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/planner.hpp"
-#include "record/record.hpp"
-#include "session/session.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/record/record.hpp"
+#include "harness/session/session.hpp"
 
 namespace kwb::cli {
 

@@ -1,6 +1,6 @@
 // `kwb select REPORT.json [--out selection.json] [--md selection.md] [--min-margin PCT]`: the
 // fastest verified variant per (op, dtype, shape, mode) of a finished run, its margin over the
-// next and whether that margin is above the noise (select/selection.hpp). Needs no GPU.
+// next and whether that margin is above the noise (reports/select/selection.hpp). Needs no GPU.
 //
 // Exit codes: 0 a winner was named for at least one shape; 1 the report holds no case that passed
 // verification and was timed, so there is nothing to select from (a well-formed report of a run
@@ -15,12 +15,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
-#include "review/selection_tables.hpp"
-#include "select/selection.hpp"
-#include "sinks/json_report.hpp"
-#include "sinks/output_paths.hpp"
-#include "sinks/selection_json.hpp"
-#include "sinks/selection_markdown.hpp"
+#include "reports/review/selection_tables.hpp"
+#include "reports/select/selection.hpp"
+#include "harness/record/json_report.hpp"
+#include "harness/record/output_paths.hpp"
+#include "reports/select/selection_json.hpp"
+#include "reports/select/selection_markdown.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_flags.hpp"
-#include "plan/suggest.hpp"
-#include "sinks/atomic_file.hpp"
-#include "tune/tune_summary.hpp"
+#include "harness/plan/suggest.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "reports/tune/tune_summary.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -2,7 +2,7 @@
 #include <csignal>
 
 #include "cli/commands.hpp"
-#include "worker/worker_protocol.hpp"
+#include "harness/worker/worker_protocol.hpp"
 
 namespace kwb::cli {
 

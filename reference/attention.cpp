@@ -34,8 +34,8 @@
 #include <thread>
 #include <vector>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
 namespace {

@@ -25,8 +25,8 @@
 #include <cmath>
 #include <thread>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/cross_entropy.hpp"
 
 namespace kwb {

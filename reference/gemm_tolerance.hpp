@@ -1,5 +1,5 @@
 // Tolerance terms the GEMM ops share (linear_bias_relu, swiglu_mlp_fwd), on top of
-// reduction_tolerance (catalogue/tolerance.hpp), which covers the fp32 accumulation of K terms.
+// reduction_tolerance (harness/catalogue/tolerance.hpp), which covers the fp32 accumulation of K terms.
 //
 // tf32: an op whose compute unit is "tensor" has a tf32 contract for fp32 cases (its variants may
 // round both operands to tf32, 10 stored mantissa bits, unit roundoff u = 2^-11). Each product
@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
 

@@ -22,8 +22,8 @@
 #include <cmath>
 #include <thread>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/layernorm.hpp"
 
 namespace kwb {

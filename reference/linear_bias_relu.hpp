@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "catalogue/types.hpp"
+#include "harness/catalogue/types.hpp"
 
 namespace kwb {
 

@@ -18,8 +18,8 @@
 // (padding and prompt tokens), which exercises the zero rows of ignored tokens.
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/cross_entropy.hpp"
 #include "reference/linear_cross_entropy.hpp"
 

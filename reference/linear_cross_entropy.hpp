@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 

@@ -2,7 +2,7 @@
 // tolerances.
 //
 // Cost: three products of N x V x D multiply-adds (the logits, dh, dW): the full oracle, since dW
-// sums over every token and the verifier then checks the whole case (verify/sampling.hpp). It
+// sums over every token and the verifier then checks the whole case (harness/worker/verify/sampling.hpp). It
 // walks the tokens in chunks as the fused kernel does, so that memory stays at one chunk of
 // logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
 // enough that its streamed B block stays in a core's L2 (1 MB): without that, dh's k = V reduction
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/cross_entropy.hpp"
 #include "reference/linear_cross_entropy.hpp"
 #include "reference/matmul_fp64.hpp"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 

@@ -20,8 +20,8 @@
 // a wrong stream index in the F term).
 #include "reference/mhc_post_res.hpp"
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/mhc.hpp"
 
 namespace kwb {

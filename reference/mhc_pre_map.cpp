@@ -16,8 +16,8 @@
 // are positive and below 1, as in training; none is exactly 0, so every stream contributes.
 #include "reference/mhc_pre_map.hpp"
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/mhc.hpp"
 
 namespace kwb {

@@ -16,8 +16,8 @@
 // such an H, saved by the stack rather than recomputed), dZ ~ N(0, 1).
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/mhc.hpp"
 #include "reference/mhc_rmsnorm_project.hpp"
 

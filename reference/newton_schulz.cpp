@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/newton_schulz.hpp"
 
 namespace kwb {

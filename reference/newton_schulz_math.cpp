@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "catalogue/host_tensor.hpp"
+#include "harness/catalogue/host_tensor.hpp"
 #include "reference/matmul_fp64.hpp"
 #include "reference/newton_schulz.hpp"
 

@@ -10,8 +10,8 @@
 // fp32 weight gradients. FLOPs per element: g = dy*w, g*xhat dot (2), xhat, dx (3), dw (2) ~ 10.
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/qk_norm.hpp"
 
 namespace kwb {

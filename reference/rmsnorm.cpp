@@ -7,7 +7,7 @@
 // rsqrt is negligible. At about 0.5-1 FLOP per byte the op is deep in memory-bound land.
 #include <cmath>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/rmsnorm.hpp"
 #include "reference/rows_cols_op.hpp"
 

@@ -18,8 +18,8 @@
 #include <cmath>
 #include <thread>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

@@ -27,7 +27,7 @@
 
 #include <cmath>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 namespace {

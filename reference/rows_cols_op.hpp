@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 

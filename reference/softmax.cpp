@@ -9,8 +9,8 @@
 // ranges over ~9 decades, as real logits do, without under- or overflowing anything.
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/rows_cols_op.hpp"
 #include "reference/softmax.hpp"
 

@@ -14,7 +14,7 @@
 // d silu / d gate (gate ~ -1.28) are exercised; up and dout ~ N(0, 1).
 #include "reference/swiglu.hpp"
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 namespace {

@@ -26,8 +26,8 @@
 #include <cmath>
 #include <vector>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/gemm_tolerance.hpp"
 #include "reference/matmul_fp64.hpp"
 #include "reference/swiglu.hpp"

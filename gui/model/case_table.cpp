@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compare/match.hpp"
+#include "reports/compare/match.hpp"
 
 namespace kwb::gui {
 

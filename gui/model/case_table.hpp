@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "record/record.hpp"
+#include "harness/record/record.hpp"
 
 namespace kwb::gui {
 

@@ -17,14 +17,14 @@
 
 #include <fmt/format.h>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/types.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/types.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_suite.hpp"
 #include "gui/model/report_loader.hpp"
-#include "measure/device_info.hpp"
-#include "measure/stats.hpp"
-#include "plan/planner.hpp"
+#include "harness/worker/measure/device_info.hpp"
+#include "harness/record/stats.hpp"
+#include "harness/plan/planner.hpp"
 
 namespace kwb::gui {
 

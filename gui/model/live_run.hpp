@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "gui/model/workbench.hpp"
-#include "session/session.hpp"
+#include "harness/session/session.hpp"
 
 namespace kwb::gui {
 

@@ -1,6 +1,6 @@
 // Opens one report file for the app: the report, or a sentence saying why not.
 //
-// The reading itself is the tool's own (sinks/json_report.hpp: strict, schema-checked, errors
+// The reading itself is the tool's own (harness/record/json_report.hpp: strict, schema-checked, errors
 // naming the JSON path); this adds what a person needs at a glance: an empty file, a missing
 // file and a report of a newer schema each get their own message, and nothing ever throws out
 // of here, so no file can take the app down.
@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "sinks/json_report.hpp"
+#include "harness/record/json_report.hpp"
 
 namespace kwb::gui {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "measure/stats.hpp"
+#include "harness/record/stats.hpp"
 
 namespace kwb::gui {
 

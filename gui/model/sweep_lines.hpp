@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gui/model/case_table.hpp"
-#include "review/review_model.hpp"
+#include "reports/review/review_model.hpp"
 
 namespace kwb::gui {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "compare/compare_report.hpp"
+#include "reports/compare/compare_report.hpp"
 #include "gui/model/case_table.hpp"
 #include "gui/model/report_loader.hpp"
-#include "review/review_model.hpp"
+#include "reports/review/review_model.hpp"
 
 namespace kwb::gui {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 

@@ -37,8 +37,8 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"

@@ -31,9 +31,9 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/cuda_check.hpp"
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/attention_fwd/flash_fwd_v1.cuh"
 
 namespace kwb {

@@ -37,10 +37,10 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/cuda_check.hpp"
-#include "catalogue/device_types.cuh"
-#include "catalogue/elem_type.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/elem_type.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/attention_fwd/flash_fwd_v2.cuh"
 #include "kernels/common/hopper/tma.cuh"
 

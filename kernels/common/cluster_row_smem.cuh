@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/cluster_row_plan.hpp"
 #include "kernels/common/vector_pack.cuh"
 

@@ -23,7 +23,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "catalogue/elem_type.hpp"
+#include "harness/catalogue/elem_type.hpp"
 
 namespace kwb {
 

@@ -61,8 +61,8 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/pack_floats.cuh"

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/norm_backward.cuh"
 #include "kernels/common/partial_layout.hpp"

@@ -12,7 +12,7 @@
 
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/vector_pack.cuh"
 
 namespace kwb {

@@ -25,7 +25,7 @@
 #include <array>
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/vector_pack.cuh"
 
 namespace kwb {

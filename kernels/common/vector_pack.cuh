@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/types.hpp"
+#include "harness/catalogue/types.hpp"
 
 namespace kwb {
 

@@ -28,8 +28,8 @@
 // the nll kernel here writes the op's 0 instead, so the baseline verifies like the fused kernels.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/vector_pack.cuh"

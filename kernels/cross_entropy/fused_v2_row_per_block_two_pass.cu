@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/cross_entropy.hpp"

@@ -34,8 +34,8 @@
 #include <cstdint>
 #include <string>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cluster_row_smem.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/cross_entropy/loss_reductions.cuh"

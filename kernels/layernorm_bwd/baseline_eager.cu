@@ -37,8 +37,8 @@
 // same).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/layernorm.hpp"
 

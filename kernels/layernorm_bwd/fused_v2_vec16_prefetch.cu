@@ -15,8 +15,8 @@
 #include <memory>
 #include <utility>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/row_in_registers.cuh"

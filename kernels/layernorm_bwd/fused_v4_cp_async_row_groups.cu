@@ -18,7 +18,7 @@
 // standard deviations from its mean loses ~13 of fp32's 24 (still 3 more than bf16 carries).
 // Sizes: rows of a multiple of 4 bytes up to 16384 columns; odd bf16/fp16 rows (4099) and wider
 // rows are refused (fused_v1_vec16_partials runs them).
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/layernorm.hpp"
 

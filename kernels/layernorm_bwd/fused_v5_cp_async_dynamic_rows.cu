@@ -16,7 +16,7 @@
 // dbias' last bits vary from run to run (fp32 sums of the same terms in another order; dx is
 // bit-identical). v4 stays the deterministic choice.
 // Sizes as v4 (rows of a multiple of 4 bytes, up to 16384 columns), and at most 2^30 rows.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/layernorm.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"

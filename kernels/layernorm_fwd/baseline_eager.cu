@@ -18,8 +18,8 @@
 // Intermediates that are dead share buffers (memory only: launches and traffic are unchanged).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/layernorm.hpp"
 

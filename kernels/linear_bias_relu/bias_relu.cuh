@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 

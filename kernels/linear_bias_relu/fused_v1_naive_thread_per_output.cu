@@ -10,8 +10,8 @@
 // Napkin math (bf16, 8192^3): 1.1 TFLOP at ~1-3 TFLOP/s: ~0.4-1 s per launch. The ladder's floor.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
 namespace kwb {

@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/mma_gemm.cuh"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 

@@ -25,8 +25,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/hopper/gemm_tn.cuh"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 

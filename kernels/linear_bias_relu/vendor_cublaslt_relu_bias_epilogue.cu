@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 
 namespace kwb {

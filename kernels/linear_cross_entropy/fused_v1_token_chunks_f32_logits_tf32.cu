@@ -33,8 +33,8 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/linear_cross_entropy/lce_rows.cuh"

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "reference/cross_entropy.hpp"
 

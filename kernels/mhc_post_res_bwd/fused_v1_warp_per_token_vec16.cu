@@ -23,8 +23,8 @@
 // fp32 1271 us, 97.1% (5.2x).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/mhc_post_res_fwd/post_res_common.cuh"
 

@@ -19,8 +19,8 @@
 // 99.6% of the 3034 GB/s copy ceiling (12.8x the 6-launch baseline); fp32 800 us, 99.4% (4.2x).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_post_res_fwd/post_res_common.cuh"
 
 namespace kwb {

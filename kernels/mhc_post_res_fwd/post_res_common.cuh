@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mhc.hpp"
 

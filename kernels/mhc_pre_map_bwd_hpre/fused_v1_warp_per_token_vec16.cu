@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/mhc_pre_map_fwd/pre_map_common.cuh"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mhc.hpp"
 

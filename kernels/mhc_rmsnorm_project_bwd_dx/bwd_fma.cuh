@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
 
 namespace kwb {

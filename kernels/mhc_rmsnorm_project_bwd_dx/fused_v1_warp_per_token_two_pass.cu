@@ -17,8 +17,8 @@
 // Registers: 32 dZ + 32 W + addressing, ~90.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_bwd_dx/bwd_fma.cuh"
 
 namespace kwb {

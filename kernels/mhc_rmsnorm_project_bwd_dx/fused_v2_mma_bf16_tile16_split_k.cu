@@ -29,8 +29,8 @@
 
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_bwd_dx/bwd_fma_tiled.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_mma.cuh"
 

@@ -18,8 +18,8 @@
 #include <memory>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"

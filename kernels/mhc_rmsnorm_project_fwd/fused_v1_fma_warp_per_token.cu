@@ -10,7 +10,7 @@
 // bf16 (1.8x the baseline), 8.4 ms in fp32 (0.38x: 32 FMAs per element on 16-byte W rows). It
 // is the correct, simple kernel; fused_v3 is the tensor-core kernel meant for the roof.
 // Registers: 32 accumulators + 32 weights + addressing, ~90; 8 warps per block.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
 
 namespace kwb {

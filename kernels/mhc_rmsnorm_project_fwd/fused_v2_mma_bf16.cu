@@ -33,8 +33,8 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma_tiled.cuh"
 #include "kernels/mhc_rmsnorm_project_fwd/project_mma.cuh"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
 
 namespace kwb {

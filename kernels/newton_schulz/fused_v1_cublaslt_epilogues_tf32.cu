@@ -28,7 +28,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/newton_schulz/ns_common.cuh"
 #include "reference/newton_schulz.hpp"
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/newton_schulz/ns_common.cuh"
 #include "reference/newton_schulz.hpp"
 

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/types.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/types.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/newton_schulz/ns_plans.hpp"

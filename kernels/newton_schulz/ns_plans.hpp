@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "catalogue/elem_type.hpp"
-#include "catalogue/types.hpp"
+#include "harness/catalogue/elem_type.hpp"
+#include "harness/catalogue/types.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 
 namespace kwb::ns {

@@ -18,8 +18,8 @@
 // forward's kernel with a second input stream, a second shuffle sum and a short stage 2).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"

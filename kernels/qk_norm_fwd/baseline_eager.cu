@@ -9,8 +9,8 @@
 // generic elementwise and last-dim reduction kernels (kernels/common/eager_ops.cuh).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/qk_norm.hpp"
 

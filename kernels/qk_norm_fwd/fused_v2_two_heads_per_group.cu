@@ -11,8 +11,8 @@
 // be there if block turnover does not limit it; this version is the control for that question).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"

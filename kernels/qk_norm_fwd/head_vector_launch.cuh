@@ -8,8 +8,8 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/qk_norm_fwd/head_vector_plan.cuh"
 #include "reference/qk_norm.hpp"
 

@@ -8,9 +8,9 @@
 // against. Elementwise kernels are plain grid-stride loops, as a framework's generic ones are.
 #include <cstdint>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

@@ -7,10 +7,10 @@
 // bytes. Its scalar 2-byte loads keep it short of the bandwidth ceiling for fp16/bf16.
 #include <cstdint>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

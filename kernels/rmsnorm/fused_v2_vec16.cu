@@ -9,10 +9,10 @@
 // Expected: close to the copy ceiling for rows of 1K elements and more.
 #include <cstdint>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {

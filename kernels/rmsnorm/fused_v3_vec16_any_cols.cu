@@ -10,8 +10,8 @@
 // Expected: cols = 4100 as fast as 4096 (~98% of copy); 16384 faster than v2's 77%.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"

@@ -22,8 +22,8 @@
 // (~98%).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"

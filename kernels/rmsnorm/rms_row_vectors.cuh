@@ -8,7 +8,7 @@
 // code of v3's one-vector-per-thread kernels).
 #pragma once
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/vector_pack.cuh"
 
 namespace kwb {

@@ -32,8 +32,8 @@
 // Launch count and memory passes are unchanged by it.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/rmsnorm.hpp"
 

@@ -9,7 +9,7 @@
 // at 4096 / 8192), ~75-80% at 1024 (v1 46.7%).
 // Sizes: rows of a multiple of 4 bytes up to 16384 columns; odd bf16/fp16 rows are refused
 // (fused_v1_persistent_vec16 runs them).
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/rmsnorm.hpp"
 

@@ -7,7 +7,7 @@
 // Price: which rows a CTA sums into its partial column sums depends on timing, so dweight's last
 // bits vary from run to run (dx is bit-identical); v2 stays the deterministic choice.
 // Sizes as v2 (rows of a multiple of 4 bytes, up to 16384 columns), and at most 2^30 rows.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/rmsnorm.hpp"
 

@@ -7,7 +7,7 @@
 // with fp32 intermediates: per element of q and k in bf16, cast 2+4, neg 2+2 (half the
 // elements, counted per element), cat 4+4, two muls 4+4 each (tables from L2), add 8+4, cast 4+2:
 // 52 bytes against the fused kernel's 4, so expect ~10x, minus what the launch gaps add.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_eager_chain.cuh"
 
 namespace kwb {

@@ -7,7 +7,7 @@
 // so the backward moves exactly the forward's bytes (dq_out, dk_out read once, dq, dk written
 // once, the tables once per token) and should reach the same ~90% of the copy ceiling in bf16,
 // above the 80% target for backward kernels.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_rotate.cuh"
 
 namespace kwb {

@@ -1,6 +1,6 @@
 // rope_bwd fused_v2_vec16_direct_table: dq and dk in one elementwise launch, the forward's
 // fused_v2 kernel with sin negated as it is read (kernels/rope_fwd/rope_direct.cuh).
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_direct.cuh"
 
 namespace kwb {

@@ -1,6 +1,6 @@
 // rope_bwd fused_v3_pack_per_thread_tensor_major: dq and dk by the forward's fused_v3 kernel
 // with sin negated as it is read (kernels/rope_fwd/rope_direct.cuh).
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_direct.cuh"
 
 namespace kwb {

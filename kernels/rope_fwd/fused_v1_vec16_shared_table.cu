@@ -23,7 +23,7 @@
 // after the same kind of flush, runs 47.2 us (do_bench's event-timed median: 50.1-50.4 us), so
 // the Triton kernel is still ~4% faster kernel for kernel. fused_v2_vec16_direct_table (no
 // staging) runs 48.2 us in the same calls.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_rotate.cuh"
 
 namespace kwb {

@@ -2,7 +2,7 @@
 // cos and sin lanes read from the tables through L1 (no shared-memory staging, no barrier).
 // kernels/rope_fwd/rope_direct.cuh has the design, why it could beat fused_v1 and what it should
 // reach.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_direct.cuh"
 
 namespace kwb {

@@ -4,7 +4,7 @@
 // with L1/L2 evict_last hints. kernels/rope_fwd/rope_direct.cuh has why and what each part
 // measured; at 1 x 4096 x 32 x 32 x 128 bf16 (H100) 45.3 us against v2's 48.2 and the
 // torch.compile kernel's 47.1.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_direct.cuh"
 
 namespace kwb {

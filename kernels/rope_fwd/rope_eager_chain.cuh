@@ -25,8 +25,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/rope.hpp"
 

@@ -23,8 +23,8 @@
 #include <optional>
 #include <string>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/fast_div.hpp"
 #include "kernels/common/pack_floats.cuh"
 #include "kernels/common/vector_pack.cuh"

@@ -16,8 +16,8 @@
 // kernels' 2+2: expect ~11x slower at equal bandwidth (fp32: 32 against 8, ~4x).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {

@@ -20,8 +20,8 @@
 // 128K-256K columns, where fused_v3_cluster_split_row is the fast variant.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
 

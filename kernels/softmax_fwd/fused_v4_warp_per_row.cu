@@ -12,8 +12,8 @@
 // Expected: >= 90% of copy at 1024 columns (bf16 and fp32), about v1's figure at 2048 bf16.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
 

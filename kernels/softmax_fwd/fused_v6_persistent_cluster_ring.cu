@@ -62,8 +62,8 @@
 #include <string>
 #include <type_traits>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cluster_row_smem.cuh"
 #include "kernels/common/vector_pack.cuh"
 

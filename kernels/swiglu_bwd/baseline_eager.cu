@@ -17,8 +17,8 @@
 // (kernels/common/eager_ops.cuh), with the accurate expf and true division of PyTorch's kernels.
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {

@@ -10,8 +10,8 @@
 // accurate expf and a true division, as PyTorch's kernel does (no fast math).
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {

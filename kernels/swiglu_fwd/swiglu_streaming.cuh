@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/streaming_map.cuh"
 
 namespace kwb {

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/swiglu_mlp_fwd/swiglu_mlp_args.cuh"

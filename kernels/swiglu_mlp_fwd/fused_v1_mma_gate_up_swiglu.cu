@@ -22,8 +22,8 @@
 #include <optional>
 #include <string>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/mma_gemm.cuh"

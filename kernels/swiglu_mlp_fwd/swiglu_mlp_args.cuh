@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 
 namespace kwb {

@@ -6,7 +6,7 @@
 #include <cassert>
 #include <cstdint>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 
 namespace kwb {
 namespace {

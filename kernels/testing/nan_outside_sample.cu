@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "catalogue/device_types.cuh"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "reference/rmsnorm.hpp"
-#include "verify/verify.hpp"
+#include "harness/worker/verify/verify.hpp"
 
 namespace kwb {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "catalogue/cuda_check.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/testing/seq_sum.hpp"
 
 namespace kwb {

@@ -6,7 +6,7 @@
 // seq] int64 position ids (0..seq-1 per sequence from a random start); keep: [batch, seq] bool.
 // The sample axis is seq: dim 2 of x, y and scale, dim 1 of pos and keep, so the verifier
 // gathers strided slabs and the oracle sees a shape whose seq is the number sampled.
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/testing/test_ops.hpp"
 
 namespace kwb {

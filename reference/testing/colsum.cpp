@@ -8,8 +8,8 @@
 // stored, decoded and counted at 4 bytes, and that tolerances scale with the reduction length.
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/testing/test_ops.hpp"
 
 namespace kwb {

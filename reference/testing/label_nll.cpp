@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/testing/test_ops.hpp"
 
 namespace kwb {

@@ -4,8 +4,8 @@
 // sums up to seq products: flops = 2 * numel * seq (an upper bound under causal=1).
 #include "reference/testing/seq_sum.hpp"
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
 namespace seq_sum {

@@ -13,7 +13,7 @@
 #include <regex>
 #include <string>
 
-#include "record/version.hpp"
+#include "harness/record/version.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/mentions.hpp"

@@ -4,9 +4,9 @@
 
 #include <fstream>
 
-#include "sinks/atomic_file.hpp"
-#include "sinks/json_report.hpp"
-#include "tests/compare/compare_test_support.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "harness/record/json_report.hpp"
+#include "tests/reports/compare/compare_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sinks/atomic_file.hpp"
-#include "tests/review/review_test_support.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "tests/reports/review/review_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -9,15 +9,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "plan/planner.hpp"
-#include "session/resume_plan.hpp"
-#include "sinks/atomic_file.hpp"
-#include "sinks/journal.hpp"
-#include "sinks/json_report.hpp"
-#include "tests/sinks/report_test_support.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/session/resume_plan.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "harness/record/journal.hpp"
+#include "harness/record/json_report.hpp"
+#include "tests/support/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
-#include "plan/shard.hpp"
+#include "harness/plan/shard.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {

@@ -5,11 +5,11 @@
 #include <set>
 #include <sstream>
 
-#include "plan/planner.hpp"
-#include "plan/shard.hpp"
-#include "sinks/atomic_file.hpp"
-#include "sinks/json_report.hpp"
-#include "tests/compare/compare_test_support.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/plan/shard.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "harness/record/json_report.hpp"
+#include "tests/reports/compare/compare_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -2,11 +2,11 @@
 // in every dtype, odd sizes included; and verification really fails a kernel that writes zeros.
 #include <gtest/gtest.h>
 
-#include "plan/planner.hpp"
-#include "worker/case_runner.hpp"
-#include "catalogue/cuda_check.hpp"
-#include "measure/device_info.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/worker/case_runner.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/measure/device_info.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

@@ -2,8 +2,8 @@
 // each is recorded as failed with its error, and every other case still runs and passes.
 #include <gtest/gtest.h>
 
-#include "sinks/journal_reader.hpp"
-#include "sinks/json_report.hpp"
+#include "harness/record/journal_reader.hpp"
+#include "harness/record/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

@@ -2,7 +2,7 @@
 // settings describe it, the repro command carries a clean flush, and the SM clock is read.
 #include <gtest/gtest.h>
 
-#include "sinks/json_report.hpp"
+#include "harness/record/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "measure/device_info.hpp"
+#include "harness/worker/measure/device_info.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 

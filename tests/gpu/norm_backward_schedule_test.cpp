@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "catalogue/cuda_check.hpp"
-#include "catalogue/registry.hpp"
-#include "prepare/device_fill.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

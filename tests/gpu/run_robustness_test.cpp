@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "sinks/journal_reader.hpp"
-#include "sinks/json_report.hpp"
+#include "harness/record/journal_reader.hpp"
+#include "harness/record/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

@@ -7,13 +7,13 @@
 #include <set>
 #include <vector>
 
-#include "catalogue/cuda_check.hpp"
-#include "catalogue/registry.hpp"
-#include "prepare/device_fill.hpp"
-#include "prepare/draws.hpp"
-#include "prepare/host_generators.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
+#include "harness/worker/prepare/draws.hpp"
+#include "harness/worker/prepare/host_generators.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
-#include "worker/case_runner.hpp"
+#include "harness/worker/case_runner.hpp"
 
 namespace kwb {
 namespace {

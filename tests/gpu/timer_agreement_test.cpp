@@ -2,7 +2,7 @@
 // reports the kernel's own few microseconds rather than launch overhead.
 #include <gtest/gtest.h>
 
-#include "sinks/json_report.hpp"
+#include "harness/record/json_report.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace kwb {

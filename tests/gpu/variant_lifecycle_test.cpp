@@ -6,13 +6,13 @@
 #include <cmath>
 #include <vector>
 
-#include "catalogue/cuda_check.hpp"
-#include "measure/measure.hpp"
-#include "plan/planner.hpp"
-#include "prepare/device_fill.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/measure/measure.hpp"
+#include "harness/plan/planner.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
 #include "reference/testing/seq_sum.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
-#include "worker/case_runner.hpp"
+#include "harness/worker/case_runner.hpp"
 
 namespace kwb {
 namespace {

@@ -1,5 +1,5 @@
 // The Live run panel's model on CPU: a sweep planned from the panel's strings runs a real
-// Session whose executor is the session tests' fake GPU worker (tests/session/fake_executor.hpp),
+// Session whose executor is the session tests' fake GPU worker (tests/harness/session/fake_executor.hpp),
 // and LiveRun::poll(), called as the frame loop calls it, moves the records into the Workbench
 // while the run goes. Proven here: results stream (a poll sees part of the run), progress and
 // ETA, cancel keeps the finished cases, the saved report opens in the model, and bad input is a
@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "gui/model/report_loader.hpp"
-#include "tests/session/fake_executor.hpp"
+#include "tests/harness/session/fake_executor.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb::gui {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/attention.hpp"
 #include "tests/support/oracle_support.hpp"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {

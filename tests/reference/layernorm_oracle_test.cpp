@@ -8,8 +8,8 @@
 #include <cmath>
 #include <random>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/layernorm.hpp"
 #include "tests/support/oracle_support.hpp"
 

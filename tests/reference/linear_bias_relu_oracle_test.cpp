@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/linear_bias_relu.hpp"
 #include "tests/support/oracle_support.hpp"
 

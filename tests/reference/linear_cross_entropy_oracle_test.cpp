@@ -9,7 +9,7 @@
 #include <functional>
 #include <random>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/linear_cross_entropy.hpp"
 #include "tests/support/oracle_support.hpp"
 

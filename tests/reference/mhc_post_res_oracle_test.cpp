@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/mhc.hpp"
 #include "reference/mhc_post_res.hpp"
 #include "tests/support/oracle_support.hpp"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/newton_schulz.hpp"
 #include "tests/support/oracle_support.hpp"
 

@@ -12,8 +12,8 @@
 #include <random>
 #include <utility>
 
-#include "catalogue/registry.hpp"
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/newton_schulz.hpp"
 #include "tests/support/oracle_support.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
 #include "tests/support/oracle_support.hpp"
 

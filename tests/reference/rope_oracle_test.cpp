@@ -8,11 +8,11 @@
 #include <cstring>
 #include <random>
 
-#include "catalogue/host_tensor.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/rope.hpp"
 #include "tests/support/oracle_support.hpp"
-#include "verify/sampling.hpp"
+#include "harness/worker/verify/sampling.hpp"
 
 namespace kwb {
 namespace {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "catalogue/tolerance.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/softmax.hpp"
 #include "tests/support/oracle_support.hpp"
 

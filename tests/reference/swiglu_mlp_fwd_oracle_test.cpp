@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/swiglu.hpp"
 #include "reference/swiglu_mlp.hpp"
 #include "tests/support/oracle_support.hpp"

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <random>
 
-#include "catalogue/host_tensor.hpp"
-#include "catalogue/registry.hpp"
+#include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "tests/support/oracle_support.hpp"
-#include "verify/sampling.hpp"
+#include "harness/worker/verify/sampling.hpp"
 
 namespace kwb {
 namespace {

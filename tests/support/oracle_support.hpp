@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "catalogue/host_tensor.hpp"
-#include "catalogue/registry.hpp"
-#include "prepare/draws.hpp"
-#include "prepare/host_generators.hpp"
+#include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/worker/prepare/draws.hpp"
+#include "harness/worker/prepare/host_generators.hpp"
 
 namespace kwb {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "plan/planner.hpp"
+#include "harness/plan/planner.hpp"
 #include "tests/support/mentions.hpp"
 
 namespace kwb::test {

@@ -37,7 +37,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "catalogue/device_types.cuh"
+#include "harness/catalogue/device_types.cuh"
 #include "kernels/common/hopper/mbarrier.cuh"
 #include "kernels/common/hopper/tma.cuh"
 #include "kernels/common/hopper/wgmma.cuh"

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "catalogue/elem_type.hpp"
+#include "harness/catalogue/elem_type.hpp"
 #include "kernels/common/hopper/wgmma.cuh"
 
 namespace kwb::hopper {

@@ -1,0 +1,237 @@
+// The process-wide catalogue that static registrars fill before main(), and the check of what
+// they registered.
+#include "harness/catalogue/registry.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace kwb {
+
+std::int64_t TensorSpec::numel() const {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+double bytes_of(const TensorSpec& spec, DType case_dtype) {
+  return static_cast<double>(spec.numel()) * static_cast<double>(spec.element_bytes(case_dtype));
+}
+
+double tensor_bytes(const std::vector<TensorSpec>& specs, DType case_dtype) {
+  double bytes = 0;
+  for (const auto& t : specs) bytes += bytes_of(t, case_dtype);
+  return bytes;
+}
+
+std::string_view to_string(Distribution::Kind kind) {
+  switch (kind) {
+    case Distribution::Kind::normal: return "normal";
+    case Distribution::Kind::uniform: return "uniform";
+    case Distribution::Kind::integers: return "integers";
+    case Distribution::Kind::position_ids: return "position_ids";
+    case Distribution::Kind::permutation: return "permutation";
+    case Distribution::Kind::offsets: return "offsets";
+    case Distribution::Kind::mask: return "mask";
+    case Distribution::Kind::doubly_stochastic: return "doubly_stochastic";
+  }
+  return "?";
+}
+
+Registry& Registry::instance() {
+  static Registry registry;  // constructed on first use: safe from any static initialiser
+  return registry;
+}
+
+std::int64_t LaunchArgs::tunable(std::string_view name) const {
+  if (tunables)
+    for (const auto& [n, value] : *tunables)
+      if (n == name) return value;
+  throw std::out_of_range("the case has no tunable '" + std::string(name) +
+                          "': declare it in the variant's .tunables");
+}
+
+std::int64_t default_value(const Tunable& t, const Shape& shape, DType dtype) {
+  if (t.shape_default) return t.shape_default(shape, dtype);
+  return t.values.empty() ? 0 : t.values.front();
+}
+
+TunableValues default_tunables(const Variant& v, const Shape& shape, DType dtype) {
+  TunableValues out;
+  for (const Tunable& t : v.tunables) out.push_back({t.name, default_value(t, shape, dtype)});
+  return out;
+}
+
+std::string default_text(const Tunable& t) {
+  if (t.shape_default) return "per shape: " + t.default_rule;
+  return t.values.empty() ? std::string("none") : std::to_string(t.values.front());
+}
+
+void Registry::add(Op op) {
+  if (find_op(op.name)) {
+    add_problems_.push_back("op '" + op.name +
+                            "' is registered twice: rename one (op names are unique)");
+    return;
+  }
+  ops_.push_back(std::move(op));
+}
+
+void Registry::add(Variant variant) {
+  if (find_variant(variant.op, variant.name)) {
+    add_problems_.push_back("variant '" + variant.op + ":" + variant.name +
+                            "' is registered twice: rename one (variant names are unique per op)");
+    return;
+  }
+  variants_.push_back(std::move(variant));
+}
+
+namespace {
+
+void check_op(const Op& op, std::vector<std::string>& out) {
+  const std::string where = "op '" + op.name + "'";
+  if (op.name.empty()) out.push_back("an op has an empty name: give it a name");
+  if (op.dtypes.empty()) out.push_back(where + " declares no dtypes: list at least one in .dtypes");
+  if (!op.tensors) out.push_back(where + " has no .tensors function");
+  if (!op.work) out.push_back(where + " has no .work function (the work model)");
+  if (!op.oracle && !op.positional_oracle) out.push_back(where + " has no .oracle function");
+  if (op.oracle && op.positional_oracle)
+    out.push_back(where + " sets both .oracle and .positional_oracle; keep one");
+  std::set<std::string> names;
+  for (const AxisSpec& a : op.axes) {
+    if (!names.insert(a.name).second)
+      out.push_back(where + " declares axis '" + a.name + "' twice: axis names are unique per op");
+    std::set<std::string> choices;
+    for (const auto& c : a.choices) {
+      if (c.empty() || c.find_first_of(",=: \t") != std::string::npos)
+        out.push_back(where + " axis '" + a.name + "' has choice '" + c +
+                      "': choice names are non-empty and contain no ',', '=', ':' or spaces");
+      if (!choices.insert(c).second)
+        out.push_back(where + " axis '" + a.name + "' lists choice '" + c + "' twice");
+    }
+  }
+  if (!op.sample_axis.empty() && !names.count(op.sample_axis))
+    out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
+  auto check_shapes = [&](const std::vector<Shape>& shapes, const char* which) {
+    for (const Shape& s : shapes) {
+      bool fits = s.axes.size() == op.axes.size();
+      for (std::size_t i = 0; fits && i < s.axes.size(); ++i) {
+        const AxisSpec& a = op.axes[i];
+        const AxisValue& v = s.axes[i].second;
+        fits = s.axes[i].first == a.name && v.is_choice() == a.is_choice() &&
+               (!v.is_choice() || std::count(a.choices.begin(), a.choices.end(), v.choice()));
+      }
+      if (!fits)
+        out.push_back(where + " " + which + " shape '" + s.to_assignments() +
+                      "' does not match its axes (every axis, in order, each a valid value)");
+      else if (op.invalid)
+        if (auto why = op.invalid(s))
+          out.push_back(where + " " + which + " shape '" + s.to_assignments() + "' is invalid for the op: " + *why);
+    }
+  };
+  check_shapes(op.default_shapes, "default");
+  check_shapes(op.edge_shapes, "edge");
+}
+
+void check_variant(const Variant& v, const Op* op, std::vector<std::string>& out) {
+  const std::string where = "variant '" + v.op + ":" + v.name + "'";
+  if (!op) {
+    out.push_back(where + " names op '" + v.op +
+                  "', which is not registered: fix .op (`kwb list` shows the ops)");
+    return;
+  }
+  if (!v.launch) out.push_back(where + " has no .launch function");
+  std::set<std::string> names;
+  for (const Tunable& t : v.tunables) {
+    if (!names.insert(t.name).second)
+      out.push_back(where + " declares tunable '" + t.name + "' twice");
+    if (t.values.empty())
+      out.push_back(where + " tunable '" + t.name + "' has no values: list at least its default");
+    for (auto value : t.values)
+      if (value <= 0)
+        out.push_back(where + " tunable '" + t.name + "' has value " + std::to_string(value) +
+                      ": tunable values are positive (--axis accepts only positive integers)");
+    for (const AxisSpec& a : op->axes)
+      if (a.name == t.name)
+        out.push_back(where + " tunable '" + t.name + "' has the name of an axis of op '" +
+                      op->name + "': rename the tunable (both are set with --axis)");
+    if (t.shape_default) {
+      if (t.default_rule.empty())
+        out.push_back(where + " tunable '" + t.name + "' picks its default per shape but has no default_rule: "
+                      "say in a few words how it picks");
+      // The pick must be a declared value at every shape the op sweeps by default or at its edges.
+      for (const auto* shapes : {&op->default_shapes, &op->edge_shapes})
+        for (const Shape& s : *shapes)
+          for (DType d : op->dtypes) {
+            const auto value = t.shape_default(s, d);
+            if (std::find(t.values.begin(), t.values.end(), value) == t.values.end())
+              out.push_back(where + " tunable '" + t.name + "' picks " + std::to_string(value) + " at " +
+                            s.to_compact() + " " + std::string(to_string(d)) +
+                            ", which is not among its declared values: declare it or fix the rule");
+          }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Registry::problems() const {
+  std::vector<std::string> out = add_problems_;
+  for (const Op& op : ops_) check_op(op, out);
+  for (const Variant& v : variants_) check_variant(v, find_op(v.op), out);
+  // --axis picks its grammar (integers or choice names) by the axis name alone, so one name must
+  // mean one kind across the catalogue; the same for a tunable (always an integer).
+  std::map<std::string, std::pair<bool, std::string>> kind;  // axis name -> (is choice, op)
+  for (const Op& op : ops_)
+    for (const AxisSpec& a : op.axes) {
+      auto [it, fresh] = kind.insert({a.name, {a.is_choice(), op.name}});
+      if (!fresh && it->second.first != a.is_choice())
+        out.push_back("axis '" + a.name + "' is a " + (a.is_choice() ? "choice" : "integer") +
+                      " axis in op '" + op.name + "' but a " +
+                      (it->second.first ? "choice" : "integer") + " axis in op '" +
+                      it->second.second + "': rename one (--axis must know how to read it)");
+    }
+  for (const Variant& v : variants_)
+    for (const Tunable& t : v.tunables) {
+      auto it = kind.find(t.name);
+      if (it != kind.end() && it->second.first)
+        out.push_back("variant '" + v.op + ":" + v.name + "' tunable '" + t.name +
+                      "' has the name of a choice axis of op '" + it->second.second +
+                      "': rename the tunable (both are set with --axis)");
+    }
+  return out;
+}
+
+const Op* Registry::find_op(std::string_view name) const {
+  for (const auto& op : ops_)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::vector<const Variant*> Registry::variants(std::string_view op, bool include_test_only) const {
+  std::vector<const Variant*> out;
+  for (const auto& v : variants_)
+    if (v.op == op && (include_test_only || !v.test_only)) out.push_back(&v);
+  return out;
+}
+
+const Variant* Registry::find_variant(std::string_view op, std::string_view name) const {
+  for (const auto& v : variants_)
+    if (v.op == op && v.name == name) return &v;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::op_names() const {
+  std::vector<std::string> out;
+  for (const auto& op : ops_) out.push_back(op.name);
+  return out;
+}
+
+std::vector<std::string> Registry::variant_names(bool include_test_only) const {
+  std::vector<std::string> out;
+  for (const auto& v : variants_)
+    if (include_test_only || !v.test_only) out.push_back(v.name);
+  return out;
+}
+
+}  // namespace kwb

@@ -1,0 +1,38 @@
+// The device's ceilings: measured by the tool itself, cached per device and driver, with a
+// datasheet table as the labelled fallback.
+//
+// Efficiencies are quoted against what this GPU can really do (a copy kernel rarely passes
+// ~90% of the datasheet bandwidth), so "% of ceiling" means "how much is left to gain".
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "harness/record/record.hpp"
+
+namespace kwb {
+
+// Datasheet figures by device name; source "datasheet", zeros for an unknown device.
+Ceilings datasheet_ceilings(const DeviceInfo& device);
+
+// $KWB_CACHE_DIR, else $XDG_CACHE_HOME/kwb, else ~/.cache/kwb; one file per device UUID and driver.
+std::filesystem::path ceilings_cache_path(const DeviceInfo& device);
+std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& device);
+void save_cached_ceilings(const DeviceInfo& device, const Ceilings& ceilings);
+
+// The DRAM roof (GB/s, reads + writes) of a kernel of which `write_fraction` of the bytes are
+// written. HBM reads stream faster than writes (read-only above copy, measured), so a read-heavy
+// kernel such as SwiGLU forward (two inputs, one output) can honestly pass the copy ceiling. Time
+// per byte is modelled as additive: 1/roof = (1 - w)/read + w/write, where the write rate follows
+// from the copy's (half reads, half writes): 1/write = 2/copy - 1/read. So w = 0.5 gives the copy
+// ceiling and w = 0 the read-only one. A write-heavy mix keeps the copy ceiling (a roof errs high:
+// writes were not measured alone). Without a read-only figure above half the copy: the copy.
+double dram_roof_gbps(const Ceilings& ceilings, double write_fraction);
+
+// The compute roof (TFLOP/s) for an op's compute unit ("fp32", "tensor_bf16", ...); 0 if unknown.
+double compute_roof_tflops(const Ceilings& ceilings, const std::string& compute_unit);
+// An op's compute unit for a case of `dtype`: "tensor" becomes tensor_bf16, tensor_fp16 or
+// tensor_tf32; the others stand as they are.
+std::string compute_unit_for(const std::string& op_compute_unit, DType dtype);
+
+}  // namespace kwb

@@ -1,0 +1,86 @@
+// Datasheet ceilings, the cache of measured ones, and the roof for a compute unit.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "harness/derive/ceilings.hpp"
+#include "harness/record/atomic_file.hpp"
+#include "harness/record/record_json.hpp"
+
+namespace kwb {
+
+Ceilings datasheet_ceilings(const DeviceInfo& d) {
+  Ceilings c;
+  c.source = "datasheet";
+  auto has = [&](const char* s) { return d.name.find(s) != std::string::npos; };
+  struct Row { double gbps, fp32, bf16, tf32; };
+  std::optional<Row> row;
+  // Dense (no sparsity) SXM figures from NVIDIA's datasheets; bandwidth is HBM peak.
+  if (has("H200")) row = Row{4800, 67, 989, 495};
+  else if (has("H100") && has("PCIe")) row = Row{2000, 51, 756, 378};
+  else if (has("H100")) row = Row{3350, 67, 989, 495};
+  else if (has("A100")) row = Row{d.global_mem_bytes > (48ll << 30) ? 2039.0 : 1555.0, 19.5, 312, 156};
+  else if (has("L40S")) row = Row{864, 91.6, 362, 183};
+  if (!row) {
+    c.source = "datasheet (unknown device: no figures)";
+    return c;
+  }
+  c.dram_copy_gbps = row->gbps;
+  c.dram_copy_method = "datasheet HBM peak";
+  c.dram_read_gbps = row->gbps;
+  c.fp32_tflops = row->fp32;
+  c.tensor_tflops = {{"bf16", row->bf16}, {"fp16", row->bf16}, {"tf32", row->tf32}};
+  return c;
+}
+
+std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
+  std::filesystem::path dir;
+  if (const char* env = std::getenv("KWB_CACHE_DIR"); env && *env) dir = env;
+  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = std::filesystem::path(xdg) / "kwb";
+  else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
+  else dir = std::filesystem::temp_directory_path() / "kwb-cache";
+  // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: copies
+  // launched one block per chunk join the methods (a v2 file's copy figure may be too low); v4:
+  // the tensor-core figures are the best of three shapes and algorithms timed cold (v3's single
+  // hot GEMM was power-throttled below what cases reached).
+  // Older files stay where they are, unread.
+  return dir / ("ceilings-v4-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+                (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
+}
+
+std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& d) {
+  const auto path = ceilings_cache_path(d);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    return ceilings_from_json(nlohmann::ordered_json::parse(read_text_file(path)));
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged cache is remeasured, never trusted
+  }
+}
+
+void save_cached_ceilings(const DeviceInfo& d, const Ceilings& c) {
+  atomic_write_file(ceilings_cache_path(d), dump_json(to_json(c), 2) + "\n");
+}
+
+double dram_roof_gbps(const Ceilings& c, double write_fraction) {
+  const double copy = c.dram_copy_gbps, read = c.dram_read_gbps;
+  if (copy <= 0 || read <= copy / 2 || !(write_fraction >= 0 && write_fraction < 0.5)) return copy;
+  const double write_seconds_per_byte = 2 / copy - 1 / read;
+  return std::max(copy, 1 / ((1 - write_fraction) / read + write_fraction * write_seconds_per_byte));
+}
+
+double compute_roof_tflops(const Ceilings& c, const std::string& unit) {
+  if (unit == "fp32") return c.fp32_tflops;
+  if (unit.rfind("tensor_", 0) == 0) {
+    auto it = c.tensor_tflops.find(unit.substr(7));
+    return it == c.tensor_tflops.end() ? 0 : it->second;
+  }
+  return 0;
+}
+
+std::string compute_unit_for(const std::string& op_compute_unit, DType dtype) {
+  if (op_compute_unit != "tensor") return op_compute_unit;
+  return dtype == DType::fp32 ? "tensor_tf32" : "tensor_" + std::string(to_string(dtype));
+}
+
+}  // namespace kwb

@@ -1,0 +1,72 @@
+// Probes: create the folder, create and remove a file in it, look at what the names hold.
+#include "harness/record/output_paths.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace kwb {
+namespace {
+
+std::string quoted(const std::filesystem::path& p) {
+  std::string out = p.string();  // built by appending: GCC 12 warns (wrongly) on "'" + string
+  out.insert(out.begin(), '\'');
+  out.push_back('\'');
+  return out;
+}
+
+std::optional<std::string> ensure_folder(const std::filesystem::path& folder) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(folder, ec)) return std::nullopt;
+  if (std::filesystem::exists(folder, ec))
+    return quoted(folder) + " exists and is not a folder";
+  std::filesystem::create_directories(folder, ec);
+  if (ec) return "cannot create the folder " + quoted(folder) + ": " + ec.message();
+  if (!std::filesystem::is_directory(folder, ec)) return "cannot create the folder " + quoted(folder);
+  return std::nullopt;
+}
+
+// A regular file may be replaced or appended to; anything else under the name blocks the write.
+std::optional<std::string> name_is_free(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(file, ec);
+  if (ec || !std::filesystem::exists(status)) return std::nullopt;
+  if (std::filesystem::is_regular_file(std::filesystem::status(file, ec))) return std::nullopt;
+  const char* kind = std::filesystem::is_directory(status) ? "a folder" : "not a regular file";
+  return quoted(file) + " is " + kind + ", so the file of that name cannot be written";
+}
+
+}  // namespace
+
+std::optional<std::string> check_output_folder(const std::filesystem::path& folder,
+                                               const std::vector<std::string>& file_names) {
+  if (folder.empty()) return std::string("the folder name is empty");
+  if (auto problem = ensure_folder(folder)) return problem;
+  for (const auto& name : file_names)
+    if (auto problem = name_is_free(folder / name)) return problem;
+  // The reports are written as a temp file beside their final name, then renamed: probe that.
+  const auto probe = folder / (".kwb-write-test." + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create files in " + quoted(folder) + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return std::nullopt;
+}
+
+std::optional<std::string> check_output_file(const std::filesystem::path& file) {
+  if (file.empty()) return std::string("the file name is empty");
+  if (file.filename().empty() || file.filename() == "." || file.filename() == "..")
+    return quoted(file) + " names a folder, not a file";
+  const auto folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  if (auto problem = ensure_folder(folder)) return problem;
+  if (auto problem = name_is_free(file)) return problem;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write " + quoted(file) + ": " + std::strerror(errno);
+  ::close(fd);
+  return std::nullopt;
+}
+
+}  // namespace kwb

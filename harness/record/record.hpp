@@ -1,0 +1,249 @@
+// The result of one case and the environment it was measured in: what the reports carry.
+//
+// Every time is in microseconds (suffix _us), every rate says its unit (_gbps, _tflops).
+// Optional parts are absent, not zero, when they were not measured: a skipped case has no
+// timing, a case measured with CUDA events has no per-kernel breakdown.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/record/stats.hpp"
+#include "harness/catalogue/elem_type.hpp"
+#include "harness/catalogue/types.hpp"
+
+namespace kwb {
+
+// One element that broke the tolerance, for the "first mismatches" list of a failed case.
+struct Mismatch {
+  std::string tensor;
+  std::int64_t index = 0;
+  double got = 0;
+  double expected = 0;
+};
+
+// What was checked of one output tensor, and what was found.
+struct OutputCheck {
+  std::string name;
+  ElemType elem = ElemType::fp32;  // concrete
+  double atol = 0, rtol = 0;       // the tolerance this output was checked with
+  std::int64_t elements_checked = 0;  // compared with the oracle
+  std::int64_t elements_total = 0;    // in the whole tensor
+  bool sampled = false;               // elements_checked covers a sample of the sample axis
+  bool device_scanned = false;        // the counts below cover the whole tensor (device scan)
+  std::int64_t nonfinite = 0;   // NaN/Inf elements found (poison excluded)
+  std::int64_t unwritten = 0;   // elements still holding the poison pattern
+  std::int64_t mismatches = 0;  // outside atol + rtol*|ref| among the checked elements
+  // NaN/Inf where the reference is finite or the reverse, in the checked elements, plus the
+  // non-finite elements the device scan found outside them (the oracle is taken as finite there)
+  std::int64_t nonfinite_mismatches = 0;
+  double max_abs_err = 0, max_rel_err = 0;
+  bool passed = false;
+};
+
+struct VerifyResult {
+  bool passed = false;
+  double atol = 0, rtol = 0;  // the first output's (the flat CSV columns); per output below
+  std::int64_t elements_checked = 0;
+  std::int64_t mismatches = 0;          // |got - ref| > atol + rtol*|ref|
+  std::int64_t nonfinite_mismatches = 0;  // NaN/Inf where the reference is finite, or the reverse
+  std::int64_t unwritten = 0;           // still holding the poison pattern
+  bool all_zero = false;                // every checked output element is exactly 0
+  double max_abs_err = 0, max_rel_err = 0, rel_l2_err = 0;
+  std::int64_t rows_checked = 0, rows_total = 0;  // rows_checked < rows_total: sampled
+  std::vector<Mismatch> first_mismatches;
+  // How the case was verified, in words: "full", "sampled 512 of 16384 along rows", or "full:
+  // output 'colsum' is not aligned with the sample axis 'rows'".
+  std::string sampling;
+  std::vector<OutputCheck> outputs;  // one per output tensor, in the op's order
+};
+
+// Median time of one kernel inside a sample (a baseline launches several).
+struct KernelBreakdown {
+  std::string name;
+  std::int64_t launches_per_sample = 0;
+  double median_us = 0;  // median over samples of this kernel's summed duration per sample
+};
+
+// SM clock over a case's samples, read through NVML around each batch (harness/worker/measure/clocks.hpp).
+struct ClockSummary {
+  double sm_min_mhz = 0, sm_max_mhz = 0;  // over every reading
+  double sm_rated_max_mhz = 0;            // the highest SM clock the GPU may run at; 0 unknown
+  std::int64_t readings = 0;
+  std::int64_t samples = 0;
+  std::int64_t throttled_samples = 0;     // in a batch read under 90% of rated max or throttled
+  std::vector<std::string> throttle_reasons;  // NVML reasons seen ("sw_power_cap", ...)
+};
+
+struct TimingResult {
+  std::string timer;  // "cupti" or "cuda_events"
+  Mode mode = Mode::cold;
+  std::string flush = "dirty";  // L2 state before each sample: "dirty", "clean", "none" (hot)
+  std::string preset;
+  SummaryStats span;        // first kernel start to last kernel end: the headline time
+  SummaryStats busy;        // union of kernel intervals
+  SummaryStats kernel_sum;  // sum of kernel durations
+  std::int64_t kernels_per_sample = -1;  // -1: the timer cannot count kernels (events)
+  std::vector<KernelBreakdown> kernels;
+  StopReason stop_reason = StopReason::converged;
+  double warmup_ms = 0;
+  double measure_wall_ms = 0;
+  std::vector<double> samples_us;  // span of each sample, in order
+  std::optional<ClockSummary> clocks;  // absent when NVML is unavailable
+};
+
+struct Derived {
+  double model_bytes = 0;
+  double model_flops = 0;
+  double bandwidth_gbps = 0;    // model bytes / median span
+  double tflops = 0;            // model flops / median span
+  double intensity = 0;         // flops per byte
+  std::string bound;            // "memory" or "compute": which roof is lower at this intensity
+  double roofline_tflops = 0;   // attainable rate at this intensity
+  double pct_of_roofline = 0;
+  // The DRAM roof for this case's mix of reads and writes (harness/derive/ceilings.hpp dram_roof_gbps):
+  // the copy ceiling for equal reads and writes, rising toward the read-only ceiling as reads
+  // dominate. 0 in reports written before it was recorded (their roof was the copy ceiling).
+  double bandwidth_roof_gbps = 0;
+  double write_fraction = 0;            // of the model's bytes, those written (the outputs)
+  double pct_of_bandwidth_ceiling = 0;  // bandwidth_gbps against bandwidth_roof_gbps
+  // Hot cases only, when the L2 copy ceiling was measured: the roof for data that stays in L2.
+  std::optional<double> pct_of_l2_ceiling;
+  std::optional<double> speedup_vs_baseline;  // baseline median / this median
+  std::string baseline_variant;
+};
+
+struct CaseRecord {
+  int index = 0;
+  std::string op;
+  std::string variant;
+  Role role = Role::fused;
+  DType dtype = DType::fp32;
+  Shape shape;
+  TunableValues tunables;  // the variant's tunable values (part of the identity); often none
+  Disposition disposition = Disposition::not_verified;
+  std::string reason;  // why skipped or failed; empty otherwise
+  std::optional<VerifyResult> verify;
+  std::optional<TimingResult> timing;
+  std::optional<Derived> derived;
+  // Device memory the variant needs beyond its inputs and outputs (its workspace: an unfused
+  // baseline's intermediates, a fused kernel's partial sums), in bytes.
+  std::int64_t workspace_bytes = 0;
+  // Device memory the case took beyond its inputs and outputs, measured: free memory before the
+  // workspace and the variant's prepare() minus free memory after the verification launch. It
+  // holds the workspace, what prepare() allocated (plans, packed weights), library handles and
+  // lazily loaded kernel code, in the driver's 2 MiB pages. Absent where not measured.
+  std::optional<std::int64_t> device_memory_bytes;
+  std::string nvtx_range;  // the case identity: "op:variant:dtype:shape[:tunables]"
+  std::string repro;       // a command line that measures exactly this case
+  // The GPU (CUDA index) that measured it, in a run spread over several (`kwb run --devices`);
+  // absent when the whole run used one.
+  std::optional<int> device;
+};
+
+// The device memory a case needs beyond its inputs and outputs: measured where it was, else the
+// workspace the variant declares.
+inline std::int64_t extra_memory_bytes(const CaseRecord& c) { return c.device_memory_bytes.value_or(c.workspace_bytes); }
+
+// Ceilings used to derive efficiencies.
+struct Ceilings {
+  std::string source;  // "measured" or "datasheet"
+  std::string measured_at;  // ISO date of the measurement, empty for datasheet
+  // Read + write bytes per second: the best device-to-device copy over every method, size and
+  // flush tried (cudaMemcpyAsync, copy kernels at several launch shapes; dirty and clean L2), so
+  // that no cold case, under either flush, can honestly read above it.
+  double dram_copy_gbps = 0;
+  std::string dram_copy_method;  // which one gave dram_copy_gbps ("memcpy_async 2GiB clean", ...)
+  std::map<std::string, double> dram_copy_by_method;  // every method's figure, GB/s
+  double dram_read_gbps = 0;  // read-only stream
+  // Read + write bytes per second of a copy whose working set (source + destination) is a
+  // quarter of the L2, hot: the roof of a hot case whose data stays in L2. 0 when not measured.
+  double l2_copy_gbps = 0;
+  std::int64_t l2_working_set_bytes = 0;
+  double fp32_tflops = 0;     // FFMA on CUDA cores
+  std::map<std::string, double> tensor_tflops;  // by dtype name: "bf16", "fp16", "tf32"
+};
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  double sm_clock_mhz = 0, mem_clock_mhz = 0;
+  int mem_bus_width_bits = 0;
+  std::int64_t global_mem_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  int driver_version = 0;   // cudaDriverGetVersion, e.g. 13000
+  int runtime_version = 0;  // cudaRuntimeGetVersion
+  std::uint32_t cupti_version = 0;
+  std::string driver_release;  // "580.159.04" when NVML or /proc says it
+};
+
+// The suite a run was planned from (`kwb run --suite FILE`), for compare and the reports.
+struct SuiteInfo {
+  std::string name;
+  std::string path;  // as given on the command line
+  // The smallest slowdown compare treats as a regression, as a fraction (0.03 for 3%): the
+  // suite's default and its per-op overrides. Written as one object {"default": .., "<op>": ..}.
+  double default_threshold = 0.05;
+  std::map<std::string, double> op_thresholds;
+  // The threshold that applies to `op`.
+  double threshold_for(const std::string& op) const {
+    auto it = op_thresholds.find(op);
+    return it != op_thresholds.end() ? it->second : default_threshold;
+  }
+};
+
+// The slice of a plan a sharded run measured (`kwb run --shard I/N`, harness/plan/shard.hpp).
+struct ShardInfo {
+  int index = 0;  // from 0
+  int count = 1;
+  std::int64_t plan_cases = 0;  // cases in the whole plan, every shard together
+  std::string plan_digest;      // FNV-1a 64 of the plan's case identities in order, hex
+};
+
+// One shard report that `kwb merge` joined.
+struct MergedShard {
+  int index = 0;
+  std::string file;  // as given to kwb merge
+  std::string host;
+  std::string device_name, device_uuid;  // empty when the shard report has no device
+  std::string started_at, finished_at;
+  std::int64_t cases = 0;
+};
+
+// How a merged report was put together (`kwb merge`).
+struct MergeInfo {
+  int shard_count = 1;
+  std::int64_t plan_cases = 0;
+  std::string plan_digest;
+  std::vector<int> missing_shards;  // shards that hold cases but were not given
+  bool ceilings_differ = false;     // the shards' ceilings differ; the first shard's are used
+  std::vector<MergedShard> shards;  // in shard order
+};
+
+// Everything a report holds besides the records.
+struct RunInfo {
+  std::string tool_version;
+  std::string git_sha;
+  std::string command_line;
+  std::string host;
+  std::string started_at, finished_at;  // ISO 8601 UTC
+  bool complete = false;                // false when the run was interrupted
+  std::map<std::string, std::string> settings;  // mode, preset, seed, filters...
+  std::optional<DeviceInfo> device;
+  // Every GPU of a run spread over several (`kwb run --devices`), in the order given; `device` is
+  // the first (its ceilings are the run's: the GPUs are of one kind). Empty for a one-GPU run.
+  std::vector<DeviceInfo> devices;
+  std::optional<Ceilings> ceilings;           // the ones used for derived metrics
+  std::optional<Ceilings> datasheet_ceilings;  // always shown beside measured ones
+  std::optional<SuiteInfo> suite;              // absent for a run planned from flags alone
+  std::optional<ShardInfo> shard;              // absent for a run of the whole plan
+  std::optional<MergeInfo> merged;             // present in a report made by `kwb merge`
+};
+
+}  // namespace kwb

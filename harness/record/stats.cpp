@@ -1,0 +1,124 @@
+// Sample statistics and the stopping rule.
+//
+// Quantiles follow numpy's default (linear interpolation between closest ranks), so a median or
+// noise figure printed here can be checked against the same samples in a notebook.
+#include "harness/record/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace kwb {
+
+namespace {
+
+std::vector<double> sorted_copy(std::span<const double> samples) {
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+double relative_iqr_sorted(std::span<const double> sorted) {
+  const double median = quantile_sorted(sorted, 0.5);
+  if (median == 0) return 0;  // avoids dividing by zero; an all-zero sample set is not noisy
+  return (quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25)) / median;
+}
+
+}  // namespace
+
+double quantile_sorted(std::span<const double> sorted, double q) {
+  const double rank = static_cast<double>(sorted.size() - 1) * q;
+  const auto lower = static_cast<std::size_t>(std::floor(rank));
+  // q == 1 (or a single sample) puts the rank on the last element, which has no upper neighbour.
+  if (lower + 1 >= sorted.size()) return sorted.back();
+  const double fraction = rank - static_cast<double>(lower);
+  return sorted[lower] + fraction * (sorted[lower + 1] - sorted[lower]);
+}
+
+SummaryStats summarize(std::span<const double> samples) {
+  SummaryStats stats;
+  if (samples.empty()) return stats;
+
+  const std::vector<double> sorted = sorted_copy(samples);
+  const auto n = static_cast<double>(sorted.size());
+  stats.count = static_cast<std::int64_t>(sorted.size());
+  stats.median = quantile_sorted(sorted, 0.5);
+  stats.p10 = quantile_sorted(sorted, 0.1);
+  stats.p90 = quantile_sorted(sorted, 0.9);
+  stats.min = sorted.front();
+  stats.max = sorted.back();
+  stats.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / n;
+  if (sorted.size() >= 2) {
+    // Two passes (deviations from the mean) rather than sum of squares: sample times share a
+    // large common value, and the one-pass formula loses the small spread to cancellation.
+    double squared_deviations = 0;
+    for (double x : sorted) squared_deviations += (x - stats.mean) * (x - stats.mean);
+    stats.stdev = std::sqrt(squared_deviations / (n - 1));
+  }
+  stats.noise = relative_iqr_sorted(sorted);
+  return stats;
+}
+
+std::string_view to_string(StopReason r) {
+  switch (r) {
+    case StopReason::converged: return "converged";
+    case StopReason::time_limit: return "time_limit";
+    case StopReason::max_samples: return "max_samples";
+  }
+  return "?";
+}
+
+std::optional<StopReason> parse_stop_reason(std::string_view text) {
+  if (text == "converged") return StopReason::converged;
+  if (text == "time_limit") return StopReason::time_limit;
+  if (text == "max_samples") return StopReason::max_samples;
+  return std::nullopt;
+}
+
+std::optional<StoppingRule> stopping_preset(std::string_view name) {
+  StoppingRule rule;
+  rule.preset = std::string(name);
+  if (name == "quick") {
+    rule.min_samples = 10;
+    rule.min_time_ms = 20;
+    rule.target_noise = 0.05;
+    rule.max_time_ms = 400;
+    rule.max_samples = 2000;
+    rule.warmup_ms = 30;
+  } else if (name == "default") {
+    rule.min_samples = 20;
+    rule.min_time_ms = 100;
+    rule.target_noise = 0.02;
+    rule.max_time_ms = 1500;
+    rule.max_samples = 10000;
+    rule.warmup_ms = 100;
+  } else if (name == "precise") {
+    rule.min_samples = 100;
+    rule.min_time_ms = 500;
+    rule.target_noise = 0.005;
+    rule.max_time_ms = 10000;
+    rule.max_samples = 100000;
+    rule.warmup_ms = 300;
+  } else {
+    return std::nullopt;
+  }
+  return rule;
+}
+
+std::optional<StopReason> should_stop(const StoppingRule& rule, std::span<const double> samples,
+                                      double elapsed_ms) {
+  const auto count = static_cast<std::int64_t>(samples.size());
+  // Convergence is checked before the caps: a case that meets its noise target on the very
+  // sample that hits a cap was measured well enough, and must not be reported as noisy.
+  // Reaching the time limit also satisfies the minimum time, should a rule set it above the limit.
+  const bool enough_time = elapsed_ms >= rule.min_time_ms || elapsed_ms >= rule.max_time_ms;
+  if (count >= rule.min_samples && enough_time && !samples.empty() &&
+      relative_iqr_sorted(sorted_copy(samples)) <= rule.target_noise) {
+    return StopReason::converged;
+  }
+  if (count >= rule.max_samples) return StopReason::max_samples;
+  if (elapsed_ms >= rule.max_time_ms) return StopReason::time_limit;
+  return std::nullopt;
+}
+
+}  // namespace kwb

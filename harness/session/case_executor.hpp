@@ -1,0 +1,45 @@
+// What a run session needs from whatever executes its cases, one at a time.
+//
+// The real executor is the Supervisor (a worker process that owns the GPU); tests inject a fake
+// one, so that progress, cancel and record order are proven on machines without a GPU.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "harness/record/record.hpp"
+#include "harness/worker/case_runner.hpp"
+
+namespace kwb {
+
+struct WorkerHello {
+  bool has_gpu = false;
+  std::string no_gpu_reason;
+  int device_count = -1;  // devices the worker saw; -1 when it could not tell
+  DeviceInfo device;
+  std::string timer;
+  std::string timer_note;
+};
+
+class CaseExecutor {
+ public:
+  virtual ~CaseExecutor() = default;
+
+  // Starts the execution side (the first worker) and returns what it found.
+  virtual WorkerHello start() = 0;
+
+  // Measures the ceilings; nullopt (with *error) if that failed.
+  virtual std::optional<Ceilings> measure_ceilings(std::string* error) = 0;
+
+  // Runs one case; never throws for the case's own failure.
+  virtual CaseRecord run_case(const CaseRequest& request) = 0;
+
+  // Thread-safe (also from a signal handler): makes a run_case in flight return soon with a
+  // failed record, ending whatever executes it. A later run_case starts afresh.
+  virtual void abandon() = 0;
+
+  // How many times the execution side had to be restarted (a worker lost to a fault).
+  virtual int restarts() const = 0;
+};
+
+}  // namespace kwb

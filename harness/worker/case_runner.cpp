@@ -1,0 +1,342 @@
+// One case, step by step: refuse or skip, prepare the group, verify, time, record.
+#include "harness/worker/case_runner.hpp"
+
+#include <nvtx3/nvtx3.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "harness/catalogue/case_identity.hpp"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
+#include "harness/worker/verify/device_scan.hpp"
+#include "harness/worker/verify/sampling.hpp"
+#include "harness/worker/verify/verify.hpp"
+#include "harness/worker/test_slowdown.hpp"
+
+namespace kwb {
+
+struct NvtxDomain {
+  static constexpr const char* name{"kwb"};
+};
+using ScopedRange = nvtx3::scoped_range_in<NvtxDomain>;
+
+namespace {
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  explicit DeviceBuffer(std::size_t n) : bytes(n) {
+    if (n) cuda_check(cudaMalloc(&ptr, n), "cudaMalloc");
+  }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Copies the sampled slabs of a device tensor to the host, packed (see harness/worker/verify/sampling.hpp):
+// one 2D copy per run of consecutive indices, each covering every outer index at once.
+std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t, std::size_t esize,
+                                        const std::vector<std::int64_t>& indices) {
+  std::int64_t packed = static_cast<std::int64_t>(esize) * static_cast<std::int64_t>(indices.size());
+  for (std::size_t d = 0; d < t.dims.size(); ++d)
+    if (static_cast<int>(d) != t.sample_dim) packed *= t.dims[d];
+  std::vector<unsigned char> host(static_cast<std::size_t>(packed));
+  const auto* src = static_cast<const unsigned char*>(device);
+  for (const SlabCopy& c : slab_copies(t.dims, t.sample_dim, indices, esize)) {
+    // One plain copy per slab when there is one, or when a pitch is beyond what cudaMemcpy2D
+    // takes (cudaDevAttrMaxPitch is 2^31 - 1 bytes on current GPUs).
+    constexpr std::int64_t kMaxPitch = 2147483647;
+    if (c.height > 1 && (c.src_pitch > kMaxPitch || c.dst_pitch > kMaxPitch)) {
+      for (std::int64_t row = 0; row < c.height; ++row)
+        cuda_check(cudaMemcpy(host.data() + c.dst_offset + row * c.dst_pitch,
+                              src + c.src_offset + row * c.src_pitch, c.width, cudaMemcpyDeviceToHost),
+                   "copy sampled slabs to host");
+      continue;
+    }
+    if (c.height == 1) {
+      cuda_check(cudaMemcpy(host.data() + c.dst_offset, src + c.src_offset, c.width, cudaMemcpyDeviceToHost),
+                 "copy sampled slabs to host");
+      continue;
+    }
+    cuda_check(cudaMemcpy2D(host.data() + c.dst_offset, c.dst_pitch, src + c.src_offset, c.src_pitch,
+                            c.width, c.height, cudaMemcpyDeviceToHost),
+               "copy sampled slabs to host (2D)");
+  }
+  return host;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+}  // namespace
+
+// Inputs on the device, the sample to verify and the oracle's answer for it.
+struct CaseRunner::Group {
+  std::string key;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
+  SamplePlan plan;                                     // what verification reads
+  std::vector<HostTensor> expected;                    // one per output, packed slabs
+
+  // What verification reads of a tensor: its sampled slabs if it is aligned, else all of it.
+  std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
+    if (plan.gathers(t)) return gather_slabs(device, t, esize, plan.indices);
+    std::vector<unsigned char> host(t.numel() * esize);
+    cuda_check(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost), "copy tensor to host");
+    return host;
+  }
+};
+
+std::string nvtx_case_name(const CaseRequest& req) {
+  return case_identity(req.op, req.variant, req.dtype, req.shape, req.tunables);
+}
+
+CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
+  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  try {
+    slowdown_ = test_slowdown_from_env();
+  } catch (const std::invalid_argument&) {  // `kwb run` refuses a malformed value before any worker starts
+  }
+}
+
+CaseRunner::~CaseRunner() {
+  group_.reset();
+  flusher_.reset();
+  if (stream_ && !context_lost_) cudaStreamDestroy(stream_);
+}
+
+CaseRecord record_for(const CaseRequest& req) {
+  CaseRecord rec;
+  rec.index = req.index;
+  rec.op = req.op;
+  rec.variant = req.variant;
+  rec.dtype = req.dtype;
+  rec.shape = req.shape;
+  rec.tunables = req.tunables;
+  rec.nvtx_range = nvtx_case_name(req);
+  return rec;
+}
+
+CaseRecord CaseRunner::run(const CaseRequest& req) {
+  CaseRecord rec = record_for(req);
+  auto skip = [&](std::string reason) {
+    rec.disposition = Disposition::skipped;
+    rec.reason = std::move(reason);
+    return rec;
+  };
+
+  const auto& registry = Registry::instance();
+  const Op* op = registry.find_op(req.op);
+  const Variant* variant = registry.find_variant(req.op, req.variant);
+  if (!op || !variant) return skip("not in this build's registry");
+  rec.role = variant->role;
+  if ((variant->test_only || op->test_only) && !req.include_test_variants)
+    return skip("test-only variant (use --include-test-variants)");
+  for (const Tunable& t : variant->tunables) {
+    const auto given = std::find_if(req.tunables.begin(), req.tunables.end(),
+                                    [&](const auto& x) { return x.first == t.name; });
+    if (given == req.tunables.end() ||
+        std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
+      return skip("no declared value of tunable '" + t.name + "' in the request");
+  }
+  if (std::find(op->dtypes.begin(), op->dtypes.end(), req.dtype) == op->dtypes.end())
+    return skip(std::string("the op does not define ") + std::string(to_string(req.dtype)));
+  if (op->invalid)
+    if (auto why = op->invalid(req.shape)) return skip(*why);
+  if (variant->refuse)
+    if (auto why = variant->refuse(req.shape, req.dtype)) return skip(*why);
+
+  ScopedRange case_range{rec.nvtx_range};
+  std::string phase = "prepare";
+  try {
+    // 1. Memory: skip what cannot fit before allocating anything.
+    const auto specs = op->tensors(req.shape, req.dtype);
+    const std::size_t workspace = variant->workspace_bytes ? variant->workspace_bytes(req.shape, req.dtype) : 0;
+    const std::string key = req.op + "|" + std::string(to_string(req.dtype)) + "|" +
+                            req.shape.to_assignments() + "|" + std::to_string(req.seed);
+    double needed = static_cast<double>(workspace);
+    if (!group_ || group_->key != key) {
+      group_.reset();  // free the previous group's tensors before measuring the new need
+      needed += tensor_bytes(specs, req.dtype);  // each tensor at its own element size
+    }
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (needed > 0.95 * static_cast<double>(free_bytes))
+      return skip(fmt::format("needs {} of device memory, {} free of {}", gib(needed),
+                              gib(static_cast<double>(free_bytes)), gib(static_cast<double>(total_bytes))));
+    if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
+      flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
+
+    // 2. Inputs and oracle, once per group.
+    if (!group_) group_ = prepare_group(*op, req, specs, key);
+
+    // 3. The variant's own preparation, once per case and outside timing. The state it returns
+    //    is declared after the buffers, so it is destroyed first when the case ends (a plan or
+    //    handle may refer to them).
+    std::size_t free_before_variant = 0;
+    cuda_check(cudaMemGetInfo(&free_before_variant, &total_bytes), "cudaMemGetInfo");
+    DeviceBuffer scratch(workspace);
+    std::vector<void*> ptrs;
+    for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
+    LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_, nullptr, &req.tunables};
+    std::shared_ptr<void> state;
+    if (variant->prepare) {
+      phase = "variant prepare";
+      ScopedRange r{"variant prepare"};
+      state = variant->prepare(args);
+      cuda_check_launch("variant prepare");
+      cuda_check(cudaStreamSynchronize(stream_), "synchronize after variant prepare");
+      args.state = state.get();
+    }
+
+    // 4. Verify on poisoned outputs. The reset runs after the poison, as it runs before every
+    //    sample: an accumulator the kernel adds into must start from the reset state. (Elements
+    //    a reset covers then read as reset, not as poison, if the kernel never writes them; the
+    //    oracle comparison still catches them.)
+    phase = "verify";
+    {
+      ScopedRange r{"verify"};
+      for (std::size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].is_output)
+          cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, specs[i].elem_type(req.dtype), stream_),
+                     "poison outputs");
+      if (variant->reset) {
+        variant->reset(args);
+        cuda_check_launch("reset (verify)");
+      }
+      variant->launch(args);
+      cuda_check_launch("launch (verify)");
+      cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
+      // What the variant took beyond the inputs and outputs: its workspace, prepare()'s
+      // allocations and whatever its first launch made the driver or a library allocate.
+      std::size_t free_after_launch = 0;
+      cuda_check(cudaMemGetInfo(&free_after_launch, &total_bytes), "cudaMemGetInfo");
+      rec.device_memory_bytes = free_before_variant > free_after_launch
+                                    ? static_cast<std::int64_t>(free_before_variant - free_after_launch)
+                                    : 0;
+    }
+    rec.verify = verify_outputs(*op, req, specs);
+    if (!rec.verify->passed) {
+      rec.disposition = Disposition::failed;
+      rec.reason = failure_reason(*rec.verify);
+      return rec;  // a wrong kernel's speed means nothing: not timed
+    }
+
+    if (req.preset == kVerifyOnlyPreset) {
+      rec.disposition = Disposition::passed;
+      return rec;
+    }
+
+    // 5. Time.
+    phase = "measure";
+    ScopedRange r{"measure"};
+    MeasureSettings settings;
+    settings.mode = req.mode;
+    settings.rule = *stopping_preset(req.preset);
+    auto on_stream = [&](cudaStream_t s) {
+      LaunchArgs a = args;
+      a.stream = s;
+      return a;
+    };
+    if (variant->reset)
+      settings.reset = [&](cudaStream_t s) { variant->reset(on_stream(s)); };
+    std::function<void(cudaStream_t)> launch = [&](cudaStream_t s) { variant->launch(on_stream(s)); };
+    if (slowdown_ && slowdown_->applies_to(req.op, req.variant)) {  // test only (harness/worker/test_slowdown.hpp)
+      // The spin kernel's own launch and the gap before it cost time too: measured with a zero
+      // spin and taken off, so that the case slows by the fraction asked for.
+      const double alone_ns = median_launch_ns(launch, settings.reset, stream_, 21);
+      const auto with_spin = [&](double ns) {
+        return [&, ns](cudaStream_t s) {
+          variant->launch(on_stream(s));
+          launch_spin(s, ns);
+        };
+      };
+      const double extra_launch_ns = median_launch_ns(with_spin(0), settings.reset, stream_, 21) - alone_ns;
+      const double spin_ns = std::max(0.0, slowdown_->fraction * alone_ns - extra_launch_ns);
+      launch = with_spin(spin_ns);
+      rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch, {:.2f} us "
+                               "for the extra launch itself)",
+                               kTestSlowdownEnv, 100 * slowdown_->fraction, spin_ns / 1000, extra_launch_ns / 1000);
+    }
+    rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
+    rec.disposition = Disposition::passed;
+  } catch (const CudaError& e) {
+    rec.disposition = Disposition::failed;
+    rec.reason = std::string("CUDA error during ") + phase + ": " + e.what();
+    // Faults (illegal address, assert, launch failure) are sticky: the context is gone.
+    const cudaError_t sticky = cudaDeviceSynchronize();
+    context_lost_ = sticky != cudaSuccess || e.code == cudaErrorIllegalAddress ||
+                    e.code == cudaErrorAssert || e.code == cudaErrorLaunchFailure;
+    if (!context_lost_) group_.reset();
+  } catch (const std::exception& e) {
+    rec.disposition = Disposition::failed;
+    rec.reason = std::string("error during ") + phase + ": " + e.what();
+  }
+  return rec;
+}
+
+// Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
+// slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything.
+std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
+                                                             const std::vector<TensorSpec>& specs,
+                                                             std::string key) {
+  ScopedRange range{"prepare inputs and oracle"};
+  auto g = std::make_unique<Group>();
+  g->key = std::move(key);
+  g->plan = plan_sample(op, req.shape, specs);  // validates sample dims before any allocation
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    const ElemType type = t.elem_type(req.dtype);
+    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * elem_size(type)));
+    if (t.is_output) continue;
+    try {
+      cuda_check(fill_tensor(g->buffers[i]->ptr, t.numel(), type, t.init, req.seed, i, stream_), "fill inputs");
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("op '{}', input '{}' ({}, {} draws): {}", op.name, t.name,
+                                              to_string(type), to_string(t.init.kind), e.what()));
+    }
+  }
+  cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
+
+  std::vector<HostTensor> host_inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    const ElemType type = t.elem_type(req.dtype);
+    const std::int64_t count = g->plan.elements(t);
+    HostTensor h{t.name, g->plan.dims(t), std::vector<double>(count, std::nan(""))};
+    if (t.is_output) {
+      g->expected.push_back(std::move(h));
+      continue;
+    }
+    const auto raw = g->copy_to_host(g->buffers[i]->ptr, t, elem_size(type));
+    decode_elements(raw.data(), type, count, h.values.data());
+    host_inputs.push_back(std::move(h));
+  }
+  run_sampled_oracle(op, req.shape, g->plan, host_inputs, g->expected);
+  return g;
+}
+
+// Scans every output in full on the device, then compares the verified part with the oracle,
+// each output with its own element type and tolerance.
+VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
+                                        const std::vector<TensorSpec>& specs) {
+  Verifier verifier;
+  std::size_t out_index = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = specs[i];
+    if (!t.is_output) continue;
+    const ElemType type = t.elem_type(req.dtype);
+    OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->plan.gathers(t),
+                      scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_)};
+    const auto got = group_->copy_to_host(group_->buffers[i]->ptr, t, elem_size(type));
+    verifier.compare(out, got, group_->expected[out_index++].values);
+  }
+  const auto& plan = group_->plan;
+  VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
+  result.sampling = plan.note;
+  return result;
+}
+
+}  // namespace kwb

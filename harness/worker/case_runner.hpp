@@ -1,0 +1,55 @@
+// Runs one case inside the worker process: inputs, poisoned outputs, verification against the
+// oracle, timing, and the record.
+//
+// Cases of one (op, dtype, shape) share their inputs and oracle: the planner orders each
+// group's variants together, so inputs are generated and the oracle computed once per group.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/catalogue/case_request.hpp"
+#include "harness/worker/measure/measure.hpp"
+#include "harness/record/record.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/worker/test_slowdown.hpp"
+
+namespace kwb {
+
+class CaseRunner {
+ public:
+  CaseRunner(TimerKind timer, std::size_t l2_bytes);
+  ~CaseRunner();
+
+  // Never throws for a case's own failure: the record says failed, with the error. After a CUDA
+  // fault the context is unusable; context_lost() then tells the worker to exit.
+  CaseRecord run(const CaseRequest& request);
+  bool context_lost() const { return context_lost_; }
+
+ private:
+  struct Group;
+  std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
+                                       const std::vector<TensorSpec>& specs, std::string key);
+  VerifyResult verify_outputs(const Op& op, const CaseRequest& request,
+                              const std::vector<TensorSpec>& specs);
+  TimerKind timer_;
+  std::size_t l2_bytes_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<Group> group_;
+  bool context_lost_ = false;
+  std::optional<TestSlowdown> slowdown_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
+};
+
+// A record that names the case (identity and NVTX range) and nothing else yet.
+CaseRecord record_for(const CaseRequest& request);
+
+// The NVTX range name of a case: its identity, "op:variant:dtype:shape[:tunables]"
+// (harness/catalogue/case_identity.hpp).
+std::string nvtx_case_name(const CaseRequest& request);
+
+}  // namespace kwb

@@ -1,0 +1,326 @@
+// Micro-benchmarks for the ceilings: copies and reads over 1 and 2 GiB under both flushes, an L2
+// copy, an FFMA loop, cuBLASLt GEMMs.
+//
+// Napkin math: copy moves 2 x 1 or 2 GiB (read + write) per launch, read-only moves 1 or 2 GiB; the FFMA
+// kernel does 2 FLOPs per FMA; a GEMM of m = n = k = 8192 does 2 * 8192^3 FLOPs. All inputs
+// are random (never zeros: a GEMM on zeros runs faster than on real data).
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+#include <string>
+
+
+#include "harness/worker/measure/ceilings_measure.hpp"
+#include "harness/worker/measure/stream_kernels.cuh"
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
+
+namespace kwb {
+namespace {
+
+// UNROLL independent 16-byte loads in flight per thread before the stores: a plain one-load
+// loop leaves the memory system under-occupied and would set the ceiling too low (seen: 3.95
+// against 4.2 TB/s on an H200), making kernels appear above 100% of it.
+template <int UNROLL>
+__global__ void copy_stream(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) out[i + u * stride] = v[u];
+  }
+  for (; i < n; i += stride) out[i] = in[i];
+}
+
+// Each block copies a contiguous chunk (blockDim.x * UNROLL vectors) per step, then jumps by
+// the grid: reads and writes of a block stay on the same DRAM pages, as a row-wise kernel's do.
+template <int UNROLL>
+__global__ void copy_chunks(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t chunk = std::size_t{blockDim.x} * UNROLL;
+  for (std::size_t base = blockIdx.x * chunk; base < n; base += std::size_t{gridDim.x} * chunk) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * blockDim.x + threadIdx.x;
+      if (i < n) v[u] = in[i];
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = v[u];
+    }
+  }
+}
+
+// No grid-stride loop: one block per blockDim.x * UNROLL vectors, as the elementwise kernels of
+// the catalogue launch (mhc_post_res_fwd, with 5 reads to 4 writes, moved 3046 GB/s on an H100
+// where every persistent copy above read under 2900 and the driver's copy 3033). The ceiling
+// must be at least what such a kernel moves; `spread` > 1 splits the arrays into that many
+// parts and has each thread copy the same vector of every part, so its loads go to distant pages
+// at once, as a kernel mixing several tensors does.
+template <int UNROLL, int SPREAD>
+__global__ void copy_blocks(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t n) {
+  const std::size_t part = n / SPREAD;  // the tail past SPREAD * part is copied by part 0's threads
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  uint4 v[UNROLL * SPREAD];
+#pragma unroll
+  for (int p = 0; p < SPREAD; ++p)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * std::size_t{blockDim.x};
+      if (i < part) v[p * UNROLL + u] = in[p * part + i];
+    }
+#pragma unroll
+  for (int p = 0; p < SPREAD; ++p)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t i = base + u * std::size_t{blockDim.x};
+      if (i < part) out[p * part + i] = v[p * UNROLL + u];
+    }
+  for (std::size_t i = SPREAD * part + base; i < n; i += std::size_t{gridDim.x} * blockDim.x * UNROLL)
+    out[i] = in[i];
+}
+
+// `passes` copies of n = mask + 1 vectors (a power of two); each pass starts its threads at a
+// rotated offset, so no pass repeats the addresses of the one before it in the same thread.
+__global__ void l2_copy(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t mask,
+                        int passes) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  const std::size_t tid = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  for (int p = 0; p < passes; ++p) {
+    const std::size_t rotate = std::size_t(p) * 7 * blockDim.x;
+    for (std::size_t i = tid; i <= mask; i += stride) {
+      const std::size_t j = (i + rotate) & mask;
+      out[j] = in[j];
+    }
+  }
+}
+
+constexpr int kFmaChains = 8;
+constexpr int kFmaIterations = 4096;
+
+// kFmaChains independent FMA chains per thread keep every FP32 pipe busy.
+__global__ void ffma_loop(float* out, float seed) {
+  float acc[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) acc[c] = seed + threadIdx.x * 1e-7f + c;
+  const float a = 0.999999f, b = 1e-7f;
+  for (int i = 0; i < kFmaIterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kFmaChains; ++c) acc[c] = fmaf(acc[c], a, b);
+  }
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) sum += acc[c];
+  if (sum == 12345.0f) out[0] = sum;  // keep the loop alive
+}
+
+MeasureSettings ceiling_settings(Mode mode = Mode::hot) {
+  MeasureSettings s;
+  s.mode = mode;
+  s.rule = *stopping_preset("default");
+  s.rule.min_samples = 20;
+  s.keep_samples = false;
+  return s;
+}
+
+double rate_per_us(double amount, const TimingResult& t) { return amount / t.span.median; }
+
+struct LtGemm {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  DType fill_dtype;
+};
+
+// The tensor-core ceiling of one operand type: the best rate cuBLASLt reaches over a few square
+// and flat shapes and its first few heuristic algorithms, each timed as the catalogue's cases are
+// (cold: the dirty flush between samples). Why not one hot 8192^3 GEMM: back-to-back GEMMs heat
+// the GPU into its power limit and lower the clocks, so a hot figure (694 TFLOP/s bf16 on an
+// H100) sat below what a cold-timed case with the same library reached (779 at 2048x4096x4096):
+// a case above 100% of its roof. The ceiling is the best the hardware was seen to do.
+double gemm_tflops(const LtGemm& g, cudaStream_t stream, TimerKind timer, L2Flusher* flusher) {
+  struct Mnk {
+    int m, n, k;
+  };
+  constexpr Mnk kShapes[] = {{2048, 4096, 4096}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+  constexpr int kAlgos = 3;
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate failed");
+  const std::size_t esize = g.data == CUDA_R_32F ? 4 : 2;
+  const std::size_t elems = std::size_t(8192) * 8192;  // the largest operand of the shapes
+  void *a, *b, *c, *ws;
+  const std::size_t ws_bytes = 64 << 20;
+  cuda_check(cudaMalloc(&a, elems * esize), "cudaMalloc A");
+  cuda_check(cudaMalloc(&b, elems * esize), "cudaMalloc B");
+  cuda_check(cudaMalloc(&c, elems * esize), "cudaMalloc C");
+  cuda_check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace");
+  const Distribution normal{Distribution::Kind::normal, 0, 1};
+  cuda_check(fill_random(a, elems, g.fill_dtype, normal, 7, 1, stream), "fill A");
+  cuda_check(fill_random(b, elems, g.fill_dtype, normal, 7, 2, stream), "fill B");
+
+  double best = 0;
+  for (const Mnk& shape : kShapes) {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatmulDescCreate(&op, g.compute, CUDA_R_32F);
+    const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;  // "TN": the fast layout
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatrixLayoutCreate(&la, g.data, shape.k, shape.m, shape.k);
+    cublasLtMatrixLayoutCreate(&lb, g.data, shape.k, shape.n, shape.k);
+    cublasLtMatrixLayoutCreate(&lc, g.data, shape.m, shape.n, shape.m);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                         sizeof ws_bytes);
+    cublasLtMatmulHeuristicResult_t heuristics[kAlgos]{};
+    int found = 0;
+    cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, kAlgos, heuristics, &found);
+    for (int i = 0; i < found; ++i) {
+      const float alpha = 1, beta = 0;
+      auto launch = [&](cudaStream_t s) {
+        cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristics[i].algo, ws, ws_bytes, s);
+      };
+      auto settings = ceiling_settings(Mode::cold);
+      settings.rule.min_samples = 10;
+      const auto t = measure(launch, stream, settings, timer, flusher);
+      best = std::max(best, rate_per_us(2.0 * shape.m * double(shape.n) * shape.k, t) / 1e6);
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(op);
+  }
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(ws);
+  cublasLtDestroy(lt);
+  return best;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
+  Ceilings c;
+  c.source = "measured";
+  c.measured_at = today_utc();
+  cudaStream_t stream;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+
+  // 1. DRAM streams over 1 and 2 GiB (less on a small card), in cold mode like the cases they are
+  //    the ceiling of, under both flushes. The ceiling is the best of every method, size and
+  //    flush, ERT style: what the GPU can do, not what one configuration happens to reach; a cold
+  //    case above it, under either flush, is a bug to find. Every figure is kept for the record.
+  L2Flusher dirty(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
+  L2Flusher clean(static_cast<std::size_t>(device.l2_bytes), FlushKind::clean);
+  const std::size_t max_bytes = std::min<std::size_t>(
+      std::size_t{2} << 30, static_cast<std::size_t>(device.global_mem_bytes) / 8);
+  void *in, *out;
+  unsigned* sink;
+  cuda_check(cudaMalloc(&in, max_bytes), "cudaMalloc");
+  cuda_check(cudaMalloc(&out, max_bytes), "cudaMalloc");
+  cuda_check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
+  cuda_check(fill_random(in, max_bytes / 4, DType::fp32, {}, 3, 0, stream), "fill");
+  auto keep = [&](const std::string& name, double gbps) {
+    c.dram_copy_by_method[name] = gbps;
+    if (gbps > c.dram_copy_gbps) {
+      c.dram_copy_gbps = gbps;
+      c.dram_copy_method = name;
+    }
+  };
+  for (std::size_t bytes : {std::min(std::size_t{1} << 30, max_bytes), max_bytes}) {
+    const std::size_t vecs = bytes / 16;
+    const std::string size = std::to_string(bytes >> 20) + "MiB";
+    for (L2Flusher* flusher : {&dirty, &clean}) {
+      const std::string tag = size + " " + std::string(to_string(flusher->kind()));
+      auto copy_gbps = [&](auto kernel, int blocks_per_sm, int threads) {
+        const auto t = measure([&](cudaStream_t s) {
+          kernel<<<device.sm_count * blocks_per_sm, threads, 0, s>>>(static_cast<const uint4*>(in),
+                                                                     static_cast<uint4*>(out), vecs);
+        }, stream, ceiling_settings(Mode::cold), timer, flusher);
+        return rate_per_us(2.0 * double(bytes), t) / 1e3;
+      };
+      keep("copy_stream<1> 8x512 " + tag, copy_gbps(copy_stream<1>, 8, 512));
+      keep("copy_stream<4> 4x512 " + tag, copy_gbps(copy_stream<4>, 4, 512));
+      keep("copy_stream<8> 2x512 " + tag, copy_gbps(copy_stream<8>, 2, 512));
+      keep("copy_chunks<4> 8x256 " + tag, copy_gbps(copy_chunks<4>, 8, 256));
+      keep("copy_chunks<2> 4x512 " + tag, copy_gbps(copy_chunks<2>, 4, 512));
+      keep("copy_chunks<8> 4x256 " + tag, copy_gbps(copy_chunks<8>, 4, 256));
+      auto blocks_gbps = [&](auto kernel, int unroll, int spread) {
+        const std::size_t per_block = std::size_t{256} * unroll;
+        const auto grid = static_cast<unsigned>((vecs / spread + per_block - 1) / per_block);
+        const auto t = measure([&](cudaStream_t s) {
+          kernel<<<grid, 256, 0, s>>>(static_cast<const uint4*>(in), static_cast<uint4*>(out), vecs);
+        }, stream, ceiling_settings(Mode::cold), timer, flusher);
+        return rate_per_us(2.0 * double(bytes), t) / 1e3;
+      };
+      keep("copy_blocks<1,1> " + tag, blocks_gbps(copy_blocks<1, 1>, 1, 1));
+      keep("copy_blocks<2,1> " + tag, blocks_gbps(copy_blocks<2, 1>, 2, 1));
+      keep("copy_blocks<1,4> " + tag, blocks_gbps(copy_blocks<1, 4>, 1, 4));
+      // The driver's own copy. CUPTI records no kernel for it, so CUDA events time it: their
+      // launch latency (microseconds against a copy of hundreds) can only lower this figure
+      // (four copies between one pair of events measured no higher on an H100).
+      const auto memcpy_t = measure([&](cudaStream_t s) {
+        cuda_check(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+      }, stream, ceiling_settings(Mode::cold), TimerKind::events, flusher);
+      keep("cudaMemcpyAsync " + tag, rate_per_us(2.0 * double(bytes), memcpy_t) / 1e3);
+      // One load per thread per step is enough here: unrolled reads (4 and 8 in flight) measured
+      // the same 3112 GB/s on an H100.
+      const auto read = measure([&](cudaStream_t s) {
+        read_stream<<<device.sm_count * 8, 512, 0, s>>>(static_cast<const uint4*>(in), vecs, sink);
+      }, stream, ceiling_settings(Mode::cold), timer, flusher);
+      c.dram_read_gbps = std::max(c.dram_read_gbps, rate_per_us(double(bytes), read) / 1e3);
+    }
+  }
+
+  // 1b. L2: a copy whose source and destination (a power of two each, together 1/8 to 1/4 of
+  //     the L2) stay in L2, hot; many passes per launch so the ramp of a microseconds-long pass
+  //     does not set the figure (one pass alone read 4.3 TB/s on an H100). Best of a few shapes.
+  std::size_t half_set = std::size_t{1} << 20;
+  while (half_set * 2 <= static_cast<std::size_t>(device.l2_bytes) / 8) half_set *= 2;
+  c.l2_working_set_bytes = static_cast<std::int64_t>(2 * half_set);
+  constexpr int kL2Passes = 64;
+  for (int blocks_per_sm : {2, 4, 8}) {
+    const auto t = measure([&](cudaStream_t s) {
+      l2_copy<<<device.sm_count * blocks_per_sm, 256, 0, s>>>(
+          static_cast<const uint4*>(in), static_cast<uint4*>(out), half_set / 16 - 1, kL2Passes);
+    }, stream, ceiling_settings(Mode::hot), timer, nullptr);
+    c.l2_copy_gbps = std::max(c.l2_copy_gbps, rate_per_us(2.0 * kL2Passes * double(half_set), t) / 1e3);
+  }
+  cudaFree(in);
+  cudaFree(out);
+
+  // 2. FP32 FMA rate on the CUDA cores.
+  const int fma_blocks = device.sm_count * 16, fma_threads = 256;
+  const auto fma = measure([&](cudaStream_t s) {
+    ffma_loop<<<fma_blocks, fma_threads, 0, s>>>(reinterpret_cast<float*>(sink), 1.0f);
+  }, stream, ceiling_settings(), timer, nullptr);
+  const double fmas = double(fma_blocks) * fma_threads * kFmaChains * kFmaIterations;
+  c.fp32_tflops = rate_per_us(2 * fmas, fma) / 1e6;
+  cudaFree(sink);
+
+  // 3. Tensor-core rates through cuBLASLt.
+  L2Flusher gemm_flush(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
+  c.tensor_tflops["bf16"] = gemm_tflops({CUDA_R_16BF, CUBLAS_COMPUTE_32F, DType::bf16}, stream, timer, &gemm_flush);
+  c.tensor_tflops["fp16"] = gemm_tflops({CUDA_R_16F, CUBLAS_COMPUTE_32F, DType::fp16}, stream, timer, &gemm_flush);
+  c.tensor_tflops["tf32"] = gemm_tflops({CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, DType::fp32}, stream, timer, &gemm_flush);
+  cudaStreamDestroy(stream);
+  return c;
+}
+
+}  // namespace kwb

@@ -1,0 +1,192 @@
+// Warm-up, sample batches, the CUPTI join and the event fallback (see measure.hpp).
+#include "harness/worker/measure/measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/measure/clocks.hpp"
+#include "harness/worker/measure/cupti_tracer.hpp"
+#include "harness/worker/measure/intervals.hpp"
+
+namespace kwb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::uint64_t next_external_id() {
+  static std::uint64_t id = 0;  // the worker measures on one thread
+  return ++id;
+}
+
+// Per-sample accumulation shared by both timers.
+struct SampleSink {
+  std::vector<double> span_us, busy_us, sum_us;
+  std::vector<double> kernel_counts;
+  std::map<std::string, std::vector<double>> per_kernel_us;     // name -> per-sample sum
+  std::map<std::string, std::int64_t> per_kernel_launches;       // name -> launches in sample 0
+
+  void add(const SampleTimes& t) {
+    span_us.push_back(t.span_ns / 1e3);
+    busy_us.push_back(t.busy_ns / 1e3);
+    sum_us.push_back(t.sum_ns / 1e3);
+    kernel_counts.push_back(static_cast<double>(t.kernel_count));
+  }
+};
+
+void add_cupti_sample(SampleSink& sink, const std::vector<KernelActivity>& kernels) {
+  std::vector<KernelInterval> intervals;
+  std::map<std::string, std::pair<std::int64_t, double>> by_name;
+  for (const auto& k : kernels) {
+    intervals.push_back(k.interval);
+    auto& [count, ns] = by_name[k.name];
+    ++count;
+    ns += static_cast<double>(k.interval.end_ns - k.interval.start_ns);
+  }
+  const bool first = sink.span_us.empty();
+  sink.add(sample_times(intervals));
+  for (const auto& [name, count_ns] : by_name) {
+    sink.per_kernel_us[name].push_back(count_ns.second / 1e3);
+    if (first) sink.per_kernel_launches[name] = count_ns.first;
+  }
+}
+
+std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms,
+                       double per_call_ms) {
+  std::size_t batch;
+  if (taken == 0) {
+    batch = static_cast<std::size_t>(rule.min_samples);
+  } else {
+    const double remaining_ms = std::max(rule.max_time_ms - elapsed_ms, 0.0);
+    batch = static_cast<std::size_t>(std::clamp(remaining_ms / std::max(per_call_ms, 1e-3) / 4,
+                                                1.0, 64.0));
+  }
+  const auto room = static_cast<std::size_t>(std::max<std::int64_t>(rule.max_samples, 1)) - taken;
+  return std::max<std::size_t>(1, std::min(batch, room));
+}
+
+}  // namespace
+
+std::string_view to_string(TimerKind kind) {
+  return kind == TimerKind::cupti ? "cupti" : "cuda_events";
+}
+
+TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureSettings& settings,
+                     TimerKind timer, L2Flusher* flusher) {
+  const bool cold = settings.mode == Mode::cold;
+  if (cold && !flusher) throw std::logic_error("cold mode needs an L2 flusher");
+  const StoppingRule& rule = settings.rule;
+  auto& tracer = CuptiTracer::instance();
+  auto run_once = [&](const char* step) {
+    if (settings.reset) settings.reset(stream);
+    if (cold) flusher->flush(stream);
+    launch(stream);
+    cuda_check_launch(step);
+  };
+
+  // 1. Warm-up by time, so clocks are up and lazy module loading is done before sample one.
+  const auto warm0 = Clock::now();
+  int calls = 0;
+  do {
+    run_once("launch (warm-up)");
+    cuda_check(cudaStreamSynchronize(stream), "synchronize after warm-up launch");
+    ++calls;
+  } while (calls < 2 || ms_since(warm0) < rule.warmup_ms);
+  const double warmup_ms = ms_since(warm0);
+  const double per_call_ms = warmup_ms / calls;
+  if (timer == TimerKind::cupti) {  // forget the warm-up kernels
+    tracer.flush();
+    tracer.take_samples();
+    tracer.take_dropped();
+  }
+
+  // 2. Samples in batches; records are joined after each batch, outside the timed work.
+  SampleSink sink;
+  const ClockProbe& clocks = ClockProbe::current();
+  std::vector<BatchClocks> batch_clocks;  // SM clock read while each batch runs and after it
+  std::vector<cudaEvent_t> events;
+  const auto measure0 = Clock::now();
+  std::optional<StopReason> stop;
+  while (!stop) {
+    const std::size_t batch = next_batch(rule, sink.span_us.size(), ms_since(measure0), per_call_ms);
+    std::vector<std::uint64_t> ids(batch);
+    if (timer == TimerKind::events) {
+      while (events.size() < 2 * batch) {
+        cudaEvent_t e;
+        cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+        events.push_back(e);
+      }
+    }
+    for (std::size_t i = 0; i < batch; ++i) {
+      if (settings.reset) settings.reset(stream);
+      if (cold) flusher->flush(stream);
+      if (timer == TimerKind::cupti) {
+        ids[i] = next_external_id();
+        tracer.push_sample(ids[i]);
+        launch(stream);
+        tracer.pop_sample();
+      } else {
+        cuda_check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
+        launch(stream);
+        cuda_check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
+      }
+      cuda_check_launch("launch (measure)");
+    }
+    BatchClocks& batch_clock = batch_clocks.emplace_back();
+    batch_clock.samples = static_cast<std::int64_t>(batch);
+    if (auto r = clocks.read()) batch_clock.readings.push_back(*r);  // the GPU runs the batch
+    cuda_check(cudaStreamSynchronize(stream), "synchronize after measured samples");
+    if (auto r = clocks.read()) batch_clock.readings.push_back(*r);
+
+    if (timer == TimerKind::cupti) {
+      tracer.flush();
+      auto by_sample = tracer.take_samples();
+      if (auto dropped = tracer.take_dropped())
+        throw std::runtime_error("CUPTI dropped " + std::to_string(dropped) +
+                                 " activity records; the samples are incomplete");
+      for (auto id : ids) {
+        auto it = by_sample.find(id);
+        if (it == by_sample.end() || it->second.empty())
+          throw std::runtime_error("a sample recorded no kernel: the variant launched no GPU work");
+        add_cupti_sample(sink, it->second);
+      }
+    } else {
+      for (std::size_t i = 0; i < batch; ++i) {
+        float ms = 0;
+        cuda_check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]),
+                   "cudaEventElapsedTime");
+        const double ns = ms * 1e6;
+        sink.add({-1, ns, ns, ns});
+      }
+    }
+    stop = should_stop(rule, sink.span_us, ms_since(measure0));
+  }
+  for (auto e : events) cudaEventDestroy(e);
+
+  TimingResult result;
+  result.timer = std::string(to_string(timer));
+  result.mode = settings.mode;
+  result.flush = cold ? std::string(to_string(flusher->kind())) : "none";
+  result.preset = rule.preset;
+  result.span = summarize(sink.span_us);
+  result.busy = summarize(sink.busy_us);
+  result.kernel_sum = summarize(sink.sum_us);
+  result.kernels_per_sample =
+      timer == TimerKind::cupti ? static_cast<std::int64_t>(summarize(sink.kernel_counts).median) : -1;
+  for (const auto& [name, per_sample] : sink.per_kernel_us)
+    result.kernels.push_back({name, sink.per_kernel_launches[name], summarize(per_sample).median});
+  result.stop_reason = *stop;
+  result.warmup_ms = warmup_ms;
+  result.measure_wall_ms = ms_since(measure0);
+  if (settings.keep_samples) result.samples_us = sink.span_us;
+  result.clocks = summarize_clocks(batch_clocks, clocks.max_sm_mhz());
+  return result;
+}
+
+}  // namespace kwb

@@ -1,0 +1,39 @@
+// The test-only slowdown switch (test_slowdown.hpp): reading it from the environment.
+#include "harness/worker/test_slowdown.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace kwb {
+namespace {
+
+const char* kForm = "write OP:VARIANT:FRACTION, e.g. rmsnorm_fwd:fused_v2_vec16:0.05 (a 5% slowdown)";
+
+}  // namespace
+
+TestSlowdown parse_test_slowdown(const std::string& text) {
+  const auto first = text.find(':');
+  const auto last = text.rfind(':');
+  if (first == std::string::npos || first == last)
+    throw std::invalid_argument(fmt::format("{}='{}' is not OP:VARIANT:FRACTION; {}", kTestSlowdownEnv, text, kForm));
+  TestSlowdown s{text.substr(0, first), text.substr(first + 1, last - first - 1), 0};
+  const std::string fraction = text.substr(last + 1);
+  char* end = nullptr;
+  s.fraction = std::strtod(fraction.c_str(), &end);
+  if (s.op.empty() || s.variant.empty() || fraction.empty() || end != fraction.c_str() + fraction.size() ||
+      !std::isfinite(s.fraction) || s.fraction <= 0 || s.fraction > 1)
+    throw std::invalid_argument(fmt::format("{}='{}': the op, the variant and a fraction in (0, 1] are needed; {}",
+                                            kTestSlowdownEnv, text, kForm));
+  return s;
+}
+
+std::optional<TestSlowdown> test_slowdown_from_env() {
+  const char* value = std::getenv(kTestSlowdownEnv);
+  if (!value || !*value) return std::nullopt;
+  return parse_test_slowdown(value);
+}
+
+}  // namespace kwb

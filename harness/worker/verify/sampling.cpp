@@ -1,0 +1,106 @@
+// The sample plan of a case and the strided copies that gather it.
+#include "harness/worker/verify/sampling.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/worker/verify/verify.hpp"
+
+namespace kwb {
+
+std::int64_t SamplePlan::elements(const TensorSpec& t) const {
+  if (!gathers(t)) return t.numel();
+  std::int64_t n = 1;
+  for (auto d : dims(t)) n *= d;
+  return n;
+}
+
+std::vector<std::int64_t> SamplePlan::dims(const TensorSpec& t) const {
+  std::vector<std::int64_t> out = t.dims;
+  if (gathers(t)) out[static_cast<std::size_t>(t.sample_dim)] = static_cast<std::int64_t>(indices.size());
+  return out;
+}
+
+SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs) {
+  SamplePlan plan;
+  plan.axis = op.sample_axis;
+  if (!op.sample_axis.empty()) plan.axis_size = shape.at(op.sample_axis);
+  for (const auto& t : specs) {
+    if (t.sample_dim < 0) continue;
+    if (op.sample_axis.empty())
+      throw std::invalid_argument(fmt::format(
+          "op '{}': tensor '{}' declares sample_dim {} but the op has no sample_axis; set "
+          "Op::sample_axis or make the tensor's sample_dim -1", op.name, t.name, t.sample_dim));
+    if (static_cast<std::size_t>(t.sample_dim) >= t.dims.size() ||
+        t.dims[static_cast<std::size_t>(t.sample_dim)] != plan.axis_size)
+      throw std::invalid_argument(fmt::format(
+          "op '{}': tensor '{}' declares sample_dim {}, but its dims [{}] do not hold the sample "
+          "axis '{}' ({}) there; fix the tensor's sample_dim", op.name, t.name, t.sample_dim,
+          fmt::join(t.dims, ", "), op.sample_axis, plan.axis_size));
+  }
+  const auto all_indices = [&] {
+    plan.indices.resize(static_cast<std::size_t>(std::max<std::int64_t>(plan.axis_size, 0)));
+    for (std::int64_t i = 0; i < plan.axis_size; ++i) plan.indices[static_cast<std::size_t>(i)] = i;
+  };
+  if (op.sample_axis.empty()) {
+    all_indices();
+    plan.note = "full: the op has no sample axis";
+    return plan;
+  }
+  for (const auto& t : specs) {
+    if (t.is_output && t.sample_dim < 0) {
+      all_indices();
+      plan.note = fmt::format("full: output '{}' is not aligned with the sample axis '{}'", t.name,
+                              op.sample_axis);
+      return plan;
+    }
+  }
+  // The cost of verifying one index: the largest aligned tensor's slab (the oracle reads the
+  // inputs' slabs too: a per-row loss over a [rows, vocab] input costs vocab per row).
+  std::int64_t per_index = 1;
+  for (const auto& t : specs)
+    if (t.sample_dim >= 0) per_index = std::max(per_index, t.numel() / std::max<std::int64_t>(plan.axis_size, 1));
+  plan.indices = rows_to_verify(plan.axis_size, per_index);
+  plan.sampled = static_cast<std::int64_t>(plan.indices.size()) < plan.axis_size;
+  plan.note = plan.sampled ? fmt::format("sampled {} of {} along {}", plan.indices.size(),
+                                         plan.axis_size, op.sample_axis)
+                           : "full";
+  return plan;
+}
+
+void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
+                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected) {
+  Shape sub = shape;
+  if (plan.sampled)
+    for (auto& [name, value] : sub.axes)
+      if (name == op.sample_axis) value = static_cast<std::int64_t>(plan.indices.size());
+  if (op.positional_oracle)
+    op.positional_oracle(sub, plan.indices, inputs, expected);
+  else
+    op.oracle(sub, inputs, expected);
+}
+
+std::vector<SlabCopy> slab_copies(const std::vector<std::int64_t>& dims, int sample_dim,
+                                  const std::vector<std::int64_t>& indices, std::size_t elem_bytes) {
+  const auto k = static_cast<std::size_t>(sample_dim);
+  std::int64_t outer = 1, inner = static_cast<std::int64_t>(elem_bytes);
+  for (std::size_t d = 0; d < k; ++d) outer *= dims[d];
+  for (std::size_t d = k + 1; d < dims.size(); ++d) inner *= dims[d];
+  const std::int64_t src_pitch = dims[k] * inner;
+  const std::int64_t dst_pitch = static_cast<std::int64_t>(indices.size()) * inner;
+  std::vector<SlabCopy> copies;
+  std::size_t i = 0;
+  while (i < indices.size()) {
+    std::size_t j = i + 1;
+    while (j < indices.size() && indices[j] == indices[j - 1] + 1) ++j;
+    copies.push_back({indices[i] * inner, src_pitch, static_cast<std::int64_t>(i) * inner, dst_pitch,
+                      static_cast<std::int64_t>(j - i) * inner, outer});
+    i = j;
+  }
+  return copies;
+}
+
+}  // namespace kwb

@@ -1,0 +1,25 @@
+// Messages between `kwb run` and its worker (`kwb __worker`), one JSON object per line.
+//
+//   worker -> parent  {"event":"hello","device":{...},"timer":"cupti","timer_note":""}
+//                     {"event":"no_gpu","reason":"..."}
+//   parent -> worker  {"cmd":"case","request":{...}}   {"cmd":"ceilings"}   {"cmd":"exit"}
+//   worker -> parent  {"event":"started","index":7}   {"event":"record","record":{...}}
+//                     {"event":"ceilings","ceilings":{...}}   {"event":"error","message":"..."}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "harness/worker/case_runner.hpp"
+
+namespace kwb {
+
+nlohmann::ordered_json to_json(const CaseRequest& request);
+CaseRequest case_request_from_json(const nlohmann::ordered_json& j);
+
+// The worker's main loop: reads commands on stdin, answers on fd 3. Returns its exit status:
+// 0 after "exit" or end of input, 3 after a CUDA fault that lost the context.
+int worker_main(int device, const std::string& timer_preference);
+
+inline constexpr int kWorkerExitContextLost = 3;
+
+}  // namespace kwb

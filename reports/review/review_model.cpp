@@ -1,0 +1,216 @@
+// Report -> review model: ceilings, roofline points, per-op rows, sweeps and findings.
+#include "reports/review/review_model.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace kwb::review {
+
+namespace {
+
+std::string case_name(const CaseRecord& c) {
+  if (!c.nvtx_range.empty()) return c.nvtx_range;
+  return fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
+}
+
+bool is_timed(const CaseRecord& c) { return c.timing.has_value() && c.derived.has_value(); }
+
+bool is_noisy(const TimingResult& t) { return t.stop_reason != StopReason::converged; }
+bool is_throttled(const TimingResult& t) { return t.clocks && t.clocks->throttled_samples > 0; }
+
+std::string verification_text(const CaseRecord& c) {
+  if (!c.verify) return "not verified";
+  const VerifyResult& v = *c.verify;
+  std::string s = v.sampling.empty() ? "checked" : v.sampling;
+  if (!v.passed)
+    return fmt::format("{}: {} mismatches, {} non-finite, {} unwritten", s, v.mismatches,
+                       v.nonfinite_mismatches, v.unwritten);
+  return fmt::format("{}, max rel err {:.2g}", s, v.max_rel_err);
+}
+
+CaseRow make_row(const CaseRecord& c) {
+  CaseRow row;
+  row.variant = c.variant;
+  if (!c.tunables.empty()) row.variant += " [" + to_assignments(c.tunables) + "]";
+  row.dtype = std::string(to_string(c.dtype));
+  row.shape = c.shape.to_compact();
+  row.disposition = std::string(to_string(c.disposition));
+  if (!c.reason.empty()) row.disposition += ": " + c.reason;
+  row.verification = verification_text(c);
+  std::vector<std::string> flags;
+  if (c.timing) {
+    row.mode = std::string(to_string(c.timing->mode));
+    if (c.timing->mode == Mode::hot) flags.push_back("hot");
+    if (is_throttled(*c.timing)) flags.push_back("throttled");
+    if (is_noisy(*c.timing)) flags.push_back("noisy");
+  }
+  if (is_timed(c)) {
+    row.timed = true;
+    row.median_us = c.timing->span.median;
+    row.gbps = c.derived->bandwidth_gbps;
+    row.tflops = c.derived->tflops;
+    row.pct_of_roofline = c.derived->pct_of_roofline;
+    row.pct_of_copy = c.derived->pct_of_bandwidth_ceiling;
+    row.speedup = c.derived->speedup_vs_baseline.value_or(0);
+  }
+  for (const auto& f : flags) row.flags += (row.flags.empty() ? "" : ",") + f;
+  return row;
+}
+
+void add_findings(const CaseRecord& c, std::vector<Finding>& out) {
+  const std::string name = case_name(c);
+  if (c.disposition == Disposition::failed) out.push_back({"failed", name, c.reason});
+  if (c.disposition == Disposition::skipped) out.push_back({"skipped", name, c.reason});
+  if (is_timed(c)) {
+    const Derived& d = *c.derived;
+    // Above 100% of a ceiling means the model, the ceiling or the timer is wrong: never a win.
+    if (d.pct_of_roofline > 100)
+      out.push_back({"above ceiling", name, fmt::format("{:.1f}% of the roofline", d.pct_of_roofline)});
+    else if (d.pct_of_bandwidth_ceiling > 100 && c.timing->mode == Mode::cold)
+      out.push_back({"above ceiling", name,
+                     fmt::format("{:.1f}% of the copy bandwidth", d.pct_of_bandwidth_ceiling)});
+    if (d.pct_of_l2_ceiling && *d.pct_of_l2_ceiling > 100)
+      out.push_back({"above ceiling", name, fmt::format("{:.1f}% of the L2 copy", *d.pct_of_l2_ceiling)});
+  }
+  if (c.timing && is_throttled(*c.timing)) {
+    const ClockSummary& k = *c.timing->clocks;
+    std::string reasons;
+    for (const auto& r : k.throttle_reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+    out.push_back({"throttled", name,
+                   fmt::format("{} of {} samples; SM clock {:.0f}-{:.0f} MHz{}", k.throttled_samples,
+                               k.samples, k.sm_min_mhz, k.sm_max_mhz,
+                               reasons.empty() ? "" : " (" + reasons + ")")});
+  }
+  if (c.timing && is_noisy(*c.timing))
+    out.push_back({"noisy", name,
+                   fmt::format("stopped on {}, noise {:.1f}% (relative IQR)",
+                               to_string(c.timing->stop_reason), 100 * c.timing->span.noise)});
+}
+
+}  // namespace
+
+std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured) {
+  using Kind = RooflineCeiling::Kind;
+  const char* tag = measured ? "measured" : "datasheet";
+  std::vector<RooflineCeiling> out;
+  if (c.dram_copy_gbps > 0)
+    out.push_back({Kind::bandwidth, fmt::format("DRAM copy {:.0f} GB/s ({})", c.dram_copy_gbps, tag),
+                   c.dram_copy_gbps, measured});
+  // The roof of a read-only kernel; read-heavy kernels' roofs lie between the two (dram_roof_gbps).
+  if (measured && c.dram_read_gbps > c.dram_copy_gbps)
+    out.push_back({Kind::bandwidth, fmt::format("DRAM read-only {:.0f} GB/s ({})", c.dram_read_gbps, tag),
+                   c.dram_read_gbps, measured});
+  if (c.l2_copy_gbps > 0)
+    out.push_back({Kind::bandwidth, fmt::format("L2 copy {:.0f} GB/s ({})", c.l2_copy_gbps, tag),
+                   c.l2_copy_gbps, measured});
+  if (c.fp32_tflops > 0)
+    out.push_back({Kind::compute, fmt::format("fp32 FFMA {:.1f} TFLOP/s ({})", c.fp32_tflops, tag),
+                   c.fp32_tflops, measured});
+  for (const auto& [dtype, tflops] : c.tensor_tflops)
+    if (tflops > 0)
+      out.push_back({Kind::compute, fmt::format("{} tensor {:.0f} TFLOP/s ({})", dtype, tflops, tag),
+                     tflops, measured});
+  return out;
+}
+
+std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
+  // Key of a slice: op, dtype, mode, swept axis, and the other axes' values.
+  struct Slice {
+    std::set<std::int64_t> values;
+    std::vector<const CaseRecord*> members;
+  };
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, Slice> slices;
+  std::vector<std::string> op_order;
+  for (const CaseRecord& c : cases) {
+    if (!is_timed(c) || c.disposition == Disposition::failed) continue;
+    if (std::find(op_order.begin(), op_order.end(), c.op) == op_order.end()) op_order.push_back(c.op);
+    for (const auto& [axis, value] : c.shape.axes) {
+      if (value.is_choice()) continue;
+      std::string others;
+      for (const auto& [name, v] : c.shape.axes)
+        if (name != axis) others += (others.empty() ? "" : ",") + name + "=" + v.text();
+      if (!c.tunables.empty()) others += (others.empty() ? "" : ",") + to_assignments(c.tunables);
+      Slice& s = slices[{c.op, std::string(to_string(c.dtype)),
+                         std::string(to_string(c.timing->mode)), axis, others}];
+      s.values.insert(value.integer());
+      s.members.push_back(&c);
+    }
+  }
+  // Per (op, dtype, mode, axis) keep the slice with the most values (ties: the first in key order).
+  std::map<std::tuple<std::string, std::string, std::string, std::string>,
+           std::pair<std::string, const Slice*>> best;
+  for (const auto& [key, slice] : slices) {
+    if (slice.values.size() < 3) continue;  // two points make a segment, not a trend
+    auto& [op, dtype, mode, axis, others] = key;
+    auto& b = best[{op, dtype, mode, axis}];
+    if (!b.second || slice.values.size() > b.second->values.size()) b = {others, &slice};
+  }
+  std::vector<SweepChart> out;
+  for (const std::string& op : op_order)
+    for (const auto& [key, chosen] : best) {
+      const auto& [kop, dtype, mode, axis] = key;
+      if (kop != op) continue;
+      SweepChart chart{op, dtype, mode, axis, chosen.first, "GB/s", false, {}};
+      int compute = 0;
+      for (const CaseRecord* c : chosen.second->members) compute += c->derived->bound == "compute";
+      if (2 * compute > static_cast<int>(chosen.second->members.size())) chart.metric = "TFLOP/s";
+      const auto& vals = chosen.second->values;
+      chart.log_x = *vals.begin() > 0 && *vals.rbegin() > 8 * *vals.begin();
+      for (const CaseRecord* c : chosen.second->members) {
+        auto it = std::find_if(chart.series.begin(), chart.series.end(),
+                               [&](const SweepSeries& s) { return s.variant == c->variant; });
+        if (it == chart.series.end()) it = chart.series.insert(chart.series.end(), {c->variant, {}});
+        const double rate = chart.metric == "GB/s" ? c->derived->bandwidth_gbps : c->derived->tflops;
+        it->points.emplace_back(static_cast<double>(c->shape.at(axis)), rate);
+      }
+      for (auto& s : chart.series) std::sort(s.points.begin(), s.points.end());
+      out.push_back(std::move(chart));
+    }
+  return out;
+}
+
+ReviewModel build_review_model(const RunInfo& run, const std::vector<CaseRecord>& cases) {
+  ReviewModel m;
+  m.run = run;
+  if (run.ceilings) {
+    auto roofs = roofline_ceilings(*run.ceilings, run.ceilings->source == "measured");
+    m.ceilings.insert(m.ceilings.end(), roofs.begin(), roofs.end());
+  }
+  // Datasheet roofs are drawn beside measured ones; when the report derived from the datasheet
+  // itself they would be drawn twice.
+  if (run.datasheet_ceilings && !(run.ceilings && run.ceilings->source == "datasheet")) {
+    auto roofs = roofline_ceilings(*run.datasheet_ceilings, false);
+    m.ceilings.insert(m.ceilings.end(), roofs.begin(), roofs.end());
+  }
+  for (const CaseRecord& c : cases) {
+    ++m.cases_total;
+    m.cases_failed += c.disposition == Disposition::failed;
+    m.cases_skipped += c.disposition == Disposition::skipped;
+    auto it = std::find(m.ops.begin(), m.ops.end(), c.op);
+    if (it == m.ops.end()) {
+      m.ops.push_back(c.op);
+      m.groups.push_back({c.op, false, {}});
+      it = m.ops.end() - 1;
+    }
+    m.groups[it - m.ops.begin()].rows.push_back(make_row(c));
+    if (is_timed(c) && c.derived->intensity > 0 && c.derived->tflops > 0)
+      m.points.push_back({c.op, case_name(c), c.derived->intensity, c.derived->tflops});
+    add_findings(c, m.findings);
+  }
+  for (OpGroup& g : m.groups) {
+    int timed = 0, compute = 0;
+    for (const CaseRecord& c : cases)
+      if (c.op == g.op && is_timed(c)) ++timed, compute += c.derived->bound == "compute";
+    g.compute_bound = timed > 0 && 2 * compute > timed;
+  }
+  m.speedups = speedup_summary(cases);
+  // The same function as `kwb select` (default settings), so the page and the tool agree.
+  m.selection = select::select_fastest(run, cases);
+  m.sweeps = sweep_charts(cases);
+  return m;
+}
+
+}  // namespace kwb::review

@@ -1,0 +1,96 @@
+// The review report's content as plain structs: what the HTML and Markdown sinks draw and tabulate.
+//
+// A report (run info + case records) goes in; out come the roofline (its ceilings and one point
+// per timed case), one table per op, the speedup rows, one sweep chart per swept axis, and the
+// findings a reviewer must see (failures, rates above a ceiling, throttled or noisy cases). No
+// I/O and no formatting beyond names, so every decision here is unit-tested on hand-made records.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/record/speedup_summary.hpp"
+#include "harness/record/record.hpp"
+#include "reports/select/selection.hpp"
+
+namespace kwb::review {
+
+// One roof of the roofline. A bandwidth roof is a slope (TFLOP/s = intensity * GB/s / 1000); a
+// compute roof is flat.
+struct RooflineCeiling {
+  enum class Kind { bandwidth, compute };
+  Kind kind = Kind::bandwidth;
+  std::string label;     // "DRAM copy 3032 GB/s (measured)", "bf16 tensor 989 TFLOP/s (datasheet)"
+  double value = 0;      // GB/s for bandwidth, TFLOP/s for compute
+  bool measured = true;  // false: datasheet (drawn dashed)
+};
+
+// One timed case on the roofline.
+struct RooflinePoint {
+  std::string op;
+  std::string case_name;  // the case identity (nvtx_range)
+  double intensity = 0;   // FLOP per byte
+  double tflops = 0;
+};
+
+// One row of an op's table: a case, with the figures a reviewer compares.
+struct CaseRow {
+  std::string variant, dtype, shape, mode;
+  std::string disposition;   // "passed", "failed: <reason>", "skipped: <reason>"
+  std::string verification;  // "full, max rel err 2.5e-07", "sampled ...", "not verified"
+  bool timed = false;
+  double median_us = 0, gbps = 0, tflops = 0, pct_of_roofline = 0, pct_of_copy = 0;
+  double speedup = 0;  // 0 when there is no baseline to compare with
+  std::string flags;   // "throttled", "noisy", "hot", comma-separated; empty when clean
+};
+
+struct OpGroup {
+  std::string op;
+  bool compute_bound = false;  // most timed cases are under the compute roof
+  std::vector<CaseRow> rows;
+};
+
+// A line chart of one op's rate against one swept axis, the other axes held fixed.
+struct SweepSeries {
+  std::string variant;
+  std::vector<std::pair<double, double>> points;  // (axis value, rate), axis ascending
+};
+struct SweepChart {
+  std::string op, dtype, mode;
+  std::string axis;     // the swept axis: "cols"
+  std::string fixed;    // the other axes: "rows=16384"; empty when there are none
+  std::string metric;   // "GB/s" or "TFLOP/s"
+  bool log_x = false;   // the axis spans more than 8x
+  std::vector<SweepSeries> series;  // one per variant
+};
+
+// Something a reviewer must not miss.
+struct Finding {
+  std::string kind;       // "failed", "skipped", "above ceiling", "throttled", "noisy"
+  std::string case_name;  // the identity
+  std::string detail;
+};
+
+struct ReviewModel {
+  RunInfo run;
+  std::vector<RooflineCeiling> ceilings;  // measured first, then datasheet
+  std::vector<RooflinePoint> points;
+  std::vector<std::string> ops;           // in the order the records first name them
+  std::vector<OpGroup> groups;            // one per op, same order
+  std::vector<SpeedupRow> speedups;
+  select::Selection selection;            // fastest verified variant per (op, dtype, shape, mode)
+  std::vector<SweepChart> sweeps;
+  std::vector<Finding> findings;
+  int cases_total = 0, cases_failed = 0, cases_skipped = 0;
+};
+
+ReviewModel build_review_model(const RunInfo& run, const std::vector<CaseRecord>& cases);
+
+// The roofs a Ceilings set contributes (DRAM copy, L2 copy when measured, fp32, tensor per dtype).
+std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured);
+
+// The sweep charts of these cases: for each (op, dtype, mode) and integer axis with at least
+// three values among cases whose other axes agree, one chart over the largest such slice.
+std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases);
+
+}  // namespace kwb::review

@@ -1,0 +1,146 @@
+// The review tables, formatted once: units, precision and the empty cells of untimed cases.
+#include "reports/review/review_tables.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+namespace kwb::review {
+
+namespace {
+
+std::string version_text(int v) {  // 13000 -> "13.0"
+  return v > 0 ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : "unknown";
+}
+
+std::string or_dash(bool present, const std::string& text) { return present ? text : "-"; }
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.3g} {}", bytes, units[u]);
+}
+
+std::vector<std::pair<std::string, std::string>> title_facts(const ReviewModel& m) {
+  const RunInfo& r = m.run;
+  std::vector<std::pair<std::string, std::string>> facts;
+  facts.push_back({"What", fmt::format("{} cases of {} op(s): {} failed, {} skipped{}", m.cases_total,
+                                       m.ops.size(), m.cases_failed, m.cases_skipped,
+                                       r.complete ? "" : " (run interrupted: partial)")});
+  facts.push_back({"When", r.started_at + (r.finished_at.empty() ? "" : " to " + r.finished_at)});
+  if (r.devices.size() > 1) {  // `kwb run --devices`: the cases were spread over these GPUs
+    std::string which;
+    for (const auto& d : r.devices) which += fmt::format("{}{} {}", which.empty() ? "" : ", ", d.index, d.uuid);
+    facts.push_back({"GPUs", fmt::format("{} x {} ({}), one worker each", r.devices.size(), r.devices[0].name, which)});
+  } else {
+    facts.push_back({"GPU", r.device ? r.device->name + " (" + r.device->uuid + ")" : "unknown"});
+  }
+  facts.push_back({"Host", r.host});
+  facts.push_back({"kwb", r.tool_version + ", git " + r.git_sha});
+  facts.push_back({"Command", r.command_line});
+  return facts;
+}
+
+Table environment_table(const ReviewModel& m) {
+  Table t{{"Setting", "Value"}, {}, {false, false}};
+  if (const auto& d = m.run.device) {
+    t.rows.push_back({"device", fmt::format("{} (sm_{}{}, {} SMs)", d->name, d->cc_major, d->cc_minor, d->sm_count)});
+    t.rows.push_back({"driver", (d->driver_release.empty() ? "" : d->driver_release + ", ") +
+                                    "CUDA driver API " + version_text(d->driver_version)});
+    t.rows.push_back({"CUDA runtime", version_text(d->runtime_version)});
+    t.rows.push_back({"CUPTI", d->cupti_version ? std::to_string(d->cupti_version) : "unknown"});
+    t.rows.push_back({"clocks", fmt::format("SM {:.0f} MHz, memory {:.0f} MHz, {}-bit bus", d->sm_clock_mhz,
+                                            d->mem_clock_mhz, d->mem_bus_width_bits)});
+    t.rows.push_back({"memory", fmt::format("{} global, {} L2", format_bytes(static_cast<double>(d->global_mem_bytes)),
+                                            format_bytes(static_cast<double>(d->l2_bytes)))});
+  }
+  for (const auto& [key, value] : m.run.settings) t.rows.push_back({key, value});
+  return t;
+}
+
+Table ceilings_table(const ReviewModel& m) {
+  Table t{{"Ceiling", "Used for derived figures", "Method / source", "Datasheet"}, {}, {false, true, false, true}};
+  const std::optional<Ceilings>& used = m.run.ceilings;
+  const std::optional<Ceilings>& sheet = m.run.datasheet_ceilings;
+  auto cell = [](const std::optional<Ceilings>& c, double Ceilings::*f, const char* unit) {
+    return c && (*c).*f > 0 ? fmt::format("{:.1f} {}", (*c).*f, unit) : std::string("-");
+  };
+  const std::string source = used ? used->source + (used->measured_at.empty() ? "" : " " + used->measured_at) : "none";
+  t.rows.push_back({"DRAM copy (read+write)", cell(used, &Ceilings::dram_copy_gbps, "GB/s"),
+                    used ? used->dram_copy_method + " (" + source + ")" : "-",
+                    cell(sheet, &Ceilings::dram_copy_gbps, "GB/s")});
+  t.rows.push_back({"DRAM read", cell(used, &Ceilings::dram_read_gbps, "GB/s"), source,
+                    cell(sheet, &Ceilings::dram_read_gbps, "GB/s")});
+  t.rows.push_back({"L2 copy (hot)", cell(used, &Ceilings::l2_copy_gbps, "GB/s"),
+                    used && used->l2_copy_gbps > 0
+                        ? fmt::format("working set {}", format_bytes(static_cast<double>(used->l2_working_set_bytes)))
+                        : "not measured",
+                    cell(sheet, &Ceilings::l2_copy_gbps, "GB/s")});
+  t.rows.push_back({"fp32 FFMA", cell(used, &Ceilings::fp32_tflops, "TFLOP/s"), source,
+                    cell(sheet, &Ceilings::fp32_tflops, "TFLOP/s")});
+  std::map<std::string, std::pair<double, double>> tensor;
+  if (used) for (const auto& [k, v] : used->tensor_tflops) tensor[k].first = v;
+  if (sheet) for (const auto& [k, v] : sheet->tensor_tflops) tensor[k].second = v;
+  for (const auto& [dtype, v] : tensor)
+    t.rows.push_back({dtype + " tensor core", v.first > 0 ? fmt::format("{:.1f} TFLOP/s", v.first) : "-", source,
+                      v.second > 0 ? fmt::format("{:.1f} TFLOP/s", v.second) : "-"});
+  return t;
+}
+
+Table op_table(const OpGroup& g) {
+  Table t{{"variant", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline", "% of DRAM roof",
+           "speedup", "disposition", "verification", "flags"},
+          {},
+          {false, false, false, true, true, true, true, true, true, false, false, false}};
+  for (const CaseRow& r : g.rows)
+    t.rows.push_back({r.variant, r.dtype, r.shape, or_dash(r.timed, fmt::format("{:.2f}", r.median_us)),
+                      or_dash(r.timed, fmt::format("{:.1f}", r.gbps)),
+                      or_dash(r.timed, fmt::format("{:.3g}", r.tflops)),
+                      or_dash(r.timed, fmt::format("{:.1f}", r.pct_of_roofline)),
+                      or_dash(r.timed, fmt::format("{:.1f}", r.pct_of_copy)),
+                      or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)), r.disposition,
+                      r.verification, r.flags});
+  return t;
+}
+
+Table speedup_table(const ReviewModel& m) {
+  Table t{{"op", "dtype", "shape", "mode", "baseline", "us", "kernels", "device memory", "best fused", "us",
+           "kernels", "device memory", "% of DRAM roof", "speedup"},
+          {},
+          {false, false, false, false, false, true, true, true, false, true, true, true, true, true}};
+  auto kernels = [](std::int64_t k) { return k < 0 ? std::string("-") : std::to_string(k); };
+  for (const SpeedupRow& r : m.speedups)
+    t.rows.push_back({r.op, std::string(to_string(r.dtype)), r.shape.to_compact(), std::string(to_string(r.mode)),
+                      r.baseline_variant, fmt::format("{:.2f}", r.baseline_us), kernels(r.baseline_kernels),
+                      format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant,
+                      fmt::format("{:.2f}", r.best_us), kernels(r.best_kernels),
+                      format_bytes(static_cast<double>(r.best_memory_bytes)),
+                      fmt::format("{:.1f}", r.best_pct_of_copy), fmt::format("{:.2f}x", r.speedup)});
+  return t;
+}
+
+Table findings_table(const ReviewModel& m) {
+  Table t{{"kind", "case", "detail"}, {}, {false, false, false}};
+  for (const Finding& f : m.findings) t.rows.push_back({f.kind, f.case_name, f.detail});
+  return t;
+}
+
+std::string sweep_summary(const SweepChart& c) {
+  std::string s = fmt::format("{} {} {}, {} against {}{}:", c.op, c.dtype, c.mode, c.metric, c.axis,
+                              c.fixed.empty() ? "" : " (" + c.fixed + ")");
+  for (const SweepSeries& series : c.series) {
+    if (series.points.empty()) continue;
+    auto best = series.points.front();
+    for (const auto& p : series.points) if (p.second > best.second) best = p;
+    s += fmt::format(" {} {:.4g} to {:.4g} {} (best {:.4g} at {}={});", series.variant,
+                     series.points.front().second, series.points.back().second, c.metric, best.second,
+                     c.axis, best.first);
+  }
+  if (s.ends_with(';')) s.back() = '.';
+  return s;
+}
+
+}  // namespace kwb::review

@@ -1,0 +1,33 @@
+// The review report's tables as rows of formatted cells: one place that formats units, shared by
+// the HTML and the Markdown sinks so that both say exactly the same thing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/review/review_model.hpp"
+
+namespace kwb::review {
+
+struct Table {
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> numeric;  // per column: right-aligned
+};
+
+// Title block lines: what, when, GPU, git SHA, command.
+std::vector<std::pair<std::string, std::string>> title_facts(const ReviewModel& m);
+// Device (driver, CUDA, CUPTI, clocks, memory) and settings (mode, flush, preset, timer, ...).
+Table environment_table(const ReviewModel& m);
+// Every ceiling figure: measured (with its method and date) beside the datasheet one.
+Table ceilings_table(const ReviewModel& m);
+Table op_table(const OpGroup& group);
+Table speedup_table(const ReviewModel& m);
+Table findings_table(const ReviewModel& m);
+// A sweep in words, for the Markdown report: "fused_v2_vec16 2900 GB/s at cols=4096 ...".
+std::string sweep_summary(const SweepChart& chart);
+
+// "1.5 MiB", "64 KiB", "0 B".
+std::string format_bytes(double bytes);
+
+}  // namespace kwb::review

@@ -1,0 +1,179 @@
+// The SVG writer: scales, ticks, marks and the frame around them.
+#include "reports/review/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kwb::review {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        // Control characters other than tab and newline are not allowed in XML 1.0 at all.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') out += "\xEF\xBF\xBD";
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+double AxisScale::to_px(double v) const {
+  const double t = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
+                       : (v - lo) / (hi - lo);
+  return px_lo + t * (px_hi - px_lo);
+}
+
+bool AxisScale::contains(double v) const {
+  if (!std::isfinite(v) || (log && v <= 0)) return false;
+  const double slack = log ? 1e-9 : 1e-9 * (hi - lo);
+  return log ? (v >= lo * (1 - slack) && v <= hi * (1 + slack)) : (v >= lo - slack && v <= hi + slack);
+}
+
+std::vector<double> log_ticks(double lo, double hi) {
+  std::vector<double> out;
+  if (!(lo > 0) || !(hi > lo)) return out;
+  const bool fine = std::log10(hi / lo) < 3;
+  for (int e = static_cast<int>(std::floor(std::log10(lo))); e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+    for (double m : fine ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+      const double v = m * std::pow(10.0, e);
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push_back(v);
+    }
+  return out;
+}
+
+std::vector<double> linear_ticks(double lo, double hi, int target_count) {
+  std::vector<double> out;
+  if (!(hi > lo) || target_count < 1) return out;
+  const double raw = (hi - lo) / target_count;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag * 10;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw) { step = m * mag; break; }
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step)
+    out.push_back(std::abs(v) < 1e-12 * step ? 0.0 : v);
+  return out;
+}
+
+std::string tick_label(double v) {
+  const double a = std::abs(v);
+  if (a >= 1e6 && std::fmod(a, 1e6) == 0) return fmt::format("{:g}M", v / 1e6);
+  if (a >= 1e3 && std::fmod(a, 1024) == 0 && a >= 1024) return fmt::format("{:g}k", v / 1024);
+  if (a >= 1e3 && std::fmod(a, 1e3) == 0) return fmt::format("{:g}k", v / 1e3);
+  return fmt::format("{:g}", v);
+}
+
+std::pair<double, double> decade_range(double lo, double hi) {
+  return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
+}
+
+std::string palette_colour(std::size_t index) {
+  // Tableau 10: distinct on screen and in greyscale print.
+  static const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  return kColours[index % 10];
+}
+
+SvgChart::SvgChart(int width_px, int height_px, AxisScale x, AxisScale y, std::string x_label,
+                   std::string y_label, std::string aria_label)
+    : width_(width_px), height_(height_px), x_(x), y_(y), x_label_(std::move(x_label)),
+      y_label_(std::move(y_label)), aria_(std::move(aria_label)) {}
+
+void SvgChart::polyline(const std::vector<std::pair<double, double>>& points, const std::string& colour,
+                        bool dashed, double stroke_width) {
+  std::string coords;
+  for (const auto& [x, y] : points) {
+    if (!x_.contains(x) || !y_.contains(y)) continue;
+    coords += fmt::format("{}{:.1f},{:.1f}", coords.empty() ? "" : " ", x_.to_px(x), y_.to_px(y));
+  }
+  if (coords.empty()) return;
+  body_ += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{} points=\"{}\"/>\n",
+                       xml_escape(colour), stroke_width,
+                       dashed ? " stroke-dasharray=\"6,4\"" : "", coords);
+}
+
+void SvgChart::point(double x, double y, const std::string& colour, const std::string& tooltip, double r) {
+  if (!x_.contains(x) || !y_.contains(y)) return;
+  body_ += fmt::format("<circle class=\"pt\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{}</title></circle>\n",
+                       x_.to_px(x), y_.to_px(y), r, xml_escape(colour), xml_escape(tooltip));
+}
+
+void SvgChart::label(double x, double y, const std::string& text, const std::string& colour, double dx,
+                     double dy) {
+  if (!x_.contains(x) || !y_.contains(y)) return;
+  labels_.push_back({x_.to_px(x) + dx, y_.to_px(y) + dy, text, colour});
+}
+
+void SvgChart::legend_entry(const std::string& text, const std::string& colour, bool dashed) {
+  legend_.push_back({text, {colour, dashed}});
+}
+
+std::string SvgChart::axes() const {
+  std::string s;
+  const double left = std::min(x_.px_lo, x_.px_hi), right = std::max(x_.px_lo, x_.px_hi);
+  const double top = std::min(y_.px_lo, y_.px_hi), bottom = std::max(y_.px_lo, y_.px_hi);
+  s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#fff\" stroke=\"#888\"/>\n",
+                   left, top, right - left, bottom - top);
+  const auto xt = x_.log ? log_ticks(x_.lo, x_.hi) : linear_ticks(x_.lo, x_.hi);
+  for (double v : xt) {
+    const double px = x_.to_px(v);
+    s += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>\n", px, top, bottom);
+    s += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px,
+                     bottom + 14, xml_escape(tick_label(v)));
+  }
+  const auto yt = y_.log ? log_ticks(y_.lo, y_.hi) : linear_ticks(y_.lo, y_.hi);
+  for (double v : yt) {
+    const double py = y_.to_px(v);
+    s += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"/>\n", left, py, right);
+    s += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 5,
+                     py + 4, xml_escape(tick_label(v)));
+  }
+  s += fmt::format("<text class=\"axis\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                   (left + right) / 2, bottom + 32, xml_escape(x_label_));
+  s += fmt::format("<text class=\"axis\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                   left - 46, (top + bottom) / 2, xml_escape(y_label_));
+  return s;
+}
+
+std::string SvgChart::str() const {
+  std::string s = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" aria-label=\"{2}\">\n",
+      width_, height_, xml_escape(aria_));
+  s += axes();
+  // Marks outside the axes were dropped when added, so nothing crosses the tick labels.
+  s += fmt::format("<g>\n{}</g>\n", body_);
+  // Labels: greedy placement; widths estimated at 6 px a character (10.5 px text).
+  std::vector<Label> placed;
+  for (Label l : labels_) {
+    auto clashes = [&](const Label& a) {
+      return std::abs(a.y_px - l.y_px) < 11 && l.x_px < a.x_px + 6.0 * a.text.size() &&
+             a.x_px < l.x_px + 6.0 * l.text.size();
+    };
+    for (int tries = 0; tries < 40 && std::any_of(placed.begin(), placed.end(), clashes); ++tries) l.y_px += 11;
+    placed.push_back(l);
+    s += fmt::format("<text class=\"roof\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", l.x_px, l.y_px,
+                     xml_escape(l.colour), xml_escape(l.text));
+  }
+  // Legend: right of the plot area, one row per entry.
+  const double lx = std::max(x_.px_lo, x_.px_hi) + 12;
+  double ly = std::min(y_.px_lo, y_.px_hi) + 8;
+  for (const auto& [text, style] : legend_) {
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"3\"{}/>\n",
+                     lx, ly, lx + 18, ly, xml_escape(style.first), style.second ? " stroke-dasharray=\"6,4\"" : "");
+    s += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 24, ly + 4, xml_escape(text));
+    ly += 16;
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace kwb::review

@@ -1,0 +1,102 @@
+// Edit distance, "did you mean" suggestions, and the unknown-name message built from them.
+#include "harness/plan/suggest.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kwb {
+namespace {
+
+const std::vector<std::string> kOps = {"layernorm_fwd", "rmsnorm_fwd", "rmsnorm_bwd",
+                                       "online_softmax_fwd"};
+
+// ---- edit distance ----
+
+TEST(EditDistance, IdenticalStringsAreZeroApart) {
+  EXPECT_EQ(edit_distance("rmsnorm_fwd", "rmsnorm_fwd"), 0u);
+  EXPECT_EQ(edit_distance("", ""), 0u);
+}
+
+TEST(EditDistance, EmptyStringIsItsLengthAwayFromAnother) {
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+}
+
+TEST(EditDistance, InsertDeleteAndSubstituteEachCostOne) {
+  EXPECT_EQ(edit_distance("cat", "cart"), 1u);  // insert
+  EXPECT_EQ(edit_distance("cart", "cat"), 1u);  // delete
+  EXPECT_EQ(edit_distance("cat", "cut"), 1u);   // substitute
+}
+
+TEST(EditDistance, TranspositionCostsTwo) { EXPECT_EQ(edit_distance("rmsnorm", "rmsnrom"), 2u); }
+
+TEST(EditDistance, ClassicKittenSittingIsThree) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("sitting", "kitten"), 3u);
+}
+
+// ---- closest match ----
+
+TEST(ClosestMatch, SuggestsCandidateForTransposedLetters) {
+  EXPECT_EQ(closest_match("rmsnrom_fwd", kOps), "rmsnorm_fwd");
+}
+
+TEST(ClosestMatch, SuggestsTheNearestOfSeveralCloseCandidates) {
+  // One edit from rmsnorm_bwd, two from rmsnorm_fwd.
+  EXPECT_EQ(closest_match("rmsnorm_bwdd", kOps), "rmsnorm_bwd");
+}
+
+TEST(ClosestMatch, TiesGoToTheFirstListedCandidate) {
+  EXPECT_EQ(closest_match("rmsnorm_xwd", kOps), "rmsnorm_fwd");
+  EXPECT_EQ(closest_match("rmsnorm_xwd", {"rmsnorm_bwd", "rmsnorm_fwd"}), "rmsnorm_bwd");
+}
+
+TEST(ClosestMatch, ExactNameMatchesItself) {
+  EXPECT_EQ(closest_match("rmsnorm_bwd", kOps), "rmsnorm_bwd");
+}
+
+TEST(ClosestMatch, ShortNamesAllowOneEditButNotTwo) {
+  EXPECT_EQ(closest_match("row", {"rows", "cols"}), "rows");
+  EXPECT_EQ(closest_match("ab", {"cd"}), std::nullopt);
+}
+
+TEST(ClosestMatch, SuggestsCandidateContainingAPartialName) {
+  // Too many edits away from every candidate, but only one contains it.
+  EXPECT_EQ(closest_match("softmax", kOps), "online_softmax_fwd");
+}
+
+TEST(ClosestMatch, SuggestsCandidateContainedInAnOverlongName) {
+  EXPECT_EQ(closest_match("rmsnorm_fwd_v2_fast", kOps), "rmsnorm_fwd");
+}
+
+TEST(ClosestMatch, NoSuggestionForUnrelatedName) {
+  EXPECT_EQ(closest_match("matmul", kOps), std::nullopt);
+  EXPECT_EQ(closest_match("attention_fwd_causal", kOps), std::nullopt);
+}
+
+TEST(ClosestMatch, NoSuggestionFromNoCandidates) {
+  EXPECT_EQ(closest_match("rmsnorm_fwd", {}), std::nullopt);
+}
+
+TEST(ClosestMatch, EmptyNameIsNotTakenAsASubstringOfEverything) {
+  EXPECT_EQ(closest_match("", kOps), std::nullopt);
+}
+
+// ---- unknown-name message ----
+
+TEST(UnknownNameMessage, SuggestsTheTypoFixAndListsKnownNames) {
+  EXPECT_EQ(unknown_name_message("op", "rmsnrom_fwd", {"layernorm_fwd", "rmsnorm_fwd"}),
+            "unknown op 'rmsnrom_fwd' (did you mean 'rmsnorm_fwd'?); known: layernorm_fwd, "
+            "rmsnorm_fwd");
+}
+
+TEST(UnknownNameMessage, OmitsDidYouMeanWhenNothingIsClose) {
+  EXPECT_EQ(unknown_name_message("axis", "batch", {"rows", "cols"}),
+            "unknown axis 'batch'; known: rows, cols");
+}
+
+TEST(UnknownNameMessage, SaysNoneWhenNothingIsKnown) {
+  EXPECT_EQ(unknown_name_message("variant", "fused", {}), "unknown variant 'fused'; known: (none)");
+}
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,39 @@
+// The test-only slowdown switch's value: OP:VARIANT:FRACTION, the fraction in (0, 1].
+#include "harness/worker/test_slowdown.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace kwb {
+namespace {
+
+TEST(TestSlowdown, ParsesOpVariantAndFraction) {
+  const TestSlowdown s = parse_test_slowdown("softmax_fwd:fused_v5_cluster_row_in_smem:0.05");
+  EXPECT_EQ(s.op, "softmax_fwd");
+  EXPECT_EQ(s.variant, "fused_v5_cluster_row_in_smem");
+  EXPECT_DOUBLE_EQ(s.fraction, 0.05);
+  EXPECT_TRUE(s.applies_to("softmax_fwd", "fused_v5_cluster_row_in_smem"));
+  EXPECT_FALSE(s.applies_to("softmax_fwd", "baseline_eager_5_launches"));
+  EXPECT_DOUBLE_EQ(parse_test_slowdown("a:b:1").fraction, 1.0);
+}
+
+TEST(TestSlowdown, RefusesMalformedValues) {
+  for (const char* bad : {"", "a", "a:b", ":b:0.1", "a::0.1", "a:b:", "a:b:0", "a:b:-0.1", "a:b:1.01", "a:b:nan",
+                          "a:b:inf", "a:b:0.05x", "a:b:5%"})
+    EXPECT_THROW(parse_test_slowdown(bad), std::invalid_argument) << bad;
+}
+
+TEST(TestSlowdown, UnsetOrEmptyEnvironmentMeansOff) {
+  unsetenv(kTestSlowdownEnv);
+  EXPECT_FALSE(test_slowdown_from_env().has_value());
+  setenv(kTestSlowdownEnv, "", 1);
+  EXPECT_FALSE(test_slowdown_from_env().has_value());
+  setenv(kTestSlowdownEnv, "rope_fwd:fused_v1_vec16_shared_table:0.1", 1);
+  ASSERT_TRUE(test_slowdown_from_env().has_value());
+  EXPECT_DOUBLE_EQ(test_slowdown_from_env()->fraction, 0.1);
+  unsetenv(kTestSlowdownEnv);
+}
+
+}  // namespace
+}  // namespace kwb

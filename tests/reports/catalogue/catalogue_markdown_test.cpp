@@ -1,0 +1,55 @@
+// The catalogue page: dims and bytes written in axis names, and docs/catalogue.md equal to what
+// the registry generates now (the page cannot drift from the code).
+#include "reports/catalogue/catalogue_markdown.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace kwb {
+namespace {
+
+const Shape kExample{{{"tokens", 8192}, {"heads", 32}, {"head_dim", 128}, {"layout", std::string("bshd")}}};
+
+TEST(CatalogueMarkdown, DimsAreWrittenInAxisNamesProductsAndHalves) {
+  EXPECT_EQ(symbolic_dim(8192, kExample), "tokens");
+  EXPECT_EQ(symbolic_dim(64, kExample), "head_dim/2");
+  EXPECT_EQ(symbolic_dim(8192 * 32, kExample), "tokens·heads");
+  EXPECT_EQ(symbolic_dim(33, kExample), "heads+1");
+  EXPECT_EQ(symbolic_dim(7, kExample), "7");
+}
+
+TEST(CatalogueMarkdown, BytesFormulaGroupsTermsByElementSize) {
+  const std::vector<TensorSpec> tensors = {
+      {.name = "x", .dims = {8192, 32, 128}},
+      {.name = "w", .dims = {128}},
+      {.name = "y", .dims = {8192, 32, 128}, .is_output = true},
+      {.name = "ids", .dims = {8192}, .elem = ElemType::int32},
+      {.name = "dw", .dims = {128}, .is_output = true, .elem = ElemType::fp32},
+  };
+  EXPECT_EQ(bytes_formula(tensors, kExample), "(head_dim + 2·tokens·heads·head_dim)·s + 4·(head_dim + tokens)");
+}
+
+TEST(CatalogueMarkdown, PageNamesEveryOrdinaryOpAndVariantAndNoTestOnes) {
+  const std::string page = catalogue_markdown(Registry::instance());
+  for (const auto& op : Registry::instance().ops()) {
+    EXPECT_EQ(page.find("## " + op.name + "\n") != std::string::npos, !op.test_only) << op.name;
+    for (const Variant* v : Registry::instance().variants(op.name, true))
+      EXPECT_EQ(page.find("`" + v->name + "`") != std::string::npos, !(v->test_only || op.test_only)) << v->name;
+  }
+}
+
+TEST(CatalogueMarkdown, DocsPageIsWhatTheRegistryGeneratesNow) {
+  const std::string path = std::string(KWB_SOURCE_DIR) + "/docs/catalogue.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing: ./build/kwb list --markdown > docs/catalogue.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(text.str() == catalogue_markdown(Registry::instance()))
+      << "docs/catalogue.md differs from the registry: regenerate it with "
+         "./build/kwb list --markdown > docs/catalogue.md";
+}
+
+}  // namespace
+}  // namespace kwb

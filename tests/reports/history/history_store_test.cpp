@@ -1,0 +1,162 @@
+// The SQLite history store: insert, dedupe, trend order and filters, schema versions. Skipped,
+// with the reason, in a build without SQLite.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "tests/reports/history/history_test_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#ifdef KWB_HAVE_SQLITE3
+#include <sqlite3.h>
+
+#include "reports/history/history_store.hpp"
+
+namespace kwb::history {
+namespace {
+
+using test::history_report;
+
+class HistoryStoreTest : public ::testing::Test {
+ protected:
+  std::filesystem::path db() const { return dir_ / "sub" / "history.sqlite"; }
+  test::TempDir dir_;
+};
+
+TEST_F(HistoryStoreTest, AddStoresEveryCaseOnce) {
+  HistoryStore store(db());  // creates the folder too
+  const Report r = history_report("2026-11-01T02:00:00Z", "aaa111", 40.0, 15.0);
+  const AddResult first = store.add_report(r, "a.json");
+  EXPECT_FALSE(first.already_present);
+  EXPECT_EQ(first.cases_added, 3);
+  const AddResult second = store.add_report(r, "copy-of-a.json");
+  EXPECT_TRUE(second.already_present);
+  EXPECT_EQ(second.cases_added, 0);
+  EXPECT_EQ(store.report_count(), 1);
+  EXPECT_EQ(store.trend({}).size(), 3u);
+}
+
+TEST_F(HistoryStoreTest, ReopenedDatabaseStillDedupes) {
+  const Report r = history_report("2026-11-01T02:00:00Z", "aaa111", 40.0, 15.0);
+  { HistoryStore(db()).add_report(r, "a.json"); }
+  HistoryStore store(db());
+  EXPECT_TRUE(store.add_report(r, "a.json").already_present);
+  EXPECT_EQ(store.report_count(), 1);
+}
+
+TEST_F(HistoryStoreTest, StoresTheTimingAndIdentity) {
+  HistoryStore store(db());
+  const Report r = history_report("2026-11-01T02:00:00Z", "aaa111", 40.0, 15.0);
+  store.add_report(r, "a.json");
+  const auto rows = store.trend({.op = "rmsnorm_fwd"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].identity, r.cases[0].nvtx_range);
+  EXPECT_EQ(rows[0].git_sha, "aaa111");
+  EXPECT_EQ(rows[0].device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(rows[0].driver, "580.95.05");
+  EXPECT_EQ(rows[0].disposition, "passed");
+  EXPECT_EQ(rows[0].settings, "mode cold, flush dirty, preset default");
+  ASSERT_TRUE(rows[0].median_us);
+  EXPECT_DOUBLE_EQ(*rows[0].median_us, r.cases[0].timing->span.median);
+  EXPECT_DOUBLE_EQ(*rows[0].p10_us, r.cases[0].timing->span.p10);
+  EXPECT_DOUBLE_EQ(*rows[0].p90_us, r.cases[0].timing->span.p90);
+  EXPECT_DOUBLE_EQ(*rows[0].gbps, 2500);
+  EXPECT_DOUBLE_EQ(*rows[0].pct_of_copy, 83.5);
+  const auto skipped = store.trend({.identity_contains = "baseline_eager"});
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].disposition, "skipped");
+  EXPECT_FALSE(skipped[0].median_us);
+}
+
+TEST_F(HistoryStoreTest, TrendIsInTimeOrderWhateverTheInsertOrder) {
+  HistoryStore store(db());
+  const std::vector<std::string> starts = {"2026-11-03T02:00:00Z", "2026-11-01T02:00:00Z", "2026-11-04T02:00:00Z",
+                                           "2026-11-02T02:00:00Z"};
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    store.add_report(history_report(starts[i], "sha" + std::to_string(i), 40.0 + i, 15.0), "r.json");
+  const auto rows = store.trend({.op = "rmsnorm_fwd"});
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].started_at, "2026-11-01T02:00:00Z");
+  EXPECT_EQ(rows[1].started_at, "2026-11-02T02:00:00Z");
+  EXPECT_EQ(rows[2].started_at, "2026-11-03T02:00:00Z");
+  EXPECT_EQ(rows[3].started_at, "2026-11-04T02:00:00Z");
+  EXPECT_EQ(rows[0].git_sha, "sha1");
+}
+
+TEST_F(HistoryStoreTest, FiltersByOpCaseAndDevice) {
+  HistoryStore store(db());
+  store.add_report(history_report("2026-11-01T02:00:00Z", "a", 40, 15, "NVIDIA H100 80GB HBM3"), "a.json");
+  store.add_report(history_report("2026-11-01T03:00:00Z", "a", 30, 11, "NVIDIA H200"), "b.json");
+  EXPECT_EQ(store.trend({.op = "softmax_fwd"}).size(), 4u);  // online + skipped eager, two devices
+  EXPECT_EQ(store.trend({.op = "softmax"}).size(), 0u);      // the op is matched exactly
+  EXPECT_EQ(store.trend({.identity_contains = "fused_v2_vec16:bf16"}).size(), 2u);
+  EXPECT_EQ(store.trend({.identity_contains = "%"}).size(), 0u);  // literal, not a LIKE pattern
+  const auto h200 = store.trend({.device_contains = "H200"});
+  ASSERT_EQ(h200.size(), 3u);
+  for (const auto& row : h200) EXPECT_EQ(row.device_name, "NVIDIA H200");
+  EXPECT_EQ(store.trend({.op = "rmsnorm_fwd", .device_contains = "H100"}).size(), 1u);
+  // Rows of one case are grouped by device, then in time order.
+  const auto rms = store.trend({.op = "rmsnorm_fwd"});
+  ASSERT_EQ(rms.size(), 2u);
+  EXPECT_EQ(rms[0].device_name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST_F(HistoryStoreTest, NewerSchemaIsRefusedWithItsVersion) {
+  { HistoryStore store(db()); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 7", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    HistoryStore store(db());
+    FAIL() << "a schema-7 database was opened";
+  } catch (const HistoryError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("newer kwb"), std::string::npos) << what;
+    EXPECT_NE(what.find("schema 7"), std::string::npos) << what;
+    EXPECT_NE(what.find(db().string()), std::string::npos) << what;
+  }
+}
+
+TEST_F(HistoryStoreTest, ForeignFilesAreRefused) {
+  std::filesystem::create_directories(db().parent_path());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_THROW(HistoryStore{db()}, HistoryError);
+  const auto text = dir_ / "notes.sqlite";
+  { std::ofstream(text) << "this is not a database, just some text that is long enough to have a header\n"; }
+  EXPECT_THROW(HistoryStore{text}, HistoryError);
+}
+
+TEST(HistoryPaths, DefaultFollowsXdgDataHome) {
+  const char* old = std::getenv("XDG_DATA_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
+  EXPECT_EQ(default_history_path(), std::filesystem::path("/tmp/xdg-test/kwb/history.sqlite"));
+  if (old) ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_DATA_HOME");
+}
+
+TEST(HistoryPaths, ReportKeyIsTheRunBlock) {
+  const Report a = test::history_report("2026-11-01T02:00:00Z", "aaa", 40, 15);
+  Report b = a;
+  b.cases.clear();  // the cases do not make a report another one
+  EXPECT_EQ(report_key(a.run), report_key(b.run));
+  b.run.git_sha = "bbb";
+  EXPECT_NE(report_key(a.run), report_key(b.run));
+}
+
+}  // namespace
+}  // namespace kwb::history
+
+#else
+
+TEST(HistoryStoreTest, SkippedWithoutSqlite) {
+  GTEST_SKIP() << "built without SQLite (apt-get install libsqlite3-dev and reconfigure): the history store is "
+                  "not compiled";
+}
+
+#endif

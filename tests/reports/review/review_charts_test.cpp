@@ -1,0 +1,58 @@
+// The roofline and sweep charts drawn from a model: one mark per case or variant, datasheet
+// roofs dashed, every roof labelled.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "reports/review/review_charts.hpp"
+#include "tests/reports/review/review_test_support.hpp"
+
+namespace kwb {
+namespace {
+
+using test::make_case;
+
+std::size_t count(const std::string& s, const std::string& part) {
+  std::size_t n = 0;
+  for (auto p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
+  return n;
+}
+
+TEST(ReviewCharts, RooflineDrawsEveryRoofAndEveryCase) {
+  std::vector<CaseRecord> cases;
+  for (double ai : {0.25, 0.5, 1.0, 8.0, 120.0}) cases.push_back(make_case({.median_us = 5, .intensity = ai}));
+  const auto m = review::build_review_model(test::sample_run(), cases);
+  const std::string svg = review::roofline_svg(m);
+  EXPECT_EQ(count(svg, "<circle"), cases.size());
+  EXPECT_EQ(count(svg, "<polyline"), m.ceilings.size());  // every roof is inside this plot
+  for (const auto& c : m.ceilings) EXPECT_NE(svg.find(">" + c.label + "<"), std::string::npos) << c.label;
+  // Datasheet roofs (3 here) dashed; measured ones solid.
+  EXPECT_EQ(count(svg, "stroke=\"#808080\" stroke-width=\"2\" stroke-dasharray"), 3u);
+  EXPECT_EQ(count(svg, "stroke=\"#333333\" stroke-width=\"2\" stroke-dasharray"), 0u);
+  EXPECT_EQ(test::tag_balance_problem(svg), "");
+}
+
+TEST(ReviewCharts, RooflineWithoutCasesOrCeilingsIsStillAChart) {
+  RunInfo run = test::sample_run();
+  run.ceilings.reset();
+  run.datasheet_ceilings.reset();
+  const std::string svg = review::roofline_svg(review::build_review_model(run, {}));
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_EQ(count(svg, "<circle"), 0u);
+  EXPECT_EQ(test::tag_balance_problem(svg), "");
+}
+
+TEST(ReviewCharts, SweepDrawsOneLinePerVariantWithAPointPerValue) {
+  review::SweepChart c{"rmsnorm_fwd", "bf16", "cold", "cols", "rows=16384", "GB/s", true,
+                       {{"fused_v1", {{512, 900}, {4096, 2700}, {16384, 2000}}},
+                        {"fused_v2", {{512, 2300}, {4096, 2950}, {16384, 2200}}}}};
+  const std::string svg = review::sweep_svg(c);
+  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count(svg, "<circle"), 6u);
+  EXPECT_NE(svg.find("<title>fused_v2 cols=4096: 2950 GB/s</title>"), std::string::npos);
+  EXPECT_NE(svg.find(">cols  (rows=16384)<"), std::string::npos);
+  EXPECT_EQ(test::tag_balance_problem(svg), "");
+}
+
+}  // namespace
+}  // namespace kwb

@@ -1,0 +1,185 @@
+// `kwb select` end to end with the real binary: the committed H100 roofline-review report (a
+// winner for every group that has a passed, timed fused or baseline case, counted from the report
+// here, never a constant), its JSON and Markdown files, and the exit codes of bad input (2) and of a
+// report with nothing to select from (1).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/record/atomic_file.hpp"
+#include "harness/record/json_report.hpp"
+#include "tests/reports/select/select_test_support.hpp"
+#include "tests/support/command.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace kwb {
+namespace {
+
+using test::CommandResult;
+using test::shell_quote;
+
+const std::string kSample = KWB_SOURCE_DIR "/samples/h100-roofline-review/report.json";
+
+CommandResult kwb_select(const std::string& args) {
+  return test::run_command(shell_quote(KWB_CLI_PATH) + " select " + args);
+}
+
+bool has(const CommandResult& r, const std::string& part) { return r.output.find(part) != std::string::npos; }
+
+std::string group_of(const std::string& op, const std::string& dtype, const std::string& mode, const std::string& shape) {
+  return op + " " + dtype + " " + mode + " " + shape;
+}
+
+TEST(SelectCli, CommittedSampleNamesTheFastestPassedVariantOfEveryGroup) {
+  // Expected from the report itself: per group, the smallest median among passed, timed fused or
+  // baseline cases.
+  const Report report = read_report_json(kSample);
+  std::map<std::string, double> fastest;
+  std::set<std::string> all_groups;
+  for (const CaseRecord& c : report.cases) {
+    const std::string mode = c.timing ? std::string(to_string(c.timing->mode)) : "cold";
+    const std::string key = group_of(c.op, std::string(to_string(c.dtype)), mode, c.shape.to_compact());
+    all_groups.insert(key);
+    const bool candidate = c.disposition == Disposition::passed && c.timing && c.timing->span.count > 0 &&
+                           (c.role == Role::fused || c.role == Role::baseline);
+    if (!candidate) continue;
+    auto [it, fresh] = fastest.try_emplace(key, c.timing->span.median);
+    if (!fresh) it->second = std::min(it->second, c.timing->span.median);
+  }
+  ASSERT_FALSE(fastest.empty());
+
+  test::TempDir dir;
+  const auto json_path = dir / "selection.json", md_path = dir / "selection.md";
+  const CommandResult r = kwb_select(shell_quote(kSample) + " --out " + shell_quote(json_path.string()) + " --md " +
+                                     shell_quote(md_path.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "no per-sample arrays")) << "the committed sample has none: the fallback is said";
+
+  const auto j = nlohmann::json::parse(read_text_file(json_path));
+  EXPECT_EQ(j.at("schema"), "kwb.selection/1");
+  EXPECT_EQ(j.at("device"), report.run.device->name);
+  ASSERT_EQ(j.at("entries").size(), fastest.size());
+  EXPECT_EQ(j.at("entries").size() + j.at("unselected").size(), all_groups.size());
+  std::set<std::string> seen;
+  for (const auto& e : j.at("entries")) {
+    const std::string key = group_of(e.at("op"), e.at("dtype"), e.at("mode"), e.at("shape_compact"));
+    ASSERT_TRUE(fastest.count(key)) << key;
+    EXPECT_TRUE(seen.insert(key).second) << "one entry per group: " << key;
+    EXPECT_DOUBLE_EQ(e.at("winner").at("median_us").get<double>(), fastest.at(key)) << key;
+    EXPECT_FALSE(e.at("winner").at("variant").get<std::string>().empty());
+    // The winner's row is printed (op, winner, its time with two decimals).
+    EXPECT_TRUE(has(r, e.at("winner").at("variant").get<std::string>())) << key;
+  }
+  // A summary line per op that has a winner.
+  std::set<std::string> ops;
+  for (const auto& e : j.at("entries")) ops.insert(e.at("op"));
+  for (const auto& op : ops) EXPECT_TRUE(has(r, op + ": ")) << op;
+
+  const std::string md = read_text_file(md_path);
+  EXPECT_NE(md.find("| op | dtype | shape | winner |"), std::string::npos) << md;
+  EXPECT_EQ(static_cast<std::size_t>(std::count(md.begin(), md.end(), '\n')) >= fastest.size(), true);
+}
+
+// The committed selection.json beside the sample is what this build writes (a change to the rule
+// or the schema must regenerate it: `kwb select samples/h100-roofline-review/report.json --out ...`).
+TEST(SelectCli, CommittedSampleSelectionIsCurrent) {
+  test::TempDir dir;
+  const auto fresh = dir / "selection.json";
+  ASSERT_EQ(kwb_select(shell_quote(kSample) + " --out " + shell_quote(fresh.string())).exit_code, 0);
+  const auto committed =
+      nlohmann::json::parse(read_text_file(KWB_SOURCE_DIR "/samples/h100-roofline-review/selection.json"));
+  const auto now = nlohmann::json::parse(read_text_file(fresh));
+  EXPECT_EQ(committed.at("schema"), now.at("schema"));
+  EXPECT_EQ(committed.at("entries"), now.at("entries"));
+  EXPECT_EQ(committed.at("unselected"), now.at("unselected"));
+}
+
+TEST(SelectCli, ReviewReportOfTheSampleHasTheSection) {
+  test::TempDir dir;
+  const auto html = dir / "review.html";
+  const CommandResult r = test::run_command(shell_quote(KWB_CLI_PATH) + " report " + shell_quote(kSample) + " --html " +
+                                            shell_quote(html.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string page = read_text_file(html);
+  EXPECT_NE(page.find("<h2 id=\"selection\">Fastest variant per shape</h2>"), std::string::npos);
+  EXPECT_NE(page.find("within noise"), std::string::npos) << "the sample has near-equal fused variants";
+}
+
+TEST(SelectCli, MissingOrGarbledReportIsBadInputNamingFileAndPath) {
+  test::TempDir dir;
+  EXPECT_EQ(kwb_select(shell_quote((dir / "absent.json").string())).exit_code, 2);
+
+  const auto garbled = dir / "garbled.json";
+  atomic_write_file(garbled, "{\"schema\": \"kwb.report/2\", \"run\": ");
+  const CommandResult g = kwb_select(shell_quote(garbled.string()));
+  EXPECT_EQ(g.exit_code, 2) << g.output;
+  EXPECT_TRUE(has(g, "garbled.json")) << g.output;
+
+  Report bad = test::empty_report();
+  bad.cases = {test::summary_case("rmsnorm_fwd", "v", 1024, 5, 4.9, 5.1)};
+  auto j = report_to_json(bad);
+  j["cases"][0]["timing"]["span"]["median"] = "fast";
+  const auto wrong_type = dir / "wrong_type.json";
+  atomic_write_file(wrong_type, j.dump());
+  const CommandResult w = kwb_select(shell_quote(wrong_type.string()));
+  EXPECT_EQ(w.exit_code, 2) << w.output;
+  EXPECT_TRUE(has(w, "cases[0].timing.span.median")) << w.output;
+}
+
+TEST(SelectCli, BadFlagsAreBadInput) {
+  test::TempDir dir;
+  const CommandResult margin = kwb_select(shell_quote(kSample) + " --min-margin 5");
+  EXPECT_EQ(margin.exit_code, 2) << margin.output;
+  EXPECT_TRUE(has(margin, "--min-margin")) << margin.output;
+  EXPECT_EQ(kwb_select(shell_quote(kSample) + " --out /proc/nope/selection.json").exit_code, 2);
+  EXPECT_EQ(kwb_select("").exit_code, 2);
+  EXPECT_EQ(kwb_select(shell_quote(kSample) + " --min-margin 0").exit_code, 0);
+}
+
+TEST(SelectCli, HostileValuesAreRefusedWithAMessageNeverACrash) {
+  test::TempDir dir;
+  // Refused as a report or as a margin; the unwritable ones also as an output file (the others
+  // are fine file names in the temporary working folder).
+  const std::vector<std::string> hostile = {" ", "-1", "nan", "inf", "1e999", "'", "", "/dev/null", "/proc/self",
+                                            "/proc/self/x", "..", std::string(3000, 'x')};
+  const std::size_t first_unwritable = 6;
+  for (std::size_t i = 0; i < hostile.size(); ++i) {
+    const std::string v = shell_quote(hostile[i]);
+    std::vector<std::string> calls = {v, shell_quote(kSample) + " --min-margin " + v};
+    if (i >= first_unwritable) {
+      calls.push_back(shell_quote(kSample) + " --out " + v);
+      calls.push_back(shell_quote(kSample) + " --md " + v);
+    }
+    for (const std::string& args : calls) {
+      // The table (stdout) is dropped; stderr, where refusals go, is kept.
+      const CommandResult r = test::run_command("cd " + shell_quote(dir.path().string()) + " && (" +
+                                                shell_quote(KWB_CLI_PATH) + " select " + args + " >/dev/null)");
+      EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+      EXPECT_NE(r.output.find("kwb"), std::string::npos) << args << ": a refusal says why";
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists("/dev/null") && !std::filesystem::is_regular_file("/dev/null"));
+}
+
+TEST(SelectCli, ReportWithNoVerifiedTimedCaseExitsOneAndSaysWhy) {
+  Report r = test::empty_report();
+  r.cases = {test::excluded_case("rmsnorm_fwd", "v", 1024, Disposition::failed, "12 mismatches"),
+             test::excluded_case("rmsnorm_fwd", "w", 1024, Disposition::skipped, "cols above 8192")};
+  test::TempDir dir;
+  const auto path = dir / "report.json";
+  write_report_json(path, r);
+  const auto out = dir / "selection.json";
+  const CommandResult c = kwb_select(shell_quote(path.string()) + " --out " + shell_quote(out.string()));
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  EXPECT_TRUE(has(c, "nothing to select from")) << c.output;
+  EXPECT_TRUE(has(c, "12 mismatches")) << c.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "no selection file for an empty selection";
+}
+
+}  // namespace
+}  // namespace kwb
