@@ -12,6 +12,13 @@
 
 namespace kwb {
 
+// The axes of a [rows, cols] case, read once: auto [rows, cols] = RowsCols::of(a.shape).
+struct RowsCols {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  static RowsCols of(const Shape& s) { return {s.at("rows"), s.at("cols")}; }
+};
+
 inline Shape rows_cols_shape(std::int64_t rows, std::int64_t cols) {
   return Shape{{{"rows", rows}, {"cols", cols}}};
 }

@@ -52,6 +52,24 @@ std::int64_t LaunchArgs::tunable(std::string_view name) const {
                           "': declare it in the variant's .tunables");
 }
 
+void* LaunchArgs::tensor_data(std::string_view name, std::size_t elem_bytes) const {
+  if (specs)
+    for (std::size_t i = 0; i < specs->size() && i < tensors.size(); ++i) {
+      const TensorSpec& spec = (*specs)[i];
+      if (spec.name != name) continue;
+      if (elem_bytes != 0 && elem_bytes != spec.element_bytes(dtype))
+        throw std::logic_error("tensor '" + spec.name + "' holds " + std::to_string(spec.element_bytes(dtype)) +
+                               "-byte elements, read as " + std::to_string(elem_bytes) +
+                               "-byte ones: name its storage type");
+      return tensors[i];
+    }
+  std::string known;
+  if (specs)
+    for (const TensorSpec& spec : *specs) known += (known.empty() ? "" : ", ") + spec.name;
+  throw std::out_of_range("the op has no tensor '" + std::string(name) + "'" +
+                          (specs ? " (its tensors: " + known + ")" : " (the launch was given no tensor names)"));
+}
+
 std::int64_t default_value(const Tunable& t, const Shape& shape, DType dtype) {
   if (t.shape_default) return t.shape_default(shape, dtype);
   return t.values.empty() ? 0 : t.values.front();

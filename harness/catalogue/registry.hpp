@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "harness/catalogue/elem_type.hpp"
@@ -143,9 +144,28 @@ struct LaunchArgs {
   // The harness owns it for the case and destroys it when the case ends.
   void* state = nullptr;
   const TunableValues* tunables = nullptr;  // this case's value of each declared tunable
+  // The op's tensors at this shape, in the order of `tensors`: what tensor<T>(name) looks up.
+  const std::vector<TensorSpec>* specs = nullptr;
 
   // The value of a declared tunable; throws std::out_of_range naming it if it is not declared.
   std::int64_t tunable(std::string_view name) const;
+  // The device buffer of the op's tensor `name` as T* (its storage type; const T for an input,
+  // void for raw bytes): a.tensor<const T>("x"), a.tensor<T>("y"). Throws std::out_of_range
+  // naming the op's tensors when none is called `name`, and std::logic_error when T is not the
+  // tensor's element size: a variant names what it reads and writes, never a position.
+  template <class T>
+  T* tensor(std::string_view name) const {
+    if constexpr (std::is_void_v<std::remove_cv_t<T>>)
+      return static_cast<T*>(tensor_data(name, 0));
+    else
+      return static_cast<T*>(tensor_data(name, sizeof(T)));
+  }
+
+ private:
+  // elem_bytes 0: any element size.
+  void* tensor_data(std::string_view name, std::size_t elem_bytes) const;
+
+ public:
   template <class T>
   T& state_as() const { return *static_cast<T*>(state); }
 };

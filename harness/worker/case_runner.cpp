@@ -180,7 +180,7 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     DeviceBuffer scratch(workspace);
     std::vector<void*> ptrs;
     for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
-    LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_, nullptr, &req.tunables};
+    LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_, nullptr, &req.tunables, &specs};
     std::shared_ptr<void> state;
     if (variant->prepare) {
       phase = "variant prepare";

@@ -8,10 +8,10 @@
 // against. Elementwise kernels are plain grid-stride loops, as a framework's generic ones are.
 #include <cstdint>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
-#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -94,37 +94,36 @@ Workspace carve(void* base, std::int64_t rows, std::int64_t cols) {
 }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
+  const auto [rows, cols] = RowsCols::of(s);
   return 3 * rows * cols * 4 + 3 * rows * 4 + rows * cols * dtype_size(dtype);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const std::int64_t n = rows * cols;
   const Workspace ws = carve(a.workspace, rows, cols);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    constexpr bool is_fp32 = std::is_same_v<T, float>;
-    const T* x = static_cast<const T*>(a.tensors[0]);
-    const T* w = static_cast<const T*>(a.tensors[1]);
-    T* y = static_cast<T*>(a.tensors[2]);
-    const float* xf = reinterpret_cast<const float*>(x);
-    if constexpr (!is_fp32) {
-      cast_kernel<T, float><<<grid_for(n), kThreads, 0, a.stream>>>(x, ws.xf, n);
-      xf = ws.xf;
-    }
-    square_kernel<<<grid_for(n), kThreads, 0, a.stream>>>(xf, ws.sq, n);
-    row_mean_kernel<<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(ws.sq, ws.mean, cols);
-    add_scalar_kernel<<<grid_for(rows), kThreads, 0, a.stream>>>(ws.mean, ws.mean_eps,
-                                                                 static_cast<float>(kRmsNormEps), rows);
-    rsqrt_kernel<<<grid_for(rows), kThreads, 0, a.stream>>>(ws.mean_eps, ws.inv_rms, rows);
-    scale_rows_kernel<<<grid_for(n), kThreads, 0, a.stream>>>(xf, ws.inv_rms, ws.scaled, rows, cols);
-    const T* t = reinterpret_cast<const T*>(ws.scaled);
-    if constexpr (!is_fp32) {
-      cast_kernel<float, T><<<grid_for(n), kThreads, 0, a.stream>>>(ws.scaled, static_cast<T*>(ws.scaled_cast), n);
-      t = static_cast<const T*>(ws.scaled_cast);
-    }
-    mul_weight_kernel<T><<<grid_for(n), kThreads, 0, a.stream>>>(t, w, y, rows, cols);
-  });
+  constexpr bool is_fp32 = std::is_same_v<T, float>;
+  const T* x = a.tensor<const T>("x");
+  const T* w = a.tensor<const T>("weight");
+  T* y = a.tensor<T>("y");
+  const float* xf = reinterpret_cast<const float*>(x);
+  if constexpr (!is_fp32) {
+    cast_kernel<T, float><<<grid_for(n), kThreads, 0, a.stream>>>(x, ws.xf, n);
+    xf = ws.xf;
+  }
+  square_kernel<<<grid_for(n), kThreads, 0, a.stream>>>(xf, ws.sq, n);
+  row_mean_kernel<<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(ws.sq, ws.mean, cols);
+  add_scalar_kernel<<<grid_for(rows), kThreads, 0, a.stream>>>(ws.mean, ws.mean_eps,
+                                                               static_cast<float>(kRmsNormEps), rows);
+  rsqrt_kernel<<<grid_for(rows), kThreads, 0, a.stream>>>(ws.mean_eps, ws.inv_rms, rows);
+  scale_rows_kernel<<<grid_for(n), kThreads, 0, a.stream>>>(xf, ws.inv_rms, ws.scaled, rows, cols);
+  const T* t = reinterpret_cast<const T*>(ws.scaled);
+  if constexpr (!is_fp32) {
+    cast_kernel<float, T><<<grid_for(n), kThreads, 0, a.stream>>>(ws.scaled, static_cast<T*>(ws.scaled_cast), n);
+    t = static_cast<const T*>(ws.scaled_cast);
+  }
+  mul_weight_kernel<T><<<grid_for(n), kThreads, 0, a.stream>>>(t, w, y, rows, cols);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -132,7 +131,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "baseline_eager_8_launches",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch: cast, square, mean, +eps, rsqrt, scale, cast, *weight",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

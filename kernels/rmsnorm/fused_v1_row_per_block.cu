@@ -7,11 +7,11 @@
 // bytes. Its scalar 2-byte loads keep it short of the bandwidth ceiling for fp16/bf16.
 #include <cstdint>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
-#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -35,15 +35,12 @@ rmsnorm_fwd_v1(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__
     yr[c] = from_float<T>(to_float(xr[c]) * inv_rms * to_float(w[c]));
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    rmsnorm_fwd_v1<T><<<rows, kThreads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-        static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
-  });
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  rmsnorm_fwd_v1<T><<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(
+      a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<T>("y"), static_cast<int>(cols),
+      static_cast<float>(kRmsNormEps));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -51,7 +48,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_row_per_block",
     .role = Role::fused,
     .description = "one launch, one 256-thread block per row, scalar loads, row re-read from cache",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
           if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;

@@ -9,10 +9,9 @@
 // Expected: close to the copy ceiling for rows of 1K elements and more.
 #include <cstdint>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
-#include "harness/catalogue/device_types.cuh"
 #include "reference/rmsnorm.hpp"
 
 namespace kwb {
@@ -100,26 +99,24 @@ void launch_with_vpt(const LaunchArgs& a, const LaunchPlan& p) {
   auto go = [&](auto vpt_tag) {
     constexpr int VPT = decltype(vpt_tag)::value;
     rmsnorm_fwd_v2<T, E, VPT><<<rows, p.threads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-        static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
+        a.tensor<const T>("x"), a.tensor<const T>("weight"),
+        a.tensor<T>("y"), cols, static_cast<float>(kRmsNormEps));
   };
   with_vectors_per_thread(p.vectors_per_thread, go);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
-    if (!plan) return;  // refused before launch; see refuse()
-    switch (plan->elements_per_vector) {
-      case 1: launch_with_vpt<T, 1>(a, *plan); break;
-      case 2: launch_with_vpt<T, 2>(a, *plan); break;
-      case 4: launch_with_vpt<T, 4>(a, *plan); break;
-      default:
-        if constexpr (sizeof(T) == 2) launch_with_vpt<T, 8>(a, *plan);
-        break;
-    }
-  });
+  const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
+  if (!plan) return;  // refused before launch; see refuse()
+  switch (plan->elements_per_vector) {
+    case 1: launch_with_vpt<T, 1>(a, *plan); break;
+    case 2: launch_with_vpt<T, 2>(a, *plan); break;
+    case 4: launch_with_vpt<T, 4>(a, *plan); break;
+    default:
+      if constexpr (sizeof(T) == 2) launch_with_vpt<T, 8>(a, *plan);
+      break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -127,7 +124,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_vec16",
     .role = Role::fused,
     .description = "16-byte loads/stores, row kept in registers: x read from DRAM once",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;

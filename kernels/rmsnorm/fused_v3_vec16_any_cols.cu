@@ -10,11 +10,11 @@
 // Expected: cols = 4100 as fast as 4096 (~98% of copy); 16384 faster than v2's 77%.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -70,26 +70,23 @@ rmsnorm_fwd_v3(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__
                    [&](int idx) { return load_pack_aligned<T, E>(w + head + idx * E, w_align); });
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
-    if (!plan) return;  // refused before launch; see refuse()
-    auto go = [&](auto vpt_tag) {
-      constexpr int VPT = decltype(vpt_tag)::value;
-      rmsnorm_fwd_v3<T, VPT><<<rows, plan->threads, 0, a.stream>>>(
-          static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-          static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
-    };
-    // Only 1, 2 or 4 here; instantiating 8 and 16 would cost compile time for nothing.
-    switch (plan->vectors_per_thread) {
-      case 1: go(std::integral_constant<int, 1>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      default: go(std::integral_constant<int, 4>{}); break;
-    }
-  });
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
+  if (!plan) return;  // refused before launch; see refuse()
+  auto go = [&](auto vpt_tag) {
+    constexpr int VPT = decltype(vpt_tag)::value;
+    rmsnorm_fwd_v3<T, VPT><<<static_cast<unsigned>(rows), plan->threads, 0, a.stream>>>(
+        a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<T>("y"), static_cast<int>(cols),
+        static_cast<float>(kRmsNormEps));
+  };
+  // Only 1, 2 or 4 here; instantiating 8 and 16 would cost compile time for nothing.
+  switch (plan->vectors_per_thread) {
+    case 1: go(std::integral_constant<int, 1>{}); break;
+    case 2: go(std::integral_constant<int, 2>{}); break;
+    default: go(std::integral_constant<int, 4>{}); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -97,7 +94,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v3_vec16_any_cols",
     .role = Role::fused,
     .description = "v2 + 16-byte body at any cols (scalar head/tail), more threads for long rows",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;

@@ -22,8 +22,7 @@
 // (~98%).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"
@@ -142,26 +141,24 @@ void launch_plan(const LaunchArgs& a, const LaunchPlan& p) {
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, p.block, 0);
   const std::int64_t needed = (rows + groups - 1) / groups;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(needed, std::int64_t{std::max(resident, 1)} * sms));
-  kernel<<<grid, p.block, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-                                         static_cast<T*>(a.tensors[2]), rows, static_cast<int>(a.shape.at("cols")),
+  kernel<<<grid, p.block, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const T>("weight"),
+                                         a.tensor<T>("y"), rows, static_cast<int>(a.shape.at("cols")),
                                          p.tpr, static_cast<float>(kRmsNormEps));
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
-    if (!plan) return;  // refused before launch; see refuse()
-    switch (plan->vectors_per_thread) {
-      case 1: launch_plan<T, 1, kBlockThreads>(a, *plan); break;
-      case 2: launch_plan<T, 2, kBlockThreads>(a, *plan); break;
-      case 4:
-        if (plan->block <= kBlockThreads) launch_plan<T, 4, kBlockThreads>(a, *plan);
-        else launch_plan<T, 4, kMaxThreads>(a, *plan);
-        break;
-      default: launch_plan<T, 8, kBlockThreads>(a, *plan); break;
-    }
-  });
+  const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
+  if (!plan) return;  // refused before launch; see refuse()
+  switch (plan->vectors_per_thread) {
+    case 1: launch_plan<T, 1, kBlockThreads>(a, *plan); break;
+    case 2: launch_plan<T, 2, kBlockThreads>(a, *plan); break;
+    case 4:
+      if (plan->block <= kBlockThreads) launch_plan<T, 4, kBlockThreads>(a, *plan);
+      else launch_plan<T, 4, kMaxThreads>(a, *plan);
+      break;
+    default: launch_plan<T, 8, kBlockThreads>(a, *plan); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -170,7 +167,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v3's any-cols 16-byte rows, persistent blocks of several rows: a warp per short row "
                    "(shuffles only), a few warps per long row (named barrier per row group)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           if (s.at("cols") > 2147483647) return "cols above 2^31-1 do not fit the int column index";

@@ -50,7 +50,7 @@ class LayerNormBackwardRuns {
     void* workspace = nullptr;
     cuda_check(cudaMalloc(&workspace, variant->workspace_bytes(shape_, DType::bf16)), "workspace");
     const TunableValues tunables = default_tunables(*variant, shape_, DType::bf16);
-    LaunchArgs args{shape_, DType::bf16, tensors_, workspace, stream_, nullptr, &tunables};
+    LaunchArgs args{shape_, DType::bf16, tensors_, workspace, stream_, nullptr, &tunables, &specs_};
     const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
     args.state = state.get();
     for (int k = 0; k < launches; ++k) variant->launch(args);

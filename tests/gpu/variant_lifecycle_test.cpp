@@ -64,6 +64,7 @@ struct ByHand {
   const Variant* variant = Registry::instance().find_variant(seq_sum::kOp, seq_sum::kVariant);
   Shape shape{{{"batch", 2}, {"seq", 50}, {"heads", 2}, {"dim", 16}, {"layout", "bhsd"}, {"causal", "1"}}};
   TunableValues tunables{{"block", 256}};
+  std::vector<TensorSpec> specs = Registry::instance().find_op(seq_sum::kOp)->tensors(shape, DType::fp32);
   std::int64_t n = 2 * 50 * 2 * 16;
   std::vector<void*> tensors{nullptr, nullptr};
   cudaStream_t stream = nullptr;
@@ -81,7 +82,7 @@ struct ByHand {
     cudaStreamDestroy(stream);
   }
   LaunchArgs args(cudaStream_t s) const {
-    return LaunchArgs{shape, DType::fp32, tensors, nullptr, s, state.get(), &tunables};
+    return LaunchArgs{shape, DType::fp32, tensors, nullptr, s, state.get(), &tunables, &specs};
   }
   std::vector<float> output() const {
     std::vector<float> y(n);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace kwb {
 namespace {
@@ -36,6 +38,54 @@ Variant sound_variant(const std::string& op, const std::string& name) {
   failure << "; problems:";
   for (const auto& p : problems) failure << "\n  " << p;
   return failure;
+}
+
+// A variant reads its buffers by the op's tensor names (LaunchArgs::tensor), never by position.
+struct NamedTensors {
+  Shape shape{{{"rows", 4}, {"cols", 8}}};
+  std::vector<TensorSpec> specs = {
+      {.name = "x", .dims = {4, 8}},
+      {.name = "mean", .dims = {4}, .elem = ElemType::fp32},
+      {.name = "y", .dims = {4, 8}, .is_output = true},
+  };
+  float x = 0, mean = 0, y = 0;
+  std::vector<void*> buffers{&x, &mean, &y};
+  LaunchArgs args(DType dtype) const { return LaunchArgs{shape, dtype, buffers, nullptr, nullptr, nullptr, nullptr, &specs}; }
+};
+
+TEST(LaunchArgsTensor, ANameGivesThatTensorsBufferWhateverItsPosition) {
+  const NamedTensors t;
+  const LaunchArgs a = t.args(DType::fp32);
+  EXPECT_EQ(a.tensor<const float>("x"), &t.x);
+  EXPECT_EQ(a.tensor<float>("y"), &t.y);
+  EXPECT_EQ(a.tensor<const float>("mean"), &t.mean);
+  EXPECT_EQ(a.tensor<void>("y"), static_cast<void*>(const_cast<float*>(&t.y)));
+}
+
+TEST(LaunchArgsTensor, AnUnknownNameIsRefusedWithTheOpsTensorNames) {
+  const NamedTensors t;
+  try {
+    (void)t.args(DType::fp32).tensor<float>("weight");
+    FAIL() << "no tensor 'weight'";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("'weight'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x, mean, y"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LaunchArgsTensor, AStorageTypeOfTheWrongSizeIsRefused) {
+  const NamedTensors t;
+  const LaunchArgs bf16 = t.args(DType::bf16);
+  EXPECT_NO_THROW((void)bf16.tensor<const std::uint16_t>("x"));  // the case dtype: 2 bytes
+  EXPECT_NO_THROW((void)bf16.tensor<const float>("mean"));       // its own element type: fp32
+  EXPECT_THROW((void)bf16.tensor<const float>("x"), std::logic_error);
+  EXPECT_THROW((void)bf16.tensor<std::uint16_t>("mean"), std::logic_error);
+}
+
+TEST(LaunchArgsTensor, ALaunchGivenNoTensorNamesSaysSo) {
+  const NamedTensors t;
+  const LaunchArgs a{t.shape, DType::fp32, t.buffers, nullptr, nullptr};
+  EXPECT_THROW((void)a.tensor<float>("x"), std::out_of_range);
 }
 
 TEST(RegistryProblems, TheBuiltCatalogueHasNone) {

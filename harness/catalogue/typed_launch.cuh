@@ -1,0 +1,25 @@
+// A variant's launch written once, for its storage type T; the registration dispatches the case's
+// dtype to it, so no kernel file switches on DType by hand:
+//
+//   template <class T> void launch(const LaunchArgs& a) { ... a.tensor<const T>("x") ... }
+//   KWB_REGISTER_VARIANT(Variant{..., .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); })});
+//
+// T is float, __half or __nv_bfloat16 (device_types.cuh's dispatch_dtype).
+#pragma once
+
+#include <functional>
+#include <utility>
+
+#include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
+
+namespace kwb {
+
+template <class Fn>
+std::function<void(const LaunchArgs&)> by_dtype(Fn fn) {
+  return [fn = std::move(fn)](const LaunchArgs& a) {
+    dispatch_dtype(a.dtype, [&](auto tag) { fn.template operator()<decltype(tag)>(a); });
+  };
+}
+
+}  // namespace kwb
