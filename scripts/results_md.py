@@ -299,7 +299,7 @@ def peer_section(op, chosen, peers, samples):
     call = next((s for s in samples if s["name"] == PEERS_CALL_SAMPLE and s["run"]["device"]["name"] == gpu), None)
     out = [f"PyTorch peers (`samples/peers.txt`: torch_peers.py, torch {peers['header'].get('torch', '?')}, {gpu}; "
            "GB/s on its own byte count). "
-           + (f"They were measured in the device call that wrote {link(call)}, after it and in another process: "
+           + (f"They were measured in the device call that wrote {link(call)}, by another process: "
               "that sample's figure is the same call. " if call else "No committed sample comes from their call. ")
            + "Today's figure (the table above) comes from another call: compare it with care.", ""]
     body = []
