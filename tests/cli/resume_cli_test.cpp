@@ -14,6 +14,7 @@
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/record/json_report.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "tests/support/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
