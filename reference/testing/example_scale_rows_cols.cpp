@@ -28,6 +28,9 @@ std::vector<TensorSpec> example_tensors(const Shape& s, DType) {
   };
 }
 
+// in: the inputs in the order of the tensor list (x, scale, weight), as the device holds them,
+// in fp64; out: the outputs (y), preallocated. On a sampled case `shape` holds only the sampled
+// rows and the row-aligned inputs only their slabs: the oracle does not need to know.
 void example_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [rows, cols] = RowsCols::of(shape);
   const auto& x = in[0].values;
@@ -49,7 +52,7 @@ KWB_REGISTER_OP(Op{
     .oracle = example_oracle,
     .sample_axis = "rows",
     .compute_unit = "fp32",
-    // 128 MiB of bf16 traffic, beyond the 50 MiB L2; and a case that fits in it.
+    // x alone is 128 MiB in bf16, beyond the 50 MiB L2; 1024 rows (8 MiB a tensor) fit in it.
     .default_shapes = {rows_cols_shape(16384, 4096), rows_cols_shape(1024, 4096)},
     // Edges: one row, one column, widths that no block size divides, and more rows than the
     // fused variant's grid (its blocks then loop over rows).
