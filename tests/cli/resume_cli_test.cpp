@@ -11,6 +11,7 @@
 
 #include "harness/plan/planner.hpp"
 #include "harness/session/resume_plan.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/record/json_report.hpp"
