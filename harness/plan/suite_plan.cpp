@@ -118,12 +118,14 @@ std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& regi
   // 1. The flags' filters name things that exist (they narrow; they cannot add).
   for (const auto& op : flags.ops)
     if (!registry.find_op(op))
-      throw SettingError(Setting::op, SettingText(Setting::op, ": " + unknown_name_message("op", op, registry.op_names())));
+      throw SettingError(Setting::op,
+                         SettingText(Setting::op, ": " + unknown_name_message("op", op, registry.op_names())));
   const auto variant_names = registry.variant_names(true);
   for (const auto& v : flags.variants)
     if (std::find(variant_names.begin(), variant_names.end(), v) == variant_names.end())
-      throw SettingError(Setting::variant, SettingText(Setting::variant, ": " + unknown_name_message(
-                                                                             "variant", v, registry.variant_names(false))));
+      throw SettingError(Setting::variant,
+                         SettingText(Setting::variant,
+                                     ": " + unknown_name_message("variant", v, registry.variant_names(false))));
   // 2. Every entry through the planner; a case two entries both plan runs once.
   std::vector<CaseRequest> cases;
   std::set<std::string> seen;
