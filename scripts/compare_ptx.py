@@ -12,7 +12,8 @@ different checkouts: sources are matched by their path inside the checkout.
 
 Before comparing, what does not describe the kernels is dropped: line information (.loc, .file
 and the debug sections -lineinfo writes), comments, the compiler's banner, and the ids of anonymous
-namespaces (derived from the file's path). The output is one
+namespaces (derived from the file's path), and the checkout's folder inside string constants (an
+assert names its file by its absolute path). The output is one
 line per source (identical / differs, with the first differing lines) and a summary; the exit
 code is 0 when every source is identical, 1 otherwise, 2 on bad input.
 """
@@ -77,7 +78,20 @@ def ptx_command(cmd, out_path):
 ANONYMOUS_NAMESPACE = re.compile(r"\d*_GLOBAL__N__[0-9a-f]+_\d+_\w+?_[0-9a-f]{8}_\d+")
 
 
-def normalized(ptx):
+# A string constant (an assert's message and file) as bytes: {47, 116, 109, ...}.
+STRING_CONSTANT = re.compile(r"^(\.global \.align 1 \.b8 \$str\S*)\[\d+\] = \{([\d, ]+)\};$")
+
+
+def without_checkout(line, root):
+    """An assert embeds its file's absolute path: read the constant as text, the checkout folder masked."""
+    m = STRING_CONSTANT.match(line.strip())
+    if not m:
+        return line
+    text = bytes(int(b) for b in m.group(2).split(",")).decode("latin-1")
+    return f'{m.group(1)} = "{text.replace(root, "<checkout>")}"'
+
+
+def normalized(ptx, root):
     lines, in_debug = [], False
     for line in ptx.splitlines():
         s = line.strip()
@@ -90,7 +104,7 @@ def normalized(ptx):
         if not s or s.startswith("//") or s.startswith(".loc") or s.startswith(".file"):
             continue
         line = re.sub(r"\s*//.*$", "", line.rstrip())
-        lines.append(ANONYMOUS_NAMESPACE.sub("<anon>", line))
+        lines.append(without_checkout(ANONYMOUS_NAMESPACE.sub("<anon>", line), root))
     return lines
 
 
@@ -111,7 +125,8 @@ def ptx_of(cmd, directory):
         proc = subprocess.run(ptx_command(cmd, out), cwd=directory, capture_output=True, text=True)
         if proc.returncode != 0:
             return None, proc.stderr.strip().splitlines()[-5:]
-        return normalized(open(out).read()), None
+        root = re.search(r"-I(\S+)", cmd).group(1)
+        return normalized(open(out).read(), root), None
 
 
 def compare(rel, base, new):

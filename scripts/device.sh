@@ -101,7 +101,7 @@ log "smoke sweep, run 2 (reproducibility)"
 fi
 
 if want bench; then
-# The catalogue at its default (realistic) shapes: bf16 timed (the figures of docs/performance.md),
+# The catalogue at its default (realistic) shapes: bf16 timed (the figures of docs/notebook/),
 # fp32 and fp16 verified only (every case of every op passes in all three dtypes).
 log "catalogue benchmark: default shapes, bf16, timed (\$KWB_PRESET, default: default)"
 start=$(date +%s.%N)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute's own time per launch, apart from any flush: ncu with --cache-control none and all
-# against kwb (CUPTI) in hot mode and under --flush clean, at three RMSNorm lengths (docs/performance.md).
+# against kwb (CUPTI) in hot mode and under --flush clean, at three RMSNorm lengths
+# (docs/notebook/2026-11-22-flush-choice-and-nsight-compute.md).
 set -u; cd "$(dirname "$0")/.."
 cmake --preset default >/dev/null && cmake --build --preset default -j 16 --target kwb >/dev/null 2>&1 || { echo build failed; exit 1; }
 for spec in 1x512 2048x4096 16384x4096; do

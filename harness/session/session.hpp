@@ -167,12 +167,24 @@ class Session {
   // At most this many GPUs in one run (cancel() walks a fixed array: it must not lock).
   static constexpr std::size_t kMaxLanes = 64;
 
-  std::optional<std::string> check_options() const;
   bool several_gpus() const;
-  std::optional<SessionResult> start_more_lanes(const WorkerHello& first);
   void add_lane(int device, std::unique_ptr<CaseExecutor> executor);
   void set_state(SessionState state);
+  void note(const std::string& text) const;  // to callbacks_.on_note, if any
+
+  // run()'s phases, in order. 1-2 (input, executors, plan against the device): session.cpp.
+  std::optional<std::string> check_options() const;
+  std::optional<SessionResult> start_lanes();
+  std::optional<SessionResult> start_more_lanes(const WorkerHello& first);
+  std::optional<std::string> check_plan_on_device(const WorkerHello& hello) const;
+  // 3. The run's description (run info, ceilings, settings) and the plan line: session_report.cpp.
+  void describe_run(Report& report, const WorkerHello& hello);
+  std::optional<Ceilings> measured_ceilings(const DeviceInfo& device);
+  void describe_settings(Report& report, const WorkerHello& hello) const;
+  void announce_plan(const WorkerHello& hello) const;
+  // 4. The cases, over the lanes: session_lanes.cpp (the journal: session_report.cpp).
   void run_cases(Report& report, SessionResult& result);
+  std::unique_ptr<Journal> open_journal(const Report& report, SessionResult& result) const;
   // The plan positions in `pending` cut into runs of cases that share their inputs (op, dtype,
   // shape, seed: the worker makes the inputs and the oracle once per run of them), so that a
   // group is never split between GPUs; with `largest_first`, the groups that move the most bytes
@@ -187,7 +199,7 @@ class Session {
   // Runs plan position `i` on `lane`, derives, journals and delivers its record.
   void run_one(std::size_t lane, std::size_t i, std::vector<std::optional<CaseRecord>>& slots,
                std::unique_ptr<Journal>& journal, SessionResult& result, const Ceilings& ceilings);
-  void describe_settings(Report& report, const WorkerHello& hello) const;
+  // 5. The reports, at the end: session_report.cpp.
   SessionResult finish(Report& report, SessionResult& result);
 
   std::vector<CaseRequest> cases_;

@@ -1,4 +1,5 @@
-// One case, step by step: refuse or skip, prepare the group, verify, time, record.
+// One case, step by step: run() calls its phases in order (refuse, make room, prepare the group,
+// prepare the variant, verify, time), each below it in that order.
 #include "harness/worker/case_runner.hpp"
 
 #include <nvtx3/nvtx3.hpp>
@@ -71,6 +72,40 @@ std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t,
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
+// cudaMemGetInfo's free bytes.
+std::size_t free_device_bytes() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return free_bytes;
+}
+
+CaseRecord skipped(CaseRecord rec, std::string reason) {
+  rec.disposition = Disposition::skipped;
+  rec.reason = std::move(reason);
+  return rec;
+}
+
+// Why this build or this request cannot run the case at all (nullopt: it can), before anything
+// touches the device.
+std::optional<std::string> refusal(const Op& op, const Variant& variant, const CaseRequest& req) {
+  if ((variant.test_only || op.test_only) && !req.include_test_variants)
+    return "test-only variant (use --include-test-variants)";
+  for (const Tunable& t : variant.tunables) {
+    const auto given = std::find_if(req.tunables.begin(), req.tunables.end(),
+                                    [&](const auto& x) { return x.first == t.name; });
+    if (given == req.tunables.end() ||
+        std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
+      return "no declared value of tunable '" + t.name + "' in the request";
+  }
+  if (std::find(op.dtypes.begin(), op.dtypes.end(), req.dtype) == op.dtypes.end())
+    return std::string("the op does not define ") + std::string(to_string(req.dtype));
+  if (op.invalid)
+    if (auto why = op.invalid(req.shape)) return why;
+  if (variant.refuse)
+    if (auto why = variant.refuse(req.shape, req.dtype)) return why;
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Inputs on the device, the sample to verify and the oracle's answer for it.
@@ -88,6 +123,32 @@ struct CaseRunner::Group {
     return host;
   }
 };
+
+// One case's launch: the variant's workspace, the state its prepare() returned and the arguments
+// every launch gets. The state is declared after the buffers, so it is destroyed first when the
+// case ends (a plan or handle may refer to them).
+struct CaseRunner::CaseLaunch {
+  DeviceBuffer scratch;
+  std::vector<void*> ptrs;  // the group's buffers, in the op's tensor order
+  LaunchArgs args;
+  std::shared_ptr<void> state;
+
+  CaseLaunch(std::size_t workspace, const Group& group, const CaseRequest& req, const std::vector<TensorSpec>& specs,
+             cudaStream_t stream)
+      : scratch(workspace), ptrs(pointers(group)),
+        args{req.shape, req.dtype, ptrs, scratch.ptr, stream, nullptr, &req.tunables, &specs} {}
+
+  static std::vector<void*> pointers(const Group& group) {
+    std::vector<void*> p;
+    for (auto& b : group.buffers) p.push_back(b->ptr);
+    return p;
+  }
+};
+
+std::string input_group_key(const CaseRequest& req) {
+  return req.op + "|" + std::string(to_string(req.dtype)) + "|" + req.shape.to_assignments() + "|" +
+         std::to_string(req.seed);
+}
 
 std::string nvtx_case_name(const CaseRequest& req) {
   return case_identity(req.op, req.variant, req.dtype, req.shape, req.tunables);
@@ -119,34 +180,16 @@ CaseRecord record_for(const CaseRequest& req) {
   return rec;
 }
 
+// The phases in order. A phase that finds the case cannot run here returns why (the case is
+// skipped); a CUDA error or an exception in any of them fails the case, naming the phase.
 CaseRecord CaseRunner::run(const CaseRequest& req) {
   CaseRecord rec = record_for(req);
-  auto skip = [&](std::string reason) {
-    rec.disposition = Disposition::skipped;
-    rec.reason = std::move(reason);
-    return rec;
-  };
-
   const auto& registry = Registry::instance();
   const Op* op = registry.find_op(req.op);
   const Variant* variant = registry.find_variant(req.op, req.variant);
-  if (!op || !variant) return skip("not in this build's registry");
+  if (!op || !variant) return skipped(std::move(rec), "not in this build's registry");
   rec.role = variant->role;
-  if ((variant->test_only || op->test_only) && !req.include_test_variants)
-    return skip("test-only variant (use --include-test-variants)");
-  for (const Tunable& t : variant->tunables) {
-    const auto given = std::find_if(req.tunables.begin(), req.tunables.end(),
-                                    [&](const auto& x) { return x.first == t.name; });
-    if (given == req.tunables.end() ||
-        std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
-      return skip("no declared value of tunable '" + t.name + "' in the request");
-  }
-  if (std::find(op->dtypes.begin(), op->dtypes.end(), req.dtype) == op->dtypes.end())
-    return skip(std::string("the op does not define ") + std::string(to_string(req.dtype)));
-  if (op->invalid)
-    if (auto why = op->invalid(req.shape)) return skip(*why);
-  if (variant->refuse)
-    if (auto why = variant->refuse(req.shape, req.dtype)) return skip(*why);
+  if (auto why = refusal(*op, *variant, req)) return skipped(std::move(rec), std::move(*why));
 
   ScopedRange case_range{rec.nvtx_range};
   std::string phase = "prepare";
@@ -154,76 +197,31 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     // 1. Memory: skip what cannot fit before allocating anything.
     const auto specs = op->tensors(req.shape, req.dtype);
     const std::size_t workspace = variant->workspace_bytes ? variant->workspace_bytes(req.shape, req.dtype) : 0;
-    const std::string key = req.op + "|" + std::string(to_string(req.dtype)) + "|" +
-                            req.shape.to_assignments() + "|" + std::to_string(req.seed);
-    double needed = static_cast<double>(workspace);
-    if (!group_ || group_->key != key) {
-      group_.reset();  // free the previous group's tensors before measuring the new need
-      needed += tensor_bytes(specs, req.dtype);  // each tensor at its own element size
-    }
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    if (needed > 0.95 * static_cast<double>(free_bytes))
-      return skip(fmt::format("needs {} of device memory, {} free of {}", gib(needed),
-                              gib(static_cast<double>(free_bytes)), gib(static_cast<double>(total_bytes))));
+    const std::string key = input_group_key(req);
+    if (auto why = make_room(req, specs, workspace, key)) return skipped(std::move(rec), std::move(*why));
     if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
       flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
 
     // 2. Inputs and oracle, once per group.
     if (!group_) group_ = prepare_group(*op, req, specs, key);
 
-    // 3. The variant's own preparation, once per case and outside timing. The state it returns
-    //    is declared after the buffers, so it is destroyed first when the case ends (a plan or
-    //    handle may refer to them).
-    std::size_t free_before_variant = 0;
-    cuda_check(cudaMemGetInfo(&free_before_variant, &total_bytes), "cudaMemGetInfo");
-    DeviceBuffer scratch(workspace);
-    std::vector<void*> ptrs;
-    for (auto& b : group_->buffers) ptrs.push_back(b->ptr);
-    LaunchArgs args{req.shape, req.dtype, ptrs, scratch.ptr, stream_, nullptr, &req.tunables, &specs};
-    std::shared_ptr<void> state;
+    // 3. The variant's own preparation, once per case and outside timing.
+    const std::size_t free_before_variant = free_device_bytes();
+    CaseLaunch case_launch(workspace, *group_, req, specs, stream_);
     if (variant->prepare) {
       phase = "variant prepare";
-      ScopedRange r{"variant prepare"};
-      state = variant->prepare(args);
-      cuda_check_launch("variant prepare");
-      cuda_check(cudaStreamSynchronize(stream_), "synchronize after variant prepare");
-      args.state = state.get();
+      prepare_variant(*variant, case_launch);
     }
 
-    // 4. Verify on poisoned outputs. The reset runs after the poison, as it runs before every
-    //    sample: an accumulator the kernel adds into must start from the reset state. (Elements
-    //    a reset covers then read as reset, not as poison, if the kernel never writes them; the
-    //    oracle comparison still catches them.)
+    // 4. Verify on poisoned outputs.
     phase = "verify";
-    {
-      ScopedRange r{"verify"};
-      for (std::size_t i = 0; i < specs.size(); ++i)
-        if (specs[i].is_output)
-          cuda_check(poison(ptrs[i], group_->buffers[i]->bytes, specs[i].elem_type(req.dtype), stream_),
-                     "poison outputs");
-      if (variant->reset) {
-        variant->reset(args);
-        cuda_check_launch("reset (verify)");
-      }
-      variant->launch(args);
-      cuda_check_launch("launch (verify)");
-      cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
-      // What the variant took beyond the inputs and outputs: its workspace, prepare()'s
-      // allocations and whatever its first launch made the driver or a library allocate.
-      std::size_t free_after_launch = 0;
-      cuda_check(cudaMemGetInfo(&free_after_launch, &total_bytes), "cudaMemGetInfo");
-      rec.device_memory_bytes = free_before_variant > free_after_launch
-                                    ? static_cast<std::int64_t>(free_before_variant - free_after_launch)
-                                    : 0;
-    }
+    rec.device_memory_bytes = launch_on_poisoned_outputs(*variant, req, specs, case_launch.args, free_before_variant);
     rec.verify = verify_outputs(*op, req, specs);
     if (!rec.verify->passed) {
       rec.disposition = Disposition::failed;
       rec.reason = failure_reason(*rec.verify);
       return rec;  // a wrong kernel's speed means nothing: not timed
     }
-
     if (req.preset == kVerifyOnlyPreset) {
       rec.disposition = Disposition::passed;
       return rec;
@@ -231,45 +229,10 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
 
     // 5. Time.
     phase = "measure";
-    ScopedRange r{"measure"};
-    MeasureSettings settings;
-    settings.mode = req.mode;
-    settings.rule = *stopping_preset(req.preset);
-    auto on_stream = [&](cudaStream_t s) {
-      LaunchArgs a = args;
-      a.stream = s;
-      return a;
-    };
-    if (variant->reset)
-      settings.reset = [&](cudaStream_t s) { variant->reset(on_stream(s)); };
-    std::function<void(cudaStream_t)> launch = [&](cudaStream_t s) { variant->launch(on_stream(s)); };
-    if (slowdown_ && slowdown_->applies_to(req.op, req.variant)) {  // test only (harness/worker/test_slowdown.hpp)
-      // The spin kernel's own launch and the gap before it cost time too: measured with a zero
-      // spin and taken off, so that the case slows by the fraction asked for.
-      const double alone_ns = median_launch_ns(launch, settings.reset, stream_, 21);
-      const auto with_spin = [&](double ns) {
-        return [&, ns](cudaStream_t s) {
-          variant->launch(on_stream(s));
-          launch_spin(s, ns);
-        };
-      };
-      const double extra_launch_ns = median_launch_ns(with_spin(0), settings.reset, stream_, 21) - alone_ns;
-      const double spin_ns = std::max(0.0, slowdown_->fraction * alone_ns - extra_launch_ns);
-      launch = with_spin(spin_ns);
-      rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch, {:.2f} us "
-                               "for the extra launch itself)",
-                               kTestSlowdownEnv, 100 * slowdown_->fraction, spin_ns / 1000, extra_launch_ns / 1000);
-    }
-    rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
+    time_case(*variant, req, case_launch.args, rec);
     rec.disposition = Disposition::passed;
   } catch (const CudaError& e) {
-    rec.disposition = Disposition::failed;
-    rec.reason = std::string("CUDA error during ") + phase + ": " + e.what();
-    // Faults (illegal address, assert, launch failure) are sticky: the context is gone.
-    const cudaError_t sticky = cudaDeviceSynchronize();
-    context_lost_ = sticky != cudaSuccess || e.code == cudaErrorIllegalAddress ||
-                    e.code == cudaErrorAssert || e.code == cudaErrorLaunchFailure;
-    if (!context_lost_) group_.reset();
+    fail_on_cuda_error(rec, phase, e);
   } catch (const std::exception& e) {
     rec.disposition = Disposition::failed;
     rec.reason = std::string("error during ") + phase + ": " + e.what();
@@ -277,7 +240,24 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   return rec;
 }
 
-// Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
+// 1. Frees the previous group's tensors when this case needs new ones, then says why the case
+// cannot fit in the device's free memory (nullopt: it fits).
+std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const std::vector<TensorSpec>& specs,
+                                                 std::size_t workspace, const std::string& key) {
+  double needed = static_cast<double>(workspace);
+  if (!group_ || group_->key != key) {
+    group_.reset();  // free the previous group's tensors before measuring the new need
+    needed += tensor_bytes(specs, req.dtype);  // each tensor at its own element size
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (needed > 0.95 * static_cast<double>(free_bytes))
+    return fmt::format("needs {} of device memory, {} free of {}", gib(needed), gib(static_cast<double>(free_bytes)),
+                       gib(static_cast<double>(total_bytes)));
+  return std::nullopt;
+}
+
+// 2. Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
 // slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
@@ -318,7 +298,42 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   return g;
 }
 
-// Scans every output in full on the device, then compares the verified part with the oracle,
+// 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.
+void CaseRunner::prepare_variant(const Variant& variant, CaseLaunch& case_launch) {
+  ScopedRange r{"variant prepare"};
+  case_launch.state = variant.prepare(case_launch.args);
+  cuda_check_launch("variant prepare");
+  cuda_check(cudaStreamSynchronize(stream_), "synchronize after variant prepare");
+  case_launch.args.state = case_launch.state.get();
+}
+
+// 4. One launch on poisoned outputs, for verify_outputs() to read. The reset runs after the
+// poison, as it runs before every sample: an accumulator the kernel adds into must start from the
+// reset state. (Elements a reset covers then read as reset, not as poison, if the kernel never
+// writes them; the oracle comparison still catches them.) Returns the device memory the variant
+// took beyond the inputs and outputs: its workspace, prepare()'s allocations and whatever its
+// first launch made the driver or a library allocate.
+std::int64_t CaseRunner::launch_on_poisoned_outputs(const Variant& variant, const CaseRequest& req,
+                                                    const std::vector<TensorSpec>& specs, const LaunchArgs& args,
+                                                    std::size_t free_before_variant) {
+  ScopedRange r{"verify"};
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].is_output)
+      cuda_check(poison(args.tensors[i], group_->buffers[i]->bytes, specs[i].elem_type(req.dtype), stream_),
+                 "poison outputs");
+  if (variant.reset) {
+    variant.reset(args);
+    cuda_check_launch("reset (verify)");
+  }
+  variant.launch(args);
+  cuda_check_launch("launch (verify)");
+  cuda_check(cudaStreamSynchronize(stream_), "synchronize after verify launch");
+  const std::size_t free_after_launch = free_device_bytes();
+  return free_before_variant > free_after_launch ? static_cast<std::int64_t>(free_before_variant - free_after_launch)
+                                                 : 0;
+}
+
+// 4. Scans every output in full on the device, then compares the verified part with the oracle,
 // each output with its own element type and tolerance.
 VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
                                         const std::vector<TensorSpec>& specs) {
@@ -337,6 +352,52 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
   VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
   result.sampling = plan.note;
   return result;
+}
+
+// 5. Times the variant's launches under the request's preset and mode: fills rec.timing (and,
+// when slowed on purpose, says so in rec.reason).
+void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const LaunchArgs& args, CaseRecord& rec) {
+  ScopedRange r{"measure"};
+  MeasureSettings settings;
+  settings.mode = req.mode;
+  settings.rule = *stopping_preset(req.preset);
+  auto on_stream = [&](cudaStream_t s) {
+    LaunchArgs a = args;
+    a.stream = s;
+    return a;
+  };
+  if (variant.reset)
+    settings.reset = [&](cudaStream_t s) { variant.reset(on_stream(s)); };
+  LaunchFn launch = [&](cudaStream_t s) { variant.launch(on_stream(s)); };
+  if (slowdown_ && slowdown_->applies_to(req.op, req.variant)) {  // test only (harness/worker/test_slowdown.hpp)
+    // The spin kernel's own launch and the gap before it cost time too: measured with a zero
+    // spin and taken off, so that the case slows by the fraction asked for.
+    const double alone_ns = median_launch_ns(launch, settings.reset, stream_, 21);
+    const auto with_spin = [&](double ns) {
+      return [&, ns](cudaStream_t s) {
+        variant.launch(on_stream(s));
+        launch_spin(s, ns);
+      };
+    };
+    const double extra_launch_ns = median_launch_ns(with_spin(0), settings.reset, stream_, 21) - alone_ns;
+    const double spin_ns = std::max(0.0, slowdown_->fraction * alone_ns - extra_launch_ns);
+    launch = with_spin(spin_ns);
+    rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch, {:.2f} us "
+                             "for the extra launch itself)",
+                             kTestSlowdownEnv, 100 * slowdown_->fraction, spin_ns / 1000, extra_launch_ns / 1000);
+  }
+  rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
+}
+
+// Fails the case and decides whether the context survived: faults (illegal address, assert,
+// launch failure) are sticky, and the worker must then exit.
+void CaseRunner::fail_on_cuda_error(CaseRecord& rec, const std::string& phase, const CudaError& e) {
+  rec.disposition = Disposition::failed;
+  rec.reason = std::string("CUDA error during ") + phase + ": " + e.what();
+  const cudaError_t sticky = cudaDeviceSynchronize();
+  context_lost_ = sticky != cudaSuccess || e.code == cudaErrorIllegalAddress || e.code == cudaErrorAssert ||
+                  e.code == cudaErrorLaunchFailure;
+  if (!context_lost_) group_.reset();
 }
 
 }  // namespace kwb

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "harness/catalogue/case_request.hpp"
+#include "harness/catalogue/cuda_check.hpp"
 #include "harness/worker/measure/measure.hpp"
 #include "harness/record/record.hpp"
 #include "harness/catalogue/registry.hpp"
@@ -31,11 +32,23 @@ class CaseRunner {
   bool context_lost() const { return context_lost_; }
 
  private:
-  struct Group;
+  struct Group;       // inputs, sample plan and oracle answer, shared by a group's cases
+  struct CaseLaunch;  // one case's workspace, prepare() state and launch arguments
+
+  // run()'s phases, in the order it calls them (case_runner.cpp says what each does and why).
+  std::optional<std::string> make_room(const CaseRequest& request, const std::vector<TensorSpec>& specs,
+                                       std::size_t workspace, const std::string& key);
   std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
                                        const std::vector<TensorSpec>& specs, std::string key);
+  void prepare_variant(const Variant& variant, CaseLaunch& case_launch);
+  std::int64_t launch_on_poisoned_outputs(const Variant& variant, const CaseRequest& request,
+                                          const std::vector<TensorSpec>& specs, const LaunchArgs& args,
+                                          std::size_t free_before_variant);
   VerifyResult verify_outputs(const Op& op, const CaseRequest& request,
                               const std::vector<TensorSpec>& specs);
+  void time_case(const Variant& variant, const CaseRequest& request, const LaunchArgs& args, CaseRecord& rec);
+  void fail_on_cuda_error(CaseRecord& rec, const std::string& phase, const CudaError& error);
+
   TimerKind timer_;
   std::size_t l2_bytes_;
   cudaStream_t stream_ = nullptr;
@@ -47,6 +60,11 @@ class CaseRunner {
 
 // A record that names the case (identity and NVTX range) and nothing else yet.
 CaseRecord record_for(const CaseRequest& request);
+
+// What the cases that share their inputs and oracle have in common (op, dtype, shape, seed): the
+// worker keeps one group's inputs while consecutive cases have its key, and the session keeps a
+// group on one GPU.
+std::string input_group_key(const CaseRequest& request);
 
 // The NVTX range name of a case: its identity, "op:variant:dtype:shape[:tunables]"
 // (harness/catalogue/case_identity.hpp).

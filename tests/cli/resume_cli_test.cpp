@@ -11,9 +11,11 @@
 
 #include "harness/plan/planner.hpp"
 #include "harness/session/resume_plan.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/record/json_report.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "tests/support/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"

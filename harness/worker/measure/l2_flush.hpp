@@ -10,8 +10,8 @@
 //   This is the state Nsight Compute's `--cache-control all` gives (flush and invalidate).
 // Both run on the measurement stream before the sample's external id is pushed, so no timer
 // counts them. A clean flush leaves a kernel an L2-sized free write buffer: on an H200 an RMSNorm
-// read 107% of the dirty-flush copy ceiling that way (docs/performance.md), which is why the copy
-// ceiling is measured under both flushes and the best is kept.
+// read 107% of the dirty-flush copy ceiling that way, which is why the copy ceiling is measured
+// under both flushes and the best is kept (docs/notebook/2026-11-21-h200-first-harness.md).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -74,7 +74,7 @@ std::optional<PngStats> png_stats(const std::filesystem::path& png, std::string&
   st.colours = static_cast<long>(colours.size());
   for (const auto& [rgb, n] : colours) st.dominant_pixels = std::max(st.dominant_pixels, n);
 #else
-  const auto r = test::run_command("python3 " + shell_quote(KWB_SOURCE_DIR "/tests/review/png_stats.py") + " " +
+  const auto r = test::run_command("python3 " + shell_quote(KWB_SOURCE_DIR "/tests/reports/review/png_stats.py") + " " +
                                    shell_quote(png.string()));
   std::istringstream in(r.output);
   if (r.exit_code != 0 || !(in >> st.width >> st.height >> st.colours >> st.dominant_pixels >> st.near_first_op)) {

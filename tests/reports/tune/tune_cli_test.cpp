@@ -8,6 +8,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/planner.hpp"
 #include "harness/record/journal.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "tests/support/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
