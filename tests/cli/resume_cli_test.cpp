@@ -11,7 +11,6 @@
 
 #include "harness/plan/planner.hpp"
 #include "harness/session/resume_plan.hpp"
-#include "harness/worker/case_runner.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/record/json_report.hpp"
