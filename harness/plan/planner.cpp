@@ -439,8 +439,10 @@ FlushKind parse_flush_flag(std::string_view text, Mode mode) {
   return *kind;
 }
 
+bool flush_fits_mode(FlushKind flush, Mode mode) { return mode != Mode::hot || flush == FlushKind::dirty; }
+
 void check_flush_for_mode(FlushKind flush, Mode mode) {
-  if (mode == Mode::hot && flush != FlushKind::dirty)
+  if (!flush_fits_mode(flush, mode))
     throw SettingError(Setting::flush, SettingText(Setting::flush, fmt::format(" {}: hot mode flushes nothing; drop ",
                                                                                to_string(flush)),
                                                    Setting::flush, " or use ", Setting::mode, " cold"));

@@ -49,8 +49,12 @@ struct PlanRequest {
 // instead.
 FlushKind parse_flush_flag(std::string_view text, Mode mode);
 
-// Refuses a flush other than dirty in hot mode (a hot sample is not flushed, and a report must
-// not name a flush that never happened). Throws SettingError.
+// The one rule between the two: hot mode takes only the default, dirty (a hot sample is not
+// flushed, and a report must not name a flush that never happened). A suite file's own mode and
+// flush are held to it too (harness/plan/suite_file.cpp, at the flush's line).
+bool flush_fits_mode(FlushKind flush, Mode mode);
+
+// Throws SettingError when !flush_fits_mode.
 void check_flush_for_mode(FlushKind flush, Mode mode);
 
 // Repeated op, variant and dtype names count once (a repeated --op must not run every case
