@@ -2,29 +2,22 @@
 #include "cli/flag_values.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
 namespace kwb::cli {
 namespace {
 
-// The value as the user wrote it, shortened when a fuzzer or a paste made it very long.
-std::string shown(const std::string& text) {
-  return "'" + (text.size() > 60 ? text.substr(0, 57) + "..." : text) + "'";
-}
-
-template <class T>
-bool parse_whole(const std::string& text, T& value) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
-
-bool all_digits(const std::string& text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+// A check of the request layer's, worded for `flag`: the checks used here mention only the
+// setting they check, so every mention is the flag (--top is counted as --max-cases is).
+template <class Check>
+auto worded_for(const std::string& flag, Check check) {
+  try {
+    return check();
+  } catch (const SettingError& e) {
+    throw FlagError(e.worded([&](Setting) { return flag; }));
+  }
 }
 
 }  // namespace
@@ -60,11 +53,7 @@ DeviceList parse_device_list(const std::string& flag, const std::string& text) {
 }
 
 std::uint64_t parse_seed(const std::string& flag, const std::string& text) {
-  std::uint64_t value = 0;
-  if (all_digits(text) && parse_whole(text, value)) return value;
-  const char* why = all_digits(text) ? "is larger than 18446744073709551615" : "is not a whole number >= 0";
-  throw FlagError(fmt::format("{}: {} {}; give a seed from 0 to 18446744073709551615, e.g. {} 1", flag,
-                              shown(text), why, flag));
+  return worded_for(flag, [&] { return kwb::parse_seed(Setting::seed, text); });
 }
 
 double parse_positive_seconds(const std::string& flag, const std::string& text) {
@@ -76,11 +65,7 @@ double parse_positive_seconds(const std::string& flag, const std::string& text) 
 }
 
 std::size_t parse_positive_count(const std::string& flag, const std::string& text) {
-  std::size_t value = 0;
-  if (!all_digits(text) || !parse_whole(text, value) || value == 0)
-    throw FlagError(fmt::format("{}: {} is not a count; give a whole number of 1 or more, e.g. {} 20000",
-                                flag, shown(text), flag));
-  return value;
+  return worded_for(flag, [&] { return kwb::parse_positive_count(Setting::max_cases, text); });
 }
 
 double parse_threshold(const std::string& flag, const std::string& text) {
@@ -109,13 +94,6 @@ void check_choice(const std::string& flag, const std::string& text, const std::v
   for (std::size_t i = 0; i < choices.size(); ++i)
     list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
   throw FlagError(fmt::format("{}: unknown value {}; use {}", flag, shown(text), list));
-}
-
-std::vector<std::string> without_repeats(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const auto& v : values)
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  return out;
 }
 
 }  // namespace kwb::cli

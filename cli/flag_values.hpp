@@ -1,6 +1,9 @@
 // Numbers and names given on the command line, checked with messages that say which flag, what
 // was wrong and what to write instead. Parsed here rather than by CLI11 so that "-1" for an
-// unsigned seed or "inf" for a timeout is refused, not wrapped around or accepted.
+// unsigned seed or "inf" for a timeout is refused, not wrapped around or accepted. The settings
+// of a plan (seed, max-cases, names) are checked by the request layer
+// (harness/plan/run_request.hpp) with the same grammar (harness/plan/setting_values.hpp, which
+// also holds without_repeats).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "harness/plan/setting_values.hpp"
 
 namespace kwb::cli {
 
@@ -45,8 +50,5 @@ double parse_non_negative_us(const std::string& flag, const std::string& text);
 
 // One of `choices`; the message lists them.
 void check_choice(const std::string& flag, const std::string& text, const std::vector<std::string>& choices);
-
-// `values` with later repeats removed, first order kept (a repeated --op must not run twice).
-std::vector<std::string> without_repeats(const std::vector<std::string>& values);
 
 }  // namespace kwb::cli

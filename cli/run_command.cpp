@@ -1,5 +1,7 @@
-// `kwb run`: flags -> plan -> Session; prints each case as it finishes and the summary.
-// `kwb run --resume DIR`: journal -> its flags -> the same plan -> the cases not yet recorded.
+// `kwb run`: flags -> the request layer's plan -> Session; prints each case as it finishes and
+// the summary. `kwb run --resume DIR`: journal -> its flags -> the same plan -> the cases not yet
+// recorded. run_from_flags reads as its phases: take the journal's flags, plan, check against
+// the journal, stop before running (list, empty plan), run the session, report.
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -10,13 +12,10 @@
 #include "cli/flag_values.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/run_output.hpp"
-#include "cli/run_suite.hpp"
 #include "harness/derive/derive.hpp"
-#include "harness/plan/planner.hpp"
+#include "harness/plan/run_request.hpp"
 #include "harness/plan/shard.hpp"
-#include "harness/plan/tuning_file.hpp"
 #include "harness/worker/test_slowdown.hpp"
-#include "harness/record/stats.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/session/session.hpp"
 #include "harness/record/csv_report.hpp"
@@ -24,7 +23,6 @@
 
 namespace kwb::cli {
 namespace {
-
 
 // The flags that shape the plan and its settings, as recorded in the journal's header (only
 // those written out: defaults may change between versions, and a suite's values yield to them).
@@ -73,49 +71,8 @@ RunFlags flags_from_journal(const nlohmann::ordered_json& recorded) {
   }
   f.given = {.axis = recorded.contains("axis"), .shapes = recorded.contains("shapes"),
              .mode = recorded.contains("mode"), .flush = recorded.contains("flush"),
-             .preset = recorded.contains("preset"), .seed = recorded.contains("seed"),
-             .datasheet_ceilings = f.datasheet_ceilings};
+             .preset = recorded.contains("preset"), .seed = recorded.contains("seed")};
   return f;
-}
-
-// Every planned case is held in memory with its shape: a million is about 0.5 GB.
-constexpr std::size_t kMaxCasesCeiling = 1'000'000;
-
-// Flags -> plan request; throws PlanError (and FlagError) with a message fit for the user.
-PlanRequest to_plan_request(const RunFlags& f) {
-  PlanRequest r;
-  r.ops = without_repeats(f.ops);
-  r.variants = without_repeats(f.variants);
-  for (const auto& d : without_repeats(f.dtypes)) {
-    auto dtype = parse_dtype(d);
-    if (!dtype) throw PlanError("--dtype: unknown dtype '" + d + "'; use fp32, fp16 or bf16");
-    r.dtypes.push_back(*dtype);
-  }
-  for (const auto& a : f.axes) {
-    try {
-      r.axes.push_back(parse_axis_for(a, Registry::instance()));
-    } catch (const AxisParseError& e) {
-      throw PlanError(std::string("--axis: ") + e.what());
-    }
-  }
-  if (f.shapes == "edge") r.shape_set = ShapeSet::edge;
-  else if (f.shapes != "default")
-    throw PlanError("--shapes: unknown set '" + f.shapes + "'; use default (realistic sizes) or edge (small, odd sizes)");
-  const auto mode = parse_mode(f.mode);
-  if (!mode) throw PlanError("--mode: unknown mode '" + f.mode + "'; use cold (L2 flushed before every sample) or hot");
-  r.mode = *mode;
-  r.flush = parse_flush_flag(f.flush, r.mode);
-  if (!stopping_preset(f.preset) && f.preset != kVerifyOnlyPreset)
-    throw PlanError("--preset: unknown preset '" + f.preset + "'; use quick, default or precise (or verify: check, do not time)");
-  r.preset = f.preset;
-  r.seed = parse_seed("--seed", f.seed);
-  r.max_cases = parse_positive_count("--max-cases", f.max_cases);
-  if (r.max_cases > kMaxCasesCeiling)
-    throw PlanError(fmt::format("--max-cases: {} is more than one run can plan (at most {}); split the sweep "
-                                "into several runs with narrower --axis ranges",
-                                r.max_cases, kMaxCasesCeiling));
-  r.include_test_variants = f.include_test_variants;
-  return r;
 }
 
 // Ctrl-C (SIGINT) or SIGTERM (`timeout`, a CI job's limit, a batch scheduler): the case in
@@ -152,135 +109,137 @@ int write_journal_reports(const std::filesystem::path& out, const JournalHeader&
   return kExitOk;
 }
 
-}  // namespace
-
-int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
-        const std::string& command_line) {
-  // 0. Resuming: the plan flags are the journal's (those given now must agree with them).
-  std::optional<JournalContents> journal;
-  const std::filesystem::path journal_path = std::filesystem::path(f.resume) / "journal.jsonl";
-  if (!f.resume.empty()) {
-    try {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(journal_path, ec))
-        throw ResumeError(fmt::format("--resume: there is no journal {}; give the --out folder of the run to resume",
-                                      journal_path.string()));
-      journal = read_journal_contents(journal_path);
-      RunFlags recorded = flags_from_journal(require_header(*journal, journal_path.string()).plan_flags);
-      recorded.resume = f.resume;
-      recorded.no_measure = f.no_measure;
-      recorded.out = f.resume;
-      recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
-      recorded.devices = f.devices;
-      f = std::move(recorded);
-    } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
-      std::cerr << "kwb run: " << e.what() << "\n";
-      return kExitBadInput;
-    }
-    for (const auto& w : journal->warnings) std::cerr << "kwb run: warning: " << w << "\n";
-  }
-
-  // 1. Flags and plan: every input error is reported before any GPU work.
+// The cases to run and the session's options, as the flags give them.
+struct RunPlan {
   std::vector<CaseRequest> cases;
   SessionOptions options;
-  options.plan_flags = given_flags;
-  options.ceilings = f.datasheet_ceilings ? CeilingsChoice::datasheet : CeilingsChoice::cached_or_measured;
+};
+
+std::filesystem::path journal_path_of(const std::string& resume_dir) {
+  return std::filesystem::path(resume_dir) / "journal.jsonl";
+}
+
+// Phase 1, `--resume DIR`: the journal, and the plan flags it recorded in place of `f`'s (the
+// plan flags given now must agree with them: checked in phase 3). An exit code when the journal
+// cannot be read.
+std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents>& journal) {
+  const std::filesystem::path journal_path = journal_path_of(f.resume);
   try {
-    const PlanRequest request = to_plan_request(f);
-    if (f.suite.empty()) {
-      cases = plan_cases(request, Registry::instance());
-    } else {
-      SuiteRun suite = plan_suite_run(f.suite, request, f.given);
-      cases = std::move(suite.cases);
-      options.suite = std::move(suite.info);
-      options.ceilings = suite.ceilings;
-    }
-    if (!f.tuning.empty()) {  // tuned configurations replace the declared defaults (harness/plan/tuning_file.hpp)
-      std::vector<TuningTable> tables;
-      std::string files;
-      for (const auto& path : without_repeats(f.tuning)) {
-        tables.push_back(read_tuning_file(path));
-        options.required_devices.push_back({"--tuning " + path, tables.back().device});
-        files += (files.empty() ? "" : ", ") + path;
-      }
-      const std::size_t changed = apply_tuning(cases, tables, request.axes);
-      options.settings["tuning"] = fmt::format("{} ({} of {} cases take a tuned configuration)", files, changed,
-                                               cases.size());
-    }
-    if (!f.shard.empty()) {  // the whole plan is made on every host, then sliced the same way
-      const ShardSpec spec = parse_shard("--shard", f.shard);
-      options.shard = ShardInfo{spec.index, spec.count, static_cast<std::int64_t>(cases.size()), plan_digest(cases)};
-      cases = select_shard(cases, spec);
-    }
-    check_choice("--timer", f.timer, {"auto", "cupti", "events"});
-    if (auto slowdown = test_slowdown_from_env()) {  // a test switch: the report must say it was on
-      if (!Registry::instance().find_variant(slowdown->op, slowdown->variant))
-        throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
-                                    kTestSlowdownEnv, slowdown->variant, slowdown->op));
-      options.settings["test_slowdown"] = fmt::format("{}:{} +{:.3g}% (on purpose, {})", slowdown->op,
-                                                      slowdown->variant, 100 * slowdown->fraction, kTestSlowdownEnv);
-    }
-    options.device = parse_device_index("--device", f.device);
-    if (!f.devices.empty()) {
-      const DeviceList list = parse_device_list("--devices", f.devices);
-      options.all_devices = list.all;
-      options.devices = list.indices;
-    }
-    options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
-    if (journal) {
-      std::vector<std::string> identities;
-      for (const auto& c : cases) identities.push_back(case_identity(c));
-      const ResumePlan plan = plan_resume(*journal, journal_path.string(), given_flags, identities);
-      if (f.no_measure || plan.remaining.empty()) return write_journal_reports(f.resume, *journal->header, plan);
-      options.resume = SessionOptions::Resume{*journal->header, plan.recorded};
-      options.plan_flags = journal->header->plan_flags;
-    }
-  } catch (const std::invalid_argument& e) {  // PlanError, FlagError, SuiteError, ResumeError
-    std::cerr << "kwb run: " << (journal ? "--resume: " : "") << e.what() << "\n";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(journal_path, ec))
+      throw ResumeError(fmt::format("--resume: there is no journal {}; give the --out folder of the run to resume",
+                                    journal_path.string()));
+    journal = read_journal_contents(journal_path);
+    RunFlags recorded = flags_from_journal(require_header(*journal, journal_path.string()).plan_flags);
+    recorded.resume = f.resume;
+    recorded.no_measure = f.no_measure;
+    recorded.out = f.resume;
+    recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
+    recorded.devices = f.devices;
+    f = std::move(recorded);
+  } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
+    std::cerr << "kwb run: " << e.what() << "\n";
     return kExitBadInput;
   }
-  if (cases.empty() && options.shard) {  // more shards than cases: this one has nothing to do
+  for (const auto& w : journal->warnings) std::cerr << "kwb run: warning: " << w << "\n";
+  return std::nullopt;
+}
+
+// Phase 2: the request layer's plan (harness/plan/run_request.hpp), then what only the command
+// line has: the shard, the timer, the test switch, the GPUs and the watchdog. Throws
+// std::invalid_argument (SettingError, SuiteError, TuningError, FlagError).
+RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_flags) {
+  RunPlan p;
+  SessionOptions& options = p.options;
+  options.plan_flags = given_flags;
+  PlannedRun planned = plan_run(f, Registry::instance());
+  p.cases = std::move(planned.cases);
+  options.suite = std::move(planned.suite);
+  options.ceilings = planned.ceilings;
+  for (const TuningTable& t : planned.tuning) options.required_devices.push_back({"--tuning " + t.path, t.device});
+  if (!planned.tuning.empty()) options.settings["tuning"] = planned.tuning_note;
+  if (!f.shard.empty()) {  // the whole plan is made on every host, then sliced the same way
+    const ShardSpec spec = parse_shard("--shard", f.shard);
+    options.shard = ShardInfo{spec.index, spec.count, static_cast<std::int64_t>(p.cases.size()), plan_digest(p.cases)};
+    p.cases = select_shard(p.cases, spec);
+  }
+  check_choice("--timer", f.timer, {"auto", "cupti", "events"});
+  if (auto slowdown = test_slowdown_from_env()) {  // a test switch: the report must say it was on
+    if (!Registry::instance().find_variant(slowdown->op, slowdown->variant))
+      throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
+                                  kTestSlowdownEnv, slowdown->variant, slowdown->op));
+    options.settings["test_slowdown"] = fmt::format("{}:{} +{:.3g}% (on purpose, {})", slowdown->op,
+                                                    slowdown->variant, 100 * slowdown->fraction, kTestSlowdownEnv);
+  }
+  options.device = parse_device_index("--device", f.device);
+  if (!f.devices.empty()) {
+    const DeviceList list = parse_device_list("--devices", f.devices);
+    options.all_devices = list.all;
+    options.devices = list.indices;
+  }
+  options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
+  return p;
+}
+
+// Phase 3, resuming: the plan against the journal; the cases it recorded are not run again. An
+// exit code when nothing is left to measure (or --no-measure): the reports from the journal alone.
+std::optional<int> resume_against(const RunFlags& f, const JournalContents& journal,
+                                  const nlohmann::ordered_json& given_flags, RunPlan& p) {
+  std::vector<std::string> identities;
+  for (const auto& c : p.cases) identities.push_back(case_identity(c));
+  const ResumePlan plan = plan_resume(journal, journal_path_of(f.resume).string(), given_flags, identities);
+  if (f.no_measure || plan.remaining.empty()) return write_journal_reports(f.resume, *journal.header, plan);
+  p.options.resume = SessionOptions::Resume{*journal.header, plan.recorded};
+  p.options.plan_flags = journal.header->plan_flags;
+  return std::nullopt;
+}
+
+// Phase 4: a plan that runs nothing: a shard with no case, no case at all, --list-cases, or no
+// output folder. Its exit code, or none when the session is to run.
+std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
+  const SessionOptions& options = p.options;
+  if (p.cases.empty() && options.shard) {  // more shards than cases: this one has nothing to do
     std::cerr << fmt::format("kwb run: shard {}/{} of a plan of {} cases holds no case; nothing run, no report "
                              "written (kwb merge does not expect one)\n",
                              options.shard->index, options.shard->count, options.shard->plan_cases);
     return kExitOk;
   }
-  if (cases.empty()) {
-    std::cerr << "kwb run: the filters select no case (check --op, --variant and --dtype against `kwb list`)\n";
+  if (p.cases.empty()) {
+    std::cerr << "kwb run: " << no_case_selected().what() << "\n";
     return kExitBadInput;
   }
   if (f.list_cases) {  // the plan, one case identity a line (the NVTX range name), and nothing run
-    for (const auto& c : cases) std::cout << case_identity(c) << "\n";
+    for (const auto& c : p.cases) std::cout << case_identity(c) << "\n";
     const std::string slice = options.shard ? fmt::format(" in shard {}/{} (of {} in the plan, digest {})",
                                                           options.shard->index, options.shard->count,
                                                           options.shard->plan_cases, options.shard->plan_digest)
                                             : "";
     std::cerr << fmt::format("kwb run: {} cases planned{}{}, mode {}, preset {}; nothing run (--list-cases)\n",
-                             cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
-                             to_string(cases.front().mode), cases.front().preset);
+                             p.cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
+                             to_string(p.cases.front().mode), p.cases.front().preset);
     return kExitOk;
   }
   if (f.out.empty()) {
     std::cerr << "kwb run: --out: the folder name is empty; pass a folder for the reports, e.g. --out results\n";
     return kExitBadInput;
   }
-  options.worker_exe = self_exe;
-  options.timer = f.timer;
-  options.out = std::filesystem::path(f.out);
-  options.command_line = command_line;
+  return std::nullopt;
+}
 
-  // 2. The session: records are journaled by it and printed here as they arrive.
-  // Sharded cases keep their plan position as index: progress counts against the whole plan; a
-  // resumed run counts the cases still to measure.
+// Phase 5: the session. Records are journaled by it and printed here as they arrive; Ctrl-C
+// and SIGTERM stop it (on_stop_signal). Sharded cases keep their plan position as index:
+// progress counts against the whole plan; a resumed run counts the cases still to measure.
+SessionResult run_session(RunPlan p) {
+  const SessionOptions& options = p.options;
   const std::size_t total = options.shard    ? static_cast<std::size_t>(options.shard->plan_cases)
-                            : options.resume ? cases.size() - options.resume->recorded.size()
-                                             : cases.size();
+                            : options.resume ? p.cases.size() - options.resume->recorded.size()
+                                             : p.cases.size();
   SessionCallbacks callbacks;
   callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress& progress) {
     print_progress(std::cerr, rec, total, progress.eta_s);
   };
   callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
-  Session session(std::move(cases), options, ExecutorFactory{}, callbacks);
+  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{}, callbacks);
   g_session = &session;
   g_stop_signals = 0;
   auto previous_int = std::signal(SIGINT, on_stop_signal);
@@ -289,7 +248,11 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   std::signal(SIGINT, previous_int);
   std::signal(SIGTERM, previous_term);
   g_session = nullptr;
+  return result;
+}
 
+// Phase 6: the summary, the warnings and where the reports went; the exit code.
+int report_outcome(const SessionResult& result, const std::filesystem::path& out) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
       std::cerr << "kwb run: " << result.message << "\n";
@@ -301,10 +264,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
     case SessionOutcome::cancelled:
       break;
   }
-
-  // 3. Summary.
   const Report& report = result.report;
-  const std::filesystem::path out = *options.out;
   print_summary(std::cout, report);
   for (const auto& w : derive_warnings(report.cases)) std::cerr << "kwb run: warning: " << w << "\n";
   for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
@@ -318,6 +278,31 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   }
   if (!result.write_errors.empty() || result.any_case_failed()) return kExitCaseFailed;
   return kExitOk;
+}
+
+}  // namespace
+
+int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
+                   const std::string& command_line) {
+  std::optional<JournalContents> journal;
+  if (!f.resume.empty())
+    if (auto exit_code = take_journal_flags(f, journal)) return *exit_code;
+  // Every input error is reported before any GPU work.
+  RunPlan plan;
+  try {
+    plan = plan_from_flags(f, given_flags);
+    if (journal)
+      if (auto exit_code = resume_against(f, *journal, given_flags, plan)) return *exit_code;
+  } catch (const std::invalid_argument& e) {  // SettingError, SuiteError, TuningError, FlagError, ResumeError
+    std::cerr << "kwb run: " << (journal ? "--resume: " : "") << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (auto exit_code = without_running(f, plan)) return *exit_code;
+  plan.options.worker_exe = self_exe;
+  plan.options.timer = f.timer;
+  plan.options.out = std::filesystem::path(f.out);
+  plan.options.command_line = command_line;
+  return report_outcome(run_session(std::move(plan)), f.out);
 }
 
 
@@ -389,8 +374,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
     }
     f.given = {.axis = cmd->count("--axis") > 0, .shapes = cmd->count("--shapes") > 0,
                .mode = cmd->count("--mode") > 0, .flush = cmd->count("--flush") > 0,
-               .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0,
-               .datasheet_ceilings = f.datasheet_ceilings};
+               .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0};
     exit_code = run_from_flags(f, given_plan_flags(*cmd, f), self_exe, invoked_command_line());
   });
 }

@@ -169,7 +169,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     }
     run.given = {.axis = !run.axes.empty(), .shapes = cmd->count("--shapes") > 0, .mode = cmd->count("--mode") > 0,
                  .flush = cmd->count("--flush") > 0, .preset = cmd->count("--preset") > 0,
-                 .seed = cmd->count("--seed") > 0, .datasheet_ceilings = false};
+                 .seed = cmd->count("--seed") > 0};
     // The journal's header records the plan as `kwb run` flags, so `kwb run --resume DIR` continues
     // an interrupted search.
     nlohmann::ordered_json given = {{"op", run.ops}, {"variant", run.variants}, {"axis", run.axes}};

@@ -19,12 +19,9 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/types.hpp"
-#include "cli/flag_values.hpp"
-#include "cli/run_suite.hpp"
 #include "gui/model/report_loader.hpp"
 #include "harness/worker/measure/device_info.hpp"
-#include "harness/record/stats.hpp"
-#include "harness/plan/planner.hpp"
+#include "harness/plan/run_request.hpp"
 
 namespace kwb::gui {
 
@@ -90,46 +87,41 @@ std::string default_worker_exe() {
   return "kwb";
 }
 
-std::vector<CaseRequest> plan_live_run(const LiveRunRequest& request, SessionOptions& options) {
-  // The same steps as `kwb run`'s flags (cli/run_command.cpp), with the panel's names in the
-  // messages; every refusal is an std::invalid_argument the panel shows.
-  PlanRequest plan;
-  plan.ops = cli::without_repeats(split(request.ops, ","));
-  plan.variants = cli::without_repeats(split(request.variants, ","));
-  for (const auto& d : cli::without_repeats(split(request.dtypes, ","))) {
-    const auto dtype = parse_dtype(d);
-    if (!dtype) throw PlanError("dtypes: unknown dtype '" + d + "'; use fp32, fp16 or bf16");
-    plan.dtypes.push_back(*dtype);
+std::string field_label(Setting setting) {
+  switch (setting) {
+    case Setting::op: return "ops";
+    case Setting::variant: return "variants";
+    case Setting::dtype: return "dtypes";
+    case Setting::axis: return "axes";
+    case Setting::suite: return "suite file";
+    case Setting::preset: return "preset";
+    case Setting::datasheet_ceilings: return "datasheet ceilings";
+    default: return std::string(setting_id(setting));
   }
-  const std::vector<std::string> axes = split(request.axes, " \t;\n");
-  for (const auto& a : axes) {
-    try {
-      plan.axes.push_back(parse_axis_for(a, Registry::instance()));
-    } catch (const AxisParseError& e) {
-      throw PlanError(std::string("axes: ") + e.what());
-    }
-  }
-  if (!stopping_preset(request.preset) && request.preset != kVerifyOnlyPreset)
-    throw PlanError("preset: unknown preset '" + request.preset + "'; use quick, default, precise or verify");
-  plan.preset = request.preset;
-  options.ceilings = request.datasheet_ceilings ? CeilingsChoice::datasheet : CeilingsChoice::cached_or_measured;
+}
 
-  std::vector<CaseRequest> cases;
-  if (request.suite.empty()) {
-    cases = plan_cases(plan, Registry::instance());
-  } else {
-    if (!axes.empty()) throw PlanError("axes: a suite gives the shapes; clear the axes to run a suite");
-    cli::GivenRunFlags given;
-    given.preset = true;  // the panel always shows a preset: it wins over the suite's, as --preset does
-    given.datasheet_ceilings = request.datasheet_ceilings;
-    cli::SuiteRun suite = cli::plan_suite_run(request.suite, plan, given);
-    cases = std::move(suite.cases);
-    options.suite = std::move(suite.info);
-    if (!request.datasheet_ceilings) options.ceilings = suite.ceilings;
-  }
-  if (cases.empty())
-    throw PlanError("the ops, variants and dtypes select no case (`kwb list` names them)");
-  return cases;
+std::string panel_message(const std::exception& refusal) {
+  if (const auto* e = dynamic_cast<const SettingError*>(&refusal)) return e->worded(field_label);
+  return refusal.what();
+}
+
+std::vector<CaseRequest> plan_live_run(const LiveRunRequest& request, SessionOptions& options) {
+  // The panel's fields as the request layer's settings; it plans exactly as for `kwb run`.
+  RunSettings settings;
+  settings.ops = split(request.ops, ",");
+  settings.variants = split(request.variants, ",");
+  settings.dtypes = split(request.dtypes, ",");
+  settings.axes = split(request.axes, " \t;\n");
+  settings.preset = request.preset;
+  settings.suite = request.suite;
+  settings.datasheet_ceilings = request.datasheet_ceilings;
+  settings.given.axis = !settings.axes.empty();
+  settings.given.preset = true;  // the panel always shows a preset: it wins over a suite's, as --preset does
+  PlannedRun planned = plan_run(settings, Registry::instance());
+  if (planned.cases.empty()) throw no_case_selected();
+  options.suite = std::move(planned.suite);
+  options.ceilings = planned.ceilings;
+  return std::move(planned.cases);
 }
 
 LiveRun::~LiveRun() {
@@ -158,8 +150,8 @@ bool LiveRun::start(const LiveRunRequest& request, Workbench& wb, ExecutorFactor
   std::vector<CaseRequest> cases;
   try {
     cases = plan_live_run(request, options);
-  } catch (const std::exception& e) {  // PlanError, AxisParseError, SuiteError, FlagError
-    error_ = e.what();
+  } catch (const std::exception& e) {  // SettingError, SuiteError
+    error_ = panel_message(e);
     return false;
   }
   if (!factory && !gpu_presence().present) {  // the fake executors of the tests need no GPU

@@ -1,5 +1,6 @@
 // The Live run panel's model: a sweep planned from the same strings `kwb run` takes (or a suite
-// file), run by a Session on the session's own thread, while the UI thread calls poll() once a
+// file) by the same request layer (harness/plan/run_request.hpp), run by a Session on the
+// session's own thread, while the UI thread calls poll() once a
 // frame to move the finished records into the Workbench as a live report. The report then shows
 // in the table, roofline and sweeps like any opened one, growing as cases finish; at the end it
 // is replaced by the session's final report (run info, ceilings) read from where the session
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "gui/model/workbench.hpp"
+#include "harness/plan/setting_error.hpp"
 #include "harness/session/session.hpp"
 
 namespace kwb::gui {
@@ -46,8 +48,16 @@ const GpuPresence& gpu_presence();
 // The kwb binary next to kwb-gui (build/gui/kwb-gui -> build/kwb), else "kwb" on PATH.
 std::string default_worker_exe();
 
-// The plan the request describes; throws std::invalid_argument (PlanError, AxisParseError,
-// SuiteError) with a message fit for the panel. `options` gets the suite's info and ceilings.
+// The panel's name for a setting: the label of its field (the window draws the fields with
+// these), or the setting's id for one the panel does not show.
+std::string field_label(Setting setting);
+
+// A refusal as the panel says it: a SettingError with the fields' labels ("axes rows: ..."),
+// anything else (a suite file's line, a tuning file) as it is.
+std::string panel_message(const std::exception& refusal);
+
+// The plan the request describes; throws std::invalid_argument (SettingError, SuiteError), which
+// panel_message words. `options` gets the suite's info and ceilings.
 std::vector<CaseRequest> plan_live_run(const LiveRunRequest& request, SessionOptions& options);
 
 class LiveRun {

@@ -20,12 +20,14 @@ constexpr const char* kPresets[] = {"quick", "default", "precise", "verify"};
 
 void draw_inputs(LiveRunRequest& r, bool enabled) {
   ImGui::BeginDisabled(!enabled);
-  ImGui::InputTextWithHint("ops", "all (e.g. rmsnorm_fwd,softmax_fwd)", &r.ops);
-  ImGui::InputTextWithHint("variants", "all but test-only ones", &r.variants);
-  ImGui::InputTextWithHint("dtypes", "each op's (fp32, fp16, bf16)", &r.dtypes);
-  ImGui::InputTextWithHint("axes", "default shapes (e.g. rows=1024 cols=1024:16384:x2)", &r.axes);
-  ImGui::InputTextWithHint("suite file", "none (a suite gives its own shapes)", &r.suite);
-  if (ImGui::BeginCombo("preset", r.preset.c_str())) {
+  // Labelled as the model's messages name them (field_label).
+  ImGui::InputTextWithHint(field_label(Setting::op).c_str(), "all (e.g. rmsnorm_fwd,softmax_fwd)", &r.ops);
+  ImGui::InputTextWithHint(field_label(Setting::variant).c_str(), "all but test-only ones", &r.variants);
+  ImGui::InputTextWithHint(field_label(Setting::dtype).c_str(), "each op's (fp32, fp16, bf16)", &r.dtypes);
+  ImGui::InputTextWithHint(field_label(Setting::axis).c_str(), "default shapes (e.g. rows=1024 cols=1024:16384:x2)",
+                           &r.axes);
+  ImGui::InputTextWithHint(field_label(Setting::suite).c_str(), "none (a suite gives its own shapes)", &r.suite);
+  if (ImGui::BeginCombo(field_label(Setting::preset).c_str(), r.preset.c_str())) {
     for (const char* p : kPresets)
       if (ImGui::Selectable(p, r.preset == p)) r.preset = p;
     ImGui::EndCombo();
@@ -33,7 +35,8 @@ void draw_inputs(LiveRunRequest& r, bool enabled) {
   ImGui::InputTextWithHint("out folder", "results/live-<time>", &r.out);
   ImGui::InputInt("device", &r.device);
   r.device = std::max(0, r.device);
-  ImGui::Checkbox("datasheet ceilings (measure none: a quicker start)", &r.datasheet_ceilings);
+  ImGui::Checkbox((field_label(Setting::datasheet_ceilings) + " (measure none: a quicker start)").c_str(),
+                  &r.datasheet_ceilings);
   ImGui::EndDisabled();
 }
 

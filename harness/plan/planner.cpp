@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "harness/catalogue/case_identity.hpp"
+#include "harness/plan/setting_values.hpp"
 #include "harness/plan/suggest.hpp"
 
 namespace kwb {
@@ -33,8 +34,11 @@ std::vector<AxisValue> choice_values(const Op& op, const AxisSpec& spec, const A
     for (auto v : given.values) names.push_back(std::to_string(v));
   for (const auto& name : names) {
     if (std::find(spec.choices.begin(), spec.choices.end(), name) == spec.choices.end())
-      throw PlanError("--axis " + given.name + ": " + unknown_name_message("choice", name, spec.choices) +
-                      " (axis '" + spec.name + "' of op '" + op.name + "' takes one of its names)");
+      throw SettingError(Setting::axis,
+                         SettingText(Setting::axis, " " + given.name + ": " +
+                                                        unknown_name_message("choice", name, spec.choices) +
+                                                        " (axis '" + spec.name + "' of op '" + op.name +
+                                                        "' takes one of its names)"));
     out.emplace_back(name);
   }
   return out;
@@ -52,9 +56,10 @@ std::vector<Shape> shapes_for(const Op& op, const std::vector<AxisAssignment>& a
     } else if (a.is_choice()) {
       grid.push_back({a.name, choice_values(op, a, *given)});
     } else if (given->is_choice()) {
-      throw PlanError("--axis " + given->name + ": axis '" + a.name + "' of op '" + op.name +
-                      "' takes positive integers, not names, e.g. " + a.name + "=" +
-                      std::to_string(a.default_value));
+      throw SettingError(Setting::axis, SettingText(Setting::axis, " " + given->name + ": axis '" + a.name +
+                                                                       "' of op '" + op.name +
+                                                                       "' takes positive integers, not names, e.g. " +
+                                                                       a.name + "=" + std::to_string(a.default_value)));
     } else {
       grid.push_back({a.name, given->axis_values()});
     }
@@ -110,14 +115,6 @@ std::string joined(const std::vector<std::int64_t>& values) {
   return out;
 }
 
-template <class T>
-std::vector<T> without_repeats(const std::vector<T>& values) {
-  std::vector<T> out;
-  for (const auto& v : values)
-    if (!contains(out, v)) out.push_back(v);
-  return out;
-}
-
 // Elements of a tensor, exact while below 2^64 and never wrapped around.
 long double element_count(const TensorSpec& t) {
   long double n = 1;
@@ -154,10 +151,11 @@ void check_tensor_sizes(const Op& op, DType dtype, const Shape& shape) {
   for (const auto& t : op.tensors(shape, dtype)) {
     const long double bytes = element_count(t) * static_cast<long double>(t.element_bytes(dtype));
     if (bytes > kMaxBytes)
-      throw PlanError(fmt::format(
-          "tensor '{}' of {} at {} would need {:.3g} bytes, more than 64-bit sizes can count (and far "
-          "more than any GPU holds); use smaller --axis values",
-          t.name, op.name, shape.to_assignments(), bytes));
+      throw SettingError(Setting::axis,
+                         SettingText(fmt::format("tensor '{}' of {} at {} would need {:.3g} bytes, more than 64-bit "
+                                                 "sizes can count (and far more than any GPU holds); use smaller ",
+                                                 t.name, op.name, shape.to_assignments(), bytes),
+                                     Setting::axis, " values"));
   }
 }
 
@@ -193,34 +191,58 @@ AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
   });
 }
 
-std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry) {
+namespace {
+
+// What a request selects: the ops, and per op the variants it runs (the baseline first).
+struct Selection {
+  std::vector<const Op*> ops;
+  std::vector<std::vector<const Variant*>> variants;  // variants[i]: those of ops[i]
+};
+
+// Phase 1: repeated names count once; an axis named twice is refused.
+PlanRequest normalized(const PlanRequest& request) {
   PlanRequest req = request;
   req.ops = without_repeats(req.ops);
   req.variants = without_repeats(req.variants);
   req.dtypes = without_repeats(req.dtypes);
   for (std::size_t i = 0; i < req.axes.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (req.axes[i].name == req.axes[j].name)
-        throw PlanError(fmt::format("--axis: axis '{}' is given twice; give all its values in one --axis, "
-                                    "e.g. --axis {}=512,4096 or a range {}=512:4096:x2",
-                                    req.axes[i].name, req.axes[i].name, req.axes[i].name));
-  // 1. Ops. Test-only ops join the default sweep only with --include-test-variants.
+      if (req.axes[i].name == req.axes[j].name) {
+        const std::string& name = req.axes[i].name;
+        throw SettingError(Setting::axis,
+                           SettingText(Setting::axis, fmt::format(": axis '{}' is given twice; give all its values in "
+                                                                  "one ", name),
+                                       Setting::axis, ", e.g. ", Setting::axis,
+                                       fmt::format(" {}=512,4096 or a range {}=512:4096:x2", name, name)));
+      }
+  return req;
+}
+
+// Phase 2: the ops. Test-only ops join the default sweep only with include-test-variants.
+std::vector<const Op*> selected_ops(const PlanRequest& req, const Registry& registry) {
   std::vector<const Op*> ops;
   if (req.ops.empty()) {
     for (const auto& op : registry.ops())
       if (!op.test_only || req.include_test_variants) ops.push_back(&op);
-  } else {
-    for (const auto& name : req.ops) {
-      const Op* op = registry.find_op(name);
-      if (!op) throw PlanError(unknown_name_message("op", name, registry.op_names()) +
-                               "; `kwb list` shows every op");
-      if (op->test_only && !req.include_test_variants)
-        throw PlanError("op '" + name + "' is a test-only op (it proves a harness contract); "
-                        "add --include-test-variants to run it");
-      ops.push_back(op);
-    }
+    return ops;
   }
-  // 2. Variant names must exist in a selected op.
+  for (const auto& name : req.ops) {
+    const Op* op = registry.find_op(name);
+    if (!op)
+      throw SettingError(Setting::op, SettingText(unknown_name_message("op", name, registry.op_names()) +
+                                                  "; `kwb list` shows every op"));
+    if (op->test_only && !req.include_test_variants)
+      throw SettingError(Setting::op, SettingText("op '" + name + "' is a test-only op (it proves a harness "
+                                                  "contract); add ",
+                                                  Setting::include_test_variants, " to run it"));
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+// Phase 3: every variant named exists in a selected op; the variants each op runs.
+std::vector<std::vector<const Variant*>> chosen_variants(const PlanRequest& req, const std::vector<const Op*>& ops,
+                                                         const Registry& registry) {
   for (const auto& name : req.variants) {
     const Variant* found = nullptr;
     std::vector<std::string> known;
@@ -230,12 +252,12 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
         if (!v->test_only) known.push_back(v->name);
       }
     }
-    if (!found) throw PlanError(unknown_name_message("variant", name, known));
+    if (!found) throw SettingError(Setting::variant, SettingText(unknown_name_message("variant", name, known)));
     if (found->test_only && !req.include_test_variants)
-      throw PlanError("variant '" + name + "' is a test-only variant (it faults or hangs on purpose); "
-                      "add --include-test-variants to run it");
+      throw SettingError(Setting::variant, SettingText("variant '" + name + "' is a test-only variant (it faults or "
+                                                       "hangs on purpose); add ",
+                                                       Setting::include_test_variants, " to run it"));
   }
-  // The variants each op will run.
   std::vector<std::vector<const Variant*>> chosen(ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
     auto variants = registry.variants(ops[i]->name, req.include_test_variants);
@@ -244,77 +266,92 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
     for (const Variant* v : variants)
       if (req.variants.empty() ? true : contains(req.variants, v->name)) chosen[i].push_back(v);
   }
-  // 3. Axis names must belong to a selected op or be a tunable of a selected variant; every
-  //    tunable value named must be declared by one of those variants.
-  for (const auto& a : req.axes) {
-    std::vector<std::string> known;
-    bool ok = false;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      for (const auto& spec : ops[i]->axes) {
-        known.push_back(spec.name);
-        ok = ok || spec.name == a.name;
-      }
-      for (const Variant* v : chosen[i])
-        for (const Tunable& t : v->tunables) {
-          if (!contains(known, t.name)) known.push_back(t.name);
-          if (t.name != a.name) continue;
-          ok = true;
-          if (a.is_choice())
-            throw PlanError("--axis " + a.name + ": tunable '" + t.name + "' of variant '" + v->name +
-                            "' takes integers: " + joined(t.values));
-        }
+  return chosen;
+}
+
+// Phase 4a: an axis named belongs to a selected op or is a tunable of a selected variant (which
+// takes integers).
+void check_axis_name(const AxisAssignment& a, const Selection& s) {
+  std::vector<std::string> known;
+  bool ok = false;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    for (const auto& spec : s.ops[i]->axes) {
+      known.push_back(spec.name);
+      ok = ok || spec.name == a.name;
     }
-    if (!ok) throw PlanError(unknown_name_message("axis", a.name, known));
-    for (auto value : a.values) {
-      bool declared = false, is_tunable = false;
-      std::vector<std::int64_t> offered;
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        for (const auto& spec : ops[i]->axes) declared = declared || spec.name == a.name;
-        for (const Variant* v : chosen[i])
-          for (const Tunable& t : v->tunables)
-            if (t.name == a.name) {
-              is_tunable = true;
-              declared = declared || contains(t.values, value);
-              for (auto x : t.values)
-                if (!contains(offered, x)) offered.push_back(x);
-            }
+    for (const Variant* v : s.variants[i])
+      for (const Tunable& t : v->tunables) {
+        if (!contains(known, t.name)) known.push_back(t.name);
+        if (t.name != a.name) continue;
+        ok = true;
+        if (a.is_choice())
+          throw SettingError(Setting::axis, SettingText(Setting::axis, " " + a.name + ": tunable '" + t.name +
+                                                                           "' of variant '" + v->name +
+                                                                           "' takes integers: " + joined(t.values)));
       }
-      if (is_tunable && !declared)
-        throw PlanError("--axis " + a.name + "=" + std::to_string(value) + ": no selected variant " +
-                        "declares that value of tunable '" + a.name + "'; declared values: " +
-                        joined(offered));
-    }
   }
-  // 4. Count before building: two ranges of 4096 values would be 16M shapes per variant.
+  if (!ok) throw SettingError(Setting::axis, SettingText(unknown_name_message("axis", a.name, known)));
+}
+
+// Phase 4b: every value a tunable is given is declared by one of the selected variants.
+void check_tunable_values(const AxisAssignment& a, const Selection& s) {
+  for (auto value : a.values) {
+    bool declared = false, is_tunable = false;
+    std::vector<std::int64_t> offered;
+    for (std::size_t i = 0; i < s.ops.size(); ++i) {
+      for (const auto& spec : s.ops[i]->axes) declared = declared || spec.name == a.name;
+      for (const Variant* v : s.variants[i])
+        for (const Tunable& t : v->tunables)
+          if (t.name == a.name) {
+            is_tunable = true;
+            declared = declared || contains(t.values, value);
+            for (auto x : t.values)
+              if (!contains(offered, x)) offered.push_back(x);
+          }
+    }
+    if (is_tunable && !declared)
+      throw SettingError(Setting::axis, SettingText(Setting::axis, " " + a.name + "=" + std::to_string(value) +
+                                                                       ": no selected variant declares that value of "
+                                                                       "tunable '" + a.name + "'; declared values: " +
+                                                                       joined(offered)));
+  }
+}
+
+// Phase 5: count before building: two ranges of 4096 values would be 16M shapes per variant.
+void check_case_count(const PlanRequest& req, const Selection& s) {
   long double total = 0;
   std::string biggest;
   long double biggest_count = -1;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
     std::size_t dtypes = 0;
-    for (DType dtype : ops[i]->dtypes) dtypes += req.dtypes.empty() || contains(req.dtypes, dtype);
+    for (DType dtype : s.ops[i]->dtypes) dtypes += req.dtypes.empty() || contains(req.dtypes, dtype);
     long double points = 0;  // variants x their tunable points
-    for (const Variant* v : chosen[i]) points += static_cast<long double>(tunable_point_count(*v, req.axes));
-    const long double n = shape_count(*ops[i], req.axes, req.shape_set) * static_cast<long double>(dtypes) * points;
+    for (const Variant* v : s.variants[i]) points += static_cast<long double>(tunable_point_count(*v, req.axes));
+    const long double n = shape_count(*s.ops[i], req.axes, req.shape_set) * static_cast<long double>(dtypes) * points;
     total += n;
     if (n > biggest_count) {
       biggest_count = n;
-      biggest = ops[i]->name + ": " + product_text(*ops[i], req.axes, req.shape_set, dtypes, chosen[i].size());
+      biggest = s.ops[i]->name + ": " + product_text(*s.ops[i], req.axes, req.shape_set, dtypes, s.variants[i].size());
     }
   }
   if (total > static_cast<long double>(req.max_cases))
-    throw PlanError(fmt::format("the plan has {:.0f} cases ({}), more than the limit of {}; narrow the --axis "
-                                "ranges or filter with --op, --variant and --dtype, or raise the limit with "
-                                "--max-cases N",
-                                total, biggest, req.max_cases));
-  // 5. Cases.
+    throw SettingError(Setting::max_cases,
+                       SettingText(fmt::format("the plan has {:.0f} cases ({}), more than the limit of {}; narrow the ",
+                                               total, biggest, req.max_cases),
+                                   Setting::axis, " ranges or filter with ", Setting::op, ", ", Setting::variant,
+                                   " and ", Setting::dtype, ", or raise the limit with ", Setting::max_cases, " N"));
+}
+
+// Phase 6: the cases, op by op, dtype, shape, then the variants and their tunable points.
+std::vector<CaseRequest> build_cases(const PlanRequest& req, const Selection& s) {
   std::vector<CaseRequest> cases;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Op* op = ops[i];
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const Op* op = s.ops[i];
     for (DType dtype : op->dtypes) {
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
       for (const Shape& shape : shapes_for(*op, req.axes, req.shape_set)) {
         check_tensor_sizes(*op, dtype, shape);
-        for (const Variant* v : chosen[i])
+        for (const Variant* v : s.variants[i])
           for (TunableValues& tunables : tunable_points(*v, req.axes, shape, dtype)) {
             CaseRequest c;
             c.index = static_cast<int>(cases.size());
@@ -334,6 +371,21 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
     }
   }
   return cases;
+}
+
+}  // namespace
+
+std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry) {
+  const PlanRequest req = normalized(request);
+  Selection selection;
+  selection.ops = selected_ops(req, registry);
+  selection.variants = chosen_variants(req, selection.ops, registry);
+  for (const auto& a : req.axes) {
+    check_axis_name(a, selection);
+    check_tunable_values(a, selection);
+  }
+  check_case_count(req, selection);
+  return build_cases(req, selection);
 }
 
 double case_device_bytes(const CaseRequest& c, const Registry& registry) {
@@ -379,11 +431,21 @@ std::string case_identity(const CaseRequest& c) {
 FlushKind parse_flush_flag(std::string_view text, Mode mode) {
   const auto kind = parse_flush_kind(text);
   if (!kind)
-    throw PlanError(fmt::format("--flush: unknown flush '{}'; use dirty (memset, the default) or clean "
-                                "(dirty lines written back first, as Nsight Compute does)", text));
-  if (mode == Mode::hot && *kind != FlushKind::dirty)
-    throw PlanError(fmt::format("--flush {}: hot mode flushes nothing; drop --flush or use --mode cold", text));
+    throw SettingError(Setting::flush,
+                       SettingText(Setting::flush, fmt::format(": unknown flush '{}'; use dirty (memset, the default) "
+                                                               "or clean (dirty lines written back first, as Nsight "
+                                                               "Compute does)", text)));
+  check_flush_for_mode(*kind, mode);
   return *kind;
+}
+
+bool flush_fits_mode(FlushKind flush, Mode mode) { return mode != Mode::hot || flush == FlushKind::dirty; }
+
+void check_flush_for_mode(FlushKind flush, Mode mode) {
+  if (!flush_fits_mode(flush, mode))
+    throw SettingError(Setting::flush, SettingText(Setting::flush, fmt::format(" {}: hot mode flushes nothing; drop ",
+                                                                               to_string(flush)),
+                                                   Setting::flush, " or use ", Setting::mode, " cold"));
 }
 
 std::string repro_command(const CaseRequest& c) {

@@ -15,12 +15,9 @@
 #include "harness/plan/axes.hpp"
 #include "harness/catalogue/case_request.hpp"
 #include "harness/catalogue/registry.hpp"
+#include "harness/plan/setting_error.hpp"
 
 namespace kwb {
-
-struct PlanError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
 
 // Which listed shapes an op runs when the sweep names none of its axes.
 enum class ShapeSet {
@@ -47,12 +44,21 @@ struct PlanRequest {
   static constexpr std::size_t kDefaultMaxCases = 10000;
 };
 
-// The --flush flag: "dirty" or "clean", and only in cold mode (a hot sample is not flushed).
-// Throws PlanError with what to pass instead.
+// The flush setting: "dirty" or "clean", and only in cold mode (a hot sample is not flushed).
+// The one place a flush given as text becomes a FlushKind. Throws SettingError with what to pass
+// instead.
 FlushKind parse_flush_flag(std::string_view text, Mode mode);
 
+// The one rule between the two: hot mode takes only the default, dirty (a hot sample is not
+// flushed, and a report must not name a flush that never happened). A suite file's own mode and
+// flush are held to it too (harness/plan/suite_file.cpp, at the flush's line).
+bool flush_fits_mode(FlushKind flush, Mode mode);
+
+// Throws SettingError when !flush_fits_mode.
+void check_flush_for_mode(FlushKind flush, Mode mode);
+
 // Repeated op, variant and dtype names count once (a repeated --op must not run every case
-// twice); an axis named twice is an error. Throws PlanError for every refusal: unknown names,
+// twice); an axis named twice is an error. Throws SettingError for every refusal: unknown names,
 // more cases than max_cases (counted before expanding, so a huge sweep costs no memory), and
 // tensors too large to count in 64 bits.
 std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& registry);

@@ -242,7 +242,7 @@ SuiteFile parse_suite(std::string_view text, const std::string& path) {
     const std::string text = r.scalar(p->value, p->value_at, "a flush (dirty or clean)");
     const auto flush = parse_flush_kind(text);
     if (!flush) r.fail(p->value_at, unknown_name_message("flush", text, {"dirty", "clean"}));
-    if (s.mode == Mode::hot && *flush != FlushKind::dirty)
+    if (!flush_fits_mode(*flush, s.mode))
       r.fail(p->value_at, "hot mode flushes nothing; drop 'flush' or set mode: cold");
     s.flush = *flush;
   }

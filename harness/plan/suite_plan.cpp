@@ -84,7 +84,10 @@ std::vector<SuiteRequest> suite_requests(const SuiteFile& suite, const Registry&
   const Mode mode = flags.mode.value_or(suite.mode);
   // A hot sample is not flushed: the suite's flush only matters in cold mode, a flag's is checked.
   FlushKind flush = mode == Mode::hot ? FlushKind::dirty : suite.flush;
-  if (flags.flush) flush = parse_flush_flag(to_string(*flags.flush), mode);
+  if (flags.flush) {
+    check_flush_for_mode(*flags.flush, mode);
+    flush = *flags.flush;
+  }
   std::vector<SuiteRequest> out;
   for (const SuiteEntry& e : suite.entries) {
     const auto ops = entry_ops(suite, e, registry, flags.include_test_variants);
@@ -114,11 +117,15 @@ std::vector<SuiteRequest> suite_requests(const SuiteFile& suite, const Registry&
 std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& registry, const SuiteRunFlags& flags) {
   // 1. The flags' filters name things that exist (they narrow; they cannot add).
   for (const auto& op : flags.ops)
-    if (!registry.find_op(op)) throw PlanError("--op: " + unknown_name_message("op", op, registry.op_names()));
+    if (!registry.find_op(op))
+      throw SettingError(Setting::op,
+                         SettingText(Setting::op, ": " + unknown_name_message("op", op, registry.op_names())));
   const auto variant_names = registry.variant_names(true);
   for (const auto& v : flags.variants)
     if (std::find(variant_names.begin(), variant_names.end(), v) == variant_names.end())
-      throw PlanError("--variant: " + unknown_name_message("variant", v, registry.variant_names(false)));
+      throw SettingError(Setting::variant,
+                         SettingText(Setting::variant,
+                                     ": " + unknown_name_message("variant", v, registry.variant_names(false))));
   // 2. Every entry through the planner; a case two entries both plan runs once.
   std::vector<CaseRequest> cases;
   std::set<std::string> seen;
@@ -135,8 +142,11 @@ std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& regi
     for (auto& c : planned)
       if (seen.insert(case_identity(c)).second) cases.push_back(std::move(c));
     if (cases.size() > flags.max_cases)
-      throw PlanError(fmt::format("suite '{}' plans more than {} cases (the limit) by {}; narrow its entries or "
-                                  "raise the limit with --max-cases N", suite.name, flags.max_cases, r.at.key));
+      throw SettingError(Setting::max_cases,
+                         SettingText(fmt::format("suite '{}' plans more than {} cases (the limit) by {}; narrow its "
+                                                 "entries or raise the limit with ",
+                                                 suite.name, flags.max_cases, r.at.key),
+                                     Setting::max_cases, " N"));
   }
   // 3. Narrowed by the flags, renumbered.
   const std::size_t planned = cases.size();
@@ -148,9 +158,10 @@ std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& regi
   };
   cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const CaseRequest& c) { return !keep(c); }), cases.end());
   if (cases.empty())
-    throw PlanError(fmt::format("--op, --variant and --dtype leave none of the {} cases of suite '{}' ({}); they "
-                                "narrow a suite, they cannot add to it",
-                                planned, suite.name, suite.path));
+    throw SettingError(Setting::op, SettingText(Setting::op, ", ", Setting::variant, " and ", Setting::dtype,
+                                                fmt::format(" leave none of the {} cases of suite '{}' ({}); they "
+                                                            "narrow a suite, they cannot add to it",
+                                                            planned, suite.name, suite.path)));
   for (std::size_t i = 0; i < cases.size(); ++i) cases[i].index = static_cast<int>(i);
   return cases;
 }

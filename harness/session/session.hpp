@@ -39,18 +39,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/plan/ceilings_choice.hpp"
 #include "harness/session/case_executor.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/record/json_report.hpp"
 
 namespace kwb {
-
-enum class CeilingsChoice {
-  cached_or_measured,  // the per-device cache, else measure once and cache (datasheet if that fails)
-  datasheet,           // measure nothing
-  measure_fresh,       // measure now, ignoring the cache, and cache the result (`kwb ceilings
-                       // --refresh` before the cases: a suite's `ceilings: measure`)
-};
 
 enum class CancelMode {
   finish_current,   // the case in flight finishes and is recorded; no further case starts

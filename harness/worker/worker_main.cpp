@@ -9,10 +9,25 @@
 #include "harness/worker/measure/cupti_tracer.hpp"
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/worker/measure/device_info.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "harness/worker/worker_protocol.hpp"
 #include "harness/record/record_json.hpp"
 
 namespace kwb {
+namespace {
+
+// The request's enumerations (dtype, mode, flush) travel as their names: to_string() writes them
+// and the type's own parser reads them back, so a name has one spelling on both sides of the pipe
+// and no second list of names exists here. A name the parser refuses is a malformed request
+// naming the field.
+template <class E>
+E named(const nlohmann::ordered_json& j, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  const std::string name = j.at(key).get<std::string>();
+  if (const std::optional<E> value = parse(name)) return *value;
+  throw std::invalid_argument(std::string(key) + ": unknown name '" + name + "'");
+}
+
+}  // namespace
 
 nlohmann::ordered_json to_json(const CaseRequest& r) {
   nlohmann::ordered_json shape = nlohmann::ordered_json::object();
@@ -35,7 +50,7 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
   r.index = j.at("index").get<int>();
   r.op = j.at("op").get<std::string>();
   r.variant = j.at("variant").get<std::string>();
-  r.dtype = parse_dtype(j.at("dtype").get<std::string>()).value();
+  r.dtype = named(j, "dtype", parse_dtype);
   for (const auto& [name, value] : j.at("shape").items()) {
     if (value.is_string())
       r.shape.axes.push_back({name, AxisValue(value.get<std::string>())});
@@ -44,8 +59,8 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
   }
   for (const auto& [name, value] : j.at("tunables").items())
     r.tunables.push_back({name, value.get<std::int64_t>()});
-  r.mode = parse_mode(j.at("mode").get<std::string>()).value();
-  r.flush = parse_flush_kind(j.at("flush").get<std::string>()).value();
+  r.mode = named(j, "mode", parse_mode);
+  r.flush = named(j, "flush", parse_flush_kind);
   r.preset = j.at("preset").get<std::string>();
   r.seed = j.at("seed").get<std::uint64_t>();
   r.include_test_variants = j.value("include_test_variants", false);

@@ -5,11 +5,16 @@
 //   parent -> worker  {"cmd":"case","request":{...}}   {"cmd":"ceilings"}   {"cmd":"exit"}
 //   worker -> parent  {"event":"started","index":7}   {"event":"record","record":{...}}
 //                     {"event":"ceilings","ceilings":{...}}   {"event":"error","message":"..."}
+//
+// A case request crosses the pipe as the CaseRequest the planner made, field by field; its
+// enumerations (dtype, mode, flush) as their names, written and read back only by the two
+// functions below (the flush is a FlushKind on both sides: parsed once, from the setting, by the
+// planner).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include "harness/worker/case_runner.hpp"
+#include "harness/catalogue/case_request.hpp"
 
 namespace kwb {
 
