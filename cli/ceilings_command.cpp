@@ -7,7 +7,7 @@
 #include "cli/flag_values.hpp"
 #include "harness/derive/ceilings.hpp"
 #include "harness/session/supervisor.hpp"
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 #include "harness/record/output_paths.hpp"
 
 namespace kwb::cli {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <ostream>
 
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb::cli {
 

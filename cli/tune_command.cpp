@@ -13,6 +13,7 @@
 #include "cli/run_flags.hpp"
 #include "harness/plan/suggest.hpp"
 #include "harness/record/atomic_file.hpp"
+#include "harness/record/json_report.hpp"
 #include "reports/tune/tune_summary.hpp"
 
 namespace kwb::cli {

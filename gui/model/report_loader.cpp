@@ -1,6 +1,8 @@
 // Report file -> LoadOutcome, with messages worded for the app's status panel.
 #include "gui/model/report_loader.hpp"
 
+#include "harness/record/json_report.hpp"
+
 #include <fmt/format.h>
 
 #include <system_error>

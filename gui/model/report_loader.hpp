@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb::gui {
 

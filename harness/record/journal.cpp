@@ -12,7 +12,8 @@
 #include <fmt/format.h>
 
 #include "harness/record/atomic_file.hpp"
-#include "harness/record/json_report.hpp"
+#include "harness/record/record_json.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb {
 namespace {

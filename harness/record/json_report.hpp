@@ -19,15 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/record/record_json.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb {
-
-inline constexpr const char* kReportSchema = "kwb.report/2";
-
-struct Report {
-  RunInfo run;
-  std::vector<CaseRecord> cases;
-};
 
 // Top-level keys, in this order: "schema", "run", "cases".
 nlohmann::ordered_json report_to_json(const Report& report);

@@ -42,7 +42,7 @@
 #include "harness/plan/ceilings_choice.hpp"
 #include "harness/session/case_executor.hpp"
 #include "harness/record/journal.hpp"
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb {
 

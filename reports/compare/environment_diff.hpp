@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb {
 

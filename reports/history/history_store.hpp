@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "reports/history/trend_row.hpp"
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 struct sqlite3;
 

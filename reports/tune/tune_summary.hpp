@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/record/json_report.hpp"
+#include "harness/record/report.hpp"
 
 namespace kwb {
 

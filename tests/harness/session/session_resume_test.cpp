@@ -6,6 +6,7 @@
 #include "harness/plan/planner.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/session/session.hpp"
+#include "harness/record/json_report.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {

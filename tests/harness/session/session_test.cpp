@@ -3,6 +3,7 @@
 // (deterministic, with a per-case delay the test controls) stands in for the GPU worker; one test
 // drives the real Supervisor with a scripted worker to prove that abandon ends a live process.
 #include "harness/session/session.hpp"
+#include "harness/record/json_report.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
