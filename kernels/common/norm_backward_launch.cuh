@@ -2,6 +2,9 @@
 // ring stages), the tunables and their defaults, the workspace (partials and, for rows by demand,
 // the row counter), and the variants' prepare and launch callbacks (two kernels: the row kernel,
 // then the deterministic column sums of column_partials.cuh).
+// Below it (namespace register_rows), the same two launches for the kernels that hold a row in
+// registers (layernorm_bwd fused_v1, v2, v3): their grid, workspace, prepare and launch, one copy
+// for the three; each variant only picks its kernel for the row length.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,10 +15,13 @@
 #include <optional>
 #include <string>
 
+#include "harness/catalogue/device_types.cuh"
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/norm_backward.cuh"
 #include "kernels/common/partial_layout.hpp"
+#include "kernels/common/row_in_registers.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb::norm_backward {
 
@@ -79,18 +85,25 @@ void with_kernel(const Plan& p, Fn&& fn) {
   else by_vpt(std::integral_constant<int, E16 / 4>{});
 }
 
-// CTAs of launch 1: every resident CTA of one wave, at most one per `groups` rows and kMaxParts.
-// Sets the kernel's dynamic shared memory limit; call outside timing (prepare()).
+// CTAs of launch 1 for any of the kernels here: every resident CTA of one wave (at `threads` and
+// `smem_bytes` per CTA), at most one per `rows_per_cta` rows and kMaxParts, at least one.
+// Occupancy queries: call outside timing (prepare()).
 template <class Kernel>
-int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+int one_wave(Kernel kernel, int threads, std::size_t smem_bytes, std::int64_t rows, int rows_per_cta) {
   int device = 0, sms = 1, per_sm = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.tpr * p.groups, p.smem_bytes);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes);
   const std::int64_t wave = std::int64_t{sms} * std::max(1, per_sm);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({wave, (rows + p.groups - 1) / p.groups,
-                                                                              kMaxParts})));
+  return static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>({wave, (rows + rows_per_cta - 1) / rows_per_cta, kMaxParts})));
+}
+
+// CTAs of norm_backward_kernel's launch 1 (one_wave). Sets the kernel's dynamic shared memory limit.
+template <class Kernel>
+int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
+  return one_wave(kernel, p.tpr * p.groups, p.smem_bytes, rows, p.groups);
 }
 
 // The workspace: [the dynamic schedule's row counter, padded to kCounterBytes] then the partials.
@@ -201,5 +214,87 @@ void launch(const LaunchArgs& a, double eps) {
                         if (S == Schedule::kDynamic && position == 0) *counter = 0;
                       });
 }
+
+// ---- Kernels that hold a row in registers (layernorm_bwd fused_v1, v2, v3) ----------------------
+// Launch 1 is kernel(x, weight, dy, dx, partials, rows, cols, eps): CTA b leaves row b of the
+// partials (CTAs, 2, cols), its dweight sums then its dbias sums; launch 2 adds them per column.
+namespace register_rows {
+
+template <class T>
+using Kernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
+
+// A variant's kernel for the row length and how it is launched: what the variant's pick returns.
+template <class T>
+struct Pick {
+  Kernel<T> kernel = nullptr;  // none: the variant refuses the row length
+  int threads = 0;             // per CTA
+  int rows_per_cta = 1;        // row groups of a CTA, each on its own row at a time
+  std::size_t smem_bytes = 0;  // dynamic shared memory per CTA
+};
+
+// CTAs of launch 1: one wave (one_wave). When cols is not a multiple of E, also a multiple of E,
+// so that every row a CTA (a row group) takes has the same split: rounded down, since a CTA past
+// the wave would wait for a whole CTA's rows to finish (doubling the time), or up to E when there
+// are fewer rows (the extra CTAs write zero partials).
+template <class T>
+int grid_for(const Pick<T>& p, std::int64_t rows, int cols) {
+  constexpr int E = RowSplit<T>::E;
+  const int ctas = one_wave(p.kernel, p.threads, p.smem_bytes, rows, p.rows_per_cta);
+  if (cols % E == 0) return ctas;  // every row starts on a 16-byte boundary
+  return ctas >= E ? ctas / E * E : E;
+}
+
+// The partials of up to kMaxParts CTAs: at least grid_for's (rows rounded up to a multiple of 8 >= E).
+inline std::size_t workspace_bytes(const RowsCols& s) {
+  const std::int64_t parts = std::min<std::int64_t>((s.rows + 7) / 8 * 8, kMaxParts);
+  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(s.cols) * sizeof(float);
+}
+
+struct State {
+  int parts = 0;  // CTAs of launch 1 (0: refused)
+};
+
+// The grid of launch 1 takes occupancy queries: done once per case, outside timing (under the
+// CUDA-events timer, host work before the first launch would otherwise be timed).
+// pick: []<class T>(const LaunchArgs&) -> Pick<T>, the variant's choice for the case.
+template <class PickFn>
+std::shared_ptr<void> prepare(const LaunchArgs& a, PickFn pick) {
+  auto state = std::make_shared<State>();
+  const RowsCols s = RowsCols::of(a.shape);
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    const Pick<decltype(tag)> p = pick.template operator()<decltype(tag)>(a);
+    if (p.kernel) state->parts = grid_for(p, s.rows, static_cast<int>(s.cols));
+  });
+  return state;
+}
+
+// Launch 2: the partials of `parts` CTAs summed per column, in a fixed order, into dweight and dbias.
+// A template (Partial is float) only so that its kernel exists where it is called: an inline
+// function's device lambda would put the kernel in the PTX of every file that includes this header.
+template <class Partial>
+void sum_weight_and_bias(const Partial* partials, int parts, int cols, float* dweight, float* dbias,
+                         cudaStream_t stream) {
+  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, stream, [=] __device__(std::int64_t c, float total) {
+    if (c < cols) dweight[c] = total;
+    else dbias[c - cols] = total;
+  });
+}
+
+// Both launches with the variant's pick p for this case (the grid from prepare's state, or
+// computed here when the harness did not call prepare).
+template <class T>
+void launch(const LaunchArgs& a, const Pick<T>& p, double eps) {
+  const RowsCols s = RowsCols::of(a.shape);
+  const auto cols = static_cast<int>(s.cols);
+  auto* partials = static_cast<float*>(a.workspace);
+  const int parts = a.state ? a.state_as<const State>().parts : p.kernel ? grid_for(p, s.rows, cols) : 0;
+  if (p.kernel)  // else refused before launch; see the variant's refuse()
+    p.kernel<<<parts, p.threads, p.smem_bytes, a.stream>>>(a.tensor<const T>("x"), a.tensor<const T>("weight"),
+                                                           a.tensor<const T>("dy"), a.tensor<T>("dx"), partials,
+                                                           s.rows, cols, static_cast<float>(eps));
+  sum_weight_and_bias(partials, parts, cols, a.tensor<float>("dweight"), a.tensor<float>("dbias"), a.stream);
+}
+
+}  // namespace register_rows
 
 }  // namespace kwb::norm_backward
