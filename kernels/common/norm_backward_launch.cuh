@@ -108,21 +108,20 @@ int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
 
 // The workspace: [the dynamic schedule's row counter, padded to kCounterBytes] then the partials.
 inline constexpr std::size_t kCounterBytes = 256;
-inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators,
-                                   Schedule schedule = Schedule::kStatic) {
+inline std::size_t workspace_bytes(const RowsCols& s, int accumulators, Schedule schedule = Schedule::kStatic) {
   return (schedule == Schedule::kDynamic ? kCounterBytes : 0) +
-         static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
-             static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
+         static_cast<std::size_t>(std::min<std::int64_t>(s.rows, kMaxParts)) * accumulators *
+             static_cast<std::size_t>(padded_cols(s.cols)) * sizeof(float);
 }
 
-// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
+// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] by name ------------
 
 inline std::vector<Tunable> tunables(Schedule schedule = Schedule::kStatic) {
   Tunable stages{"stages", {2, 3, 4},
                  "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced"};
   if (schedule == Schedule::kStatic) {  // the dynamic schedule's default is the first value, 2
     stages.shape_default = [](const Shape& s, DType d) {
-      return std::int64_t{default_stages(s.at("cols"), dtype_size(d), false)};
+      return std::int64_t{default_stages(RowsCols::of(s).cols, dtype_size(d), false)};
     };
     stages.default_rule = "2 up to 32 KB of x and dy per row, else 3";
   }
@@ -136,18 +135,19 @@ std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes) {
   auto value = [&](const char* name, int fallback) {
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
-  return plan_for(a.shape.at("cols"), elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2),
-                  value("cta_threads", 512),
-                  value("stages", default_stages(a.shape.at("cols"), elem_bytes, S == Schedule::kDynamic)));
+  const std::int64_t cols = RowsCols::of(a.shape).cols;
+  return plan_for(cols, elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2), value("cta_threads", 512),
+                  value("stages", default_stages(cols, elem_bytes, S == Schedule::kDynamic)));
 }
 
 // Independent of the tunables: plan_for only raises VPT and lowers groups and stages. The dynamic
 // schedule's row ring holds 32-bit row indices.
 template <class Norm, Schedule S = Schedule::kStatic>
 std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
-  if (S == Schedule::kDynamic && s.at("rows") > (std::int64_t{1} << 30))
+  const auto [rows, cols] = RowsCols::of(s);
+  if (S == Schedule::kDynamic && rows > (std::int64_t{1} << 30))
     return std::string("more than 2^30 rows: the dynamic schedule counts rows in 32 bits; use the statically scheduled variant");
-  if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
+  if (plan_for(cols, static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
     return std::nullopt;
   return std::string(reason);
 }
@@ -177,7 +177,8 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
     const auto plan = plan_for<Norm, S>(a, sizeof(T));
     if (!plan) return;  // refused
     state->plan = *plan;
-    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
+    const std::int64_t rows = RowsCols::of(a.shape).rows;
+    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, rows); });
   });
   if (int* counter = row_counter<S>(a.workspace)) cudaMemsetAsync(counter, 0, sizeof(int), a.stream);
   return state;
@@ -189,21 +190,24 @@ void launch(const LaunchArgs& a, double eps) {
   if (!a.state) own = prepare<Norm, S>(a);
   const auto& st = *static_cast<const State*>(a.state ? a.state : own.get());
   if (st.parts == 0) return;  // refused before launch
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+  const RowsCols shape = RowsCols::of(a.shape);
+  const auto cols = static_cast<int>(shape.cols);
   float* partials = partials_of<S>(a.workspace);
   int* counter = row_counter<S>(a.workspace);
   const PartialLayout layout{st.plan.tpr, st.plan.vectors_per_thread, st.plan.vector_elems, cols,
                              Norm::kAccumulators};
-  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, counter, a.shape.at("rows"),
-                  cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+  // The dtype is dispatched here, not at registration: the column-sum lambda below must stay in
+  // this function (its kernel's name is the enclosing function's), one instance for every dtype.
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
+    const Args args{a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<const T>("dy"), a.tensor<T>("dx"),
+                    partials, counter, shape.rows, cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
     with_kernel<Norm, T, S>(st.plan, [&](auto kernel) {
       kernel<<<st.parts, st.plan.tpr * st.plan.groups, st.plan.smem_bytes, a.stream>>>(args);
     });
   });
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = Norm::kAccumulators == 2 ? static_cast<float*>(a.tensors[5]) : nullptr;
+  float* dweight = a.tensor<float>("dweight");
+  float* dbias = Norm::kAccumulators == 2 ? a.tensor<float>("dbias") : nullptr;
   // The column sums start after the first kernel has completed (sum_partial_columns waits for
   // it), so no CTA of it still takes rows when position 0 zeroes the counter for the next launch.
   sum_partial_columns(partials, st.parts, layout.width(), a.stream,

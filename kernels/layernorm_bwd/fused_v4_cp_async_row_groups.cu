@@ -38,7 +38,7 @@ KWB_REGISTER_VARIANT(Variant{
                      s, dtype,
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384, fp32 8192; "
                      "use fused_v1_vec16_partials"); },
-    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 2); },
+    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(RowsCols::of(s), 2); },
     .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::LayerNormGrad>,
 });

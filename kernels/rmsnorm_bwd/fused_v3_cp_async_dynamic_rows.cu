@@ -29,7 +29,7 @@ KWB_REGISTER_VARIANT(Variant{
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384; "
                      "use fused_v1_persistent_vec16"); },
     .workspace_bytes = [](const Shape& s, DType) {
-      return nb::workspace_bytes(s.at("rows"), s.at("cols"), 1, kDynamic);
+      return nb::workspace_bytes(RowsCols::of(s), 1, kDynamic);
     },
     .tunables = nb::tunables(kDynamic),
     .prepare = nb::prepare<nb::RmsNormGrad, kDynamic>,
