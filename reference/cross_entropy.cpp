@@ -76,7 +76,7 @@ Tolerance dlogits_tolerance(std::int64_t tokens, std::int64_t vocab, DType dtype
 }
 
 std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
-  const std::int64_t tokens = s.at("tokens"), vocab = s.at("vocab");
+  const auto [tokens, vocab] = CrossEntropyAxes::of(s);
   return {
       {.name = "logits", .dims = {tokens, vocab}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
       {.name = "labels", .dims = {tokens}, .sample_dim = 0,
@@ -115,7 +115,7 @@ void xent_rows(const double* logits, const double* labels, std::int64_t vocab, d
 }
 
 void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t tokens = shape.at("tokens"), vocab = shape.at("vocab");
+  const auto [tokens, vocab] = CrossEntropyAxes::of(shape);
   const double* logits = in[0].values.data();
   const double* labels = in[1].values.data();
   double* grad = out[1].values.data();

@@ -25,6 +25,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -87,7 +88,7 @@ std::vector<Shape> layernorm_edge_shapes(std::int64_t narrowest = 1) {
 // ---- forward -----------------------------------------------------------------------------------
 
 std::vector<TensorSpec> forward_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       // A non-zero mean, so that the mean subtraction matters.
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
@@ -146,7 +147,7 @@ KWB_REGISTER_OP(Op{
 // ---- backward ----------------------------------------------------------------------------------
 
 std::vector<TensorSpec> backward_tensors(const Shape& s, DType dtype) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   const ElemType dx_type = resolve(ElemType::case_dtype, dtype);
   // dx: two row means (K = cols terms of size ~|w dy| / cols, times |xhat| <= ~6 and rstd ~1).
   // dweight, dbias: sums over all rows of terms ~|dy xhat| and ~|dy|, about 1 each.

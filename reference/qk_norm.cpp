@@ -17,10 +17,6 @@
 namespace kwb {
 namespace {
 
-QkNormDims dims_of(const Shape& s) {
-  return {s.at("tokens"), s.at("heads"), s.at("kv_heads"), s.at("head_dim")};
-}
-
 Shape qk_shape(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
   return Shape{{{"tokens", tokens}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim}}};
 }
@@ -33,7 +29,7 @@ std::vector<AxisSpec> qk_axes() {
 }
 
 std::optional<std::string> qk_invalid(const Shape& s) {
-  const QkNormDims d = dims_of(s);
+  const QkNormDims d = QkNormDims::of(s);
   if (d.tokens < 1 || d.heads < 1 || d.head_dim < 1) return "tokens, heads and head_dim must be at least 1";
   if (d.kv_heads < 1 || d.heads % d.kv_heads != 0) return "kv_heads must be at least 1 and divide heads";
   return std::nullopt;
@@ -49,7 +45,7 @@ Tolerance per_head_tolerance(DType dtype, std::int64_t head_dim, double term_sca
 // Forward
 
 std::vector<TensorSpec> fwd_tensors(const Shape& s, DType dtype) {
-  const QkNormDims d = dims_of(s);
+  const QkNormDims d = QkNormDims::of(s);
   const Tolerance tol = per_head_tolerance(dtype, d.head_dim, 0.0);
   return {
       {.name = "q", .dims = {d.tokens, d.heads, d.head_dim}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
@@ -73,7 +69,7 @@ void normalise_heads(const double* x, const double* w, double* y, std::int64_t v
 }
 
 void fwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const QkNormDims d = dims_of(shape);
+  const QkNormDims d = QkNormDims::of(shape);
   normalise_heads(in[0].values.data(), in[2].values.data(), out[0].values.data(), d.q_vectors(), d.head_dim);
   normalise_heads(in[1].values.data(), in[3].values.data(), out[1].values.data(), d.k_vectors(), d.head_dim);
 }
@@ -111,7 +107,7 @@ KWB_REGISTER_OP(Op{
     .tensors = fwd_tensors,
     .work =
         [](const Shape& s, DType dtype) {
-          const QkNormDims d = dims_of(s);
+          const QkNormDims d = QkNormDims::of(s);
           const double elements = static_cast<double>(d.q_vectors() + d.k_vectors()) * static_cast<double>(d.head_dim);
           return WorkModel{tensor_bytes(fwd_tensors(s, dtype), dtype), 4 * elements};
         },
@@ -127,7 +123,7 @@ KWB_REGISTER_OP(Op{
 // Backward
 
 std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
-  const QkNormDims d = dims_of(s);
+  const QkNormDims d = QkNormDims::of(s);
   // |dx| ~ r |g| ~ 1 / sqrt(head_dim); |dy * xhat| ~ 1 / sqrt(head_dim) per term of a weight gradient.
   const double term = 1.0 / std::sqrt(static_cast<double>(d.head_dim));
   const Tolerance dx_tol = per_head_tolerance(dtype, d.head_dim, term);
@@ -168,7 +164,7 @@ void head_gradients(const double* x, const double* w, const double* dy, double* 
 }
 
 void bwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const QkNormDims d = dims_of(shape);
+  const QkNormDims d = QkNormDims::of(shape);
   head_gradients(in[0].values.data(), in[2].values.data(), in[4].values.data(), out[0].values.data(),
                  out[2].values.data(), d.q_vectors(), d.head_dim);
   head_gradients(in[1].values.data(), in[3].values.data(), in[5].values.data(), out[1].values.data(),
@@ -194,7 +190,7 @@ KWB_REGISTER_OP(Op{
     .tensors = bwd_tensors,
     .work =
         [](const Shape& s, DType dtype) {
-          const QkNormDims d = dims_of(s);
+          const QkNormDims d = QkNormDims::of(s);
           const double elements = static_cast<double>(d.q_vectors() + d.k_vectors()) * static_cast<double>(d.head_dim);
           return WorkModel{tensor_bytes(bwd_tensors(s, dtype), dtype), 10 * elements};
         },

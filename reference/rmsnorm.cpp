@@ -32,7 +32,7 @@ std::vector<Shape> rmsnorm_edge_shapes() {
 }
 
 std::vector<TensorSpec> rmsnorm_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
       {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
@@ -42,7 +42,7 @@ std::vector<TensorSpec> rmsnorm_tensors(const Shape& s, DType) {
 
 void rmsnorm_oracle(const Shape& shape, const std::vector<HostTensor>& in,
                     std::vector<HostTensor>& out) {
-  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto [rows, cols] = RowsCols::of(shape);
   const auto& x = in[0].values;
   const auto& w = in[1].values;
   auto& y = out[0].values;

@@ -21,6 +21,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -53,7 +54,7 @@ std::vector<Shape> rmsnorm_bwd_edge_shapes() {
 }
 
 std::vector<TensorSpec> rmsnorm_bwd_tensors(const Shape& s, DType dtype) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   const ElemType out = elem_type_of(dtype);
   // dx: a per-row mean over cols (of terms g * xhat / cols) and the rstd reduction.
   const Tolerance dx_tol = reduction_tolerance(out, cols, ElemType::fp32, 1.0 / static_cast<double>(cols));
@@ -96,7 +97,7 @@ void rmsnorm_bwd_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, c
 }
 
 void rmsnorm_bwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto [rows, cols] = RowsCols::of(shape);
   const double* x = in[0].values.data();
   const double* w = in[1].values.data();
   const double* dy = in[2].values.data();

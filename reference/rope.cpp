@@ -32,16 +32,6 @@
 namespace kwb {
 namespace {
 
-struct RopeDims {
-  std::int64_t batch, seq, heads, kv_heads, head_dim;
-  bool ids;
-  explicit RopeDims(const Shape& s)
-      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), kv_heads(s.at("kv_heads")),
-        head_dim(s.at("head_dim")), ids(s.choice("positions") == "ids") {}
-  std::int64_t half() const { return head_dim / 2; }
-  std::int64_t tokens() const { return batch * seq; }
-};
-
 Shape rope_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
                  std::int64_t head_dim, const char* positions = "index") {
   return Shape{{{"batch", batch},
@@ -90,8 +80,8 @@ std::vector<Shape> rope_edge_shapes() {
 }
 
 std::vector<TensorSpec> rope_tensors(const Shape& s, bool backward) {
-  const RopeDims n(s);
-  const std::int64_t rows = rope::table_rows(n.seq, n.ids);
+  const rope::Axes n = rope::Axes::of(s);
+  const std::int64_t rows = n.table_rows();
   const Distribution table_init = Distribution::uniform(-1.0, 1.0);
   // Index mode: row s of the tables serves token s, so the tables run along the sample axis.
   const int table_sample_dim = n.ids ? -1 : 0;
@@ -116,7 +106,7 @@ std::vector<TensorSpec> rope_tensors(const Shape& s, bool backward) {
 }
 
 WorkModel rope_work(const Shape& s, DType dtype) {
-  const RopeDims n(s);
+  const rope::Axes n = rope::Axes::of(s);
   const double qk_elements = static_cast<double>(n.tokens() * (n.heads + n.kv_heads) * n.head_dim);
   const double table_bytes = 2.0 * static_cast<double>(n.seq * n.half()) * 4;  // seq rows of cos and sin
   const double ids_bytes = n.ids ? static_cast<double>(n.tokens()) * 8 : 0;
@@ -126,7 +116,7 @@ WorkModel rope_work(const Shape& s, DType dtype) {
 // Rotates every head of q and k; sin_sign = -1 gives the transpose (the backward).
 void rope_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out,
                  double sin_sign) {
-  const RopeDims n(shape);
+  const rope::Axes n = rope::Axes::of(shape);
   const std::int64_t half = n.half(), dim = n.head_dim;
   const auto& cos = in[rope::kCos].values;
   const auto& sin = in[rope::kSin].values;

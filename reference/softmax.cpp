@@ -65,7 +65,7 @@ Tolerance softmax_tolerance(ElemType out, std::int64_t cols) {
 }
 
 std::vector<TensorSpec> softmax_tensors(const Shape& s, DType dtype) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
       {.name = "y",
@@ -79,7 +79,7 @@ std::vector<TensorSpec> softmax_tensors(const Shape& s, DType dtype) {
 // In fp64 with the max subtracted first, so logits of any size (1e4, -1e300) neither
 // overflow nor lose the row: exp(x - max) is in (0, 1] and the sum in [1, cols].
 void softmax_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto [rows, cols] = RowsCols::of(shape);
   const auto& x = in[0].values;
   auto& y = out[0].values;
   for (std::int64_t r = 0; r < rows; ++r) {

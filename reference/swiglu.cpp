@@ -15,6 +15,7 @@
 #include "reference/swiglu.hpp"
 
 #include "harness/catalogue/registry.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -61,7 +62,7 @@ TensorSpec row_output(const char* name, std::int64_t rows, std::int64_t cols) {
 }
 
 std::vector<TensorSpec> swiglu_fwd_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       row_tensor("gate", rows, cols, Distribution::normal(0.0, 2.0)),
       row_tensor("up", rows, cols, Distribution::normal(0.0, 1.0)),
@@ -70,7 +71,7 @@ std::vector<TensorSpec> swiglu_fwd_tensors(const Shape& s, DType) {
 }
 
 std::vector<TensorSpec> swiglu_bwd_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       row_tensor("gate", rows, cols, Distribution::normal(0.0, 2.0)),
       row_tensor("up", rows, cols, Distribution::normal(0.0, 1.0)),

@@ -34,17 +34,14 @@
 // L2 hits) and a ~3 us second launch: expected ~85-90% of copy at 4096-16384 columns, ~75-80% at
 // 768-2048 (each 1.5-3 KB row costs a reduction round trip; more rows in flight hide it).
 //
-// Measured (H100, bf16, 2026-11-23): the kernel is bound by issue and latency, not DRAM (Nsight
-// Compute: 60% of issue slots busy, 16-32 warps per SM, 35 instructions per element for
-// LayerNorm). Cutting instructions moved LayerNorm 16384 x 8192 from 401.6 to 328 us (65% -> 80%
-// of the DRAM roof): group sums 30 instead of ~110 instructions per row, one reduction instead
-// of two, bf16 unpacked by one shift or mask per element (pack_floats.cuh). RMS is unchanged
-// (84% at 8192 columns). At 16384 columns the epilogue's scattered stores of the partials cost
-// 30-40 us per CTA; in the threads' layout (partial_layout.hpp) LayerNorm 4096 x 16384 went from
-// 222.9 to 176.4 us (59% -> 74% of copy) and 16384 x 16384 to 636 us (83%). The 19 us
-// spread between the fastest and slowest CTA's last row that remained there (one 512-thread
-// group per SM) went with rows handed out by demand (Schedule::kDynamic, 2026-11-24): 4096 x
-// 16384 154.7 us (84.8%), 16384 x 16384 550.5 us (95.2%), 16384 x 8192 276.9 us (94.7%).
+// Why the code looks as it does (H100, bf16; measured: docs/results.md): the kernel is bound by
+// issue and latency, not DRAM (Nsight Compute: most issue slots busy at 16-32 warps per SM), so
+// instructions were cut where LayerNorm spent them: group sums of ~30 instructions per row
+// instead of ~110, one reduction instead of two, bf16 unpacked by one shift or mask per element
+// (pack_floats.cuh). At 16384 columns the epilogue's scattered stores of the partials cost a
+// large share of the kernel; the threads' layout (partial_layout.hpp) removed it. The spread
+// between the fastest and slowest CTA's last row that remained there (one 512-thread group per
+// SM) went with rows handed out by demand (Schedule::kDynamic).
 //
 // Sizes: vectors of 16 bytes, else 8, else 4 (the widest dividing a row's bytes, so every row
 // starts on a vector boundary): bf16/fp16 rows of odd length cannot use cp.async and are
@@ -79,16 +76,11 @@ struct LayerNormGrad {
 };
 
 // The `stages` default. Static schedule, per row size: 2 while a row's x and dy take at most
-// 32 KB (8192 bf16 columns), else 3. H100, bf16, 2026-11-24, stages 2 / 3 / 4, us (layernorm_bwd
-// fused_v4; rmsnorm_bwd fused_v2): 16384 x 2048 84.7 / 87.3 / 88.9; 80.6 / 82.6 / 85.4.
-// 16384 x 4096 158.0 / 163.7 / 170.3; 154.0 / 156.5 / 164.5. 16384 x 8192 305.3 / 326.5 / 329.4;
-// 300.7 / 305.5 / 317.3. 16384 x 16384 656.9 / 635.6 / 635.8; 622.7 / 564.6 / 564.9. 4096 x 16384
-// (4 does not fit) 187.2 / 174.1; 172.0 / 152.9. A static group must keep two 64 KB rows loading
-// at 16384 columns to ride out its SM's slow rows; one row ahead is enough below that, and a
-// deeper ring only takes L1 from the weight row. Dynamic schedule: 2 at every size (layernorm_bwd
-// fused_v5, same call: 79.7 / 80.4 / 81.8 at 16384 x 2048, 144.9 / 145.6 / 147.3 at 4096,
-// 276.9 / 277.9 / 284.3 at 8192, 550.5 / 628.7 / 628.6 at 16384; 4096 x 16384 154.7 / 175.6):
-// a group that waits on a slow row simply takes fewer rows.
+// 32 KB (8192 bf16 columns), else 3: the best of 2 / 3 / 4 at each width on an H100 (bf16,
+// layernorm_bwd fused_v4 and rmsnorm_bwd fused_v2; measured: docs/results.md). A static group must
+// keep two 64 KB rows loading at 16384 columns to ride out its SM's slow rows; one row ahead is
+// enough below that, and a deeper ring only takes L1 from the weight row. Dynamic schedule: 2 at
+// every size (layernorm_bwd fused_v5): a group that waits on a slow row simply takes fewer rows.
 inline constexpr std::int64_t kTwoStageRowBytes = 32 * 1024;
 inline int default_stages(std::int64_t cols, std::int64_t elem_bytes, bool dynamic_rows) {
   return dynamic_rows || 2 * cols * elem_bytes <= kTwoStageRowBytes ? 2 : 3;
@@ -104,7 +96,7 @@ inline constexpr std::size_t kSmemLimit = 226 * 1024;
 // holds 16 elements per thread without spilling, LayerNorm (two column sums) fewer than 8; past
 // that 512 threads (128 registers: LayerNorm at 32 elements uses 128, no spills). Capping
 // LayerNorm at 16 elements to 64 registers (two 512-thread CTAs per SM at 8192 columns) spilled
-// 64-108 bytes and ran 5% slower than 32 elements per thread at 128 (H100, 2026-11-23).
+// and ran slower than 32 elements per thread at 128 registers (H100).
 __host__ __device__ constexpr int max_threads_for(int elems_per_thread, int accumulators) {
   return elems_per_thread * accumulators > 16 || (accumulators == 2 && elems_per_thread >= 8) ? 512 : 1024;
 }

@@ -2,6 +2,9 @@
 // ring stages), the tunables and their defaults, the workspace (partials and, for rows by demand,
 // the row counter), and the variants' prepare and launch callbacks (two kernels: the row kernel,
 // then the deterministic column sums of column_partials.cuh).
+// Below it (namespace register_rows), the same two launches for the kernels that hold a row in
+// registers (layernorm_bwd fused_v1, v2, v3): their grid, workspace, prepare and launch, one copy
+// for the three; each variant only picks its kernel for the row length.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,10 +15,13 @@
 #include <optional>
 #include <string>
 
+#include "harness/catalogue/device_types.cuh"
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/column_partials.cuh"
 #include "kernels/common/norm_backward.cuh"
 #include "kernels/common/partial_layout.hpp"
+#include "kernels/common/row_in_registers.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb::norm_backward {
 
@@ -79,37 +85,43 @@ void with_kernel(const Plan& p, Fn&& fn) {
   else by_vpt(std::integral_constant<int, E16 / 4>{});
 }
 
-// CTAs of launch 1: every resident CTA of one wave, at most one per `groups` rows and kMaxParts.
-// Sets the kernel's dynamic shared memory limit; call outside timing (prepare()).
+// CTAs of launch 1 for any of the kernels here: every resident CTA of one wave (at `threads` and
+// `smem_bytes` per CTA), at most one per `rows_per_cta` rows and kMaxParts, at least one.
+// Occupancy queries: call outside timing (prepare()).
 template <class Kernel>
-int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+int one_wave(Kernel kernel, int threads, std::size_t smem_bytes, std::int64_t rows, int rows_per_cta) {
   int device = 0, sms = 1, per_sm = 1;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, p.tpr * p.groups, p.smem_bytes);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes);
   const std::int64_t wave = std::int64_t{sms} * std::max(1, per_sm);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({wave, (rows + p.groups - 1) / p.groups,
-                                                                              kMaxParts})));
+  return static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>({wave, (rows + rows_per_cta - 1) / rows_per_cta, kMaxParts})));
+}
+
+// CTAs of norm_backward_kernel's launch 1 (one_wave). Sets the kernel's dynamic shared memory limit.
+template <class Kernel>
+int grid_for(Kernel kernel, const Plan& p, std::int64_t rows) {
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
+  return one_wave(kernel, p.tpr * p.groups, p.smem_bytes, rows, p.groups);
 }
 
 // The workspace: [the dynamic schedule's row counter, padded to kCounterBytes] then the partials.
 inline constexpr std::size_t kCounterBytes = 256;
-inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t cols, int accumulators,
-                                   Schedule schedule = Schedule::kStatic) {
+inline std::size_t workspace_bytes(const RowsCols& s, int accumulators, Schedule schedule = Schedule::kStatic) {
   return (schedule == Schedule::kDynamic ? kCounterBytes : 0) +
-         static_cast<std::size_t>(std::min<std::int64_t>(rows, kMaxParts)) * accumulators *
-             static_cast<std::size_t>(padded_cols(cols)) * sizeof(float);
+         static_cast<std::size_t>(std::min<std::int64_t>(s.rows, kMaxParts)) * accumulators *
+             static_cast<std::size_t>(padded_cols(s.cols)) * sizeof(float);
 }
 
-// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] ---------------------
+// ---- The variant's callbacks: tensors x, weight, dy, dx, dweight[, dbias] by name ------------
 
 inline std::vector<Tunable> tunables(Schedule schedule = Schedule::kStatic) {
   Tunable stages{"stages", {2, 3, 4},
                  "row buffers per group (lowered until the ring fits): rows in flight = stages - 1 while one is reduced"};
   if (schedule == Schedule::kStatic) {  // the dynamic schedule's default is the first value, 2
     stages.shape_default = [](const Shape& s, DType d) {
-      return std::int64_t{default_stages(s.at("cols"), dtype_size(d), false)};
+      return std::int64_t{default_stages(RowsCols::of(s).cols, dtype_size(d), false)};
     };
     stages.default_rule = "2 up to 32 KB of x and dy per row, else 3";
   }
@@ -123,18 +135,19 @@ std::optional<Plan> plan_for(const LaunchArgs& a, int elem_bytes) {
   auto value = [&](const char* name, int fallback) {
     return a.tunables ? static_cast<int>(a.tunable(name)) : fallback;
   };
-  return plan_for(a.shape.at("cols"), elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2),
-                  value("cta_threads", 512),
-                  value("stages", default_stages(a.shape.at("cols"), elem_bytes, S == Schedule::kDynamic)));
+  const std::int64_t cols = RowsCols::of(a.shape).cols;
+  return plan_for(cols, elem_bytes, Norm::kAccumulators, value("vectors_per_thread", 2), value("cta_threads", 512),
+                  value("stages", default_stages(cols, elem_bytes, S == Schedule::kDynamic)));
 }
 
 // Independent of the tunables: plan_for only raises VPT and lowers groups and stages. The dynamic
 // schedule's row ring holds 32-bit row indices.
 template <class Norm, Schedule S = Schedule::kStatic>
 std::optional<std::string> refuse(const Shape& s, DType dtype, const char* reason) {
-  if (S == Schedule::kDynamic && s.at("rows") > (std::int64_t{1} << 30))
+  const auto [rows, cols] = RowsCols::of(s);
+  if (S == Schedule::kDynamic && rows > (std::int64_t{1} << 30))
     return std::string("more than 2^30 rows: the dynamic schedule counts rows in 32 bits; use the statically scheduled variant");
-  if (plan_for(s.at("cols"), static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
+  if (plan_for(cols, static_cast<int>(dtype_size(dtype)), Norm::kAccumulators, 2, 512, 3))
     return std::nullopt;
   return std::string(reason);
 }
@@ -164,7 +177,8 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
     const auto plan = plan_for<Norm, S>(a, sizeof(T));
     if (!plan) return;  // refused
     state->plan = *plan;
-    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, a.shape.at("rows")); });
+    const std::int64_t rows = RowsCols::of(a.shape).rows;
+    with_kernel<Norm, T, S>(*plan, [&](auto kernel) { state->parts = grid_for(kernel, *plan, rows); });
   });
   if (int* counter = row_counter<S>(a.workspace)) cudaMemsetAsync(counter, 0, sizeof(int), a.stream);
   return state;
@@ -176,21 +190,24 @@ void launch(const LaunchArgs& a, double eps) {
   if (!a.state) own = prepare<Norm, S>(a);
   const auto& st = *static_cast<const State*>(a.state ? a.state : own.get());
   if (st.parts == 0) return;  // refused before launch
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+  const RowsCols shape = RowsCols::of(a.shape);
+  const auto cols = static_cast<int>(shape.cols);
   float* partials = partials_of<S>(a.workspace);
   int* counter = row_counter<S>(a.workspace);
   const PartialLayout layout{st.plan.tpr, st.plan.vectors_per_thread, st.plan.vector_elems, cols,
                              Norm::kAccumulators};
-  const Args args{a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], partials, counter, a.shape.at("rows"),
-                  cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
+  // The dtype is dispatched here, not at registration: the column-sum lambda below must stay in
+  // this function (its kernel's name is the enclosing function's), one instance for every dtype.
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
+    const Args args{a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<const T>("dy"), a.tensor<T>("dx"),
+                    partials, counter, shape.rows, cols, st.plan.tpr, st.plan.stages, static_cast<float>(eps)};
     with_kernel<Norm, T, S>(st.plan, [&](auto kernel) {
       kernel<<<st.parts, st.plan.tpr * st.plan.groups, st.plan.smem_bytes, a.stream>>>(args);
     });
   });
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = Norm::kAccumulators == 2 ? static_cast<float*>(a.tensors[5]) : nullptr;
+  float* dweight = a.tensor<float>("dweight");
+  float* dbias = Norm::kAccumulators == 2 ? a.tensor<float>("dbias") : nullptr;
   // The column sums start after the first kernel has completed (sum_partial_columns waits for
   // it), so no CTA of it still takes rows when position 0 zeroes the counter for the next launch.
   sum_partial_columns(partials, st.parts, layout.width(), a.stream,
@@ -201,5 +218,87 @@ void launch(const LaunchArgs& a, double eps) {
                         if (S == Schedule::kDynamic && position == 0) *counter = 0;
                       });
 }
+
+// ---- Kernels that hold a row in registers (layernorm_bwd fused_v1, v2, v3) ----------------------
+// Launch 1 is kernel(x, weight, dy, dx, partials, rows, cols, eps): CTA b leaves row b of the
+// partials (CTAs, 2, cols), its dweight sums then its dbias sums; launch 2 adds them per column.
+namespace register_rows {
+
+template <class T>
+using Kernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
+
+// A variant's kernel for the row length and how it is launched: what the variant's pick returns.
+template <class T>
+struct Pick {
+  Kernel<T> kernel = nullptr;  // none: the variant refuses the row length
+  int threads = 0;             // per CTA
+  int rows_per_cta = 1;        // row groups of a CTA, each on its own row at a time
+  std::size_t smem_bytes = 0;  // dynamic shared memory per CTA
+};
+
+// CTAs of launch 1: one wave (one_wave). When cols is not a multiple of E, also a multiple of E,
+// so that every row a CTA (a row group) takes has the same split: rounded down, since a CTA past
+// the wave would wait for a whole CTA's rows to finish (doubling the time), or up to E when there
+// are fewer rows (the extra CTAs write zero partials).
+template <class T>
+int grid_for(const Pick<T>& p, std::int64_t rows, int cols) {
+  constexpr int E = RowSplit<T>::E;
+  const int ctas = one_wave(p.kernel, p.threads, p.smem_bytes, rows, p.rows_per_cta);
+  if (cols % E == 0) return ctas;  // every row starts on a 16-byte boundary
+  return ctas >= E ? ctas / E * E : E;
+}
+
+// The partials of up to kMaxParts CTAs: at least grid_for's (rows rounded up to a multiple of 8 >= E).
+inline std::size_t workspace_bytes(const RowsCols& s) {
+  const std::int64_t parts = std::min<std::int64_t>((s.rows + 7) / 8 * 8, kMaxParts);
+  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(s.cols) * sizeof(float);
+}
+
+struct State {
+  int parts = 0;  // CTAs of launch 1 (0: refused)
+};
+
+// The grid of launch 1 takes occupancy queries: done once per case, outside timing (under the
+// CUDA-events timer, host work before the first launch would otherwise be timed).
+// pick: []<class T>(const LaunchArgs&) -> Pick<T>, the variant's choice for the case.
+template <class PickFn>
+std::shared_ptr<void> prepare(const LaunchArgs& a, PickFn pick) {
+  auto state = std::make_shared<State>();
+  const RowsCols s = RowsCols::of(a.shape);
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    const Pick<decltype(tag)> p = pick.template operator()<decltype(tag)>(a);
+    if (p.kernel) state->parts = grid_for(p, s.rows, static_cast<int>(s.cols));
+  });
+  return state;
+}
+
+// Launch 2: the partials of `parts` CTAs summed per column, in a fixed order, into dweight and dbias.
+// A template (Partial is float) only so that its kernel exists where it is called: an inline
+// function's device lambda would put the kernel in the PTX of every file that includes this header.
+template <class Partial>
+void sum_weight_and_bias(const Partial* partials, int parts, int cols, float* dweight, float* dbias,
+                         cudaStream_t stream) {
+  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, stream, [=] __device__(std::int64_t c, float total) {
+    if (c < cols) dweight[c] = total;
+    else dbias[c - cols] = total;
+  });
+}
+
+// Both launches with the variant's pick p for this case (the grid from prepare's state, or
+// computed here when the harness did not call prepare).
+template <class T>
+void launch(const LaunchArgs& a, const Pick<T>& p, double eps) {
+  const RowsCols s = RowsCols::of(a.shape);
+  const auto cols = static_cast<int>(s.cols);
+  auto* partials = static_cast<float*>(a.workspace);
+  const int parts = a.state ? a.state_as<const State>().parts : p.kernel ? grid_for(p, s.rows, cols) : 0;
+  if (p.kernel)  // else refused before launch; see the variant's refuse()
+    p.kernel<<<parts, p.threads, p.smem_bytes, a.stream>>>(a.tensor<const T>("x"), a.tensor<const T>("weight"),
+                                                           a.tensor<const T>("dy"), a.tensor<T>("dx"), partials,
+                                                           s.rows, cols, static_cast<float>(eps));
+  sum_weight_and_bias(partials, parts, cols, a.tensor<float>("dweight"), a.tensor<float>("dbias"), a.stream);
+}
+
+}  // namespace register_rows
 
 }  // namespace kwb::norm_backward

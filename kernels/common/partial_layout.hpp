@@ -17,8 +17,8 @@ namespace kwb::norm_backward {
 // accumulators x VPT x V rows of 32 floats, and lane l of it stores accumulator n of its vector
 // i, element e, at position ((w * accumulators + n) * VPT + i) * V + e) * 32 + l. Every store of
 // the epilogue then writes 128 contiguous bytes per warp, at offsets that are constants of the
-// kernel (column-major partials cost 16 scattered 4-byte stores per thread and vector: 30-40 us
-// at 16384 columns, a fifth of the kernel at 4096 x 16384; offsets scaled by the group's runtime
+// kernel (column-major partials cost 16 scattered 4-byte stores per thread and vector, a large
+// share of the kernel at 16384 columns; offsets scaled by the group's runtime
 // width held ptxas to 64 registers and spilled). Lanes past the row store zeros. column_of maps a
 // position back to (accumulator, column), or column -1 for padding; the second launch sums
 // positions and stores through it.

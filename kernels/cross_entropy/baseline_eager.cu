@@ -28,8 +28,7 @@
 // the nll kernel here writes the op's 0 instead, so the baseline verifies like the fused kernels.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/vector_pack.cuh"
@@ -122,7 +121,8 @@ struct Workspace {
 bool upcasts(DType dtype) { return dtype != DType::fp32; }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto n = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("vocab"));
+  const auto [tokens, vocab] = CrossEntropyAxes::of(s);
+  const auto n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(vocab);
   return (upcasts(dtype) ? 3 : 2) * n * sizeof(float) + 2 * sizeof(float);
 }
 
@@ -140,12 +140,13 @@ Workspace carve(void* base, std::int64_t n, DType dtype) {
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t tokens = a.shape.at("tokens"), vocab = a.shape.at("vocab"), n = tokens * vocab;
+  const CrossEntropyAxes shape = CrossEntropyAxes::of(a.shape);  // named, not bound: device lambdas capture
+  const std::int64_t tokens = shape.tokens, vocab = shape.vocab, n = tokens * vocab;
   const Workspace ws = carve(a.workspace, n, a.dtype);
-  const T* logits = static_cast<const T*>(a.tensors[0]);
-  const auto* labels = static_cast<const int*>(a.tensors[1]);
-  auto* loss = static_cast<float*>(a.tensors[2]);
-  T* dlogits = static_cast<T*>(a.tensors[3]);
+  const T* logits = a.tensor<const T>("logits");
+  const auto* labels = a.tensor<const std::int32_t>("labels");
+  auto* loss = a.tensor<float>("loss");
+  T* dlogits = a.tensor<T>("dlogits");
   const auto rows = static_cast<unsigned>(tokens);
 
   const float* lf = reinterpret_cast<const float*>(logits);
@@ -171,18 +172,14 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "cross_entropy",
     .name = "baseline_eager_8_launches",
     .role = Role::baseline,
     .description = "eager PyTorch: .float(), log_softmax, nll_loss; backward: seed, zeros, nll scatter, "
                    "log_softmax_backward, cast (fp32 [T, V] log-probs and gradients in memory)",
-    .launch = launch,
-    .refuse = [](const Shape& s, DType) { return refuse_rows_beyond_grid(s.at("tokens")); },
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
+    .refuse = [](const Shape& s, DType) { return refuse_rows_beyond_grid(CrossEntropyAxes::of(s).tokens); },
     .workspace_bytes = workspace_bytes,
 });
 

@@ -41,8 +41,7 @@
 
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/cross_entropy/loss_reductions.cuh"
@@ -242,12 +241,13 @@ std::optional<LaunchPlan> plan_for(std::int64_t vocab, std::size_t elem_bytes, s
 }
 
 std::size_t workspace_bytes(const Shape& s, DType) {
-  return (static_cast<std::size_t>(s.at("tokens")) + 1) * sizeof(float);
+  return (static_cast<std::size_t>(CrossEntropyAxes::of(s).tokens) + 1) * sizeof(float);
 }
 
 template <class T, int VPT>
-void launch_cluster_kernel(const LaunchArgs& a, const LaunchPlan& plan, float* row_loss, const float* n_valid) {
-  const std::int64_t tokens = a.shape.at("tokens");
+void launch_cluster_kernel(const LaunchArgs& a, const CrossEntropyAxes& s, const LaunchPlan& plan, float* row_loss,
+                           const float* n_valid) {
+  const std::int64_t tokens = s.tokens;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(tokens * plan.cluster));
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
@@ -261,29 +261,27 @@ void launch_cluster_kernel(const LaunchArgs& a, const LaunchPlan& plan, float* r
   config.attrs = attribute;
   config.numAttrs = 1;
   // A configuration error also lands in cudaGetLastError, which the harness checks after launch.
-  (void)cudaLaunchKernelEx(&config, xent_cluster_kernel<T, VPT>, static_cast<const T*>(a.tensors[0]),
-                           static_cast<const int*>(a.tensors[1]), static_cast<T*>(a.tensors[3]), row_loss, n_valid,
-                           static_cast<int>(a.shape.at("vocab")));
+  (void)cudaLaunchKernelEx(&config, xent_cluster_kernel<T, VPT>, a.tensor<const T>("logits"),
+                           a.tensor<const std::int32_t>("labels"), a.tensor<T>("dlogits"), row_loss, n_valid,
+                           static_cast<int>(s.vocab));
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), vocab = a.shape.at("vocab");
+  const CrossEntropyAxes s = CrossEntropyAxes::of(a.shape);
   float* row_loss = static_cast<float*>(a.workspace);
-  float* n_valid = row_loss + tokens;
-  const auto* labels = static_cast<const int*>(a.tensors[1]);
-  xent::count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(vocab, sizeof(T), a.tunable("max_threads"));
-    if (!plan) return;  // refused before launch; see refuse()
+  float* n_valid = row_loss + s.tokens;
+  xent::count_valid_kernel<<<1, 1024, 0, a.stream>>>(a.tensor<const std::int32_t>("labels"), s.tokens, s.vocab,
+                                                     n_valid);
+  if (const auto plan = plan_for(s.vocab, sizeof(T), a.tunable("max_threads"))) {  // else refused; see refuse()
     switch (plan->vectors_per_thread) {
-      case 1: launch_cluster_kernel<T, 1>(a, *plan, row_loss, n_valid); break;
-      case 2: launch_cluster_kernel<T, 2>(a, *plan, row_loss, n_valid); break;
-      case 4: launch_cluster_kernel<T, 4>(a, *plan, row_loss, n_valid); break;
-      default: launch_cluster_kernel<T, 8>(a, *plan, row_loss, n_valid); break;
+      case 1: launch_cluster_kernel<T, 1>(a, s, *plan, row_loss, n_valid); break;
+      case 2: launch_cluster_kernel<T, 2>(a, s, *plan, row_loss, n_valid); break;
+      case 4: launch_cluster_kernel<T, 4>(a, s, *plan, row_loss, n_valid); break;
+      default: launch_cluster_kernel<T, 8>(a, s, *plan, row_loss, n_valid); break;
     }
-  });
-  xent::mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, static_cast<float*>(a.tensors[2]));
+  }
+  xent::mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, s.tokens, n_valid, a.tensor<float>("loss"));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -292,11 +290,12 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "a cluster of up to 8 CTAs holds each row in registers: one read, one write, max/sum "
                    "combined through DSMEM; label count and mean loss in two one-block launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (s.at("tokens") * kMaxCluster > 2147483647) return "tokens x cluster size exceed the grid's x dimension";
-          if (!plan_for(s.at("vocab"), dtype_size(dtype), kMaxThreads))
+          const auto [tokens, vocab] = CrossEntropyAxes::of(s);
+          if (tokens * kMaxCluster > 2147483647) return "tokens x cluster size exceed the grid's x dimension";
+          if (!plan_for(vocab, dtype_size(dtype), kMaxThreads))
             return "vocab beyond a cluster of 8 CTAs x 1024 threads x 8 16-byte vectors (524288 bf16/fp16, "
                    "262144 fp32 elements)";
           return std::nullopt;

@@ -19,8 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/cross_entropy.hpp"
@@ -174,22 +173,19 @@ int threads_for(std::int64_t vocab, std::size_t elem_bytes) {
 }
 
 std::size_t workspace_bytes(const Shape& s, DType) {
-  return (static_cast<std::size_t>(s.at("tokens")) + 1) * sizeof(float);
+  return (static_cast<std::size_t>(CrossEntropyAxes::of(s).tokens) + 1) * sizeof(float);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), vocab = a.shape.at("vocab");
+  const auto [tokens, vocab] = CrossEntropyAxes::of(a.shape);
   float* row_loss = static_cast<float*>(a.workspace);
   float* n_valid = row_loss + tokens;
-  const auto* labels = static_cast<const int*>(a.tensors[1]);
+  const auto* labels = a.tensor<const std::int32_t>("labels");
   count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    xent_two_pass_kernel<T><<<static_cast<unsigned>(tokens), threads_for(vocab, sizeof(T)), 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), labels, static_cast<T*>(a.tensors[3]), row_loss, n_valid,
-        static_cast<int>(vocab));
-  });
-  mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, static_cast<float*>(a.tensors[2]));
+  xent_two_pass_kernel<T><<<static_cast<unsigned>(tokens), threads_for(vocab, sizeof(T)), 0, a.stream>>>(
+      a.tensor<const T>("logits"), labels, a.tensor<T>("dlogits"), row_loss, n_valid, static_cast<int>(vocab));
+  mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, a.tensor<float>("loss"));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -198,8 +194,8 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one CTA per row, online max/sum then a second read (from L2 where it stayed) for the "
                    "gradient: any vocab, no clusters",
-    .launch = launch,
-    .refuse = [](const Shape& s, DType) { return refuse_rows_beyond_grid(s.at("tokens")); },
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .refuse = [](const Shape& s, DType) { return refuse_rows_beyond_grid(CrossEntropyAxes::of(s).tokens); },
     .workspace_bytes = workspace_bytes,
 });
 

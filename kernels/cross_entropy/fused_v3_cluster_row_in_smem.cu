@@ -2,7 +2,7 @@
 // fused_v1, but each CTA of the row's cluster stages its slice in dynamic SHARED memory
 // (16-byte cp.async) instead of registers, so that several small CTAs share an SM and overlap.
 //
-// Why fused_v1 stops at ~67% of copy (8192 x 128256 bf16, 2054 us): its CTAs hold the slice in
+// Why fused_v1 stops near two thirds of copy (8192 x 128256 bf16): its CTAs hold the slice in
 // registers (512 threads x 4 vectors, ~60 registers), 2 per SM, and each alternates load-all /
 // cluster barrier / write-all. While a CTA waits at the barrier for the slowest CTA of its
 // cluster, or drains its last loads, the SM has at most one other CTA issuing memory traffic;
@@ -34,8 +34,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cluster_row_smem.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/cross_entropy/loss_reductions.cuh"
@@ -105,26 +104,24 @@ xent_v3_kernel(const T* __restrict__ logits, const int* __restrict__ labels, T* 
 }
 
 std::size_t workspace_bytes(const Shape& s, DType) {
-  return (static_cast<std::size_t>(s.at("tokens")) + 1) * sizeof(float);
+  return (static_cast<std::size_t>(CrossEntropyAxes::of(s).tokens) + 1) * sizeof(float);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), vocab = a.shape.at("vocab");
+  const auto [tokens, vocab] = CrossEntropyAxes::of(a.shape);
   float* row_loss = static_cast<float*>(a.workspace);
   float* n_valid = row_loss + tokens;
-  const auto* labels = static_cast<const int*>(a.tensors[1]);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    std::string why;
-    const auto plan = crow::plan_for(tokens, vocab, sizeof(T), static_cast<int>(a.tunable("cluster")),
-                                     static_cast<int>(a.tunable("threads")), &why);
-    if (!plan) throw std::runtime_error("cross_entropy fused_v3: " + why);
-    xent::count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
-    crow::launch_clustered(xent_v3_kernel<T>, *plan, tokens, a.stream, static_cast<const T*>(a.tensors[0]), labels,
-                           static_cast<T*>(a.tensors[3]), row_loss, static_cast<const float*>(n_valid),
-                           static_cast<int>(vocab), plan->per_cta);
-    xent::mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, static_cast<float*>(a.tensors[2]));
-  });
+  const auto* labels = a.tensor<const std::int32_t>("labels");
+  std::string why;
+  const auto plan = crow::plan_for(tokens, vocab, sizeof(T), static_cast<int>(a.tunable("cluster")),
+                                   static_cast<int>(a.tunable("threads")), &why);
+  if (!plan) throw std::runtime_error("cross_entropy fused_v3: " + why);
+  xent::count_valid_kernel<<<1, 1024, 0, a.stream>>>(labels, tokens, vocab, n_valid);
+  crow::launch_clustered(xent_v3_kernel<T>, *plan, tokens, a.stream, a.tensor<const T>("logits"), labels,
+                         a.tensor<T>("dlogits"), row_loss, static_cast<const float*>(n_valid),
+                         static_cast<int>(vocab), plan->per_cta);
+  xent::mean_loss_kernel<<<1, 1024, 0, a.stream>>>(row_loss, tokens, n_valid, a.tensor<float>("loss"));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -133,12 +130,12 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "a cluster of CTAs stages each row in shared memory (cp.async), several CTAs per SM overlap "
                    "load / DSMEM combine / write; one read, one write; label count and mean loss in one-block launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           std::string why;
-          if (!crow::plan_for(s.at("tokens"), s.at("vocab"), dtype_size(dtype), kDefaultCluster, kDefaultThreads,
-                              &why))
+          const auto [tokens, vocab] = CrossEntropyAxes::of(s);
+          if (!crow::plan_for(tokens, vocab, dtype_size(dtype), kDefaultCluster, kDefaultThreads, &why))
             return why;
           return std::nullopt;
         },

@@ -37,10 +37,10 @@
 // same).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -49,21 +49,22 @@ constexpr int kFullBuffers = 5;  // rows x cols fp32 each
 constexpr int kRowVectors = 10;  // mean, var, ve, rstd, drstd, r3, t1, dvar, s, dmean
 
 std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
-  const auto parts = static_cast<std::size_t>(eager_col_sum_parts(s.at("rows")));
+  const auto [rows, cols] = RowsCols::of(s);
+  const auto parts = static_cast<std::size_t>(eager_col_sum_parts(rows));
   return (kFullBuffers * rows * cols + kRowVectors * rows + cols + parts * cols) * sizeof(float);
 }
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
-  const T* x = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const T* dy = static_cast<const T*>(a.tensors[2]);
-  T* dx = static_cast<T*>(a.tensors[3]);
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = static_cast<float*>(a.tensors[5]);
+  const RowsCols shape = RowsCols::of(a.shape);  // named, not bound: the device lambdas capture rows and cols
+  const std::int64_t rows = shape.rows, cols = shape.cols, n = rows * cols;
+  const T* x = a.tensor<const T>("x");
+  const T* w = a.tensor<const T>("weight");
+  const T* dy = a.tensor<const T>("dy");
+  T* dx = a.tensor<T>("dx");
+  float* dweight = a.tensor<float>("dweight");
+  float* dbias = a.tensor<float>("dbias");
 
   // Buffers A..E (rows x cols), reused as the graph frees them; then row vectors, wf, partials.
   float* A = static_cast<float*>(a.workspace);
@@ -153,17 +154,13 @@ void launch_typed(const LaunchArgs& a) {
   if constexpr (!is_fp32) eager_map(n, s, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(dxf[i]); });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "layernorm_bwd",
     .name = "baseline_eager_31_launches",
     .role = Role::baseline,
     .description = "statistics op by op, then autograd of the unfused LayerNorm node by node "
                    "(fp32 affine, column sums in two launches)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

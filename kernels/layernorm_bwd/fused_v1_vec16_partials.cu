@@ -11,7 +11,8 @@
 // starts at the same offset modulo E: head/body/tail (and so the columns each thread owns) are
 // the same for all its rows, at any cols.
 // Launch 2: sum_partial_columns (kernels/common/column_partials.cuh) adds the partials of each
-// column in a fixed order: the same bits on every run, no atomics.
+// column in a fixed order: the same bits on every run, no atomics. The grid, the workspace and
+// both launches are norm_backward_launch.cuh's register_rows (shared with v2 and v3).
 //
 // Napkin math at 16384 x 4096 bf16: x, dy read and dx written, 3 * 128 MiB = 403 MB (~133 us at
 // ~3030 GB/s); the partials, ~400 rows x 2 x 4096 fp32 = 13 MB written and read back, mostly
@@ -21,26 +22,24 @@
 // threads have: they take a plain kernel that rereads the row three times and adds the block's
 // dweight and dbias sums into its own row of partials in global memory (owned by one thread per
 // column, so no races): correct at any length, not tuned.
-#include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <memory>
-#include <utility>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/column_partials.cuh"
+#include "kernels/common/norm_backward_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/layernorm_bwd/row_backward.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
 
+namespace rr = norm_backward::register_rows;  // the grid, workspace and both launches
+
 constexpr int kMaxThreads = 512;  // 128 registers per thread: x, dy and the column sums fit
-constexpr int kMaxParts = 1024;   // blocks of launch 1 (a multiple of every E); sizes the workspace
 
 // VPT: 16-byte vectors per thread. partials: (gridDim.x, 2, cols), dweight then dbias.
 // Short rows (VPT <= 2, <= 256 threads) ask for 4 or 3 blocks per SM (64 or 85 registers per thread),
@@ -148,35 +147,10 @@ layernorm_bwd_long_rows(const T* __restrict__ x, const T* __restrict__ w, const 
   }
 }
 
-// Blocks of launch 1: one wave at the kernel's occupancy, at most one per row and kMaxParts. When
-// cols is not a multiple of E, also a multiple of E, so that every row of a block has the same
-// split: rounded down, since a block past the wave would wait for a whole block's rows to finish
-// (doubling the time), or up to E when there are fewer rows (the extra blocks write zero partials).
-template <class Kernel>
-int grid_for(Kernel kernel, int threads, std::int64_t rows, int cols, int E) {
-  int device = 0, sms = 1, per_sm = 1;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  const std::int64_t wave = std::max(1, sms * per_sm);
-  const std::int64_t blocks = std::min<std::int64_t>({wave, rows, kMaxParts});
-  if (cols % E == 0) return static_cast<int>(blocks);  // every row starts on a 16-byte boundary
-  return static_cast<int>(blocks >= E ? blocks / E * E : E);
-}
-
-std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto rows = s.at("rows"), cols = s.at("cols");
-  const std::int64_t parts = std::min<std::int64_t>((rows + 7) / 8 * 8, kMaxParts);  // >= grid_for's
-  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(cols) * sizeof(float);
-}
-
-// Both kernels of launch 1 take the same arguments; this picks one for the row length.
+// The kernel for the row length: row_plan's vectors per thread, or the plain one for long rows.
 template <class T>
-using BwdKernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
-
-template <class T>
-std::pair<BwdKernel<T>, int> pick_kernel(int cols) {
-  const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
+rr::Pick<T> pick_kernel(const LaunchArgs& a) {
+  const auto plan = row_plan(RowsCols::of(a.shape).cols, sizeof(T), kMaxThreads);
   if (!plan) return {layernorm_bwd_long_rows<T>, kMaxThreads};
   switch (plan->vectors_per_thread) {  // row_plan gives 1, 2 or 4
     case 1: return {layernorm_bwd_v1<T, 1>, plan->threads};
@@ -185,61 +159,22 @@ std::pair<BwdKernel<T>, int> pick_kernel(int cols) {
   }
 }
 
-// The grid of launch 1 takes occupancy queries: done once per case in prepare(), outside timing
-// (under the CUDA-events timer, host work before the first launch would otherwise be timed).
-struct Grid {
-  int parts = 0;
-};
-
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  auto grid = std::make_shared<Grid>();
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, threads] = pick_kernel<T>(cols);
-    grid->parts = grid_for(kernel, threads, rows, cols, RowSplit<T>::E);
-  });
-  return grid;
-}
-
-void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  auto* partials = static_cast<float*>(a.workspace);
-  std::shared_ptr<void> own;  // only if the harness did not call prepare()
-  if (!a.state) own = prepare(a);
-  const int parts = static_cast<const Grid*>(a.state ? a.state : own.get())->parts;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, threads] = pick_kernel<T>(cols);
-    kernel<<<parts, threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-                                            static_cast<const T*>(a.tensors[2]), static_cast<T*>(a.tensors[3]),
-                                            partials, rows, cols, static_cast<float>(kLayerNormEps));
-  });
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = static_cast<float*>(a.tensors[5]);
-  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, a.stream,
-                      [=] __device__(std::int64_t c, float total) {
-                        if (c < cols) dweight[c] = total;
-                        else dbias[c - cols] = total;
-                      });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "layernorm_bwd",
     .name = "fused_v1_vec16_partials",
     .role = Role::fused,
     .description = "x, dy in registers as 16-byte vectors; dx plus per-block dweight/dbias partials in one "
                    "pass, then a deterministic column sum",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { rr::launch<T>(a, pick_kernel<T>(a), kLayerNormEps); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("cols") > INT_MAX / 2) return "cols above 2^30 exceed the kernel's 32-bit column index";
+          if (RowsCols::of(s).cols > INT_MAX / 2) return "cols above 2^30 exceed the kernel's 32-bit column index";
           return std::nullopt;
         },
-    .workspace_bytes = workspace_bytes,
-    .prepare = prepare,
+    .workspace_bytes = [](const Shape& s, DType) { return rr::workspace_bytes(RowsCols::of(s)); },
+    .prepare = [](const LaunchArgs& a) {
+      return rr::prepare(a, []<class T>(const LaunchArgs& a) { return pick_kernel<T>(a); });
+    },
 });
 
 }  // namespace

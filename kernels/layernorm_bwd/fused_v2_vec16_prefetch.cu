@@ -7,27 +7,25 @@
 // the loads of row r + grid are in flight while row r is reduced and written: each block keeps
 // 16-32 KB of reads outstanding most of the time instead of part of it. The price is 16 more
 // registers (bf16), so 2 blocks of 256 threads per SM instead of 3. Everything else (row split,
-// column ownership, partials, the deterministic column sum) is v1's; see its header.
+// column ownership, partials, the deterministic column sum, norm_backward_launch.cuh's
+// register_rows grid and launches) is v1's; see its header.
 // Expected at 16384 x 4096 bf16: >= v1, aiming at ~85-90% of the copy ceiling; the lead's H100
 // run decides which of the two is promoted.
-#include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <utility>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/column_partials.cuh"
+#include "kernels/common/norm_backward_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/layernorm_bwd/row_backward.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
 
-constexpr int kMaxParts = 1024;  // blocks of launch 1 (a multiple of every E); sizes the workspace
+namespace rr = norm_backward::register_rows;  // the grid, workspace and both launches
 
 // VPT: 16-byte vectors per thread (1 or 2), at most 256 threads, 2 blocks per SM (128 registers:
 // two rows of x and dy, and the column sums). partials: (gridDim.x, 2, cols), dweight then dbias.
@@ -109,80 +107,13 @@ layernorm_bwd_v2(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   }
 }
 
-// Blocks of launch 1: one wave at the kernel's occupancy, at most one per row and kMaxParts. When
-// cols is not a multiple of E, also a multiple of E, so that every row of a block has the same
-// split: rounded down, since a block past the wave would wait for a whole block's rows to finish
-// (doubling the time), or up to E when there are fewer rows (the extra blocks write zero partials).
-template <class Kernel>
-int grid_for(Kernel kernel, int threads, std::int64_t rows, int cols, int E) {
-  int device = 0, sms = 1, per_sm = 1;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  const std::int64_t wave = std::max(1, sms * per_sm);
-  const std::int64_t blocks = std::min<std::int64_t>({wave, rows, kMaxParts});
-  if (cols % E == 0) return static_cast<int>(blocks);  // every row starts on a 16-byte boundary
-  return static_cast<int>(blocks >= E ? blocks / E * E : E);
-}
-
-std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto rows = s.at("rows"), cols = s.at("cols");
-  const std::int64_t parts = std::min<std::int64_t>((rows + 7) / 8 * 8, kMaxParts);  // >= grid_for's
-  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(cols) * sizeof(float);
-}
-
-template <class T>
-using BwdKernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
-
 // The kernel for the row length, or none (longer than 512 vectors: refused).
 template <class T>
-std::pair<BwdKernel<T>, int> pick_kernel(int cols) {
-  const auto plan = row_plan(cols, sizeof(T), kRowThreads);
-  if (!plan || plan->vectors_per_thread > 2) return {nullptr, 0};
+rr::Pick<T> pick_kernel(const LaunchArgs& a) {
+  const auto plan = row_plan(RowsCols::of(a.shape).cols, sizeof(T), kRowThreads);
+  if (!plan || plan->vectors_per_thread > 2) return {};
   if (plan->vectors_per_thread == 1) return {layernorm_bwd_v2<T, 1>, plan->threads};
   return {layernorm_bwd_v2<T, 2>, plan->threads};
-}
-
-// The grid of launch 1 takes occupancy queries: done once per case in prepare(), outside timing
-// (under the CUDA-events timer, host work before the first launch would otherwise be timed).
-struct Grid {
-  int parts = 0;
-};
-
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  auto grid = std::make_shared<Grid>();
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, threads] = pick_kernel<T>(cols);
-    if (kernel) grid->parts = grid_for(kernel, threads, rows, cols, RowSplit<T>::E);
-  });
-  return grid;
-}
-
-void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  auto* partials = static_cast<float*>(a.workspace);
-  std::shared_ptr<void> own;  // only if the harness did not call prepare()
-  if (!a.state) own = prepare(a);
-  const int parts = static_cast<const Grid*>(a.state ? a.state : own.get())->parts;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, threads] = pick_kernel<T>(cols);
-    if (!kernel) return;  // refused before launch; see refuse()
-    kernel<<<parts, threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-                                            static_cast<const T*>(a.tensors[2]), static_cast<T*>(a.tensors[3]),
-                                            partials, rows, cols, static_cast<float>(kLayerNormEps));
-  });
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = static_cast<float*>(a.tensors[5]);
-  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, a.stream,
-                      [=] __device__(std::int64_t c, float total) {
-                        if (c < cols) dweight[c] = total;
-                        else dbias[c - cols] = total;
-                      });
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -190,16 +121,18 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_vec16_prefetch",
     .role = Role::fused,
     .description = "v1 + the next row's x and dy loaded during this row's reductions (rows <= 512 vectors)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { rr::launch<T>(a, pick_kernel<T>(a), kLayerNormEps); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          const auto plan = row_plan(s.at("cols"), dtype_size(dtype), kRowThreads);
+          const auto plan = row_plan(RowsCols::of(s).cols, dtype_size(dtype), kRowThreads);
           if (!plan || plan->vectors_per_thread > 2)
             return "rows over 512 16-byte vectors do not fit two rows in registers; use fused_v1_vec16_partials";
           return std::nullopt;
         },
-    .workspace_bytes = workspace_bytes,
-    .prepare = prepare,
+    .workspace_bytes = [](const Shape& s, DType) { return rr::workspace_bytes(RowsCols::of(s)); },
+    .prepare = [](const LaunchArgs& a) {
+      return rr::prepare(a, []<class T>(const LaunchArgs& a) { return pick_kernel<T>(a); });
+    },
 });
 
 }  // namespace

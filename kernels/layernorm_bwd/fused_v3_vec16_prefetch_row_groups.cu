@@ -18,22 +18,21 @@
 // 4096 cols as v2. Rows over 1024 vectors (bf16 > 8192 + 7 cols) are refused: v1 runs them.
 #include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <utility>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/column_partials.cuh"
-#include "kernels/layernorm_bwd/row_backward.cuh"
+#include "kernels/common/norm_backward_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "kernels/layernorm_bwd/row_backward.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
 
-constexpr int kMaxParts = 1024;   // blocks of launch 1 (a multiple of every E); sizes the workspace
+namespace rr = norm_backward::register_rows;  // the grid, workspace and both launches
+
 constexpr int kShortBlock = 256;  // threads of a block of several row groups
 constexpr int kMaxVectors = 1024;  // the longest row, in 16-byte vectors
 
@@ -160,112 +159,40 @@ layernorm_bwd_v3(const T* __restrict__ x, const T* __restrict__ w, const T* __re
   }
 }
 
-template <class T>
-using BwdKernel = void (*)(const T*, const T*, const T*, T*, float*, std::int64_t, int, float);
-
-struct Config {
-  int threads = 0;  // of the block
-  int groups = 0;   // rows in flight per block (each also prefetches its next)
-  int tpr = 0;      // threads per row
-};
-
 // The kernel for the row length and vectors per thread (1 or 2), or none (too long).
 // TPR: the least power of two >= 32 with TPR * vpt >= the row's vectors and TPR >= 2 * (E - 1)
-// (the scalar head and tail). Short rows: 256 / TPR groups per block.
+// (the scalar head and tail). Short rows: 256 / TPR groups per block, which add their column sums
+// through a (2, cols) float buffer of dynamic shared memory (set by pick_kernel).
 template <class T, int VPT>
-std::pair<BwdKernel<T>, Config> pick_for(int nvec) {
+rr::Pick<T> pick_for(int nvec) {
   int tpr = 32;
   while (tpr * VPT < nvec) tpr *= 2;
   const int limit = VPT == 1 ? 1024 : 512;  // 1024 x 2 would need 128 registers at 64 available
-  if (tpr > limit) return {nullptr, {}};
+  if (tpr > limit) return {};
   const int groups = std::max(1, kShortBlock / tpr);
-  const Config c{tpr * groups, groups, tpr};
+  auto pick = [&](rr::Kernel<T> kernel) { return rr::Pick<T>{kernel, tpr * groups, groups}; };
   switch (tpr) {
-    case 32: return {layernorm_bwd_v3<T, VPT, 32, kShortBlock / 32>, c};
-    case 64: return {layernorm_bwd_v3<T, VPT, 64, kShortBlock / 64>, c};
-    case 128: return {layernorm_bwd_v3<T, VPT, 128, kShortBlock / 128>, c};
-    case 256: return {layernorm_bwd_v3<T, VPT, 256, 1>, c};
-    case 512: return {layernorm_bwd_v3<T, VPT, 512, 1>, c};
+    case 32: return pick(layernorm_bwd_v3<T, VPT, 32, kShortBlock / 32>);
+    case 64: return pick(layernorm_bwd_v3<T, VPT, 64, kShortBlock / 64>);
+    case 128: return pick(layernorm_bwd_v3<T, VPT, 128, kShortBlock / 128>);
+    case 256: return pick(layernorm_bwd_v3<T, VPT, 256, 1>);
+    case 512: return pick(layernorm_bwd_v3<T, VPT, 512, 1>);
     default:
-      if constexpr (VPT == 1) return {layernorm_bwd_v3<T, 1, 1024, 1>, c};
-      return {nullptr, {}};
+      if constexpr (VPT == 1) return pick(layernorm_bwd_v3<T, 1, 1024, 1>);
+      return {};
   }
 }
 
 template <class T>
-std::pair<BwdKernel<T>, Config> pick_kernel(int cols, std::int64_t vpt) {
+rr::Pick<T> pick_kernel(const LaunchArgs& a) {
+  const auto cols = static_cast<int>(RowsCols::of(a.shape).cols);
+  const std::int64_t vpt = a.tunables ? a.tunable("vectors_per_thread") : 2;
   const int nvec = cols / RowSplit<T>::E;  // a misaligned row has fewer, never more
-  if (nvec > kMaxVectors) return {nullptr, {}};
+  if (nvec > kMaxVectors) return {};
   auto picked = vpt == 1 ? pick_for<T, 1>(nvec) : pick_for<T, 2>(nvec);
-  if (!picked.first && vpt != 1) picked = pick_for<T, 1>(nvec);  // 1024 threads x 1 vector
+  if (!picked.kernel && vpt != 1) picked = pick_for<T, 1>(nvec);  // 1024 threads x 1 vector
+  if (picked.rows_per_cta > 1) picked.smem_bytes = static_cast<std::size_t>(2) * cols * sizeof(float);
   return picked;
-}
-
-std::size_t combine_bytes(const Config& c, int cols) {
-  return c.groups > 1 ? static_cast<std::size_t>(2) * cols * sizeof(float) : 0;
-}
-
-// Blocks of launch 1: one wave at the kernel's occupancy, at most one per `groups` rows and
-// kMaxParts; a multiple of E when cols is not (every group's rows then share one split), rounded
-// down (a block past the wave would double the time) or up to E when there are fewer rows.
-template <class Kernel>
-int grid_for(Kernel kernel, const Config& c, std::int64_t rows, int cols, int E) {
-  int device = 0, sms = 1, per_sm = 1;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, c.threads, combine_bytes(c, cols));
-  const std::int64_t wave = std::max(1, sms * per_sm);
-  const std::int64_t blocks = std::min<std::int64_t>({wave, (rows + c.groups - 1) / c.groups, kMaxParts});
-  if (cols % E == 0) return static_cast<int>(blocks);
-  return static_cast<int>(blocks >= E ? blocks / E * E : E);
-}
-
-std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto rows = s.at("rows"), cols = s.at("cols");
-  const std::int64_t parts = std::min<std::int64_t>((rows + 7) / 8 * 8, kMaxParts);  // >= grid_for's
-  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(cols) * sizeof(float);
-}
-
-struct Grid {
-  int parts = 0;
-};
-
-std::int64_t vectors_per_thread(const LaunchArgs& a) { return a.tunables ? a.tunable("vectors_per_thread") : 2; }
-
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  auto grid = std::make_shared<Grid>();
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, config] = pick_kernel<T>(cols, vectors_per_thread(a));
-    if (kernel) grid->parts = grid_for(kernel, config, rows, cols, RowSplit<T>::E);
-  });
-  return grid;
-}
-
-void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  auto* partials = static_cast<float*>(a.workspace);
-  std::shared_ptr<void> own;  // only if the harness did not call prepare()
-  if (!a.state) own = prepare(a);
-  const int parts = static_cast<const Grid*>(a.state ? a.state : own.get())->parts;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto [kernel, config] = pick_kernel<T>(cols, vectors_per_thread(a));
-    if (!kernel) return;  // refused before launch; see refuse()
-    kernel<<<parts, config.threads, combine_bytes(config, cols), a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[2]),
-        static_cast<T*>(a.tensors[3]), partials, rows, cols, static_cast<float>(kLayerNormEps));
-  });
-  float* dweight = static_cast<float*>(a.tensors[4]);
-  float* dbias = static_cast<float*>(a.tensors[5]);
-  sum_partial_columns(partials, parts, 2 * std::int64_t{cols}, a.stream,
-                      [=] __device__(std::int64_t c, float total) {
-                        if (c < cols) dweight[c] = total;
-                        else dbias[c - cols] = total;
-                      });
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -274,17 +201,19 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v2's prefetch, threads per row sized to the row: several short rows per block, "
                    "rows up to 1024 vectors",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { rr::launch<T>(a, pick_kernel<T>(a), kLayerNormEps); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (s.at("cols") / (16 / static_cast<std::int64_t>(dtype_size(dtype))) > kMaxVectors)
+          if (RowsCols::of(s).cols / (16 / static_cast<std::int64_t>(dtype_size(dtype))) > kMaxVectors)
             return "rows over 1024 16-byte vectors do not fit two rows in registers; use fused_v1_vec16_partials";
           return std::nullopt;
         },
-    .workspace_bytes = workspace_bytes,
+    .workspace_bytes = [](const Shape& s, DType) { return rr::workspace_bytes(RowsCols::of(s)); },
     .tunables = {{"vectors_per_thread", {2, 1}, "16-byte vectors per thread: 2 (fewer threads per row, more rows per "
                                                 "block) or 1 (1024 threads for 8192 bf16 columns)"}},
-    .prepare = prepare,
+    .prepare = [](const LaunchArgs& a) {
+      return rr::prepare(a, []<class T>(const LaunchArgs& a) { return pick_kernel<T>(a); });
+    },
 });
 
 }  // namespace

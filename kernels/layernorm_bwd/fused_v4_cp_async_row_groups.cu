@@ -7,12 +7,9 @@
 // Why over v1-v3: their bytes in flight are bounded by registers (v2 refuses 8192+ columns for
 // that, v3 16384) and block-wide barriers stall every row of the block; here the ring holds the
 // loads, groups never wait for each other, and rows of 768-2048 columns run a warp or a few per
-// row. Expected (bf16, H100): ~85-90% of copy at 4096-16384 columns (v2 80.7% at 4096, v1 73.7%
-// at 8192, 58.8% at 4096 x 16384), ~75-80% at 768-2048 (v3 49-67%).
-// Measured (H100, bf16, 2026-11-23, % of the DRAM roof): 16384 x 8192 328.4 us, 79.8% (stages 4:
-// 80.5%; two-pass statistics: 401.6 us); 16384 x 4096 178.6 us, 73.4% (v2 is faster there);
-// 4096 x 16384 222 us, 59%. With coalesced partials (same day): 4096 x 16384 176.4 us (74%),
-// 16384 x 16384 636 us (83%), 16384 x 8192 321 us, 303.8 us at stages=2 (87%).
+// row. Expected (bf16, H100): ~85-90% of copy at 4096-16384 columns, ~75-80% at 768-2048 (above
+// v1-v3 at every width they run). Measured: docs/results.md (two-pass statistics were clearly
+// slower than the shifted one-pass sums; v2 stays faster at 16384 x 4096).
 // Numerics: the shift x0 lies within the row, so mean(d^2) - mean(d)^2 loses about
 // log2((x0 - mean)^2 / var) bits: a few for ordinary rows; a row whose first element sits 100
 // standard deviations from its mean loses ~13 of fp32's 24 (still 3 more than bf16 carries).
@@ -21,6 +18,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -38,7 +36,7 @@ KWB_REGISTER_VARIANT(Variant{
                      s, dtype,
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384, fp32 8192; "
                      "use fused_v1_vec16_partials"); },
-    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 2); },
+    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(RowsCols::of(s), 2); },
     .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::LayerNormGrad>,
 });

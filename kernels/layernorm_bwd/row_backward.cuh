@@ -4,10 +4,9 @@
 // plus the thread's edge column), the mean, then the variance, sum(g) and sum(g * (x - mean)) in
 // one sum of three (g = weight * dy), dx written once, and the row's dy * xhat and dy added to
 // the thread's column sums. Inlined; the code comes out a little different from a copy per
-// kernel. Re-timed on an H100 (2026-11-24, bf16 default shapes, each against its separate copy
-// rebuilt in the same call): fused_v1/v2 within 0.5%; fused_v3 0.5-2.4% slower (188.2 against
-// 186.1 us at 16384 x 4096, 368.5 against 364.4 at 16384 x 8192), kept shared because fused_v4
-// and fused_v5 outrun v3 at every shape it runs.
+// kernel. Re-timed on an H100 against the separate copies: fused_v1/v2 within noise, fused_v3 a
+// little slower, kept shared because fused_v4 and fused_v5 outrun v3 at every shape it runs.
+// Measured: docs/results.md.
 #pragma once
 
 #include <cstdint>

@@ -18,28 +18,29 @@
 // Intermediates that are dead share buffers (memory only: launches and traffic are unchanged).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
 
 // Two fp32 buffers of rows x cols, four of rows, then two dtype buffers of rows x cols.
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
+  const auto [rows, cols] = RowsCols::of(s);
   return 2 * rows * cols * 4 + 4 * rows * 4 + 2 * rows * cols * dtype_size(dtype);
 }
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
-  const T* x = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const T* b = static_cast<const T*>(a.tensors[2]);
-  T* y = static_cast<T*>(a.tensors[3]);
+  const RowsCols shape = RowsCols::of(a.shape);  // named, not bound: the device lambdas capture rows and cols
+  const std::int64_t rows = shape.rows, cols = shape.cols, n = rows * cols;
+  const T* x = a.tensor<const T>("x");
+  const T* w = a.tensor<const T>("weight");
+  const T* b = a.tensor<const T>("bias");
+  T* y = a.tensor<T>("y");
   float* buf_a = static_cast<float*>(a.workspace);  // xf, then sq, then xh
   float* buf_b = buf_a + n;                          // xc
   float* mean = buf_b + n;
@@ -77,16 +78,12 @@ void launch_typed(const LaunchArgs& a) {
   eager_map(n, s, [=] __device__(std::int64_t i) { y[i] = from_float<T>(to_float(tw[i]) + to_float(b[i % cols])); });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "layernorm_fwd",
     .name = "baseline_eager_11_launches",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch: cast, mean, sub, pow, mean, +eps, rsqrt, mul, cast, *weight, +bias",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

@@ -7,8 +7,8 @@
 // ~3030 GB/s copy ceiling that is ~89 us. The row split (scalar head, 16-byte body, scalar tail;
 // kernels/common/row_in_registers.cuh) keeps the 16-byte accesses at any cols (4100, 5124), and
 // long rows get more threads at 4 vectors each so that enough loads are in flight per SM.
-// Expected: >= 90% of the copy ceiling at large bf16 shapes (rmsnorm's v3, the same structure
-// with one block reduction fewer, measured 97%), so above F.layer_norm's 2.21 TB/s (~73%).
+// Expected: >= 90% of the copy ceiling at large bf16 shapes (rmsnorm's v3 is the same structure
+// with one block reduction fewer), so above F.layer_norm. Measured: docs/results.md.
 //
 // Numerics: the variance is the mean of squared deviations from the row mean, computed from the
 // registers after the mean is known (two passes over data already on chip, so it costs two block
@@ -22,12 +22,12 @@
 #include <climits>
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/layernorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -122,31 +122,29 @@ layernorm_fwd_long_rows(const T* __restrict__ x, const T* __restrict__ w, const 
     yr[c] = from_float<T>((to_float(xr[c]) - mean) * rstd * to_float(w[c]) + to_float(b[c]));
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const auto grid = static_cast<unsigned>(rows);
   const auto eps = static_cast<float>(kLayerNormEps);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = static_cast<const T*>(a.tensors[0]);
-    const T* w = static_cast<const T*>(a.tensors[1]);
-    const T* b = static_cast<const T*>(a.tensors[2]);
-    T* y = static_cast<T*>(a.tensors[3]);
-    const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
-    if (!plan) {
-      layernorm_fwd_long_rows<T><<<rows, kMaxThreads, 0, a.stream>>>(x, w, b, y, cols, eps);
-      return;
-    }
-    auto go = [&](auto vpt_tag) {
-      constexpr int VPT = decltype(vpt_tag)::value;
-      layernorm_fwd_v1<T, VPT><<<rows, plan->threads, 0, a.stream>>>(x, w, b, y, cols, eps);
-    };
-    switch (plan->vectors_per_thread) {  // row_plan gives 1, 2 or 4
-      case 1: go(std::integral_constant<int, 1>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      default: go(std::integral_constant<int, 4>{}); break;
-    }
-  });
+  const T* x = a.tensor<const T>("x");
+  const T* w = a.tensor<const T>("weight");
+  const T* b = a.tensor<const T>("bias");
+  T* y = a.tensor<T>("y");
+  const auto plan = row_plan(cols, sizeof(T), kMaxThreads);
+  if (!plan) {
+    layernorm_fwd_long_rows<T><<<grid, kMaxThreads, 0, a.stream>>>(x, w, b, y, static_cast<int>(cols), eps);
+    return;
+  }
+  auto go = [&](auto vpt_tag) {
+    constexpr int VPT = decltype(vpt_tag)::value;
+    layernorm_fwd_v1<T, VPT><<<grid, plan->threads, 0, a.stream>>>(x, w, b, y, static_cast<int>(cols), eps);
+  };
+  switch (plan->vectors_per_thread) {  // row_plan gives 1, 2 or 4
+    case 1: go(std::integral_constant<int, 1>{}); break;
+    case 2: go(std::integral_constant<int, 2>{}); break;
+    default: go(std::integral_constant<int, 4>{}); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -154,11 +152,12 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_vec16_two_pass",
     .role = Role::fused,
     .description = "row in registers as 16-byte vectors at any cols, two-pass mean/variance on chip, one write",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (s.at("cols") > INT_MAX) return "cols above 2^31-1 exceed the kernel's 32-bit column index";
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          if (cols > INT_MAX) return "cols above 2^31-1 exceed the kernel's 32-bit column index";
           return std::nullopt;
         },
 });

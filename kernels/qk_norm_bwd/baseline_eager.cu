@@ -16,8 +16,7 @@
 // reads fp32 (kernels/common/eager_ops.cuh).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/qk_norm.hpp"
 
@@ -46,14 +45,13 @@ Workspace carve(void* base, std::int64_t vectors, std::int64_t head_dim) {
   return w;
 }
 
-std::int64_t max_vectors(const Shape& s) { return s.at("tokens") * std::max(s.at("heads"), s.at("kv_heads")); }
-
 std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto vectors = static_cast<std::size_t>(max_vectors(s));
-  const auto head_dim = static_cast<std::size_t>(s.at("head_dim"));
+  const QkNormDims d = QkNormDims::of(s);
+  const auto vectors = static_cast<std::size_t>(d.max_vectors());
+  const auto head_dim = static_cast<std::size_t>(d.head_dim);
   const std::size_t n = vectors * head_dim;
   return (kElementBuffers * n + kRowBuffers * vectors +
-          static_cast<std::size_t>(eager_col_sum_parts(max_vectors(s))) * head_dim) * 4;
+          static_cast<std::size_t>(eager_col_sum_parts(d.max_vectors())) * head_dim) * 4;
 }
 
 template <class T>
@@ -109,17 +107,14 @@ void eager_backward(const T* x, const T* weight, const T* dy, T* dx, float* dw, 
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const Workspace ws = carve(a.workspace, max_vectors(a.shape), d.head_dim);
-    const auto in = [&](int i) { return static_cast<const T*>(a.tensors[i]); };
-    eager_backward<T>(in(0), in(2), in(4), static_cast<T*>(a.tensors[6]), static_cast<float*>(a.tensors[8]),
-                      d.q_vectors(), d.head_dim, ws, a.stream);
-    eager_backward<T>(in(1), in(3), in(5), static_cast<T*>(a.tensors[7]), static_cast<float*>(a.tensors[9]),
-                      d.k_vectors(), d.head_dim, ws, a.stream);
-  });
+  const QkNormDims d = QkNormDims::of(a.shape);
+  const Workspace ws = carve(a.workspace, d.max_vectors(), d.head_dim);
+  eager_backward<T>(a.tensor<const T>("q"), a.tensor<const T>("q_weight"), a.tensor<const T>("dq_out"),
+                    a.tensor<T>("dq"), a.tensor<float>("dq_weight"), d.q_vectors(), d.head_dim, ws, a.stream);
+  eager_backward<T>(a.tensor<const T>("k"), a.tensor<const T>("k_weight"), a.tensor<const T>("dk_out"),
+                    a.tensor<T>("dk"), a.tensor<float>("dk_weight"), d.k_vectors(), d.head_dim, ws, a.stream);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -128,7 +123,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "eager forward chain recomputed, then autograd's backward op by op, Q then K (fp32 "
                    "intermediates, weight gradients by two-stage column sums)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

@@ -18,8 +18,7 @@
 // forward's kernel with a second input stream, a second shuffle sum and a short stage 2).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"
@@ -161,15 +160,22 @@ sum_weight_partials(const float* __restrict__ partials, int parts, int head_dim,
 
 std::size_t shared_bytes(std::int64_t head_dim) { return kWarps * static_cast<std::size_t>(head_dim) * 4; }
 
-std::int64_t parts_needed(const Shape& s, int lanes) {
-  const std::int64_t vectors = s.at("tokens") * std::max(s.at("heads"), s.at("kv_heads"));
+std::int64_t parts_needed(const QkNormDims& d, int lanes) {
+  const std::int64_t vectors = d.max_vectors();
   const std::int64_t groups = kQkThreads / lanes;
   return std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxParts, (vectors + groups - 1) / groups));
 }
 
+// The tensors of one case, in the kernel's order.
+template <class T>
+struct Tensors {
+  const T *q, *k, *q_weight, *k_weight, *dq_out, *dk_out;
+  T *dq, *dk;
+  float *dq_weight, *dk_weight;
+};
+
 template <class T, int E, int A>
-void launch_plan(const LaunchArgs& a, const HeadVectorPlan& plan) {
-  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
+void launch_plan(const LaunchArgs& a, const QkNormDims& d, const Tensors<T>& t, const HeadVectorPlan& plan) {
   const auto kernel = qk_norm_bwd_v1<T, E, A>;
   const std::size_t smem = shared_bytes(d.head_dim);
   // One wave: as many blocks as fit on the device at once, no more than there is work for.
@@ -177,34 +183,39 @@ void launch_plan(const LaunchArgs& a, const HeadVectorPlan& plan) {
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kQkThreads, smem);
-  const int parts = static_cast<int>(std::min<std::int64_t>(parts_needed(a.shape, plan.lanes),
+  const int parts = static_cast<int>(std::min<std::int64_t>(parts_needed(d, plan.lanes),
                                                             std::max(1, sms * std::max(1, per_sm))));
   auto* partials = static_cast<float*>(a.workspace);
-  kernel<<<parts, kQkThreads, smem, a.stream>>>(
-      static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[2]),
-      static_cast<const T*>(a.tensors[3]), static_cast<const T*>(a.tensors[4]), static_cast<const T*>(a.tensors[5]),
-      static_cast<T*>(a.tensors[6]), static_cast<T*>(a.tensors[7]), partials, d.q_vectors(), d.k_vectors(),
-      static_cast<int>(d.head_dim), plan.lanes, static_cast<float>(kQkNormEps));
+  kernel<<<parts, kQkThreads, smem, a.stream>>>(t.q, t.k, t.q_weight, t.k_weight, t.dq_out, t.dk_out, t.dq, t.dk,
+                                                partials, d.q_vectors(), d.k_vectors(), static_cast<int>(d.head_dim),
+                                                plan.lanes, static_cast<float>(kQkNormEps));
   const int columns = static_cast<int>(2 * d.head_dim);
   sum_weight_partials<<<(columns + 31) / 32, 32 * kStrides, 0, a.stream>>>(partials, parts, static_cast<int>(d.head_dim),
-                                                                  static_cast<float*>(a.tensors[8]),
-                                                                  static_cast<float*>(a.tensors[9]));
+                                                                  t.dq_weight, t.dk_weight);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  dispatch_head_vector_plan(a, 8, [&](auto tag, auto elems, auto slots, const HeadVectorPlan& plan) {
-    launch_plan<decltype(tag), decltype(elems)::value, decltype(slots)::value>(a, plan);
+  const QkNormDims d = QkNormDims::of(a.shape);
+  const Tensors<T> t{a.tensor<const T>("q"),        a.tensor<const T>("k"),      a.tensor<const T>("q_weight"),
+                     a.tensor<const T>("k_weight"), a.tensor<const T>("dq_out"), a.tensor<const T>("dk_out"),
+                     a.tensor<T>("dq"),             a.tensor<T>("dk"),           a.tensor<float>("dq_weight"),
+                     a.tensor<float>("dk_weight")};
+  const std::uintptr_t bits = pointer_bits({t.q, t.k, t.q_weight, t.k_weight, t.dq_out, t.dk_out, t.dq, t.dk});
+  with_head_vector_plan<T>(d.head_dim, bits, [&](auto elems, auto slots, const HeadVectorPlan& plan) {
+    launch_plan<T, decltype(elems)::value, decltype(slots)::value>(a, d, t, plan);
   });
 }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto plan = plan_head_vectors(s.at("head_dim"), dtype_size(dtype));
+  const QkNormDims d = QkNormDims::of(s);
+  const auto plan = plan_head_vectors(d.head_dim, dtype_size(dtype));
   // Parts grow with the lanes per head vector (fewer groups per block, more blocks), and the
   // launch may pick narrower accesses (more lanes) if pointers were misaligned: size for the
   // most parts any plan can use, a warp per vector. (Sizing for one lane under-allocated: the
   // blocks past it wrote out of bounds, which compute-sanitizer memcheck found on an H100.)
-  const std::int64_t parts = plan ? parts_needed(s, 32) : 1;
-  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(s.at("head_dim")) * 4;
+  const std::int64_t parts = plan ? parts_needed(d, 32) : 1;
+  return static_cast<std::size_t>(parts) * 2 * static_cast<std::size_t>(d.head_dim) * 4;
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -213,11 +224,12 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "dq, dk and per-block weight-gradient partials of Q and K in one launch (a group of up to "
                    "32 lanes per head vector, 16-byte loads), then a fixed-order stage 2",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (!plan_head_vectors(s.at("head_dim"), dtype_size(dtype))) return head_dim_reach_reason();
-          if (shared_bytes(s.at("head_dim")) > kMaxSharedBytes)
+          const std::int64_t head_dim = QkNormDims::of(s).head_dim;
+          if (!plan_head_vectors(head_dim, dtype_size(dtype))) return head_dim_reach_reason();
+          if (shared_bytes(head_dim) > kMaxSharedBytes)
             return "head_dim above 1536: the per-warp weight-gradient sums exceed 48 KB of shared memory";
           return std::nullopt;
         },

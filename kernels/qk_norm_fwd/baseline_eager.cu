@@ -9,8 +9,7 @@
 // generic elementwise and last-dim reduction kernels (kernels/common/eager_ops.cuh).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/qk_norm.hpp"
 
@@ -39,8 +38,9 @@ Workspace carve(void* base, std::int64_t vectors, std::int64_t head_dim) {
 }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto vectors = static_cast<std::size_t>(s.at("tokens") * std::max(s.at("heads"), s.at("kv_heads")));
-  const auto n = vectors * static_cast<std::size_t>(s.at("head_dim"));
+  const QkNormDims d = QkNormDims::of(s);
+  const auto vectors = static_cast<std::size_t>(d.max_vectors());
+  const auto n = vectors * static_cast<std::size_t>(d.head_dim);
   return 3 * n * 4 + 3 * vectors * 4 + n * dtype_size(dtype);
 }
 
@@ -78,16 +78,14 @@ void eager_chain(const T* x, const T* weight, T* out, std::int64_t vectors, std:
   });
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const QkNormDims d{a.shape.at("tokens"), a.shape.at("heads"), a.shape.at("kv_heads"), a.shape.at("head_dim")};
-  const Workspace ws = carve(a.workspace, d.tokens * std::max(d.heads, d.kv_heads), d.head_dim);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    eager_chain<T>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[2]),
-                   static_cast<T*>(a.tensors[4]), d.q_vectors(), d.head_dim, ws, a.stream);
-    eager_chain<T>(static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[3]),
-                   static_cast<T*>(a.tensors[5]), d.k_vectors(), d.head_dim, ws, a.stream);
-  });
+  const QkNormDims d = QkNormDims::of(a.shape);
+  const Workspace ws = carve(a.workspace, d.max_vectors(), d.head_dim);
+  eager_chain<T>(a.tensor<const T>("q"), a.tensor<const T>("q_weight"), a.tensor<T>("q_out"), d.q_vectors(), d.head_dim,
+                 ws, a.stream);
+  eager_chain<T>(a.tensor<const T>("k"), a.tensor<const T>("k_weight"), a.tensor<T>("k_out"), d.k_vectors(), d.head_dim,
+                 ws, a.stream);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -95,7 +93,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "baseline_eager_16_launches",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch, Q then K: cast, pow, sum, +eps, rsqrt, scale, cast, *weight",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

@@ -15,8 +15,7 @@
 // shapes, as a plain copy with one shuffle reduction per 256 bytes.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"
@@ -74,9 +73,10 @@ qk_norm_fwd_v1(const T* __restrict__ q, const T* __restrict__ k, const T* __rest
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  launch_qk_norm_fwd<1>(a, [](auto tag, auto elems, auto slots) {
-    return qk_norm_fwd_v1<decltype(tag), decltype(elems)::value, decltype(slots)::value>;
+  launch_qk_norm_fwd<T, 1>(a, [](auto elems, auto slots) {
+    return qk_norm_fwd_v1<T, decltype(elems)::value, decltype(slots)::value>;
   });
 }
 
@@ -86,7 +86,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "Q and K in one launch: a group of up to 32 lanes per head vector, 16-byte loads, "
                    "shuffle sum of squares, vector kept in registers",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse_qk_norm_fwd<1>,
 });
 

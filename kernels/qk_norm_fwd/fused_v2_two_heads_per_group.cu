@@ -11,8 +11,7 @@
 // be there if block turnover does not limit it; this version is the control for that question).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/qk_norm_fwd/head_vector_launch.cuh"
 #include "reference/qk_norm.hpp"
@@ -92,9 +91,10 @@ qk_norm_fwd_v2(const T* __restrict__ q, const T* __restrict__ k, const T* __rest
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  launch_qk_norm_fwd<kHeadsPerGroup>(a, [](auto tag, auto elems, auto slots) {
-    return qk_norm_fwd_v2<decltype(tag), decltype(elems)::value, decltype(slots)::value>;
+  launch_qk_norm_fwd<T, kHeadsPerGroup>(a, [](auto elems, auto slots) {
+    return qk_norm_fwd_v2<T, decltype(elems)::value, decltype(slots)::value>;
   });
 }
 
@@ -104,7 +104,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v1 with two adjacent head vectors per group, all loads issued before the shuffle "
                    "sums: twice the bytes in flight, half the blocks",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse_qk_norm_fwd<kHeadsPerGroup>,
 });
 

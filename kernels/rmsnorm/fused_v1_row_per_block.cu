@@ -51,8 +51,9 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (s.at("cols") > 2147483647) return "cols above 2^31-1 overflow the int column index";
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          if (cols > 2147483647) return "cols above 2^31-1 overflow the int column index";
           return std::nullopt;
         },
 });

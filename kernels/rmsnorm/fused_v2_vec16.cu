@@ -13,6 +13,7 @@
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -93,28 +94,27 @@ std::optional<LaunchPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
 }
 
 template <class T, int E>
-void launch_with_vpt(const LaunchArgs& a, const LaunchPlan& p) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+void launch_with_vpt(const LaunchArgs& a, const RowsCols& s, const LaunchPlan& p) {
   auto go = [&](auto vpt_tag) {
     constexpr int VPT = decltype(vpt_tag)::value;
-    rmsnorm_fwd_v2<T, E, VPT><<<rows, p.threads, 0, a.stream>>>(
-        a.tensor<const T>("x"), a.tensor<const T>("weight"),
-        a.tensor<T>("y"), cols, static_cast<float>(kRmsNormEps));
+    rmsnorm_fwd_v2<T, E, VPT><<<static_cast<unsigned>(s.rows), p.threads, 0, a.stream>>>(
+        a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<T>("y"), static_cast<int>(s.cols),
+        static_cast<float>(kRmsNormEps));
   };
   with_vectors_per_thread(p.vectors_per_thread, go);
 }
 
 template <class T>
 void launch(const LaunchArgs& a) {
-  const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
+  const RowsCols s = RowsCols::of(a.shape);
+  const auto plan = plan_for(s.cols, sizeof(T));
   if (!plan) return;  // refused before launch; see refuse()
   switch (plan->elements_per_vector) {
-    case 1: launch_with_vpt<T, 1>(a, *plan); break;
-    case 2: launch_with_vpt<T, 2>(a, *plan); break;
-    case 4: launch_with_vpt<T, 4>(a, *plan); break;
+    case 1: launch_with_vpt<T, 1>(a, s, *plan); break;
+    case 2: launch_with_vpt<T, 2>(a, s, *plan); break;
+    case 4: launch_with_vpt<T, 4>(a, s, *plan); break;
     default:
-      if constexpr (sizeof(T) == 2) launch_with_vpt<T, 8>(a, *plan);
+      if constexpr (sizeof(T) == 2) launch_with_vpt<T, 8>(a, s, *plan);
       break;
   }
 }
@@ -127,8 +127,9 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (!plan_for(s.at("cols"), dtype_size(dtype)))
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          if (!plan_for(cols, dtype_size(dtype)))
             return "cols too long to hold in registers (more than 16 vectors per thread at 1024 "
                    "threads); use fused_v1_row_per_block";
           return std::nullopt;

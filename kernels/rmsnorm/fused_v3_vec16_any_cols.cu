@@ -1,13 +1,14 @@
 // rmsnorm_fwd fused_v3_vec16_any_cols: v2 with 16-byte accesses at any hidden size.
 //
 // v2 falls back to narrower accesses when cols is not a multiple of 16 bytes (cols = 4100 in
-// bf16 runs 8-byte loads, measured 2920 GB/s against 3950 at 4096). Here every row is split
+// bf16 runs 8-byte loads, well below 4096's bandwidth). Here every row is split
 // into a head of up to 7 elements before its first 16-byte boundary, a body of 16-byte vectors
 // and a short tail; head and tail are a few scalar accesses. The weight shares the row's
 // offset, so its body loads take the widest access that the head length allows (16, 8, 4 or 2
 // bytes, the same for the whole block). Long rows also get more threads (at most 4 vectors per
 // thread above 1024 vectors) so that 16384-wide rows keep more loads in flight per SM.
-// Expected: cols = 4100 as fast as 4096 (~98% of copy); 16384 faster than v2's 77%.
+// Expected: cols = 4100 as fast as 4096 (~98% of copy); 16384 faster than v2. Measured:
+// docs/results.md.
 #include <cstdint>
 
 #include "harness/catalogue/typed_launch.cuh"
@@ -97,8 +98,9 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (!row_plan(s.at("cols"), dtype_size(dtype), kMaxThreads))
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          if (!row_plan(cols, dtype_size(dtype), kMaxThreads))
             return "cols too long for 4 vectors per thread at 1024 threads; use "
                    "fused_v1_row_per_block";
           return std::nullopt;

@@ -1,8 +1,8 @@
 // rmsnorm_fwd fused_v4_rows_per_block: v3's 16-byte any-cols rows, several rows per block, a
 // warp per row for short rows, a few warps per row (never the whole block) for long ones.
 //
-// Two gaps of v2/v3 (docs/performance.md, H200): 16384 x 512 reaches 65% of copy, and one-wave
-// grids (1024 x 4096) run 7.4 us in v3 against 5.8 in v2. Both have the same cause: a block
+// Two gaps of v2/v3: short rows (16384 x 512) stay well short of copy, and one-wave grids
+// (1024 x 4096) run slower in v3 than in v2. Both have the same cause: a block
 // handles one row, so a short row is a 64-thread block whose time goes to launching the block
 // and to block_sum's two __syncthreads (for 1 KiB of data), and at one wave every SM runs its
 // ~8 blocks through load -> barrier -> barrier -> store in lock step, with nothing to overlap.
@@ -16,16 +16,17 @@
 //     stop paying a block launch each, and each thread issues 2-8 independent 16-byte loads.
 //   - Any cols as in v3: a scalar head to the row's first 16-byte boundary, a 16-byte body, a
 //     scalar tail; the weight loads take the widest access its offset allows.
-// Expected: 16384 x 512 bf16 from 65% to ~85-90% of copy (a warp per row, 2 vectors per lane,
-// 8 rows per 256-thread block in flight); 1024 x 4096 at least v2's 5.8 us (its 16 MB are
+// Expected: 16384 x 512 bf16 at ~85-90% of copy (a warp per row, 2 vectors per lane, 8 rows
+// per 256-thread block in flight); 1024 x 4096 at least as fast as v2 (its 16 MB are
 // latency-bound: ~4.3 us of transfer at 3.9 TB/s plus a DRAM round trip); large shapes as v3
-// (~98%).
+// (~98%). Measured: docs/results.md.
 #include <cstdint>
 
 #include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/row_in_registers.cuh"
 #include "kernels/rmsnorm/rms_row_vectors.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -131,9 +132,9 @@ std::optional<LaunchPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
 }
 
 template <class T, int VPT, int MaxThreads>
-void launch_plan(const LaunchArgs& a, const LaunchPlan& p) {
+void launch_plan(const LaunchArgs& a, const RowsCols& s, const LaunchPlan& p) {
   auto* kernel = rmsnorm_fwd_v4<T, VPT, MaxThreads>;
-  const std::int64_t rows = a.shape.at("rows");
+  const std::int64_t rows = s.rows;
   const int groups = p.block / p.tpr;
   int device = 0, sms = 1, resident = 1;
   cudaGetDevice(&device);
@@ -142,22 +143,23 @@ void launch_plan(const LaunchArgs& a, const LaunchPlan& p) {
   const std::int64_t needed = (rows + groups - 1) / groups;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(needed, std::int64_t{std::max(resident, 1)} * sms));
   kernel<<<grid, p.block, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const T>("weight"),
-                                         a.tensor<T>("y"), rows, static_cast<int>(a.shape.at("cols")),
+                                         a.tensor<T>("y"), rows, static_cast<int>(s.cols),
                                          p.tpr, static_cast<float>(kRmsNormEps));
 }
 
 template <class T>
 void launch(const LaunchArgs& a) {
-  const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
+  const RowsCols s = RowsCols::of(a.shape);
+  const auto plan = plan_for(s.cols, sizeof(T));
   if (!plan) return;  // refused before launch; see refuse()
   switch (plan->vectors_per_thread) {
-    case 1: launch_plan<T, 1, kBlockThreads>(a, *plan); break;
-    case 2: launch_plan<T, 2, kBlockThreads>(a, *plan); break;
+    case 1: launch_plan<T, 1, kBlockThreads>(a, s, *plan); break;
+    case 2: launch_plan<T, 2, kBlockThreads>(a, s, *plan); break;
     case 4:
-      if (plan->block <= kBlockThreads) launch_plan<T, 4, kBlockThreads>(a, *plan);
-      else launch_plan<T, 4, kMaxThreads>(a, *plan);
+      if (plan->block <= kBlockThreads) launch_plan<T, 4, kBlockThreads>(a, s, *plan);
+      else launch_plan<T, 4, kMaxThreads>(a, s, *plan);
       break;
-    default: launch_plan<T, 8, kBlockThreads>(a, *plan); break;
+    default: launch_plan<T, 8, kBlockThreads>(a, s, *plan); break;
   }
 }
 
@@ -170,8 +172,9 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (s.at("cols") > 2147483647) return "cols above 2^31-1 do not fit the int column index";
-          if (!plan_for(s.at("cols"), dtype_size(dtype)))
+          const std::int64_t cols = RowsCols::of(s).cols;
+          if (cols > 2147483647) return "cols above 2^31-1 do not fit the int column index";
+          if (!plan_for(cols, dtype_size(dtype)))
             return "cols too long for 4 vectors per thread at 1024 threads; use fused_v1_row_per_block";
           return std::nullopt;
         },

@@ -32,10 +32,10 @@
 // Launch count and memory passes are unchanged by it.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -53,8 +53,8 @@ struct Workspace {
 constexpr int kFullTensors = 12, kRowVectors = 7;
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
-  const auto parts = static_cast<std::size_t>(eager_col_sum_parts(s.at("rows")));
+  const auto [rows, cols] = RowsCols::of(s);
+  const auto parts = static_cast<std::size_t>(eager_col_sum_parts(rows));
   return (kFullTensors * rows * cols + kRowVectors * rows + parts * cols) * 4 + rows * cols * dtype_size(dtype);
 }
 
@@ -78,13 +78,14 @@ Workspace carve(void* base, std::int64_t rows, std::int64_t cols) {
 template <class T>
 void run_chain(const LaunchArgs& a) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
+  const RowsCols shape = RowsCols::of(a.shape);  // named, not bound: the device lambdas capture rows and cols
+  const std::int64_t rows = shape.rows, cols = shape.cols, n = rows * cols;
   const Workspace ws = carve(a.workspace, rows, cols);
-  const T* x = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const T* dy = static_cast<const T*>(a.tensors[2]);
-  T* dx = static_cast<T*>(a.tensors[3]);
-  float* dweight = static_cast<float*>(a.tensors[4]);
+  const T* x = a.tensor<const T>("x");
+  const T* w = a.tensor<const T>("weight");
+  const T* dy = a.tensor<const T>("dy");
+  T* dx = a.tensor<T>("dx");
+  float* dweight = a.tensor<float>("dweight");
   cudaStream_t st = a.stream;
   const float eps = static_cast<float>(kRmsNormEps);
   const float inv_cols = 1.0f / static_cast<float>(cols);
@@ -162,17 +163,13 @@ void run_chain(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { run_chain<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "rmsnorm_bwd",
     .name = "baseline_eager_23_launches",
     .role = Role::baseline,
     .description = "autograd of the eager module op by op: recompute cast/pow/mean/+eps/rsqrt/mul, then 15 "
                    "backward ops (dweight as a 2-launch column sum)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { run_chain<T>(a); }),
     .refuse = {},
     .workspace_bytes = workspace_bytes,
 });

@@ -28,11 +28,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -196,9 +196,10 @@ std::int64_t parts_cap(std::int64_t rows, const LaunchPlan& p) {
 }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
-  const auto plan = plan_for(s.at("cols"), dtype_size(dtype));
+  const auto [rows, cols] = RowsCols::of(s);
+  const auto plan = plan_for(cols, dtype_size(dtype));
   if (!plan) return 0;
-  return static_cast<std::size_t>(parts_cap(s.at("rows"), *plan)) * static_cast<std::size_t>(s.at("cols")) * 4;
+  return static_cast<std::size_t>(parts_cap(rows, *plan)) * static_cast<std::size_t>(cols) * 4;
 }
 
 template <class T, int V, int VPT>
@@ -213,9 +214,8 @@ int launch_rows(const LaunchArgs& a, const LaunchPlan& p, std::int64_t rows, int
   const int wanted = std::max<int>(1, static_cast<int>(per_sm / threads));
   const std::int64_t blocks_per_sm = std::max(1, std::min(resident, wanted));
   const int grid = static_cast<int>(std::min<std::int64_t>(parts_cap(rows, p), blocks_per_sm * sms));
-  kernel<<<grid, threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-                                         static_cast<const T*>(a.tensors[2]), static_cast<T*>(a.tensors[3]),
-                                         static_cast<float*>(a.workspace), rows, cols, p.tpr,
+  kernel<<<grid, threads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<const T>("dy"),
+                                         a.tensor<T>("dx"), static_cast<float*>(a.workspace), rows, cols, p.tpr,
                                          static_cast<float>(kRmsNormEps));
   return grid;
 }
@@ -246,18 +246,16 @@ int dispatch(const LaunchArgs& a, const LaunchPlan& p, std::int64_t rows, int co
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(cols, sizeof(T));
-    if (!plan) return;  // refused before launch; see refuse()
-    const int parts = dispatch<T>(a, *plan, rows, cols);
-    const dim3 block(32, 32);
-    sum_parts_by_column<<<static_cast<unsigned>((cols + 31) / 32), block, 0, a.stream>>>(
-        static_cast<const float*>(a.workspace), parts, cols, static_cast<float*>(a.tensors[4]));
-  });
+  const RowsCols s = RowsCols::of(a.shape);
+  const auto cols = static_cast<int>(s.cols);
+  const auto plan = plan_for(cols, sizeof(T));
+  if (!plan) return;  // refused before launch; see refuse()
+  const int parts = dispatch<T>(a, *plan, s.rows, cols);
+  const dim3 block(32, 32);
+  sum_parts_by_column<<<static_cast<unsigned>((cols + 31) / 32), block, 0, a.stream>>>(
+      static_cast<const float*>(a.workspace), parts, cols, a.tensor<float>("dweight"));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -266,10 +264,10 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "persistent blocks loop over rows in registers (16-byte vectors), dweight summed per thread, "
                    "then a deterministic sum of per-block partials: 2 launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (!plan_for(s.at("cols"), dtype_size(dtype)))
+          if (!plan_for(RowsCols::of(s).cols, dtype_size(dtype)))
             return "row does not fit in registers at 1024 threads: cols above 16384, or above 8192 when cols "
                    "is odd (in fp32: not a multiple of 4); use baseline_eager_23_launches";
           return std::nullopt;

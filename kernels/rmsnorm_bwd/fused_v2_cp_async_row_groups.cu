@@ -12,6 +12,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -29,7 +30,7 @@ KWB_REGISTER_VARIANT(Variant{
                      s, dtype,
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384; "
                      "use fused_v1_persistent_vec16"); },
-    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(s.at("rows"), s.at("cols"), 1); },
+    .workspace_bytes = [](const Shape& s, DType) { return nb::workspace_bytes(RowsCols::of(s), 1); },
     .tunables = nb::tunables(),
     .prepare = nb::prepare<nb::RmsNormGrad>,
 });

@@ -2,14 +2,15 @@
 // rows handed out by an atomic counter after the first wave instead of statically, as
 // layernorm_bwd fused_v5. Why: a static share leaves the fast groups idle while the slowest
 // finish theirs; taking the next row from a counter, one row ahead, lets fast groups take more.
-// Expected (bf16, H100): v2 reaches 85-87% of copy at 4096-16384 columns; layernorm_bwd's same
-// change gained 9-13% at 16384 rows (16384 x 8192 305 -> 277 us), so ~93-95% here.
+// Expected (bf16, H100): v2 is at ~85-87% of copy at 4096-16384 columns; layernorm_bwd's same
+// change gained about a tenth at 16384 rows, so ~93-95% here. Measured: docs/results.md.
 // Price: which rows a CTA sums into its partial column sums depends on timing, so dweight's last
 // bits vary from run to run (dx is bit-identical); v2 stays the deterministic choice.
 // Sizes as v2 (rows of a multiple of 4 bytes, up to 16384 columns), and at most 2^30 rows.
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/norm_backward_launch.cuh"
 #include "reference/rmsnorm.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -29,7 +30,7 @@ KWB_REGISTER_VARIANT(Variant{
                      "cp.async needs rows of a multiple of 4 bytes (not odd cols in fp16/bf16) and cols <= 16384; "
                      "use fused_v1_persistent_vec16"); },
     .workspace_bytes = [](const Shape& s, DType) {
-      return nb::workspace_bytes(s.at("rows"), s.at("cols"), 1, kDynamic);
+      return nb::workspace_bytes(RowsCols::of(s), 1, kDynamic);
     },
     .tunables = nb::tunables(kDynamic),
     .prepare = nb::prepare<nb::RmsNormGrad, kDynamic>,

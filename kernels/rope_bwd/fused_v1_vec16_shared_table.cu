@@ -18,7 +18,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_vec16_shared_table",
     .role = Role::fused,
     .description = "dq and dk in one launch: the forward's kernel with sin negated as it is staged in shared",
-    .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, -1.0f); },
+    .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, rope::kBackwardRotation); },
     .refuse = rope::refuse_rotate,
     .tunables = rope::rotate_tunables(),
 });

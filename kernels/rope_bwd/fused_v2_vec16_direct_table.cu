@@ -11,7 +11,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_vec16_direct_table",
     .role = Role::fused,
     .description = "dq and dk in one elementwise launch: the forward's fused_v2 with sin negated as it is read",
-    .launch = [](const LaunchArgs& a) { rope::launch_direct(a, -1.0f); },
+    .launch = [](const LaunchArgs& a) { rope::launch_direct(a, rope::kBackwardRotation); },
     .refuse = rope::refuse_direct,
     .tunables = rope::direct_tunables(),
 });

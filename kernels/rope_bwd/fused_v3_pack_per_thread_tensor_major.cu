@@ -11,7 +11,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v3_pack_per_thread_tensor_major",
     .role = Role::fused,
     .description = "dq then dk in one elementwise launch: the forward's fused_v3 with sin negated as it is read",
-    .launch = [](const LaunchArgs& a) { rope::launch_per_pack(a, -1.0f); },
+    .launch = [](const LaunchArgs& a) { rope::launch_per_pack(a, rope::kBackwardRotation); },
     .refuse = rope::refuse_per_pack,
 });
 

@@ -10,19 +10,14 @@
 // 80 MiB each way, the tables 2 * 8192 * 64 * 4 B = 4 MiB: 164 MiB, 57 us at the H100's
 // ~3000 GB/s copy ceiling. Each block moves ~40 KB of q and k per 1.5 KB of table, with no
 // reduction and a single barrier, so it should stream like a copy: expected >= 90% of the copy
-// ceiling at the default shapes in bf16, above torch.compile's 2.70 TB/s (H100), which rotates
-// q alone with bf16 tables.
-// Measured (H100, bf16, 1 x 4096 x 32 x 32 x 128, dirty flush): 50.7-51.1 us against
-// torch.compile's 50.8 us, both at the copy wall once the dirty flush's ~5.8 us write-back is
-// counted (45.1 us under the clean flush). Evict-first (.cs) loads and stores of q and k were
-// tried and were 2.5% slower. The item split (token, head, chunk) is a multiply-high and a shift
-// (FastDiv) instead of two software divisions.
-// Software pipelined since 2026-11-23 (the next items' loads are issued before this round's math
-// and stores; Nsight Compute had shown 0.4 eligible warps per scheduler and 74% of DRAM peak):
-// 49.3-49.4 us, 90.3% of the DRAM roof. torch.compile's kernel, timed by the PyTorch profiler
-// after the same kind of flush, runs 47.2 us (do_bench's event-timed median: 50.1-50.4 us), so
-// the Triton kernel is still ~4% faster kernel for kernel. fused_v2_vec16_direct_table (no
-// staging) runs 48.2 us in the same calls.
+// ceiling at the default shapes in bf16, at least torch.compile's figure (TARGETS.md), which
+// rotates q alone with bf16 tables. Measured: docs/results.md.
+// Evict-first (.cs) loads and stores of q and k were tried and were slower. The item split
+// (token, head, chunk) is a multiply-high and a shift (FastDiv) instead of two software divisions.
+// Software pipelined (the next items' loads are issued before this round's math and stores):
+// Nsight Compute had shown 0.4 eligible warps per scheduler short of the DRAM peak. The Triton
+// kernel stays a few percent faster kernel for kernel, and fused_v2_vec16_direct_table (no
+// staging) is faster too.
 #include "harness/catalogue/registry.hpp"
 #include "kernels/rope_fwd/rope_rotate.cuh"
 
@@ -34,7 +29,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_vec16_shared_table",
     .role = Role::fused,
     .description = "q and k in one launch, 16-byte loads of both halves, cos/sin rows staged once per token in shared",
-    .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, 1.0f); },
+    .launch = [](const LaunchArgs& a) { rope::launch_rotate(a, rope::kForwardRotation); },
     .refuse = rope::refuse_rotate,
     .tunables = rope::rotate_tunables(),
 });

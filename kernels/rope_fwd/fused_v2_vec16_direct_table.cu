@@ -14,7 +14,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "q and k in one elementwise launch, 16-byte loads of both halves, cos/sin lanes read "
                    "through L1, every load of a thread issued before its first multiply",
-    .launch = [](const LaunchArgs& a) { rope::launch_direct(a, 1.0f); },
+    .launch = [](const LaunchArgs& a) { rope::launch_direct(a, rope::kForwardRotation); },
     .refuse = rope::refuse_direct,
     .tunables = rope::direct_tunables(),
 });

@@ -15,9 +15,7 @@
 // warps per scheduler at 74% of the DRAM peak; the pointwise kernel that torch.compile generates
 // for rotate-half RoPE (no staging, a thread per element pack) runs ~4% faster kernel for kernel.
 // Expected: at the copy wall, >= 93% of the copy ceiling at 1 x 4096 x 32 x 32 x 128 bf16.
-// Measured (H100, bf16, 2026-11-23): 48.19 us there against fused_v1's 49.44 (~92% of copy) and
-// the Triton kernel's 47.1-47.2 us, 95.9% of copy at 8 x 8192 x 32 x 8 x 128, 104.6 us against
-// 113.4 at 2 x 4096 x 64 x 8 x 128 with ids. One or two items per thread measure the same.
+// Measured: docs/results.md (one or two items per thread measure the same).
 //
 // fused_v3 (launch_per_pack) is Triton's mapping in this kernel's template: one output pack per
 // thread (it loads its own half and the partner half, which hits L1 or merges with the
@@ -25,14 +23,11 @@
 // run), 128-thread blocks, 32 registers and full occupancy; every q item first, then every k item
 // (tensor-major: one input and one output stream at a time); the tables and the partner half read
 // with L1 and L2 evict_last hints (Triton's hints), so the streamed q/k lines do not evict them.
-// Measured (H100, bf16, 2026-11-24, one sweep of 37 configurations of these knobs through kwb):
-// 1 x 4096 x 32 x 32 x 128 45.3 us (98.4% of the DRAM roof; v2's default 48.2 in the same call,
-// the Triton kernel alone 47.12 us in the same call) and 8 x 8192 x 32 x 8 x 128 443.8 us (99.3%,
-// v2 460.5), the fastest at both shapes. Each knob alone moved 1 x 4096 to 45.3-46.0 us; at
-// 8 x 8192 the table hint alone gave 449.3 us and tensor-major order alone was slower (468.3):
-// it pays only with one pack per thread. q/k loads with an L2 evict_first policy (456.8),
-// ld.global.nc.L1::no_allocate (466.7) and evict_first stores (461.5) did not help and were
-// dropped; 512-thread blocks measured as 256.
+// A sweep of these knobs through kwb (H100, bf16) found this combination the fastest at both
+// default shapes it was tried on (measured: docs/results.md); tensor-major order alone was
+// slower: it pays only with one pack per thread. q/k loads with an L2 evict_first policy,
+// ld.global.nc.L1::no_allocate and evict_first stores did not help and were dropped; 512-thread
+// blocks measured as 256.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -253,11 +248,12 @@ __global__ void __launch_bounds__(kBlock)
 
 // items_per_pair: 1 item per chunk pair (fused_v2), 2 (fused_v3: one per output pack).
 inline std::optional<std::string> refuse_items(const Shape& s, DType dtype, int items_per_pair) {
-  const std::int64_t half = s.at("head_dim") / 2, rows = s.at("heads") + s.at("kv_heads");
+  const Axes n = Axes::of(s);
+  const std::int64_t half = n.half(), rows = n.heads + n.kv_heads;
   const std::int64_t per_token = rows * items_per_pair * (half / lanes_for(half, dtype_size(dtype)));
   if (per_token > (std::int64_t{1} << 30))
     return "more than 2^30 items per token: heads x head_dim too large for 32-bit item indices";
-  if (s.at("seq") > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
+  if (n.seq > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
   return std::nullopt;
 }
 inline std::optional<std::string> refuse_direct(const Shape& s, DType dtype) { return refuse_items(s, dtype, 1); }
@@ -290,53 +286,57 @@ void launch_slices(const LaunchArgs& a, RotateParams p, int lanes, Kernel kernel
   }
 }
 
-// fn(T{}, integral_constant<int, E>{}, lanes) for the case's dtype T and the E lanes of a pack
-// at this row width (16 bytes where the half row allows, else narrower).
-template <class Fn>
-void with_pack(const LaunchArgs& a, const RotateParams& p, Fn&& fn) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const int lanes = lanes_for(p.half, sizeof(T));
-    auto go = [&](auto lanes_tag) {
-      if constexpr (decltype(lanes_tag)::value * sizeof(T) <= 16) fn(tag, lanes_tag, lanes);
-    };
-    switch (lanes) {
-      case 8: go(std::integral_constant<int, 8>{}); break;
-      case 4: go(std::integral_constant<int, 4>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      default: go(std::integral_constant<int, 1>{}); break;
-    }
-  });
+// fn(integral_constant<int, E>{}, lanes) for the E lanes of a pack of T at this row width
+// (16 bytes where the half row allows, else narrower).
+template <class T, class Fn>
+void with_pack(const RotateParams& p, Fn&& fn) {
+  const int lanes = lanes_for(p.half, sizeof(T));
+  auto go = [&](auto lanes_tag) {
+    if constexpr (decltype(lanes_tag)::value * sizeof(T) <= 16) fn(lanes_tag, lanes);
+  };
+  switch (lanes) {
+    case 8: go(std::integral_constant<int, 8>{}); break;
+    case 4: go(std::integral_constant<int, 4>{}); break;
+    case 2: go(std::integral_constant<int, 2>{}); break;
+    default: go(std::integral_constant<int, 1>{}); break;
+  }
 }
 
+// The launchers dispatch the dtype themselves, as rope_rotate.cuh's launch_rotate does (why: see
+// there): both are inline, so fused_v2's and fused_v3's files each hold both kernels' PTX.
+
 // fused_v2: token-major items of both halves of a chunk pair, `items_per_thread` per thread.
-inline void launch_direct(const LaunchArgs& a, float sin_sign) {
-  const RotateParams p = rotate_params(a, sin_sign);
+inline void launch_direct(const LaunchArgs& a, const Rotation& r) {
   const std::int64_t per_thread = a.tunables ? a.tunable("items_per_thread") : kDirectDefaultItems;
-  with_pack(a, p, [&](auto tag, auto lanes_tag, int lanes) {
+  dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    constexpr int E = decltype(lanes_tag)::value;
-    auto go = [&](auto items_tag) {
-      constexpr int U = decltype(items_tag)::value;
-      launch_slices<2, T>(a, p, lanes, rope_direct_kernel<T, E, U>, kThreads, U);
-    };
-    if (per_thread == 4) go(std::integral_constant<int, 4>{});
-    else if (per_thread == 1) go(std::integral_constant<int, 1>{});
-    else go(std::integral_constant<int, kDirectDefaultItems>{});
+    const RotateParams p = rotate_params<T>(a, r);
+    with_pack<T>(p, [&](auto lanes_tag, int lanes) {
+      constexpr int E = decltype(lanes_tag)::value;
+      auto go = [&](auto items_tag) {
+        constexpr int U = decltype(items_tag)::value;
+        launch_slices<2, T>(a, p, lanes, rope_direct_kernel<T, E, U>, kThreads, U);
+      };
+      if (per_thread == 4) go(std::integral_constant<int, 4>{});
+      else if (per_thread == 1) go(std::integral_constant<int, 1>{});
+      else go(std::integral_constant<int, kDirectDefaultItems>{});
+    });
   });
 }
 
 // fused_v3: one output pack per thread, 128-thread blocks, tensor-major, tables and partner
 // halves evict_last (16-byte packs; narrower packs, e.g. fp32 at head_dim 4, without hints).
 inline constexpr int kPerPackThreads = 128;
-inline void launch_per_pack(const LaunchArgs& a, float sin_sign) {
-  const RotateParams p = rotate_params(a, sin_sign);
-  with_pack(a, p, [&](auto tag, auto lanes_tag, int lanes) {
+inline void launch_per_pack(const LaunchArgs& a, const Rotation& r) {
+  dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    constexpr int E = decltype(lanes_tag)::value;
-    constexpr int kCache = E * sizeof(T) == 16 ? kCacheTablesLast : kCacheDefault;
-    launch_slices<1, T>(a, p, lanes, rope_direct_kernel<T, E, 1, kPerPackThreads, kOrderTensorMajor, kCache, 1>,
-                        kPerPackThreads, 1);
+    const RotateParams p = rotate_params<T>(a, r);
+    with_pack<T>(p, [&](auto lanes_tag, int lanes) {
+      constexpr int E = decltype(lanes_tag)::value;
+      constexpr int kCache = E * sizeof(T) == 16 ? kCacheTablesLast : kCacheDefault;
+      launch_slices<1, T>(a, p, lanes, rope_direct_kernel<T, E, 1, kPerPackThreads, kOrderTensorMajor, kCache, 1>,
+                          kPerPackThreads, 1);
+    });
   });
 }
 

@@ -32,15 +32,10 @@
 
 namespace kwb::rope {
 
-struct ChainDims {
-  std::int64_t batch, seq, heads, kv_heads, dim, half, table_rows;
-  bool ids;
-  explicit ChainDims(const Shape& s)
-      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), kv_heads(s.at("kv_heads")),
-        dim(s.at("head_dim")), half(dim / 2), ids(s.choice("positions") == "ids") {
-    table_rows = rope::table_rows(seq, ids);
-  }
-  std::int64_t tokens() const { return batch * seq; }
+// The case's axes under the name the chain's kernels carry (eager_rotate_tensor takes it, and a
+// device lambda's kernel is named after its enclosing function): rope::Axes, read once.
+struct ChainDims : Axes {
+  explicit ChainDims(const Axes& axes) : Axes(axes) {}
 };
 
 // The broadcast table element of element i: [batch, seq, 1, D] tables (index: [seq, D]) against
@@ -57,9 +52,9 @@ struct TableIndex {
 // fp32 intermediates: the full-width tables, their gathered rows (ids), and per tensor xf,
 // the negated half, rot, the two products and their sum (q is the largest: heads >= kv_heads).
 inline std::size_t eager_chain_workspace_bytes(const Shape& s, DType) {
-  const ChainDims n(s);
-  const std::int64_t tables = 2 * n.table_rows * n.dim + (n.ids ? 2 * n.tokens() * n.dim : 0);
-  const std::int64_t per_tensor = n.tokens() * n.heads * n.dim;
+  const ChainDims n(Axes::of(s));
+  const std::int64_t tables = 2 * n.table_rows() * n.head_dim + (n.ids ? 2 * n.tokens() * n.head_dim : 0);
+  const std::int64_t per_tensor = n.tokens() * n.heads * n.head_dim;
   return static_cast<std::size_t>(tables + per_tensor / 2 + 5 * per_tensor) * sizeof(float);
 }
 
@@ -69,13 +64,13 @@ struct ChainWorkspace {
 
 inline ChainWorkspace carve_chain(void* base, const ChainDims& n) {
   float* f = static_cast<float*>(base);
-  const std::int64_t per_tensor = n.tokens() * n.heads * n.dim;
+  const std::int64_t per_tensor = n.tokens() * n.heads * n.head_dim;
   ChainWorkspace w{};
   w.cos_f = f;
-  w.sin_f = w.cos_f + n.table_rows * n.dim;
-  w.cos_g = w.sin_f + n.table_rows * n.dim;
-  w.sin_g = w.cos_g + (n.ids ? n.tokens() * n.dim : 0);
-  w.xf = w.sin_g + (n.ids ? n.tokens() * n.dim : 0);
+  w.sin_f = w.cos_f + n.table_rows() * n.head_dim;
+  w.cos_g = w.sin_f + n.table_rows() * n.head_dim;
+  w.sin_g = w.cos_g + (n.ids ? n.tokens() * n.head_dim : 0);
+  w.xf = w.sin_g + (n.ids ? n.tokens() * n.head_dim : 0);
   w.neg = w.xf + per_tensor;
   w.rot = w.neg + per_tensor / 2;
   w.m1 = w.rot + per_tensor;
@@ -90,7 +85,7 @@ template <class T, bool kBackward>
 void eager_rotate_tensor(const T* x, T* y, std::int64_t heads, const ChainDims& n, const float* cos_t,
                          const float* sin_t, const ChainWorkspace& ws, cudaStream_t stream) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t count = n.tokens() * heads * n.dim, dim = n.dim, half = n.half, seq = n.seq;
+  const std::int64_t count = n.tokens() * heads * n.head_dim, dim = n.head_dim, half = n.half(), seq = n.seq;
   const bool ids = n.ids;
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
@@ -130,11 +125,12 @@ void eager_rotate_tensor(const T* x, T* y, std::int64_t heads, const ChainDims& 
 
 template <class T, bool kBackward>
 void eager_chain(const LaunchArgs& a) {
-  const ChainDims n(a.shape);
+  const ChainDims n(Axes::of(a.shape));
   const ChainWorkspace ws = carve_chain(a.workspace, n);
-  const std::int64_t dim = n.dim, half = n.half, rows = n.table_rows;
-  const auto* cos = static_cast<const float*>(a.tensors[kCos]);
-  const auto* sin = static_cast<const float*>(a.tensors[kSin]);
+  const std::int64_t dim = n.head_dim, half = n.half(), rows = n.table_rows();
+  const Rotation& rotation = kBackward ? kBackwardRotation : kForwardRotation;
+  const auto* cos = a.tensor<const float>("cos");
+  const auto* sin = a.tensor<const float>("sin");
   float* cos_f = ws.cos_f;
   float* sin_f = ws.sin_f;
   eager_map(rows * dim, a.stream, [=] __device__(std::int64_t i) {
@@ -150,7 +146,7 @@ void eager_chain(const LaunchArgs& a) {
   if (n.ids) {
     // An index gather, one launch per table; an id outside the table gives NaN (PyTorch would
     // raise a device-side assert).
-    const auto* pos = static_cast<const std::int64_t*>(a.tensors[kIds]);
+    const auto* pos = a.tensor<const std::int64_t>("position_ids");
     float* cos_g = ws.cos_g;
     float* sin_g = ws.sin_g;
     eager_map(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
@@ -164,13 +160,15 @@ void eager_chain(const LaunchArgs& a) {
     cos_t = ws.cos_g;
     sin_t = ws.sin_g;
   }
-  const int out = first_output(n.ids);
-  eager_rotate_tensor<T, kBackward>(static_cast<const T*>(a.tensors[kQ]), static_cast<T*>(a.tensors[out]), n.heads,
-                                    n, cos_t, sin_t, ws, a.stream);
-  eager_rotate_tensor<T, kBackward>(static_cast<const T*>(a.tensors[kK]), static_cast<T*>(a.tensors[out + 1]),
-                                    n.kv_heads, n, cos_t, sin_t, ws, a.stream);
+  eager_rotate_tensor<T, kBackward>(a.tensor<const T>(rotation.q), a.tensor<T>(rotation.q_out), n.heads, n, cos_t,
+                                    sin_t, ws, a.stream);
+  eager_rotate_tensor<T, kBackward>(a.tensor<const T>(rotation.k), a.tensor<T>(rotation.k_out), n.kv_heads, n, cos_t,
+                                    sin_t, ws, a.stream);
 }
 
+// Both directions are instantiated in every file that includes this header (the dtype and the
+// direction dispatched here, not at registration), as before the chain named its tensors: its
+// PTX stays as it was.
 inline void launch_eager_chain(const LaunchArgs& a, bool backward) {
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);

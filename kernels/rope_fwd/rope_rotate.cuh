@@ -203,7 +203,8 @@ inline int tokens_per_block_for(std::int64_t rows, std::int64_t half, int lanes,
 }
 
 inline std::optional<std::string> refuse_rotate(const Shape& s, DType dtype) {
-  const std::int64_t head_dim = s.at("head_dim"), rows = s.at("heads") + s.at("kv_heads");
+  const Axes n = Axes::of(s);
+  const std::int64_t head_dim = n.head_dim, rows = n.heads + n.kv_heads;
   if (head_dim > kMaxHeadDim)
     return "head_dim above 8192: one token's cos and sin rows no longer fit in shared memory";
   const std::int64_t half = head_dim / 2;
@@ -212,43 +213,45 @@ inline std::optional<std::string> refuse_rotate(const Shape& s, DType dtype) {
   const std::int64_t tpb_most = tokens_per_block_for(rows, half, lanes, kMaxItemsPerBlock);  // the items' check
   if (tpb_most * rows * (half / lanes) > 2147483647 - kThreads * kMaxUnroll)
     return "more than 2^31 items per block: heads x head_dim too large for 32-bit item indices";
-  if (s.at("seq") > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
-  const std::int64_t tokens = s.at("batch") * s.at("seq");
-  if ((tokens + tpb - 1) / tpb > 2147483647) return "too many tokens for the grid's x dimension";
+  if (n.seq > (1 << 30)) return "seq above 2^30: positions are computed in 32 bits";
+  if ((n.tokens() + tpb - 1) / tpb > 2147483647) return "too many tokens for the grid's x dimension";
   return std::nullopt;
 }
 
-// The tensors and shape of a case in RotateParams, in the op's tensor order (reference/rope.hpp);
-// the split divisors and tokens_per_block are the launcher's.
-inline RotateParams rotate_params(const LaunchArgs& a, float sin_sign) {
-  const bool ids = a.shape.choice("positions") == "ids";
-  const std::int64_t seq = a.shape.at("seq");
+// The tensors (by the rotation's names) and axes of a case in RotateParams; the split divisors
+// and tokens_per_block are the launcher's.
+template <class T>
+RotateParams rotate_params(const LaunchArgs& a, const Rotation& r) {
+  const Axes n = Axes::of(a.shape);
   RotateParams p{};
-  p.q = a.tensors[kQ];
-  p.k = a.tensors[kK];
-  p.cos = static_cast<const float*>(a.tensors[kCos]);
-  p.sin = static_cast<const float*>(a.tensors[kSin]);
-  p.ids = ids ? static_cast<const std::int64_t*>(a.tensors[kIds]) : nullptr;
-  p.q_out = a.tensors[first_output(ids)];
-  p.k_out = a.tensors[first_output(ids) + 1];
-  p.tokens = a.shape.at("batch") * seq;
-  p.seq = static_cast<int>(seq);  // both refusals: seq <= 2^30
-  p.by_seq = FastDiv(static_cast<unsigned>(seq));
-  p.table_rows = table_rows(seq, ids);
-  p.heads = static_cast<int>(a.shape.at("heads"));
-  p.kv_heads = static_cast<int>(a.shape.at("kv_heads"));
-  p.half = static_cast<int>(a.shape.at("head_dim") / 2);
-  p.sin_sign = sin_sign;
+  p.q = a.tensor<const T>(r.q);
+  p.k = a.tensor<const T>(r.k);
+  p.cos = a.tensor<const float>("cos");
+  p.sin = a.tensor<const float>("sin");
+  p.ids = n.ids ? a.tensor<const std::int64_t>("position_ids") : nullptr;
+  p.q_out = a.tensor<T>(r.q_out);
+  p.k_out = a.tensor<T>(r.k_out);
+  p.tokens = n.tokens();
+  p.seq = static_cast<int>(n.seq);  // both refusals: seq <= 2^30
+  p.by_seq = FastDiv(static_cast<unsigned>(n.seq));
+  p.table_rows = n.table_rows();
+  p.heads = static_cast<int>(n.heads);
+  p.kv_heads = static_cast<int>(n.kv_heads);
+  p.half = static_cast<int>(n.half());
+  p.sin_sign = r.sin_sign;
   return p;
 }
 
-// Launches the rotation.
-inline void launch_rotate(const LaunchArgs& a, float sin_sign) {
-  RotateParams p = rotate_params(a, sin_sign);
+// Launches the rotation. The dtype is dispatched here, not at registration: this inline function
+// puts every rope_rotate_kernel in the PTX of each file that includes the header (fused_v2 and v3
+// too), as it did before the variants named their tensors; dispatching at registration would drop
+// those unused copies, a PTX change left for a commit that is timed on its own.
+inline void launch_rotate(const LaunchArgs& a, const Rotation& r) {
   const std::int64_t items_per_block = a.tunables ? a.tunable("items") : kDefaultItemsPerBlock;
   const std::int64_t unroll = a.tunables ? a.tunable("unroll") : kDefaultUnroll;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
+    RotateParams p = rotate_params<T>(a, r);
     const int lanes = lanes_for(p.half, sizeof(T));
     p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes, items_per_block);
     p.by_chunks = FastDiv(static_cast<unsigned>(p.half / lanes));

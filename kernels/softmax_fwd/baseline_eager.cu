@@ -16,9 +16,9 @@
 // kernels' 2+2: expect ~11x slower at equal bandwidth (fp32: 32 against 8, ~4x).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -64,7 +64,7 @@ Workspace carve(void* base, std::int64_t rows, std::int64_t cols) {
 }
 
 std::size_t workspace_bytes(const Shape& s, DType) {
-  const auto rows = static_cast<std::size_t>(s.at("rows")), cols = static_cast<std::size_t>(s.at("cols"));
+  const auto [rows, cols] = RowsCols::of(s);
   return (4 * rows * cols + 2 * rows) * sizeof(float);
 }
 
@@ -73,10 +73,11 @@ std::size_t workspace_bytes(const Shape& s, DType) {
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool is_fp32 = std::is_same_v<T, float>;
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols"), n = rows * cols;
+  const RowsCols shape = RowsCols::of(a.shape);  // named, not bound: the device lambdas capture cols
+  const std::int64_t rows = shape.rows, cols = shape.cols, n = rows * cols;
   const Workspace ws = carve(a.workspace, rows, cols);
-  const T* x = static_cast<const T*>(a.tensors[0]);
-  T* y = static_cast<T*>(a.tensors[1]);
+  const T* x = a.tensor<const T>("x");
+  T* y = a.tensor<T>("y");
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* out = ws.xf;
@@ -100,19 +101,15 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "softmax_fwd",
     .name = "baseline_eager_7_launches",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch written out: cast, amax, sub, exp, sum, div, cast",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("rows") > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
+          if (RowsCols::of(s).rows > 2147483647) return "rows above 2^31-1 exceed the grid's x dimension";
           return std::nullopt;
         },
     .workspace_bytes = workspace_bytes,

@@ -19,10 +19,10 @@
 // a larger share in the reduction, as rmsnorm's v3 does there).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
+#include "reference/rows_cols_op.hpp"
 #include "reference/softmax.hpp"
 
 namespace kwb {
@@ -109,24 +109,23 @@ std::optional<LaunchPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
   return p;
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(cols, sizeof(T));
-    if (!plan) return;  // refused before launch; see refuse()
-    auto go = [&](auto vpt_tag) {
-      constexpr int VPT = decltype(vpt_tag)::value;
-      softmax_fwd_v1<T, VPT><<<rows, plan->threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]),
-                                                                    static_cast<T*>(a.tensors[1]), cols);
-    };
-    switch (plan->vectors_per_thread) {
-      case 1: go(std::integral_constant<int, 1>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      default: go(std::integral_constant<int, 4>{}); break;
-    }
-  });
+  const RowsCols shape = RowsCols::of(a.shape);
+  const auto rows = static_cast<unsigned>(shape.rows);
+  const auto cols = static_cast<int>(shape.cols);
+  const auto plan = plan_for(cols, sizeof(T));
+  if (!plan) return;  // refused before launch; see refuse()
+  auto go = [&](auto vpt_tag) {
+    constexpr int VPT = decltype(vpt_tag)::value;
+    softmax_fwd_v1<T, VPT><<<rows, plan->threads, 0, a.stream>>>(a.tensor<const T>("x"),
+                                                                  a.tensor<T>("y"), cols);
+  };
+  switch (plan->vectors_per_thread) {
+    case 1: go(std::integral_constant<int, 1>{}); break;
+    case 2: go(std::integral_constant<int, 2>{}); break;
+    default: go(std::integral_constant<int, 4>{}); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -134,11 +133,12 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_row_in_registers",
     .role = Role::fused,
     .description = "one block per row held in registers, 16-byte vectors at any cols, one (max, sum) reduction",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          if (!plan_for(s.at("cols"), dtype_size(dtype)))
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          if (!plan_for(cols, dtype_size(dtype)))
             return "a row over 64 KiB (32768 bf16/fp16 or 16384 fp32 elements) does not fit in one block's "
                    "registers; fused_v3_cluster_split_row (up to 512 KiB) and fused_v2_online_two_pass (any "
                    "length) cover it";

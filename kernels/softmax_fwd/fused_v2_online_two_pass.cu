@@ -20,10 +20,10 @@
 // 128K-256K columns, where fused_v3_cluster_split_row is the fast variant.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -91,15 +91,14 @@ __global__ void __launch_bounds__(1024) softmax_fwd_v2(const T* __restrict__ x, 
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const auto rows = static_cast<unsigned>(a.shape.at("rows"));
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+  const RowsCols shape = RowsCols::of(a.shape);
+  const auto rows = static_cast<unsigned>(shape.rows);
+  const auto cols = static_cast<int>(shape.cols);
   const auto threads = static_cast<unsigned>(a.tunable("block"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    softmax_fwd_v2<T><<<rows, threads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]),
-                                                       static_cast<T*>(a.tensors[1]), cols);
-  });
+  softmax_fwd_v2<T><<<rows, threads, 0, a.stream>>>(a.tensor<const T>("x"),
+                                                     a.tensor<T>("y"), cols);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -107,11 +106,12 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_online_two_pass",
     .role = Role::fused,
     .description = "one block per row of any length: online (max, sum) pass, then a backward re-read (L2) and write",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (auto why = refuse_rows_beyond_grid(s.at("rows"))) return why;
-          return refuse_cols_beyond_int(s.at("cols"));
+          const auto [rows, cols] = RowsCols::of(s);
+          if (auto why = refuse_rows_beyond_grid(rows)) return why;
+          return refuse_cols_beyond_int(cols);
         },
     .tunables = {{"block", {512, 256, 1024}, "threads per block (one row per block)"}},
 });

@@ -29,10 +29,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
+#include "reference/rows_cols_op.hpp"
 #include "reference/softmax.hpp"
 
 namespace kwb {
@@ -141,9 +141,9 @@ std::optional<ClusterPlan> plan_for(std::int64_t cols, std::size_t elem_bytes) {
 }
 
 template <class T, int VPT>
-void launch_cluster(const LaunchArgs& a, const ClusterPlan& plan) {
-  const std::int64_t rows = a.shape.at("rows");
-  const int cols = static_cast<int>(a.shape.at("cols"));
+void launch_cluster(const LaunchArgs& a, const RowsCols& shape, const ClusterPlan& plan) {
+  const std::int64_t rows = shape.rows;
+  const int cols = static_cast<int>(shape.cols);
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(rows * plan.blocks));
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
@@ -156,24 +156,23 @@ void launch_cluster(const LaunchArgs& a, const ClusterPlan& plan) {
   attribute[0].val.clusterDim.z = 1;
   config.attrs = attribute;
   config.numAttrs = 1;
-  const cudaError_t err = cudaLaunchKernelEx(&config, softmax_fwd_v3<T, VPT>, static_cast<const T*>(a.tensors[0]),
-                                             static_cast<T*>(a.tensors[1]), cols, plan.chunk);
+  const cudaError_t err = cudaLaunchKernelEx(&config, softmax_fwd_v3<T, VPT>, a.tensor<const T>("x"),
+                                             a.tensor<T>("y"), cols, plan.chunk);
   if (err != cudaSuccess)
     throw std::runtime_error(std::string("cluster launch (") + std::to_string(plan.blocks) +
                              " blocks of " + std::to_string(plan.threads) + " threads): " + cudaGetErrorString(err));
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto plan = plan_for(a.shape.at("cols"), sizeof(T));
-    if (!plan) return;  // refused before launch; see refuse()
-    switch (plan->vectors_per_thread) {
-      case 1: launch_cluster<T, 1>(a, *plan); break;
-      case 2: launch_cluster<T, 2>(a, *plan); break;
-      default: launch_cluster<T, 4>(a, *plan); break;
-    }
-  });
+  const RowsCols shape = RowsCols::of(a.shape);
+  const auto plan = plan_for(shape.cols, sizeof(T));
+  if (!plan) return;  // refused before launch; see refuse()
+  switch (plan->vectors_per_thread) {
+    case 1: launch_cluster<T, 1>(a, shape, *plan); break;
+    case 2: launch_cluster<T, 2>(a, shape, *plan); break;
+    default: launch_cluster<T, 4>(a, shape, *plan); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -181,14 +180,15 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v3_cluster_split_row",
     .role = Role::fused,
     .description = "a row split over a cluster of up to 8 blocks in registers, (max, sum) combined through DSMEM",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          const auto plan = plan_for(s.at("cols"), dtype_size(dtype));
+          const auto [rows, cols] = RowsCols::of(s);
+          const auto plan = plan_for(cols, dtype_size(dtype));
           if (!plan)
             return "a row over 512 KiB (262144 bf16/fp16 or 131072 fp32 elements) does not fit in 8 blocks' "
                    "registers; fused_v2_online_two_pass covers any length";
-          if (s.at("rows") * plan->blocks > 2147483647) return "rows x cluster blocks exceed the grid's x dimension";
+          if (rows * plan->blocks > 2147483647) return "rows x cluster blocks exceed the grid's x dimension";
           return std::nullopt;
         },
 });

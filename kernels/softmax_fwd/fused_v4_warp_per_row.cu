@@ -12,10 +12,10 @@
 // Expected: >= 90% of copy at 1024 columns (bf16 and fp32), about v1's figure at 2048 bf16.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/softmax_fwd/online_softmax.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -81,26 +81,25 @@ int vectors_per_lane(std::int64_t cols, std::size_t elem_bytes) {
   return vpt <= kMaxVectorsPerLane ? vpt : 0;
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows");
-  const auto cols = static_cast<int>(a.shape.at("cols"));
+  const RowsCols shape = RowsCols::of(a.shape);
+  const std::int64_t rows = shape.rows;
+  const auto cols = static_cast<int>(shape.cols);
   const auto blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const int vpt = vectors_per_lane(cols, sizeof(T));
-    if (vpt == 0) return;  // refused before launch; see refuse()
-    auto go = [&](auto vpt_tag) {
-      constexpr int VPT = decltype(vpt_tag)::value;
-      softmax_fwd_v4<T, VPT><<<blocks, 32 * kWarpsPerBlock, 0, a.stream>>>(
-          static_cast<const T*>(a.tensors[0]), static_cast<T*>(a.tensors[1]), rows, cols);
-    };
-    switch (vpt) {
-      case 1: go(std::integral_constant<int, 1>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      case 4: go(std::integral_constant<int, 4>{}); break;
-      default: go(std::integral_constant<int, 8>{}); break;
-    }
-  });
+  const int vpt = vectors_per_lane(cols, sizeof(T));
+  if (vpt == 0) return;  // refused before launch; see refuse()
+  auto go = [&](auto vpt_tag) {
+    constexpr int VPT = decltype(vpt_tag)::value;
+    softmax_fwd_v4<T, VPT><<<blocks, 32 * kWarpsPerBlock, 0, a.stream>>>(
+        a.tensor<const T>("x"), a.tensor<T>("y"), rows, cols);
+  };
+  switch (vpt) {
+    case 1: go(std::integral_constant<int, 1>{}); break;
+    case 2: go(std::integral_constant<int, 2>{}); break;
+    case 4: go(std::integral_constant<int, 4>{}); break;
+    default: go(std::integral_constant<int, 8>{}); break;
+  }
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -108,12 +107,13 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v4_warp_per_row",
     .role = Role::fused,
     .description = "short rows: one warp per row in registers, shuffles only (no barrier), 4 rows per block",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
-          if ((s.at("rows") + kWarpsPerBlock - 1) / kWarpsPerBlock > 2147483647)
+          const auto [rows, cols] = RowsCols::of(s);
+          if ((rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 2147483647)
             return "rows / 4 above 2^31-1 exceed the grid's x dimension";
-          if (vectors_per_lane(s.at("cols"), dtype_size(dtype)) == 0)
+          if (vectors_per_lane(cols, dtype_size(dtype)) == 0)
             return "a row over 4 KiB (2048 bf16/fp16 or 1024 fp32 elements) does not fit in one warp's registers; "
                    "fused_v1_row_in_registers covers it";
           return std::nullopt;

@@ -2,7 +2,7 @@
 // fused_v3, but each CTA stages its slice in dynamic SHARED memory (16-byte cp.async) instead of
 // registers; x read once, y written once from shared memory with 16-byte stores.
 //
-// Why fused_v3 stops at 66-68% of copy at 1024 x 262144 bf16: Nsight Compute shows 1024-thread
+// Why fused_v3 stops near two thirds of copy at 1024 x 262144 bf16: Nsight Compute shows 1024-thread
 // CTAs, 64 registers each, ONE CTA per SM (50% occupancy), and each CTA alternating load-all /
 // cluster barrier / write-all: nothing overlaps the barrier and the load drain on that SM.
 // Here (kernels/common/cluster_row_smem.cuh) a slice is 256 threads x ~30 registers plus
@@ -29,9 +29,9 @@
 // this many KiB. A configuration whose slice exceeds one CTA's shared memory (220 KiB) throws at
 // launch; the default (8, 256) holds every default and edge shape and is what refuse() checks
 // (the doubling only starts from a plan that exists, so it never changes what is refused).
-// Why the slice rule (H100, bf16, same session): 32 KiB slices (6 CTAs per SM) beat 64 KiB ones
-// (3 per SM): 1024 x 262144 read 87.7% of copy at cluster 16 (32 KiB) against 82.6% at 8 (64
-// KiB), while 2048 x 131072 read 91.0% at 8 (32 KiB) against 82.0% at 16 (16 KiB). With the
+// Why the slice rule (H100, bf16, same session): 32 KiB slices (6 CTAs per SM) beat both 64 KiB
+// ones (3 per SM; 1024 x 262144 at cluster 8) and 16 KiB ones (2048 x 131072 at cluster 16);
+// measured: docs/results.md. With the
 // default of 48 KiB, rows whose 8-way slices would exceed 48 KiB (more than 196608 bf16 or
 // 98304 fp32 elements) take 16 CTAs; every shorter row keeps 8. `max_slice_kib=220` is the
 // previous behaviour (the cluster tunable as given).
@@ -42,10 +42,10 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cluster_row_smem.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -106,18 +106,16 @@ softmax_fwd_v5(const T* __restrict__ x, T* __restrict__ y, int cols, int per_cta
   crow::cluster_finish();
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    std::string why;
-    const auto plan = plan_v5(rows, cols, sizeof(T), static_cast<int>(a.tunable("cluster")),
-                              static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"),
-                              static_cast<int>(a.tunable("slice_align")), &why);
-    if (!plan) throw std::runtime_error("softmax_fwd fused_v5: " + why);
-    crow::launch_clustered(softmax_fwd_v5<T>, *plan, rows, a.stream, static_cast<const T*>(a.tensors[0]),
-                           static_cast<T*>(a.tensors[1]), static_cast<int>(cols), plan->per_cta);
-  });
+const auto [rows, cols] = RowsCols::of(a.shape);
+  std::string why;
+  const auto plan = plan_v5(rows, cols, sizeof(T), static_cast<int>(a.tunable("cluster")),
+                            static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"),
+                            static_cast<int>(a.tunable("slice_align")), &why);
+  if (!plan) throw std::runtime_error("softmax_fwd fused_v5: " + why);
+  crow::launch_clustered(softmax_fwd_v5<T>, *plan, rows, a.stream, a.tensor<const T>("x"),
+                         a.tensor<T>("y"), static_cast<int>(cols), plan->per_cta);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -126,11 +124,12 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "a row split over a cluster of CTAs staged in shared memory (cp.async), several CTAs per SM "
                    "overlap load / DSMEM combine / write; one read, one write",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           std::string why;
-          if (!crow::plan_for(s.at("rows"), s.at("cols"), dtype_size(dtype), kDefaultCluster, kDefaultThreads, &why))
+          const auto [rows, cols] = RowsCols::of(s);
+          if (!crow::plan_for(rows, cols, dtype_size(dtype), kDefaultCluster, kDefaultThreads, &why))
             return why + "; fused_v2_online_two_pass covers any length";
           return std::nullopt;
         },

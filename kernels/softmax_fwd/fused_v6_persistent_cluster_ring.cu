@@ -3,14 +3,14 @@
 // mbarrier instead of a cluster barrier; optionally a ring of slices so that the next row's loads
 // are in flight while the current one is reduced and written (`buffers`).
 //
-// Why fused_v5 stops at ~88% of copy at 1024 x 262144 bf16: one cluster per row, 16384 CTAs in
+// Why fused_v5 stops short of copy at 1024 x 262144 bf16: one cluster per row, 16384 CTAs in
 // ~21 waves; every CTA lives load -> reduce -> cluster barrier -> write -> exit, a new cluster
 // of 16 launches only when 16 slots are free in one GPC, and the last wave is partly empty.
-// What changes here, and what each step measured (H100 SXM, bf16 1024 x 262144, this kernel
-// timed with events against v5 in the same process: v5 413 us):
+// What changes here, and how each step compared with v5 (H100 SXM, bf16 1024 x 262144, timed
+// with events in the same process):
 //   1. Persistent clusters (grid = cudaOccupancyMaxActiveClusters for this launch, asked once
 //      per case in prepare(), capped at rows), rows assigned statically c, c + nclusters, ...,
-//      one cluster barrier per row with the published slot double-buffered: 455-520 us, SLOWER.
+//      one cluster barrier per row with the published slot double-buffered: SLOWER than v5.
 //      Two causes. (a) barrier.cluster.arrive.release compiles to MEMBAR.ALL.GPU: every thread
 //      waits for ALL its outstanding memory operations - the previous row's stores and the next
 //      row's prefetch - at every row (a ring of 2 was slower than 1). (b) Static rows: a cluster
@@ -18,7 +18,7 @@
 //   2. The exchange by st.async (each CTA pushes its (max, sum) into every CTA's slot, completion
 //      counted in bytes on the receiver's mbarrier; no fence, no barrier; see ring_combine), and
 //      rows claimed from a global counter by rank 0 (one atomicAdd per row, issued a row ahead,
-//      the claim sent to the cluster with that row's exchange): 395 us at the defaults.
+//      the claim sent to the cluster with that row's exchange): faster than v5 at the defaults.
 //   With the MEMBAR gone and the work balanced, the ring barely matters: with 1 buffer a CTA's
 //   next loads start right after its writes, and other CTAs on the SM cover the gap, while 2
 //   buffers halve the CTAs per SM. So the default is 1 buffer (the ring stays a tunable).
@@ -29,14 +29,10 @@
 // Napkin math: 2 streams (read x, write y), the minimum: at 1024 x 262144 bf16, 1.07 GB = 352 us
 // at a 3052 GB/s copy ceiling. Default plan there: cluster 8, 64 KiB slices (within
 // max_slice_kib = 64, so no doubling), 1 buffer, 256 threads: 3 CTAs per SM, ~40 clusters.
-// Expected in kwb: ~385-390 us at 1024 x 262144 (~90-91% of copy; v5 404 us).
-// Measured through kwb (H100, bf16, 2026-11-24, cold, % of the DRAM roof; v5 in the same call):
-//   1024 x 262144: 386.0 us, 91.1% (v5 404.3, 87.0%); cluster 16 or 32 KiB slices 402 us, 2 buffers 461
-//   2048 x 131072: 384.3 us, 91.5% (v5 388.5, 90.5%)
-//   16384 x 4096:  104.2 us, 84.4% (v5 113.2, 77.6%; threads=128: 96.6 us, 91.0%)
-//   8192 x 32000:  371.1 us, 92.5% (v5 391.7, 87.7%; threads=128: 409.3)
-//   2048 x 128256: 377.6 us, 91.1% with slices on 128-byte lines (crow::kSliceAlignBytes), 389.4 us,
-//                  88.4% without (slice_align=16: 32064-byte slices, every odd rank 64 bytes into a line)
+// Expected in kwb: ~90-91% of copy at 1024 x 262144, above v5 at every default shape.
+// Measured: docs/results.md. Slices start on 128-byte lines (crow::kSliceAlignBytes): at
+// 2048 x 128256, 16-byte alignment (32064-byte slices, every odd rank 64 bytes into a line) was
+// clearly slower.
 // Plans (crow::plan_for, then the cluster doubled up to 16 while a slice exceeds
 // `max_slice_kib` or does not fit): default (8, 64 KiB): 8 CTAs of 64 KiB at 262144 bf16, 8 of
 // 32 KiB at 131072, 4 at 32000 / 32768 bf16, 1 at 4096 (v5's shrink for short rows, down to one
@@ -62,10 +58,10 @@
 #include <string>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cluster_row_smem.cuh"
 #include "kernels/common/vector_pack.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -155,8 +151,7 @@ __device__ __forceinline__ void issue_row(uint4* buf, const T* __restrict__ x, i
 // Why not barrier.cluster: its arrive.release compiles to MEMBAR.ALL.GPU, which makes every
 // thread wait until all of its outstanding memory operations have completed - the previous row's
 // 16-byte stores AND the next row's cp.async loads just issued - so a barrier per row drains the
-// prefetch the ring exists for (measured on H100: 2 buffers slower than 1, and both ~20% slower
-// than v5). Instead each CTA pushes its state into every CTA's (its own included) slot
+// prefetch the ring exists for (on H100, 2 buffers were slower than 1, and both well behind v5). Instead each CTA pushes its state into every CTA's (its own included) slot
 // [parity][rank] with st.async, whose completion is counted in bytes on the receiver's mbarrier
 // [parity]; the receiver expects C x 8 bytes (one arrive.expect_tx) and waits on that mbarrier
 // (acquire, cluster scope). Neither side waits for anything but the C states.
@@ -360,7 +355,7 @@ struct Setup {
 
 template <class T>
 Setup make_setup(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols");
+const auto [rows, cols] = RowsCols::of(a.shape);
   std::string why;
   const auto ring = plan_v6(rows, cols, sizeof(T), static_cast<int>(a.tunable("cluster")),
                             static_cast<int>(a.tunable("threads")), a.tunable("max_slice_kib"),
@@ -411,16 +406,14 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   return state;
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const Setup setup = a.state ? a.state_as<Setup>() : make_setup<T>(a);
-    if (!a.workspace) throw std::runtime_error("softmax_fwd fused_v6: no workspace for the row counter");
-    crow::launch_clustered(kernel_for<T>(setup.ring.depth), setup.ring.plan, setup.clusters, a.stream,
-                           static_cast<const T*>(a.tensors[0]), static_cast<T*>(a.tensors[1]), static_cast<int>(rows),
-                           static_cast<int>(cols), setup.ring.plan.per_cta, static_cast<int*>(a.workspace));
-  });
+const auto [rows, cols] = RowsCols::of(a.shape);
+  const Setup setup = a.state ? a.state_as<Setup>() : make_setup<T>(a);
+  if (!a.workspace) throw std::runtime_error("softmax_fwd fused_v6: no workspace for the row counter");
+  crow::launch_clustered(kernel_for<T>(setup.ring.depth), setup.ring.plan, setup.clusters, a.stream,
+                         a.tensor<const T>("x"), a.tensor<T>("y"), static_cast<int>(rows),
+                         static_cast<int>(cols), setup.ring.plan.per_cta, static_cast<int*>(a.workspace));
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -430,11 +423,12 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "persistent clusters claiming rows from a counter, a row split over the cluster in shared memory, "
                    "(max, sum) exchanged by st.async + mbarrier (no cluster barrier per row), optional ring of "
                    "slices prefetching the next row; one read, one write",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType dtype) -> std::optional<std::string> {
           std::string why;
-          if (!plan_v6(s.at("rows"), s.at("cols"), dtype_size(dtype), kDefaultCluster, kDefaultThreads,
+          const auto [rows, cols] = RowsCols::of(s);
+          if (!plan_v6(rows, cols, dtype_size(dtype), kDefaultCluster, kDefaultThreads,
                        kDefaultMaxSliceKib, kDefaultBuffers, kDefaultSliceAlign, &why))
             return why + "; fused_v2_online_two_pass covers any length";
           return std::nullopt;

@@ -17,9 +17,9 @@
 // (kernels/common/eager_ops.cuh), with the accurate expf and true division of PyTorch's kernels.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -27,12 +27,13 @@ namespace {
 // A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t n = a.shape.at("rows") * a.shape.at("cols");
-  const T* gate = static_cast<const T*>(a.tensors[0]);
-  const T* up = static_cast<const T*>(a.tensors[1]);
-  const T* dout = static_cast<const T*>(a.tensors[2]);
-  T* dgate = static_cast<T*>(a.tensors[3]);
-  T* dup = static_cast<T*>(a.tensors[4]);
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const std::int64_t n = rows * cols;
+  const T* gate = a.tensor<const T>("gate");
+  const T* up = a.tensor<const T>("up");
+  const T* dout = a.tensor<const T>("dout");
+  T* dgate = a.tensor<T>("dgate");
+  T* dup = a.tensor<T>("dup");
   T* s = static_cast<T*>(a.workspace);
   T* t = s + n;
   eager_map(n, a.stream, [=] __device__(std::int64_t i) {
@@ -52,21 +53,17 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "swiglu_bwd",
     .name = "baseline_eager_4_launches",
     .role = Role::baseline,
     .description = "op by op as PyTorch autograd (silu recomputed): silu, dout * s, dout * up, silu_backward",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          return 2 * static_cast<std::size_t>(s.at("rows")) * static_cast<std::size_t>(s.at("cols")) *
-                 dtype_size(dtype);
+          const auto [rows, cols] = RowsCols::of(s);
+          return 2 * static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * dtype_size(dtype);
         },
 });
 

@@ -22,7 +22,7 @@
 namespace kwb {
 namespace {
 
-KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, 3, 2, SwigluBackwardMath>(
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, SwigluBackwardMath>(
     "swiglu_bwd", "fused_v1_flat_vec16",
     "one pass over flat arrays (3 reads, 2 writes): 2x16-byte packs per tensor per thread, "
     "one-wave grid-stride grid"));

@@ -10,7 +10,7 @@
 namespace kwb {
 namespace {
 
-KWB_REGISTER_VARIANT(swiglu_streaming_variant<StreamingHintAccess, 3, 2, SwigluBackwardMath>(
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<StreamingHintAccess, SwigluBackwardMath>(
     "swiglu_bwd", "fused_v2_flat_vec16_stream_hints",
     "v1 + no-L1 loads with 256-byte L2 prefetch and evict-first stores (data touched once)"));
 

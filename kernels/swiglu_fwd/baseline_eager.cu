@@ -10,9 +10,9 @@
 // accurate expf and a true division, as PyTorch's kernel does (no fast math).
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -20,10 +20,11 @@ namespace {
 // A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t n = a.shape.at("rows") * a.shape.at("cols");
-  const T* gate = static_cast<const T*>(a.tensors[0]);
-  const T* up = static_cast<const T*>(a.tensors[1]);
-  T* out = static_cast<T*>(a.tensors[2]);
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const std::int64_t n = rows * cols;
+  const T* gate = a.tensor<const T>("gate");
+  const T* up = a.tensor<const T>("up");
+  T* out = a.tensor<T>("out");
   T* s = static_cast<T*>(a.workspace);
   eager_map(n, a.stream, [=] __device__(std::int64_t i) {
     const float g = to_float(gate[i]);
@@ -34,21 +35,17 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "swiglu_fwd",
     .name = "baseline_eager_2_launches",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch: F.silu(gate) (storage dtype), then * up",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          return static_cast<std::size_t>(s.at("rows")) * static_cast<std::size_t>(s.at("cols")) *
-                 dtype_size(dtype);
+          const auto [rows, cols] = RowsCols::of(s);
+          return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * dtype_size(dtype);
         },
 });
 

@@ -13,8 +13,8 @@
 // 233 us. Work per byte is tiny (an H100 issues ~59 lane-instructions per element at that rate,
 // we need ~15). In bf16 the kernel takes 54 registers, so 4 blocks of 256 threads are resident
 // per SM: 1024 threads x 64 bytes = 64 KB of loads in flight per SM, ~4x the ~18 KB that
-// Little's law asks (3 TB/s x ~800 ns / 132 SMs). Expected: >= 95% of copy (the
-// torch.compile peer reaches 99% at this shape: the goal is to match it to within the noise).
+// Little's law asks (3 TB/s x ~800 ns / 132 SMs). Expected: >= 95% of copy (the goal is the
+// torch.compile peer at this shape, to within the noise). Measured: docs/results.md.
 //
 // Tunables: packs (16-byte packs per tensor per thread per step) and waves (at most that many
 // waves of resident blocks; 64 gives every thread a single step, the "one block per chunk"
@@ -24,7 +24,7 @@
 namespace kwb {
 namespace {
 
-KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, 2, 1, SwigluForwardMath>(
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<PlainAccess, SwigluForwardMath>(
     "swiglu_fwd", "fused_v1_flat_vec16",
     "one pass over flat arrays: 2x16-byte packs per tensor per thread, one-wave grid-stride grid"));
 

@@ -14,7 +14,7 @@
 namespace kwb {
 namespace {
 
-KWB_REGISTER_VARIANT(swiglu_streaming_variant<StreamingHintAccess, 2, 1, SwigluForwardMath>(
+KWB_REGISTER_VARIANT(swiglu_streaming_variant<StreamingHintAccess, SwigluForwardMath>(
     "swiglu_fwd", "fused_v2_flat_vec16_stream_hints",
     "v1 + no-L1 loads with 256-byte L2 prefetch and evict-first stores (data touched once)"));
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/plan/planner.hpp"
+#include "harness/worker/case_runner.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"
