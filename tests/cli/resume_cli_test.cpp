@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "harness/plan/planner.hpp"
-#include "harness/worker/case_runner.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/journal.hpp"

@@ -7,7 +7,6 @@
 #include "harness/catalogue/case_identity.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/planner.hpp"
-#include "harness/worker/case_runner.hpp"
 #include "harness/record/journal.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "tests/support/report_test_support.hpp"
