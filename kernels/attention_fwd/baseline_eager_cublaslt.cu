@@ -35,7 +35,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/common/block_reduce.cuh"

@@ -29,7 +29,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "kernels/attention_fwd/attention_params.cuh"

@@ -35,7 +35,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/elem_type.hpp"
