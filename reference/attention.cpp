@@ -40,23 +40,6 @@
 namespace kwb {
 namespace {
 
-struct AttentionDims {
-  std::int64_t batch, seq, heads, kv_heads, head_dim, window;
-  bool causal;
-  double softcap;
-  explicit AttentionDims(const Shape& s)
-      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), kv_heads(s.at("kv_heads")),
-        head_dim(s.at("head_dim")), window(s.at("window")), causal(s.choice("causal") == "1"),
-        softcap(std::stod(s.choice("softcap"))) {}
-  AttentionMask mask() const { return {causal, window}; }
-  // The most keys one query sees: the K of the output's reduction.
-  std::int64_t max_keys() const {
-    std::int64_t keys = seq;
-    if (window > 0) keys = std::min(keys, causal ? window : 2 * window - 1);
-    return keys;
-  }
-};
-
 Shape attention_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
                       std::int64_t head_dim, const char* causal, std::int64_t window = 0,
                       const char* softcap = "0") {
@@ -107,7 +90,7 @@ std::vector<AxisSpec> attention_axes() {
 }
 
 std::optional<std::string> attention_invalid(const Shape& s) {
-  const AttentionDims a(s);
+  const auto a = AttentionAxes::of(s);
   if (a.batch < 1 || a.seq < 1 || a.heads < 1 || a.kv_heads < 1) return "batch, seq, heads and kv_heads must be at least 1";
   if (a.heads % a.kv_heads != 0) return "kv_heads must divide heads (grouped-query attention)";
   if (a.head_dim != 64 && a.head_dim != 128) return "head_dim must be 64 or 128";
@@ -126,7 +109,7 @@ std::optional<std::string> attention_invalid(const Shape& s) {
 // millions failed); 16 u gives 0.086. Flash kernels (fp32 scores) sit far inside. lse: exact inputs and an fp32
 // dot over d give a flash kernel ~1e-6; the baseline's scores rounded to the dtype move lse by
 // up to u max|l_j| <= u (|lse| + spread): rtol 2u and atol 8u.
-Tolerance output_tolerance(const AttentionDims& a, DType dtype) {
+Tolerance output_tolerance(const AttentionAxes& a, DType dtype) {
   const ElemType out = elem_type_of(dtype);
   Tolerance t = reduction_tolerance(out, a.max_keys(), ElemType::fp32, 1.0);
   t.atol += 16 * unit_roundoff(out);
@@ -139,7 +122,7 @@ Tolerance lse_tolerance(DType dtype) {
 }
 
 std::vector<TensorSpec> attention_tensors(const Shape& s, DType dtype) {
-  const AttentionDims a(s);
+  const auto a = AttentionAxes::of(s);
   const auto qk_init = Distribution::normal(0.0, 1.5);
   return {
       {.name = "q", .dims = {a.batch, a.seq, a.heads, a.head_dim}, .sample_dim = 1, .init = qk_init},
@@ -216,7 +199,7 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
 // one at a time (causal rows differ in cost).
 void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, const std::vector<HostTensor>& in,
                       std::vector<HostTensor>& out) {
-  const AttentionDims a(s);
+  const auto a = AttentionAxes::of(s);
   const std::int64_t n = a.seq, seq = in[1].dims[1], h = a.heads, kvh = a.kv_heads, d = a.head_dim;
   const std::int64_t group = h / kvh;
   const std::int64_t rows_per_tile = std::max<std::int64_t>(1, kTileQueries / group);
@@ -254,7 +237,7 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::bf16, DType::fp16},
     .tensors = attention_tensors,
     .work = [](const Shape& s, DType dtype) {
-      const AttentionDims a(s);
+      const auto a = AttentionAxes::of(s);
       const double pairs = a.mask().visible_pairs(a.seq);
       return WorkModel{tensor_bytes(attention_tensors(s, dtype), dtype),
                        4.0 * static_cast<double>(a.batch * a.heads * a.head_dim) * pairs};

@@ -17,8 +17,12 @@
 // i: no row is empty. Grouped-query heads: query head h reads kv head h / (heads / kv_heads).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+
+#include "harness/catalogue/types.hpp"
 
 namespace kwb {
 
@@ -42,6 +46,32 @@ struct AttentionMask {
     double pairs = 0;
     for (std::int64_t i = 0; i < seq; ++i) pairs += static_cast<double>(end_key(i, seq) - first_key(i));
     return pairs;
+  }
+};
+
+// The axes of an attention_fwd case, read once: AttentionAxes::of(a.shape).
+struct AttentionAxes {
+  std::int64_t batch = 0, seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::int64_t window = 0;  // 0: none
+  bool causal = false;
+  double softcap = 0;  // 0: none
+
+  static AttentionAxes of(const Shape& s) {
+    return {.batch = s.at("batch"),
+            .seq = s.at("seq"),
+            .heads = s.at("heads"),
+            .kv_heads = s.at("kv_heads"),
+            .head_dim = s.at("head_dim"),
+            .window = s.at("window"),
+            .causal = s.choice("causal") == "1",
+            .softcap = std::stod(s.choice("softcap"))};
+  }
+  AttentionMask mask() const { return {causal, window}; }
+  // The most keys one query sees: the K of the output's reduction.
+  std::int64_t max_keys() const {
+    std::int64_t keys = seq;
+    if (window > 0) keys = std::min(keys, causal ? window : 2 * window - 1);
+    return keys;
   }
 };
 

@@ -39,7 +39,7 @@ void linear_bias_relu_fp64(std::int64_t m, std::int64_t n, std::int64_t k, const
 namespace {
 
 Tolerance output_tolerance(const Shape& s, DType dtype) {
-  const std::int64_t k = s.at("k");
+  const std::int64_t k = LinearAxes::of(s).k;
   const double term = 1.0 / std::sqrt(static_cast<double>(k));
   Tolerance t = reduction_tolerance(elem_type_of(dtype), k, ElemType::fp32, term);
   if (dtype == DType::fp32) t.atol += tf32_operand_atol(k, term);
@@ -48,7 +48,7 @@ Tolerance output_tolerance(const Shape& s, DType dtype) {
 }
 
 std::vector<TensorSpec> tensors(const Shape& s, DType dtype) {
-  const std::int64_t m = s.at("m"), n = s.at("n"), k = s.at("k");
+  const auto [m, n, k] = LinearAxes::of(s);
   const double w_std = 1.0 / std::sqrt(static_cast<double>(k));
   return {
       {.name = "x", .dims = {m, k}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
@@ -59,7 +59,8 @@ std::vector<TensorSpec> tensors(const Shape& s, DType dtype) {
 }
 
 void oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  linear_bias_relu_fp64(s.at("m"), s.at("n"), s.at("k"), in[0].values.data(), in[1].values.data(),
+  const auto [m, n, k] = LinearAxes::of(s);
+  linear_bias_relu_fp64(m, n, k, in[0].values.data(), in[1].values.data(),
                         in[2].values.data(), out[0].values.data());
 }
 
@@ -90,8 +91,9 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = tensors,
     .work = [](const Shape& s, DType dtype) {
-      const double m = static_cast<double>(s.at("m")), n = static_cast<double>(s.at("n"));
-      return WorkModel{tensor_bytes(tensors(s, dtype), dtype), 2 * m * n * static_cast<double>(s.at("k"))};
+      const auto [m, n, k] = LinearAxes::of(s);
+      return WorkModel{tensor_bytes(tensors(s, dtype), dtype),
+                       2 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k)};
     },
     .oracle = oracle,
     .sample_axis = "m",
@@ -99,7 +101,8 @@ KWB_REGISTER_OP(Op{
     .default_shapes = default_shapes(),
     .edge_shapes = edge_shapes(),
     .invalid = [](const Shape& s) -> std::optional<std::string> {
-      if (s.at("m") < 1 || s.at("n") < 1 || s.at("k") < 1) return "m, n and k must be at least 1";
+      const auto [m, n, k] = LinearAxes::of(s);
+      if (m < 1 || n < 1 || k < 1) return "m, n and k must be at least 1";
       return std::nullopt;
     },
 });

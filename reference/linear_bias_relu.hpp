@@ -13,6 +13,14 @@
 
 namespace kwb {
 
+// The axes of a linear_bias_relu case, read once: const auto [m, n, k] = LinearAxes::of(a.shape).
+struct LinearAxes {
+  std::int64_t m = 0;  // tokens (rows of x and y)
+  std::int64_t n = 0;  // out features (rows of W)
+  std::int64_t k = 0;  // in features (the reduction)
+  static LinearAxes of(const Shape& s) { return {s.at("m"), s.at("n"), s.at("k")}; }
+};
+
 inline Shape linear_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return Shape{{{"m", m}, {"n", n}, {"k", k}}};
 }

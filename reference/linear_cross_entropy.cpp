@@ -29,7 +29,7 @@ namespace {
 constexpr double kIgnoredFraction = 0.05;
 
 std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
-  const std::int64_t n = s.at("tokens"), d = s.at("hidden"), v = s.at("vocab");
+  const auto [n, d, v] = LceAxes::of(s);
   const LceTolerances tol = lce_tolerances(s, dtype);
   return {
       {.name = "h", .dims = {n, d}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
@@ -44,7 +44,8 @@ std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
 }
 
 void lce_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  lce_reference(s.at("tokens"), s.at("hidden"), s.at("vocab"), in[0].values.data(), in[1].values.data(),
+  const auto [tokens, hidden, vocab] = LceAxes::of(s);
+  lce_reference(tokens, hidden, vocab, in[0].values.data(), in[1].values.data(),
                 in[2].values.data(), out[0].values.data(), out[1].values.data(), out[2].values.data());
 }
 
@@ -83,9 +84,9 @@ KWB_REGISTER_OP(Op{
     .tensors = lce_tensors,
     .work =
         [](const Shape& s, DType dtype) {
-          const double n = static_cast<double>(s.at("tokens")), d = static_cast<double>(s.at("hidden")),
-                       v = static_cast<double>(s.at("vocab"));
-          return WorkModel{tensor_bytes(lce_tensors(s, dtype), dtype), 6 * n * v * d};
+          const auto [n, d, v] = LceAxes::of(s);
+          return WorkModel{tensor_bytes(lce_tensors(s, dtype), dtype),
+                           6 * static_cast<double>(n) * static_cast<double>(v) * static_cast<double>(d)};
         },
     .oracle = lce_oracle,
     .sample_axis = "tokens",
@@ -94,9 +95,9 @@ KWB_REGISTER_OP(Op{
     .edge_shapes = lce_edge_shapes(),
     .invalid =
         [](const Shape& s) -> std::optional<std::string> {
-          if (s.at("tokens") < 1 || s.at("hidden") < 1 || s.at("vocab") < 1)
-            return "tokens, hidden and vocab must be at least 1";
-          if (s.at("vocab") > 2147483647) return "vocab must fit int32 labels";
+          const auto [tokens, hidden, vocab] = LceAxes::of(s);
+          if (tokens < 1 || hidden < 1 || vocab < 1) return "tokens, hidden and vocab must be at least 1";
+          if (vocab > 2147483647) return "vocab must fit int32 labels";
           return std::nullopt;
         },
 });

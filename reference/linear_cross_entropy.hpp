@@ -22,6 +22,14 @@
 
 namespace kwb {
 
+// The axes of a linear_cross_entropy case, read once: const auto [tokens, hidden, vocab] = LceAxes::of(s).
+struct LceAxes {
+  std::int64_t tokens = 0;  // N
+  std::int64_t hidden = 0;  // D
+  std::int64_t vocab = 0;   // V
+  static LceAxes of(const Shape& s) { return {s.at("tokens"), s.at("hidden"), s.at("vocab")}; }
+};
+
 inline Shape lce_shape(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab) {
   return Shape{{{"tokens", tokens}, {"hidden", hidden}, {"vocab", vocab}}};
 }

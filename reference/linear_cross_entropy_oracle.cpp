@@ -124,7 +124,7 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
 //    are then checked for their order of magnitude only; the labelled rows, dh and the loss are
 //    where a wrong chunk, label or normalisation shows.
 LceTolerances lce_tolerances(const Shape& s, DType dtype) {
-  const std::int64_t n = s.at("tokens"), d = s.at("hidden"), v = s.at("vocab");
+  const auto [n, d, v] = LceAxes::of(s);
   const ElemType out = resolve(ElemType::case_dtype, dtype);
   const double eps = std::ldexp(1.0, dtype == DType::bf16 ? -8 : dtype == DType::fp16 ? -11 : -10);
   const double s_h = 1.0 / std::sqrt(static_cast<double>(d));

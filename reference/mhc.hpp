@@ -28,6 +28,14 @@ inline constexpr std::int64_t kMhcStreams = 4;                       // n
 inline constexpr std::int64_t kMhcProjectWidth = 2 * 4 + 24;         // P = 2n + n!
 inline constexpr double kMhcRmsEps = 1e-6;
 
+// The axes of an mHC-lite case, read once: const auto [tokens, channels] = MhcAxes::of(a.shape).
+struct MhcAxes {
+  std::int64_t tokens = 0;    // T
+  std::int64_t channels = 0;  // C of each of the n streams
+  static MhcAxes of(const Shape& s) { return {s.at("tokens"), s.at("channels")}; }
+  std::int64_t flat_len() const { return kMhcStreams * channels; }  // K = n * C: one token's streams
+};
+
 inline Shape mhc_shape(std::int64_t tokens, std::int64_t channels) {
   return Shape{{{"tokens", tokens}, {"channels", channels}}};
 }
@@ -57,13 +65,15 @@ inline std::vector<Shape> mhc_edge_shapes() {
 }
 
 inline std::optional<std::string> mhc_invalid(const Shape& s) {
-  if (s.at("tokens") < 1 || s.at("channels") < 1) return "tokens and channels must be at least 1";
+  const auto [tokens, channels] = MhcAxes::of(s);
+  if (tokens < 1 || channels < 1) return "tokens and channels must be at least 1";
   return std::nullopt;
 }
 
 // T * C: what the per-(token, channel) FLOP counts of the work models multiply.
 inline double mhc_token_channels(const Shape& s) {
-  return static_cast<double>(s.at("tokens")) * static_cast<double>(s.at("channels"));
+  const auto [tokens, channels] = MhcAxes::of(s);
+  return static_cast<double>(tokens) * static_cast<double>(channels);
 }
 
 // An mHC-lite op with what all seven share: the axes, the dtypes (bf16 and fp32), the default and
@@ -92,19 +102,23 @@ inline Op mhc_op(std::string name, std::string description,
 
 // [T, n, C] in the case dtype, sampled by token.
 inline TensorSpec mhc_streams_tensor(std::string name, const Shape& s, Distribution init) {
-  return {.name = std::move(name), .dims = {s.at("tokens"), kMhcStreams, s.at("channels")}, .sample_dim = 0,
+  const auto [tokens, channels] = MhcAxes::of(s);
+  return {.name = std::move(name), .dims = {tokens, kMhcStreams, channels}, .sample_dim = 0,
           .init = init};
 }
 inline TensorSpec mhc_streams_output(std::string name, const Shape& s, std::optional<Tolerance> tol = {}) {
-  return {.name = std::move(name), .dims = {s.at("tokens"), kMhcStreams, s.at("channels")}, .is_output = true,
+  const auto [tokens, channels] = MhcAxes::of(s);
+  return {.name = std::move(name), .dims = {tokens, kMhcStreams, channels}, .is_output = true,
           .sample_dim = 0, .tolerance = tol};
 }
 // [T, C] in the case dtype (F, X and their gradients), sampled by token.
 inline TensorSpec mhc_token_tensor(std::string name, const Shape& s, Distribution init) {
-  return {.name = std::move(name), .dims = {s.at("tokens"), s.at("channels")}, .sample_dim = 0, .init = init};
+  const auto [tokens, channels] = MhcAxes::of(s);
+  return {.name = std::move(name), .dims = {tokens, channels}, .sample_dim = 0, .init = init};
 }
 inline TensorSpec mhc_token_output(std::string name, const Shape& s, std::optional<Tolerance> tol = {}) {
-  return {.name = std::move(name), .dims = {s.at("tokens"), s.at("channels")}, .is_output = true,
+  const auto [tokens, channels] = MhcAxes::of(s);
+  return {.name = std::move(name), .dims = {tokens, channels}, .is_output = true,
           .sample_dim = 0, .tolerance = tol};
 }
 // Per-token fp32 coefficients: [T, dims...] (h_pre [T, n], R [T, n, n], Z [T, P], r [T]).

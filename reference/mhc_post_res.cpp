@@ -36,7 +36,7 @@ Distribution h_post_init() { return Distribution::uniform(0.2, 1.8); }
 
 // The inputs both ops read: H, F, R, h_post.
 std::vector<TensorSpec> common_inputs(const Shape& s) {
-  const std::int64_t T = s.at("tokens");
+  const std::int64_t T = MhcAxes::of(s).tokens;
   return {
       mhc_streams_tensor("H", s, Distribution::normal(0.0, 1.0)),
       mhc_token_tensor("F", s, Distribution::normal(0.0, 1.0)),
@@ -57,7 +57,7 @@ std::vector<TensorSpec> fwd_tensors(const Shape& s, DType dtype) {
 }
 
 void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t T = s.at("tokens"), C = s.at("channels");
+  const auto [T, C] = MhcAxes::of(s);
   for (std::int64_t t = 0; t < T; ++t)
     mhc_post_res_forward(&in[0].values[t * n * C], &in[1].values[t * C], &in[2].values[t * n * n],
                          &in[3].values[t * n], C, &out[0].values[t * n * C]);
@@ -74,7 +74,7 @@ KWB_REGISTER_OP(mhc_op(
 // Backward
 
 std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
-  const std::int64_t T = s.at("tokens"), C = s.at("channels");
+  const auto [T, C] = MhcAxes::of(s);
   const ElemType act = resolve(ElemType::case_dtype, dtype);
   auto t = common_inputs(s);
   t.push_back(mhc_streams_tensor("dHout", s, Distribution::normal(0.0, 1.0)));
@@ -89,7 +89,7 @@ std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
 }
 
 void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t T = s.at("tokens"), C = s.at("channels");
+  const auto [T, C] = MhcAxes::of(s);
   for (std::int64_t t = 0; t < T; ++t)
     mhc_post_res_backward(&in[0].values[t * n * C], &in[1].values[t * C], &in[2].values[t * n * n],
                           &in[3].values[t * n], &in[4].values[t * n * C], C, &out[0].values[t * n * C],

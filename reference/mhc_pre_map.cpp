@@ -23,9 +23,6 @@
 namespace kwb {
 namespace {
 
-std::int64_t tokens(const Shape& s) { return s.at("tokens"); }
-std::int64_t channels(const Shape& s) { return s.at("channels"); }
-
 Distribution pre_coefficients() { return Distribution::uniform(0.0, 1.0); }
 Distribution unit_normal() { return Distribution::normal(0.0, 1.0); }
 
@@ -38,41 +35,47 @@ Tolerance x_tolerance(DType dtype) {
 // dh_pre sums C products H * dX (zero-mean, unit scale) in fp32: the error grows with C, so the
 // tolerance is a C-term fp32 reduction's. dH (one product, one rounding) keeps the table's.
 Tolerance dh_pre_tolerance(const Shape& s) {
-  return reduction_tolerance(ElemType::fp32, channels(s), ElemType::fp32, 1.0);
+  return reduction_tolerance(ElemType::fp32, MhcAxes::of(s).channels, ElemType::fp32, 1.0);
 }
 
 std::vector<TensorSpec> fwd_tensors(const Shape& s, DType dtype) {
+  const std::int64_t tokens = MhcAxes::of(s).tokens;
   return {
       mhc_streams_tensor("H", s, unit_normal()),                            // [T, n, C]
-      mhc_coefficients("h_pre", {tokens(s), kMhcStreams}, pre_coefficients()),  // [T, n] fp32
+      mhc_coefficients("h_pre", {tokens, kMhcStreams}, pre_coefficients()),  // [T, n] fp32
       mhc_token_output("X", s, x_tolerance(dtype)),                         // [T, C]
   };
 }
 
 std::vector<TensorSpec> bwd_dx_tensors(const Shape& s, DType) {
+  const std::int64_t tokens = MhcAxes::of(s).tokens;
   return {
-      mhc_coefficients("h_pre", {tokens(s), kMhcStreams}, pre_coefficients()),  // [T, n] fp32
+      mhc_coefficients("h_pre", {tokens, kMhcStreams}, pre_coefficients()),  // [T, n] fp32
       mhc_token_tensor("dX", s, unit_normal()),                             // [T, C]
       mhc_streams_output("dH", s),                                          // [T, n, C]
   };
 }
 
 std::vector<TensorSpec> bwd_hpre_tensors(const Shape& s, DType) {
+  const std::int64_t tokens = MhcAxes::of(s).tokens;
   return {
       mhc_streams_tensor("H", s, unit_normal()),                                    // [T, n, C]
       mhc_token_tensor("dX", s, unit_normal()),                                     // [T, C]
-      mhc_coefficients_output("dh_pre", {tokens(s), kMhcStreams}, dh_pre_tolerance(s)),  // [T, n] fp32
+      mhc_coefficients_output("dh_pre", {tokens, kMhcStreams}, dh_pre_tolerance(s)),  // [T, n] fp32
   };
 }
 
 void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  mhc_pre_map_forward(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+  const auto [tokens, channels] = MhcAxes::of(s);
+  mhc_pre_map_forward(in[0].values, in[1].values, tokens, channels, out[0].values);
 }
 void bwd_dx_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  mhc_pre_map_backward_dx(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+  const auto [tokens, channels] = MhcAxes::of(s);
+  mhc_pre_map_backward_dx(in[0].values, in[1].values, tokens, channels, out[0].values);
 }
 void bwd_hpre_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  mhc_pre_map_backward_hpre(in[0].values, in[1].values, tokens(s), channels(s), out[0].values);
+  const auto [tokens, channels] = MhcAxes::of(s);
+  mhc_pre_map_backward_hpre(in[0].values, in[1].values, tokens, channels, out[0].values);
 }
 
 KWB_REGISTER_OP(mhc_op(

@@ -24,7 +24,7 @@
 namespace kwb {
 namespace {
 
-std::int64_t flat_len(const Shape& s) { return kMhcStreams * s.at("channels"); }  // K = n * C
+std::int64_t flat_len(const Shape& s) { return MhcAxes::of(s).flat_len(); }  // K = n * C
 
 TensorSpec weight_tensor(const Shape& s) {
   const double stddev = 1.0 / std::sqrt(static_cast<double>(flat_len(s)));
@@ -35,7 +35,7 @@ TensorSpec weight_tensor(const Shape& s) {
 // Forward
 
 std::vector<TensorSpec> fwd_tensors(const Shape& s, DType) {
-  const std::int64_t t = s.at("tokens"), k = flat_len(s);
+  const std::int64_t t = MhcAxes::of(s).tokens, k = flat_len(s);
   // Z_p sums K fp32 products r h_k W[k, p] of typical size 1/sqrt(K) (|h| ~ 1, |W| ~ 1/sqrt(K)),
   // whatever the case dtype: the oracle sees the device-rounded H and W, so only the fp32
   // accumulation remains. r sums K squares of size ~1 (scaled by 1/K): a one-sign sum whose
@@ -51,7 +51,7 @@ std::vector<TensorSpec> fwd_tensors(const Shape& s, DType) {
 }
 
 void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t tokens = s.at("tokens"), k = flat_len(s);
+  const std::int64_t tokens = MhcAxes::of(s).tokens, k = flat_len(s);
   const double* h = in[0].values.data();
   const double* w = in[1].values.data();
   double* z = out[0].values.data();
@@ -61,7 +61,7 @@ void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<H
 }
 
 double token_elements(const Shape& s) {
-  return static_cast<double>(s.at("tokens")) * static_cast<double>(flat_len(s));
+  return static_cast<double>(MhcAxes::of(s).tokens) * static_cast<double>(flat_len(s));
 }
 
 // FLOPs: K = n*C multiply-adds per output for P outputs, the sum of squares, r times each output.
@@ -74,7 +74,7 @@ KWB_REGISTER_OP(mhc_op(
     fwd_tensors,
     [](const Shape& s) {
       const double e = token_elements(s);
-      return 2 * e * kMhcProjectWidth + 2 * e + static_cast<double>(s.at("tokens")) * kMhcProjectWidth;
+      return 2 * e * kMhcProjectWidth + 2 * e + static_cast<double>(MhcAxes::of(s).tokens) * kMhcProjectWidth;
     },
     fwd_oracle, "tensor_bf16"));
 
@@ -82,7 +82,7 @@ KWB_REGISTER_OP(mhc_op(
 // Backward (dH only: W's gradient is another op)
 
 std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
-  const std::int64_t t = s.at("tokens"), k = flat_len(s);
+  const std::int64_t t = MhcAxes::of(s).tokens, k = flat_len(s);
   // dh_k = r g_k - (r^3 / K) s h_k: g_k sums P = 32 products dZ_p W[k, p] of size 1/sqrt(K),
   // s sums K products h_k g_k. The longer reduction (K) bounds the relative part (sqrt(K) u);
   // the absolute part takes terms of size 1/sqrt(K) (those of g, the dominant term of dh).
@@ -98,7 +98,7 @@ std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
 }
 
 void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t tokens = s.at("tokens"), k = flat_len(s);
+  const std::int64_t tokens = MhcAxes::of(s).tokens, k = flat_len(s);
   const double* h = in[0].values.data();
   const double* w = in[1].values.data();
   const double* r = in[2].values.data();

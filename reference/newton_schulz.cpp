@@ -21,6 +21,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/newton_schulz.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -69,7 +70,7 @@ Tolerance newton_schulz_tolerance(DType dtype, std::int64_t m, std::int64_t n) {
 }
 
 std::vector<TensorSpec> ns_tensors(const Shape& s, DType dtype) {
-  const std::int64_t m = s.at("rows"), n = s.at("cols");
+  const auto [m, n] = RowsCols::of(s);
   return {
       {.name = "G", .dims = {m, n}, .init = Distribution::normal(0.0, 1.0)},
       {.name = "X", .dims = {m, n}, .is_output = true, .tolerance = newton_schulz_tolerance(dtype, m, n)},
@@ -81,19 +82,20 @@ std::vector<TensorSpec> ns_tensors(const Shape& s, DType dtype) {
 // 3 per element of A; a X + B X: 2 per element of X), and the normalisation (2 per element for
 // the sum of squares, 1 for the scale).
 WorkModel ns_work(const Shape& s, DType dtype) {
-  const double m = static_cast<double>(s.at("rows")), n = static_cast<double>(s.at("cols"));
+  const auto [rows, cols] = RowsCols::of(s);
+  const double m = static_cast<double>(rows), n = static_cast<double>(cols);
   const double r = std::min(m, n), c = std::max(m, n);
   const double per_step = 4 * r * r * c + 2 * r * r * r + 3 * r * r + 2 * r * c;
   return {tensor_bytes(ns_tensors(s, dtype), dtype), kNsSteps * per_step + 3 * m * n};
 }
 
 void ns_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  newton_schulz_fp64(in[0].values.data(), s.at("rows"), s.at("cols"), out[0].values.data());
+  const auto [m, n] = RowsCols::of(s);
+  newton_schulz_fp64(in[0].values.data(), m, n, out[0].values.data());
 }
 
 std::optional<std::string> ns_invalid(const Shape& s) {
-  if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
-  return std::nullopt;
+  return invalid_rows_cols(s);
 }
 
 // Muon's matrices: square hidden-size weights (1024..4096), MLP weights 4x wider or taller (the

@@ -46,7 +46,7 @@ void swiglu_mlp_fp64(std::int64_t m, std::int64_t d, std::int64_t f, const doubl
 namespace {
 
 Tolerance output_tolerance(const Shape& s, DType dtype) {
-  const std::int64_t f = s.at("f");
+  const std::int64_t f = SwigluMlpAxes::of(s).f;
   const double term = 1.0 / std::sqrt(static_cast<double>(f));
   Tolerance t = reduction_tolerance(elem_type_of(dtype), f, ElemType::fp32, term);
   t.atol += stored_intermediate_atol(dtype, 6.0);
@@ -55,7 +55,7 @@ Tolerance output_tolerance(const Shape& s, DType dtype) {
 }
 
 std::vector<TensorSpec> tensors(const Shape& s, DType dtype) {
-  const std::int64_t m = s.at("m"), d = s.at("d"), f = s.at("f");
+  const auto [m, d, f] = SwigluMlpAxes::of(s);
   const double in_std = 1.0 / std::sqrt(static_cast<double>(d)), hidden_std = 1.0 / std::sqrt(static_cast<double>(f));
   return {
       {.name = "x", .dims = {m, d}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
@@ -67,7 +67,8 @@ std::vector<TensorSpec> tensors(const Shape& s, DType dtype) {
 }
 
 void oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  swiglu_mlp_fp64(s.at("m"), s.at("d"), s.at("f"), in[0].values.data(), in[1].values.data(), in[2].values.data(),
+  const auto [m, d, f] = SwigluMlpAxes::of(s);
+  swiglu_mlp_fp64(m, d, f, in[0].values.data(), in[1].values.data(), in[2].values.data(),
                   in[3].values.data(), out[0].values.data());
 }
 
@@ -95,8 +96,9 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = tensors,
     .work = [](const Shape& s, DType dtype) {
-      const double m = static_cast<double>(s.at("m")), d = static_cast<double>(s.at("d"));
-      return WorkModel{tensor_bytes(tensors(s, dtype), dtype), 6 * m * d * static_cast<double>(s.at("f"))};
+      const auto [m, d, f] = SwigluMlpAxes::of(s);
+      return WorkModel{tensor_bytes(tensors(s, dtype), dtype),
+                       6 * static_cast<double>(m) * static_cast<double>(d) * static_cast<double>(f)};
     },
     .oracle = oracle,
     .sample_axis = "m",
@@ -104,7 +106,8 @@ KWB_REGISTER_OP(Op{
     .default_shapes = default_shapes(),
     .edge_shapes = edge_shapes(),
     .invalid = [](const Shape& s) -> std::optional<std::string> {
-      if (s.at("m") < 1 || s.at("d") < 1 || s.at("f") < 1) return "m, d and f must be at least 1";
+      const auto [m, d, f] = SwigluMlpAxes::of(s);
+      if (m < 1 || d < 1 || f < 1) return "m, d and f must be at least 1";
       return std::nullopt;
     },
 });

@@ -15,6 +15,14 @@
 
 namespace kwb {
 
+// The axes of a swiglu_mlp_fwd case, read once: const auto [m, d, f] = SwigluMlpAxes::of(a.shape).
+struct SwigluMlpAxes {
+  std::int64_t m = 0;  // tokens (rows of x and y)
+  std::int64_t d = 0;  // model dim
+  std::int64_t f = 0;  // hidden dim
+  static SwigluMlpAxes of(const Shape& s) { return {s.at("m"), s.at("d"), s.at("f")}; }
+};
+
 inline Shape swiglu_mlp_shape(std::int64_t m, std::int64_t d, std::int64_t f) {
   return Shape{{{"m", m}, {"d", d}, {"f", f}}};
 }

@@ -1,16 +1,22 @@
 // What every attention_fwd kernel reads from a case: the dims, the mask (causal, sliding window,
 // as reference/attention.hpp defines it) and the logit transform (scale, soft-cap), on host and
-// device alike, so that the baseline's softmax and the flash kernels mask identically.
+// device alike, so that the baseline's softmax and the flash kernels mask identically; and the
+// dtype dispatch every variant registers (fp16 and bf16: the op has no fp32 cases).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-#include <string>
+#include <functional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
+#include "reference/attention.hpp"
 
 namespace kwb {
 
+// The case's axes as the kernels take them (a kernel argument, by value): float scale and soft-cap.
 struct AttentionParams {
   std::int64_t batch = 0, seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
   bool causal = false;
@@ -18,16 +24,16 @@ struct AttentionParams {
   float softcap = 0;        // 0: none
   float scale = 0;          // 1 / sqrt(head_dim)
 
-  static AttentionParams of(const Shape& s) {
+  static AttentionParams of(const AttentionAxes& axes) {
     AttentionParams p;
-    p.batch = s.at("batch");
-    p.seq = s.at("seq");
-    p.heads = s.at("heads");
-    p.kv_heads = s.at("kv_heads");
-    p.head_dim = s.at("head_dim");
-    p.causal = s.choice("causal") == "1";
-    p.window = s.at("window");
-    p.softcap = std::stof(s.choice("softcap"));
+    p.batch = axes.batch;
+    p.seq = axes.seq;
+    p.heads = axes.heads;
+    p.kv_heads = axes.kv_heads;
+    p.head_dim = axes.head_dim;
+    p.causal = axes.causal;
+    p.window = axes.window;
+    p.softcap = static_cast<float>(axes.softcap);
     p.scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim));
     return p;
   }
@@ -46,5 +52,17 @@ struct AttentionParams {
     return j >= first_key(i) && j < end_key(i);
   }
 };
+
+// by_dtype for the op's two dtypes: launch<T> is instantiated for __half and __nv_bfloat16 only,
+// an fp32 case throws.
+template <class Fn>
+std::function<void(const LaunchArgs&)> by_attention_dtype(Fn fn) {
+  return by_dtype([fn = std::move(fn)]<class T>(const LaunchArgs& a) {
+    if constexpr (std::is_same_v<T, float>)
+      throw std::invalid_argument("attention_fwd has no fp32 cases");
+    else
+      fn.template operator()<T>(a);
+  });
+}
 
 }  // namespace kwb

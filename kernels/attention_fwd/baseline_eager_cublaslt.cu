@@ -35,10 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
@@ -54,8 +51,7 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 struct Buffers {
   std::size_t qt, kx, vx, scores, probs, ot, total;
 };
-Buffers buffers(const Shape& s, DType dtype) {
-  const AttentionParams p = AttentionParams::of(s);
+Buffers buffers(const AttentionAxes& p, DType dtype) {
   const std::size_t e = elem_size(elem_type_of(dtype));
   const std::size_t bh = static_cast<std::size_t>(p.batch * p.heads);
   const std::size_t head = align_up(bh * static_cast<std::size_t>(p.seq * p.head_dim) * e);
@@ -72,7 +68,7 @@ Buffers buffers(const Shape& s, DType dtype) {
 }
 
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
-  const double gib = static_cast<double>(buffers(s, dtype).total) / double(1 << 30);
+  const double gib = static_cast<double>(buffers(AttentionAxes::of(s), dtype).total) / double(1 << 30);
   if (gib > kMaxWorkspaceGiB) {
     char text[96];  // no fmt in nvcc-compiled files
     std::snprintf(text, sizeof text, "materialised scores would need %.1f GiB (more than %.0f GiB)", gib,
@@ -140,17 +136,19 @@ struct Plans {
   std::unique_ptr<LtMatmul> scores, output;
 };
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(a.shape);
+  const auto axes = AttentionAxes::of(a.shape);
+  const AttentionParams p = AttentionParams::of(axes);
   const std::int64_t h = p.heads, kvh = p.kv_heads, s = p.seq, d = p.head_dim, group = h / kvh;
   const std::int64_t n = p.batch * h * s * d;
-  const T* q = static_cast<const T*>(a.tensors[0]);
-  const T* k = static_cast<const T*>(a.tensors[1]);
-  const T* v = static_cast<const T*>(a.tensors[2]);
-  T* o = static_cast<T*>(a.tensors[3]);
-  float* lse = static_cast<float*>(a.tensors[4]);
-  const Buffers b = buffers(a.shape, a.dtype);
+  const T* q = a.tensor<const T>("q");
+  const T* k = a.tensor<const T>("k");
+  const T* v = a.tensor<const T>("v");
+  T* o = a.tensor<T>("o");
+  float* lse = a.tensor<float>("lse");
+  const Buffers b = buffers(axes, a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   T* qt = reinterpret_cast<T*>(ws + b.qt);
   T* kx = reinterpret_cast<T*>(ws + b.kx);
@@ -168,21 +166,11 @@ void launch_typed(const LaunchArgs& a) {
   eager_map(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>)
-      throw std::invalid_argument("attention_fwd has no fp32 cases");
-    else
-      launch_typed<T>(a);
-  });
-}
-
 // Column-major per (b, h), batch stride between heads of the bhsd buffers:
 //   S (row-major s x s) = Q K^T  is  S^T = K^T(op) Q: m = n = s, k = d, A = K (trans), B = Q.
 //   O (row-major s x d) = P V    is  O^T = V^T P^T:   m = d, n = s, k = s, A = V, B = P.
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(a.shape);
+  const auto p = AttentionAxes::of(a.shape);
   const std::int64_t s = p.seq, d = p.head_dim;
   const ElemType t = elem_type_of(a.dtype);
   auto plans = std::make_shared<Plans>();
@@ -210,9 +198,9 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "materialised scores as HF eager attention: repeat_kv copies, cuBLASLt Q K^T, one masked "
                    "softmax (scale, soft-cap, mask, lse), cuBLASLt P V, copy back to bshd",
-    .launch = launch,
+    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(AttentionAxes::of(s), dtype).total; },
     .prepare = prepare,
 });
 

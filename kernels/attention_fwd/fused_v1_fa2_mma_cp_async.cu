@@ -29,11 +29,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "harness/catalogue/cuda_check.hpp"
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v1.cuh"
 
 namespace kwb {
@@ -49,8 +47,8 @@ void launch_config(const LaunchArgs& a, const AttentionParams& p, int stages) {
   const dim3 grid(static_cast<unsigned>((p.seq + BM - 1) / BM), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
   kernel<<<grid, BM / 16 * 32, flash::smem_bytes<D, BM, BN>(stages), a.stream>>>(
-      static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const T*>(a.tensors[2]),
-      static_cast<T*>(a.tensors[3]), static_cast<float*>(a.tensors[4]), p, stages);
+      a.tensor<const T>("q"), a.tensor<const T>("k"), a.tensor<const T>("v"), a.tensor<T>("o"),
+      a.tensor<float>("lse"), p, stages);
 }
 
 template <class T, int D>
@@ -65,22 +63,16 @@ void launch_tiles(const LaunchArgs& a, const AttentionParams& p) {
   throw std::invalid_argument("fused_v1: q_tile and k_tile must be 64 or 128");
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(a.shape);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      throw std::invalid_argument("attention_fwd has no fp32 cases");
-    } else {
-      if (p.head_dim == 64) launch_tiles<T, 64>(a, p);
-      else launch_tiles<T, 128>(a, p);
-    }
-  });
+  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
+  if (p.head_dim == 64) launch_tiles<T, 64>(a, p);
+  else launch_tiles<T, 128>(a, p);
 }
 
 std::optional<std::string> refuse(const Shape& s, DType) {
-  const AttentionParams p = AttentionParams::of(s);
-  if (p.batch > 65535 || p.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
+  const auto axes = AttentionAxes::of(s);
+  if (axes.batch > 65535 || axes.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
   return std::nullopt;
 }
 
@@ -90,7 +82,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "FlashAttention-2 forward: Q in registers, K/V tiles by cp.async into swizzled smem, "
                    "mma.sync m16n8k16 for both GEMMs, online softmax in registers, causal/window tiles skipped",
-    .launch = launch,
+    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
     .tunables = {{"q_tile", {128, 64}, "query rows per block (16 per warp: 8 or 4 warps)"},
                  {"k_tile", {64, 128}, "keys per shared-memory tile"},

@@ -35,12 +35,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "harness/catalogue/cuda_check.hpp"
-#include "harness/catalogue/device_types.cuh"
 #include "harness/catalogue/elem_type.hpp"
-#include "harness/catalogue/registry.hpp"
+#include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v2.cuh"
 #include "kernels/common/hopper/tma.cuh"
 
@@ -69,12 +67,12 @@ CUtensorMap head_map(const void* base, ElemType type, const AttentionParams& p, 
 }
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(a.shape);
+  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
   const ElemType type = elem_type_of(a.dtype);
   auto st = std::make_shared<V2State>();
-  st->q = a.tensors[0];
-  st->k = a.tensors[1];
-  st->v = a.tensors[2];
+  st->q = a.tensor<const void>("q");
+  st->k = a.tensor<const void>("k");
+  st->v = a.tensor<const void>("v");
   st->k_tile = a.tunable("k_tile");
   st->q_map = head_map(st->q, type, p, p.heads, flash::V2Layout<64, 64>::kBM);
   st->k_map = head_map(st->k, type, p, p.kv_heads, static_cast<std::uint32_t>(st->k_tile));
@@ -91,8 +89,8 @@ void launch_config(const LaunchArgs& a, const AttentionParams& p, const V2State&
   cuda_check(attribute, "cudaFuncSetAttribute (flash_fwd_v2 shared memory)");
   const dim3 grid(static_cast<unsigned>((p.seq + L::kBM - 1) / L::kBM), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
-  kernel<<<grid, L::kThreads, L::kSmemBytes, a.stream>>>(st.q_map, st.k_map, st.v_map, static_cast<T*>(a.tensors[3]),
-                                                         static_cast<float*>(a.tensors[4]), p);
+  kernel<<<grid, L::kThreads, L::kSmemBytes, a.stream>>>(st.q_map, st.k_map, st.v_map, a.tensor<T>("o"),
+                                                         a.tensor<float>("lse"), p);
 }
 
 template <class T, bool kOverlap>
@@ -112,27 +110,20 @@ void launch_tiles(const LaunchArgs& a, const AttentionParams& p, const V2State& 
   throw std::invalid_argument("fused_v2: tiles_in_flight must be 1 or 2");
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
   const V2State& st = a.state_as<V2State>();
-  if (st.q != a.tensors[0] || st.k != a.tensors[1] || st.v != a.tensors[2])
+  if (st.q != a.tensor<const void>("q") || st.k != a.tensor<const void>("k") || st.v != a.tensor<const void>("v"))
     throw std::logic_error("fused_v2: tensors moved since prepare()");
-  const AttentionParams p = AttentionParams::of(a.shape);
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      throw std::invalid_argument("attention_fwd has no fp32 cases");
-    } else {
-      launch_tiles<T>(a, p, st, a.tunable("tiles_in_flight"));
-    }
-  });
+  launch_tiles<T>(a, AttentionParams::of(AttentionAxes::of(a.shape)), st, a.tunable("tiles_in_flight"));
 }
 
 std::optional<std::string> refuse(const Shape& s, DType) {
-  const AttentionParams p = AttentionParams::of(s);
-  if (p.batch > 65535 || p.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
+  const auto axes = AttentionAxes::of(s);
+  if (axes.batch > 65535 || axes.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
   // TMA coordinates are 32-bit signed; the head strides must be multiples of 16 bytes (they are:
   // d is 64 or 128).
-  if (p.seq > (std::int64_t{1} << 31) - 256) return "seq must fit a 32-bit TMA coordinate";
+  if (axes.seq > (std::int64_t{1} << 31) - 256) return "seq must fit a 32-bit TMA coordinate";
   return std::nullopt;
 }
 
@@ -143,7 +134,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "FlashAttention-3-style forward (sm_90a): a TMA producer warpgroup feeds an mbarrier ring, "
                    "two consumer warpgroups of 64 rows run S = Q K^T and O += P V as wgmma, softmax in registers, "
                    "the next tile's S under this tile's P V, the consumers' GEMMs in turns (ping-pong)",
-    .launch = launch,
+    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
     .tunables = {{"k_tile", {64, 128}, "keys per K/V tile (the N of S's wgmma, the K of P V's)"},
                  {"tiles_in_flight", {2, 1}, "key tiles a consumer has on the tensor cores: 2 = the next tile's S "

@@ -15,8 +15,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/fast_div.hpp"
@@ -25,6 +23,7 @@
 namespace kwb {
 namespace {
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const LinearArgs<T> l = linear_args<T>(a);
@@ -43,14 +42,10 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 // Row-major y [m, n] = x [m, k] W^T is column-major y^T (n x m) = W (k x n stored, transposed)
 // times x^T (k x m): m' = n, n' = m, trans_a (kernels/common/cublaslt_matmul.cuh).
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t m = a.shape.at("m"), n = a.shape.at("n"), k = a.shape.at("k");
+  const auto [m, n, k] = LinearAxes::of(a.shape);
   LtMatmulSpec s;
   s.trans_a = true;
   s.m = n, s.n = m, s.k = k;
@@ -65,7 +60,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "baseline_cublas_then_bias_relu",
     .role = Role::baseline,
     .description = "cuBLASLt GEMM (fp32: no tf32), then one bias + ReLU elementwise pass over y: 2 launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape&, DType) { return kLtWorkspaceBytes; },
     .prepare = prepare,

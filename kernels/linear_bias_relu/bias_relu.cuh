@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
+#include "reference/linear_bias_relu.hpp"
 
 namespace kwb {
 
@@ -67,7 +67,7 @@ struct BiasRelu {
   }
 };
 
-// The case's tensors: x [m, k], W [n, k], b [n], y [m, n].
+// The case's tensors and axes: x [m, k], W [n, k], b [n], y [m, n] (a kernel argument, by value).
 template <class T>
 struct LinearArgs {
   const T* x;
@@ -79,10 +79,8 @@ struct LinearArgs {
 
 template <class T>
 LinearArgs<T> linear_args(const LaunchArgs& a) {
-  return {static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-          static_cast<const T*>(a.tensors[2]),  static_cast<T*>(a.tensors[3]),
-          a.shape.at("m"),                      a.shape.at("n"),
-          a.shape.at("k")};
+  const auto [m, n, k] = LinearAxes::of(a.shape);
+  return {a.tensor<const T>("x"), a.tensor<const T>("W"), a.tensor<const T>("b"), a.tensor<T>("y"), m, n, k};
 }
 
 }  // namespace kwb

@@ -10,8 +10,6 @@
 // Napkin math (bf16, 8192^3): 1.1 TFLOP at ~1-3 TFLOP/s: ~0.4-1 s per launch. The ladder's floor.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
 namespace kwb {
@@ -35,15 +33,11 @@ __global__ void __launch_bounds__(kTile * kTile) naive_kernel(LinearArgs<T> l) {
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
+void launch(const LaunchArgs& a) {
   const LinearArgs<T> l = linear_args<T>(a);
   const std::int64_t row_blocks = (l.m + kTile - 1) / kTile, col_blocks = (l.n + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(row_blocks < 65535 ? row_blocks : 65535));
   naive_kernel<T><<<grid, dim3(kTile, kTile), 0, a.stream>>>(l);
-}
-
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -51,7 +45,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v1_naive_thread_per_output",
     .role = Role::fused,
     .description = "v1 (seed): one thread per output, a K-long fp32 dot product from global memory, bias + ReLU",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
 });
 

@@ -15,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
 namespace kwb {
@@ -88,7 +86,7 @@ constexpr const char* kTileHelp =
     "thread (256 threads each)";
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
+void launch(const LaunchArgs& a) {
   const LinearArgs<T> l = linear_args<T>(a);
   switch (a.tunable("tile")) {
     case 1: return launch_tile<T, 128, 128, 8, 8, 8>(l, a.stream);
@@ -98,17 +96,13 @@ void launch_typed(const LaunchArgs& a) {
   throw std::invalid_argument(std::string("fused_v2_smem_tiled: unknown tile (") + kTileHelp + ")");
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "linear_bias_relu",
     .name = "fused_v2_smem_tiled",
     .role = Role::fused,
     .description = "v2: x and W tiles staged in shared memory (fp32), a TM x TN register block per thread, "
                    "bias + ReLU epilogue; CUDA cores",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .tunables = {{"tile", {1, 2, 3}, kTileHelp}},
 });

@@ -19,8 +19,6 @@
 #include <optional>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/common/mma_gemm.cuh"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
@@ -28,14 +26,10 @@ namespace kwb {
 namespace {
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
+void launch(const LaunchArgs& a) {
   const LinearArgs<T> l = linear_args<T>(a);
   launch_mma_gemm_tuned<T>(a.tunable("tile"), a.tunable("stages"), l.x, l.w, l.m, l.n, l.k,
                            BiasReluEpilogue<T>{l.b, l.y, l.n}, a.stream);
-}
-
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
 }
 
 std::vector<Tunable> tunables() {
@@ -50,7 +44,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v3: mma.sync m16n8k16 (bf16/fp16, fp32 accumulate), ldmatrix, cp.async ring, "
                    "bias + ReLU in the epilogue",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = [](const Shape&, DType dtype) -> std::optional<std::string> {
       if (dtype == DType::fp32) return "fp32 runs on the tensor cores in tf32: see fused_v3_mma_sync_tf32_cp_async";
       return std::nullopt;
@@ -64,7 +58,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v3 for fp32: mma.sync m16n8k8 tf32 (operands rounded to tf32, fp32 accumulate), cp.async "
                    "ring, bias + ReLU in the epilogue",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = [](const Shape&, DType dtype) -> std::optional<std::string> {
       if (dtype != DType::fp32) return "the tf32 variant runs fp32 cases only: see fused_v3_mma_sync_cp_async";
       return std::nullopt;

@@ -13,9 +13,9 @@
 // Napkin math (bf16, 8192^3): 1.10 TFLOP. Per K step a block reads (128 + 256) x 64 x 2 = 48 KB
 // for 4.2 MFLOP of MMA (87 FLOP per shared byte, per L2 byte the same): at ~790 TFLOP/s the SMs
 // pull ~9 TB/s from L2, within its bandwidth. Expect 600-700 TFLOP/s (1.6-1.8 ms), 80-95% of
-// cuBLASLt's epilogue variant; the issue's bar is 90% of it. Measured on an H100: 704 TFLOP/s,
-// 96.9% of the vendor in the same run (docs/performance.md). cluster=2 (W tiles shared by TMA
-// multicast) verifies but measured 1.75x slower, cause not yet found: the default is 1.
+// cuBLASLt's epilogue variant; the issue's bar is 90% of it. Measured: docs/results.md. cluster=2
+// (W tiles shared by TMA multicast) verifies but measured slower, cause not yet found: the
+// default is 1.
 //
 // fp32 is refused: wgmma's tf32 path reads fp32 operands from shared memory truncated, not rounded
 // as v3 and cuBLAS round them, which doubles the operand error the op's tf32 tolerance allows for.
@@ -25,8 +25,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/common/hopper/gemm_tn.cuh"
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
@@ -108,9 +106,10 @@ KWB_REGISTER_VARIANT(Variant{
       if (dtype == DType::fp32)
         return "wgmma's tf32 path truncates fp32 operands (the op's tf32 contract rounds them): fp32 runs in "
                "fused_v3_mma_sync_tf32_cp_async";
-      if (s.at("k") % 8 != 0 || s.at("n") % 8 != 0)
+      const auto [m, n, k] = LinearAxes::of(s);
+      if (k % 8 != 0 || n % 8 != 0)
         return "k and n must be multiples of 8: TMA needs the rows of x, W and y 16-byte aligned (v3 takes any)";
-      if (s.at("m") > (1 << 30) || s.at("n") > (1 << 30) || s.at("k") > (1 << 30))
+      if (m > (1 << 30) || n > (1 << 30) || k > (1 << 30))
         return "m, n and k must fit TMA's 32-bit coordinates";
       return std::nullopt;
     },

@@ -17,18 +17,20 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
+#include "reference/linear_bias_relu.hpp"
 
 namespace kwb {
 namespace {
 
 void launch(const LaunchArgs& a) {
   // y^T (n x m, column-major) = W (trans) x^T, bias over the n rows of y^T (the cols of y).
-  a.state_as<LtMatmul>().run(a.tensors[1], a.tensors[0], a.tensors[3], a.workspace, a.stream, 1.0f, 0.0f, nullptr,
-                             a.tensors[2]);
+  // cuBLASLt takes untyped buffers: the plan knows the dtype.
+  a.state_as<LtMatmul>().run(a.tensor<const void>("W"), a.tensor<const void>("x"), a.tensor<void>("y"), a.workspace,
+                             a.stream, 1.0f, 0.0f, nullptr, a.tensor<const void>("b"));
 }
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t m = a.shape.at("m"), n = a.shape.at("n"), k = a.shape.at("k");
+  const auto [m, n, k] = LinearAxes::of(a.shape);
   LtMatmulSpec s;
   s.trans_a = true;
   s.m = n, s.n = m, s.k = k;

@@ -30,12 +30,12 @@
 #include <memory>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/linear_cross_entropy/lce_rows.cuh"
+#include "reference/linear_cross_entropy.hpp"
 
 namespace kwb {
 namespace {
@@ -73,8 +73,8 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 struct Layout {
   std::size_t seed, logits_t, lf, logp, dlf, total;
 };
-Layout layout(const Shape& s, DType dtype) {
-  const std::size_t nv = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("vocab"));
+Layout layout(const LceAxes& axes, DType dtype) {
+  const std::size_t nv = static_cast<std::size_t>(axes.tokens) * static_cast<std::size_t>(axes.vocab);
   const bool cast = dtype != DType::fp32;
   Layout l{};
   l.seed = kLtWorkspaceBytes;
@@ -91,7 +91,7 @@ struct Plans {
 };
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t n = a.shape.at("tokens"), d = a.shape.at("hidden"), v = a.shape.at("vocab");
+  const auto [n, d, v] = LceAxes::of(a.shape);
   const ElemType t = elem_type_of(a.dtype);
   auto spec = [t](bool ta, bool tb, std::int64_t m, std::int64_t nn, std::int64_t k, std::int64_t lda,
                   std::int64_t ldb, std::int64_t ldd) {
@@ -109,17 +109,19 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   return p;
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool cast = !std::is_same_v<T, float>;
-  const std::int64_t n = a.shape.at("tokens"), v = a.shape.at("vocab"), nv = n * v;
-  const T* h = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const int* labels = static_cast<const int*>(a.tensors[2]);
-  float* loss = static_cast<float*>(a.tensors[3]);
-  T* dh = static_cast<T*>(a.tensors[4]);
-  T* dw = static_cast<T*>(a.tensors[5]);
-  const Layout l = layout(a.shape, a.dtype);
+  const auto axes = LceAxes::of(a.shape);
+  const std::int64_t n = axes.tokens, v = axes.vocab, nv = n * v;
+  const T* h = a.tensor<const T>("h");
+  const T* w = a.tensor<const T>("W");
+  const int* labels = a.tensor<const std::int32_t>("labels");
+  float* loss = a.tensor<float>("loss");
+  T* dh = a.tensor<T>("dh");
+  T* dw = a.tensor<T>("dW");
+  const Layout l = layout(axes, a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   float* seed = reinterpret_cast<float*>(ws + l.seed);
   T* logits = cast ? reinterpret_cast<T*>(ws + l.logits_t) : reinterpret_cast<T*>(ws + l.lf);
@@ -154,10 +156,6 @@ void launch_typed(const LaunchArgs& a) {
   p.dw->run(h, dl, dw, a.workspace, a.stream);                                                              // 11
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 constexpr double kMaxWorkspaceBytes = 60.0 * (1ull << 30);
 
 KWB_REGISTER_VARIANT(Variant{
@@ -166,13 +164,14 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "eager PyTorch: GEMM to [N, V] logits, .float(), log_softmax, nll_loss; backward: seed, zeros, "
                    "scatter, log_softmax_backward, cast, two GEMMs (14 B per logit of intermediates)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = [](const Shape& s, DType dtype) -> std::optional<std::string> {
-      if (static_cast<double>(layout(s, dtype).total) > kMaxWorkspaceBytes)
+      const auto axes = LceAxes::of(s);
+      if (static_cast<double>(layout(axes, dtype).total) > kMaxWorkspaceBytes)
         return "the materialised [N, V] logits and gradients need more than 60 GiB";
-      return refuse_rows_beyond_grid(s.at("tokens"));
+      return refuse_rows_beyond_grid(axes.tokens);
     },
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(LceAxes::of(s), dtype).total; },
     .prepare = prepare,
 });
 

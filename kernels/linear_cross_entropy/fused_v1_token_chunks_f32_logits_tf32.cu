@@ -33,38 +33,40 @@
 #include <string>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/linear_cross_entropy/lce_rows.cuh"
+#include "reference/linear_cross_entropy.hpp"
 
 namespace kwb {
 namespace {
 
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-std::int64_t chunk_rows(const Shape& s, std::int64_t chunk_tokens) { return std::min(s.at("tokens"), chunk_tokens); }
+std::int64_t chunk_rows(const LceAxes& axes, std::int64_t chunk_tokens) {
+  return std::min(axes.tokens, chunk_tokens);
+}
 
 // fp16/bf16 with more than one chunk: dW is summed in an fp32 accumulator. With one chunk the
 // single dW GEMM writes the dtype itself (fp32 accumulate inside), as the baseline's.
-bool accumulates(const Shape& s, DType dtype, std::int64_t chunk_tokens) {
-  return dtype != DType::fp32 && s.at("tokens") > chunk_tokens;
+bool accumulates(const LceAxes& axes, DType dtype, std::int64_t chunk_tokens) {
+  return dtype != DType::fp32 && axes.tokens > chunk_tokens;
 }
 
 // Byte offsets in the workspace: cuBLASLt's, z, dl (fp16/bf16), the dW accumulator (fp16/bf16).
 struct Layout {
   std::size_t z, dl, acc, total;
 };
-Layout layout(const Shape& s, DType dtype, std::int64_t chunk_tokens) {
-  const auto c = static_cast<std::size_t>(chunk_rows(s, chunk_tokens));
-  const auto v = static_cast<std::size_t>(s.at("vocab")), d = static_cast<std::size_t>(s.at("hidden"));
+Layout layout(const LceAxes& axes, DType dtype, std::int64_t chunk_tokens) {
+  const auto c = static_cast<std::size_t>(chunk_rows(axes, chunk_tokens));
+  const auto v = static_cast<std::size_t>(axes.vocab), d = static_cast<std::size_t>(axes.hidden);
   const bool cast = dtype != DType::fp32;
   Layout l{};
   l.z = kLtWorkspaceBytes;
   l.dl = l.z + align_up(c * v * 4);
   l.acc = l.dl + (cast ? align_up(c * v * elem_size(elem_type_of(dtype))) : 0);
-  l.total = l.acc + (accumulates(s, dtype, chunk_tokens) ? align_up(v * d * 4) : 0);
+  l.total = l.acc + (accumulates(axes, dtype, chunk_tokens) ? align_up(v * d * 4) : 0);
   return l;
 }
 
@@ -99,31 +101,34 @@ ChunkPlans plan_chunk(std::int64_t rows, std::int64_t d, std::int64_t v, DType d
 }
 
 std::shared_ptr<void> prepare(const LaunchArgs& a, std::int64_t chunk_tokens) {
-  const std::int64_t n = a.shape.at("tokens"), d = a.shape.at("hidden"), v = a.shape.at("vocab");
+  const auto axes = LceAxes::of(a.shape);
+  const auto [n, d, v] = axes;
   auto p = std::make_shared<Plans>();
-  p->chunk = chunk_rows(a.shape, chunk_tokens);
-  const bool acc = accumulates(a.shape, a.dtype, chunk_tokens);
+  p->chunk = chunk_rows(axes, chunk_tokens);
+  const bool acc = accumulates(axes, a.dtype, chunk_tokens);
   p->full = plan_chunk(p->chunk, d, v, a.dtype, acc);
   if (n % p->chunk != 0) p->tail = plan_chunk(n % p->chunk, d, v, a.dtype, acc);
   return p;
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool cast = !std::is_same_v<T, float>;
-  const std::int64_t n = a.shape.at("tokens"), d = a.shape.at("hidden"), v = a.shape.at("vocab");
-  const T* h = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const int* labels = static_cast<const int*>(a.tensors[2]);
-  float* loss = static_cast<float*>(a.tensors[3]);
-  T* dh = static_cast<T*>(a.tensors[4]);
-  T* dw = static_cast<T*>(a.tensors[5]);
+  const auto axes = LceAxes::of(a.shape);
+  const std::int64_t n = axes.tokens, d = axes.hidden, v = axes.vocab;
+  const T* h = a.tensor<const T>("h");
+  const T* w = a.tensor<const T>("W");
+  const int* labels = a.tensor<const std::int32_t>("labels");
+  float* loss = a.tensor<float>("loss");
+  T* dh = a.tensor<T>("dh");
+  T* dw = a.tensor<T>("dW");
   const Plans& p = a.state_as<Plans>();
-  const Layout l = layout(a.shape, a.dtype, p.chunk);
+  const Layout l = layout(axes, a.dtype, p.chunk);
   char* ws = static_cast<char*>(a.workspace);
   float* z = reinterpret_cast<float*>(ws + l.z);
   T* dl = cast ? reinterpret_cast<T*>(ws + l.dl) : reinterpret_cast<T*>(z);  // fp32: in place
-  const bool accumulate = accumulates(a.shape, a.dtype, p.chunk);
+  const bool accumulate = accumulates(axes, a.dtype, p.chunk);
   float* acc = reinterpret_cast<float*>(ws + l.acc);
   void* dw_sum = accumulate ? static_cast<void*>(acc) : static_cast<void*>(dw);
   const int threads = static_cast<int>(std::clamp<std::int64_t>((v + 31) / 32 * 32, 32, kLceRowThreads));
@@ -140,10 +145,6 @@ void launch_typed(const LaunchArgs& a) {
   if (accumulate) eager_map(v * d, a.stream, [=] __device__(std::int64_t i) { dw[i] = from_float<T>(acc[i]); });
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 // One variant per chunk size rather than a tunable: Variant::workspace_bytes sees the shape and
 // dtype but not the tunables, and the workspace is what these variants are about, so each one
 // declares its own exactly. 4096: the GEMMs at full speed; 1024: a quarter of the logits buffer.
@@ -155,9 +156,11 @@ Variant chunked(std::int64_t chunk_tokens) {
       .role = Role::fused,
       .description = "chunks of " + c + " tokens: cuBLASLt logits chunk in fp32, one row kernel for loss and dl, "
                      "cuBLASLt dh and dW += (fp32 accumulator); fp32 cases in tf32",
-      .launch = launch,
+      .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
       .refuse = {},
-      .workspace_bytes = [chunk_tokens](const Shape& s, DType dtype) { return layout(s, dtype, chunk_tokens).total; },
+      .workspace_bytes = [chunk_tokens](const Shape& s, DType dtype) {
+        return layout(LceAxes::of(s), dtype, chunk_tokens).total;
+      },
       .prepare = [chunk_tokens](const LaunchArgs& a) { return prepare(a, chunk_tokens); },
   };
 }

@@ -21,8 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
 
@@ -31,20 +30,21 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool kFp32 = std::is_same_v<T, float>;
-  const std::int64_t T_ = a.shape.at("tokens"), C = a.shape.at("channels");
+  const auto [T_, C] = MhcAxes::of(a.shape);
   const std::int64_t streams = T_ * n * C;  // elements of a [T, n, C] tensor
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const T* F = static_cast<const T*>(a.tensors[1]);
-  const float* R = static_cast<const float*>(a.tensors[2]);
-  const float* h_post = static_cast<const float*>(a.tensors[3]);
-  const T* dHout = static_cast<const T*>(a.tensors[4]);
-  T* dH = static_cast<T*>(a.tensors[5]);
-  T* dF = static_cast<T*>(a.tensors[6]);
-  float* dR = static_cast<float*>(a.tensors[7]);
-  float* dh_post = static_cast<float*>(a.tensors[8]);
+  const T* H = a.tensor<const T>("H");
+  const T* F = a.tensor<const T>("F");
+  const float* R = a.tensor<const float>("R");
+  const float* h_post = a.tensor<const float>("h_post");
+  const T* dHout = a.tensor<const T>("dHout");
+  T* dH = a.tensor<T>("dH");
+  T* dF = a.tensor<T>("dF");
+  float* dR = a.tensor<float>("dR");
+  float* dh_post = a.tensor<float>("dh_post");
 
   float* tmp = static_cast<float*>(a.workspace);  // [T, n, C]: t1, then t2
   // fp32: the casts vanish and the fp32 tensors are the op's own.
@@ -100,25 +100,22 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_post_res_bwd",
     .name = "baseline_eager",
     .role = Role::baseline,
     .description = "op by op as PyTorch autograd: casts, bmm backward (dR, dH), mul backward + sum_to_size "
                    "(dh_post, dF), casts back (11 launches in bf16, 6 in fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = [](const Shape& s, DType) -> std::optional<std::string> {
       // eager_row_reduce puts one (t, i, j) row in each block of a 1-D grid.
-      if (s.at("tokens") * n * n > 2147483647) return "T n^2 rows beyond the grid's x dimension";
+      if (MhcAxes::of(s).tokens * n * n > 2147483647) return "T n^2 rows beyond the grid's x dimension";
       return std::nullopt;
     },
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const auto [tokens, channels] = MhcAxes::of(s);
+          const auto tc = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(channels);
           const std::size_t streams = tc * n;
           // tmp; plus ds, Hf, dHf and Ff, dFf when the activations are not fp32.
           const std::size_t floats = dtype == DType::fp32 ? streams : 4 * streams + 2 * tc;

@@ -18,13 +18,10 @@
 // packs in flight (36) and temporaries: 128 at packs = 1 (249 at 2): 16 warps per SM with 144
 // bytes of loads in flight per lane (~73 KB per SM, ~4x Little's law). Reads and writes mix 9:5.
 // Expected: ~90% of copy (a warp walks C serially, so short rows (C < 256 bf16) leave lanes
-// idle; the target C = 1024 gives each lane 4 packs). Measured on an H100 (cold, 65536 x 1024,
-// defaults): bf16 634 us, 97.6% of the 3034 GB/s copy ceiling (14.7x the 11-launch baseline);
-// fp32 1271 us, 97.1% (5.2x).
+// idle; the target C = 1024 gives each lane 4 packs). Measured: docs/results.md.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/mhc_post_res_fwd/post_res_common.cuh"
 
@@ -114,34 +111,49 @@ __global__ void post_res_bwd_kernel(const T* __restrict__ H, const T* __restrict
   }
 }
 
+// The op's tensors, looked up once: the vector check needs every base, the kernel every pointer.
+template <class T>
+struct BwdTensors {
+  const T* H;
+  const T* F;
+  const float* R;
+  const float* h_post;
+  const T* dHout;
+  T* dH;
+  T* dF;
+  float* dR;
+  float* dh_post;
+  static BwdTensors of(const LaunchArgs& a) {
+    return {a.tensor<const T>("H"),         a.tensor<const T>("F"),     a.tensor<const float>("R"),
+            a.tensor<const float>("h_post"), a.tensor<const T>("dHout"), a.tensor<T>("dH"),
+            a.tensor<T>("dF"),               a.tensor<float>("dR"),      a.tensor<float>("dh_post")};
+  }
+};
+
 template <class T, int E, int U>
-void run(const LaunchArgs& a, int tokens_per_block) {
-  const std::int64_t tokens = a.shape.at("tokens"), packs_per_row = a.shape.at("channels") / E;
-  const auto blocks = static_cast<unsigned>((tokens + tokens_per_block - 1) / tokens_per_block);
+void run(const LaunchArgs& a, const BwdTensors<T>& t, const MhcAxes& axes, int tokens_per_block) {
+  const std::int64_t packs_per_row = axes.channels / E;
+  const auto blocks = static_cast<unsigned>((axes.tokens + tokens_per_block - 1) / tokens_per_block);
   post_res_bwd_kernel<T, E, U><<<blocks, 32 * tokens_per_block, 0, a.stream>>>(
-      static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const float*>(a.tensors[2]),
-      static_cast<const float*>(a.tensors[3]), static_cast<const T*>(a.tensors[4]), static_cast<T*>(a.tensors[5]),
-      static_cast<T*>(a.tensors[6]), static_cast<float*>(a.tensors[7]), static_cast<float*>(a.tensors[8]), tokens,
-      packs_per_row);
+      t.H, t.F, t.R, t.h_post, t.dHout, t.dH, t.dF, t.dR, t.dh_post, axes.tokens, packs_per_row);
 }
 
 template <class T, int E>
-void run_packs(const LaunchArgs& a, int tokens_per_block, int packs) {
-  if (packs == 2) run<T, E, 2>(a, tokens_per_block);
-  else run<T, E, 1>(a, tokens_per_block);
+void run_packs(const LaunchArgs& a, const BwdTensors<T>& t, const MhcAxes& axes, int tokens_per_block, int packs) {
+  if (packs == 2) run<T, E, 2>(a, t, axes, tokens_per_block);
+  else run<T, E, 1>(a, t, axes, tokens_per_block);
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
   const int tokens_per_block = static_cast<int>(a.tunable("tokens_per_block"));
   const int packs = static_cast<int>(a.tunable("packs"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const bool vec = post_res_vectorizable<T>(
-        a.shape.at("channels"), {a.tensors[0], a.tensors[1], a.tensors[2], a.tensors[3], a.tensors[4], a.tensors[5],
-                                 a.tensors[6], a.tensors[7], a.tensors[8]});
-    if (vec) run_packs<T, kPostResPackElems<T>>(a, tokens_per_block, packs);
-    else run_packs<T, 1>(a, tokens_per_block, packs);
-  });
+  const auto axes = MhcAxes::of(a.shape);
+  const auto t = BwdTensors<T>::of(a);
+  const bool vec = post_res_vectorizable<T>(
+      axes.channels, {t.H, t.F, t.R, t.h_post, t.dHout, t.dH, t.dF, t.dR, t.dh_post});
+  if (vec) run_packs<T, kPostResPackElems<T>>(a, t, axes, tokens_per_block, packs);
+  else run_packs<T, 1>(a, t, axes, tokens_per_block, packs);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -150,7 +162,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one pass, one warp per token: 16-byte packs of dHout, H, F in, dH and dF out, the 20 "
                    "per-token dots (dR, dh_post) in registers then warp shuffles (deterministic)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .workspace_bytes = {},
     .tunables = {{"tokens_per_block", {8, 4, 16}, "tokens (warps) per block of 32 x tokens_per_block threads"},

@@ -17,8 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
 
@@ -27,15 +26,16 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t T_ = a.shape.at("tokens"), C = a.shape.at("channels");
+  const auto [T_, C] = MhcAxes::of(a.shape);
   const std::int64_t streams = T_ * n * C;  // elements of a [T, n, C] tensor
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const T* F = static_cast<const T*>(a.tensors[1]);
-  const float* R = static_cast<const float*>(a.tensors[2]);
-  const float* h_post = static_cast<const float*>(a.tensors[3]);
-  T* Hout = static_cast<T*>(a.tensors[4]);
+  const T* H = a.tensor<const T>("H");
+  const T* F = a.tensor<const T>("F");
+  const float* R = a.tensor<const float>("R");
+  const float* h_post = a.tensor<const float>("h_post");
+  T* Hout = a.tensor<T>("Hout");
   float* ws = static_cast<float*>(a.workspace);
   float* mix = ws;             // [T, n, C]
   float* post = mix + streams;  // [T, n, C]
@@ -68,21 +68,18 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_post_res_fwd",
     .name = "baseline_eager",
     .role = Role::baseline,
     .description = "op by op as PyTorch eager: H.float(), F.float(), einsum (bmm), h_post * F, add, cast back "
                    "(6 launches in bf16, 3 in fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const auto [tokens, channels] = MhcAxes::of(s);
+          const auto tc = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(channels);
           const std::size_t streams = tc * n;
           // mix and post, plus Hf and Ff when the activations are not fp32.
           const std::size_t floats = dtype == DType::fp32 ? 2 * streams : 3 * streams + tc;

@@ -15,12 +15,10 @@
 // is nothing against the issue rate. Registers (ptxas, bf16): 72 at items = 1, 128 at 2, 225
 // at 4; at 72, 3 blocks of 256 threads per SM with 80 bytes of loads in flight each (60 KB per
 // SM, ~3x what Little's law asks at ~3 TB/s). Reads and writes mix 5:4, close to a copy.
-// Expected: >= 90% of copy. Measured on an H100 (cold, 65536 x 1024, defaults): bf16 400 us,
-// 99.6% of the 3034 GB/s copy ceiling (12.8x the 6-launch baseline); fp32 800 us, 99.4% (4.2x).
+// Expected: >= 90% of copy. Measured: docs/results.md.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/mhc_post_res_fwd/post_res_common.cuh"
 
 namespace kwb {
@@ -81,36 +79,48 @@ __global__ void post_res_fwd_kernel(const T* __restrict__ H, const T* __restrict
   }
 }
 
+// The op's tensors, looked up once: the vector check needs every base, the kernel every pointer.
+template <class T>
+struct FwdTensors {
+  const T* H;
+  const T* F;
+  const float* R;
+  const float* h_post;
+  T* Hout;
+  static FwdTensors of(const LaunchArgs& a) {
+    return {a.tensor<const T>("H"), a.tensor<const T>("F"), a.tensor<const float>("R"),
+            a.tensor<const float>("h_post"), a.tensor<T>("Hout")};
+  }
+};
+
 template <class T, int E, int U>
-void run(const LaunchArgs& a, int threads) {
-  const std::int64_t tokens = a.shape.at("tokens"), packs_per_row = a.shape.at("channels") / E;
-  const std::int64_t total = tokens * packs_per_row;
+void run(const LaunchArgs& a, const FwdTensors<T>& t, const MhcAxes& axes, int threads) {
+  const std::int64_t packs_per_row = axes.channels / E;
+  const std::int64_t total = axes.tokens * packs_per_row;
   const std::int64_t per_block = std::int64_t{threads} * U;
   const auto blocks = static_cast<unsigned>((total + per_block - 1) / per_block);
-  post_res_fwd_kernel<T, E, U><<<blocks, threads, 0, a.stream>>>(
-      static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]), static_cast<const float*>(a.tensors[2]),
-      static_cast<const float*>(a.tensors[3]), static_cast<T*>(a.tensors[4]), tokens, packs_per_row);
+  post_res_fwd_kernel<T, E, U><<<blocks, threads, 0, a.stream>>>(t.H, t.F, t.R, t.h_post, t.Hout, axes.tokens,
+                                                                 packs_per_row);
 }
 
 template <class T, int E>
-void run_items(const LaunchArgs& a, int threads, int items) {
+void run_items(const LaunchArgs& a, const FwdTensors<T>& t, const MhcAxes& axes, int threads, int items) {
   switch (items) {
-    case 2: run<T, E, 2>(a, threads); break;
-    case 4: run<T, E, 4>(a, threads); break;
-    default: run<T, E, 1>(a, threads); break;
+    case 2: run<T, E, 2>(a, t, axes, threads); break;
+    case 4: run<T, E, 4>(a, t, axes, threads); break;
+    default: run<T, E, 1>(a, t, axes, threads); break;
   }
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
   const int threads = static_cast<int>(a.tunable("threads"));
   const int items = static_cast<int>(a.tunable("items"));
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const bool vec = post_res_vectorizable<T>(a.shape.at("channels"), {a.tensors[0], a.tensors[1], a.tensors[2],
-                                                                        a.tensors[3], a.tensors[4]});
-    if (vec) run_items<T, kPostResPackElems<T>>(a, threads, items);
-    else run_items<T, 1>(a, threads, items);
-  });
+  const auto axes = MhcAxes::of(a.shape);
+  const auto t = FwdTensors<T>::of(a);
+  if (post_res_vectorizable<T>(axes.channels, {t.H, t.F, t.R, t.h_post, t.Hout}))
+    run_items<T, kPostResPackElems<T>>(a, t, axes, threads, items);
+  else run_items<T, 1>(a, t, axes, threads, items);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -119,10 +129,11 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one pass: a thread mixes one 16-byte pack position of all 4 streams of a token in fp32 "
                    "(5 packs in, 4 out); 1-element packs when C is not a multiple of the pack",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = [](const Shape& s, DType) -> std::optional<std::string> {
       // The grid is flat over T x C / E items (at E = 1 at worst), 128 threads a block at least.
-      if (s.at("tokens") * s.at("channels") / 128 > 2147483647) return "T x C beyond the grid's x dimension";
+      const auto [tokens, channels] = MhcAxes::of(s);
+      if (tokens * channels / 128 > 2147483647) return "T x C beyond the grid's x dimension";
       return std::nullopt;
     },
     .workspace_bytes = {},

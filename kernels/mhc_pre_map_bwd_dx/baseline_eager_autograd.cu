@@ -14,8 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
 
@@ -24,12 +23,13 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), C = a.shape.at("channels");
-  const float* h_pre = static_cast<const float*>(a.tensors[0]);
-  const T* dX = static_cast<const T*>(a.tensors[1]);
-  T* dH = static_cast<T*>(a.tensors[2]);
+  const auto [tokens, C] = MhcAxes::of(a.shape);
+  const float* h_pre = a.tensor<const float>("h_pre");
+  const T* dX = a.tensor<const T>("dX");
+  T* dH = a.tensor<T>("dH");
   if constexpr (std::is_same_v<T, float>) {
     eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
       const std::int64_t row = e / C, c = e % C;  // row = t * n + i
@@ -47,21 +47,18 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_bwd_dx",
     .name = "baseline_eager_autograd",
     .role = Role::baseline,
     .description = "op by op as PyTorch autograd: dX.to(fp32), * h_pre[..., None] in fp32, .to(dtype) "
                    "(3 launches in bf16, 1 in fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .workspace_bytes =
         [](const Shape& s, DType dtype) -> std::size_t {
           if (dtype == DType::fp32) return 0;
-          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const auto [tokens, channels] = MhcAxes::of(s);
+          const auto tc = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(channels);
           return (1 + static_cast<std::size_t>(n)) * tc * sizeof(float);
         },
 });

@@ -19,8 +19,6 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_pre_map_fwd/pre_map_common.cuh"
 
 namespace kwb {
@@ -68,11 +66,11 @@ pre_map_bwd_dx_kernel(const float* __restrict__ h_pre, const T* __restrict__ dX,
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), channels = a.shape.at("channels");
-  const float* h_pre = static_cast<const float*>(a.tensors[0]);
-  const T* dX = static_cast<const T*>(a.tensors[1]);
-  T* dH = static_cast<T*>(a.tensors[2]);
+void launch(const LaunchArgs& a) {
+  const auto [tokens, channels] = MhcAxes::of(a.shape);
+  const float* h_pre = a.tensor<const float>("h_pre");
+  const T* dX = a.tensor<const T>("dX");
+  T* dH = a.tensor<T>("dH");
   const int threads = static_cast<int>(a.tunable("threads"));
   if (threads < 1 || threads > kPreMapMaxThreads) throw std::invalid_argument("threads must be 1..512 (launch bounds)");
   with_pack_elems<T>(pre_map_vector_ok<T>(channels, {dX, dH}), [&](auto elems) {
@@ -87,17 +85,13 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-void launch(const LaunchArgs& a) {
-  with_mhc_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_bwd_dx",
     .name = "fused_v1_token_groups_vec16",
     .role = Role::fused,
     .description = "one pass: each thread scales one 16-byte dX pack of K tokens into 4 dH packs each, "
                    "coefficients once per token",
-    .launch = launch,
+    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block"},
                  {"tokens_per_thread", {2, 1, 4}, "tokens K whose dX packs one thread loads at once"}},
 });

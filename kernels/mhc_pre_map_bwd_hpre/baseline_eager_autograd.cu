@@ -13,8 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
 
@@ -23,12 +22,13 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), C = a.shape.at("channels");
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const T* dX = static_cast<const T*>(a.tensors[1]);
-  float* dh_pre = static_cast<float*>(a.tensors[2]);
+  const auto [tokens, C] = MhcAxes::of(a.shape);
+  const T* H = a.tensor<const T>("H");
+  const T* dX = a.tensor<const T>("dX");
+  float* dh_pre = a.tensor<float>("dh_pre");
   float* prod = static_cast<float*>(a.workspace);  // [T, n, C]
   if constexpr (std::is_same_v<T, float>) {
     eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
@@ -46,20 +46,17 @@ void launch_typed(const LaunchArgs& a) {
   eager_row_sum(prod, dh_pre, tokens * n, C, a.stream);
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_bwd_hpre",
     .name = "baseline_eager_autograd",
     .role = Role::baseline,
     .description = "op by op as PyTorch autograd: dX.to(fp32), * H in fp32, .sum(-1) "
                    "(3 launches in bf16, 2 in fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const auto [tokens, channels] = MhcAxes::of(s);
+          const auto tc = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(channels);
           const std::size_t g = dtype == DType::fp32 ? 0 : tc;
           return (static_cast<std::size_t>(n) * tc + g) * sizeof(float);
         },

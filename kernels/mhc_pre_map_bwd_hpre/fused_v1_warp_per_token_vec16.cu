@@ -22,8 +22,6 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/mhc_pre_map_fwd/pre_map_common.cuh"
 
@@ -92,11 +90,11 @@ pre_map_bwd_hpre_kernel(const T* __restrict__ H, const T* __restrict__ dX, float
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), channels = a.shape.at("channels");
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const T* dX = static_cast<const T*>(a.tensors[1]);
-  float* dh_pre = static_cast<float*>(a.tensors[2]);
+void launch(const LaunchArgs& a) {
+  const auto [tokens, channels] = MhcAxes::of(a.shape);
+  const T* H = a.tensor<const T>("H");
+  const T* dX = a.tensor<const T>("dX");
+  float* dh_pre = a.tensor<float>("dh_pre");
   const int threads = static_cast<int>(a.tunable("threads"));
   if (threads < 32 || threads % 32 != 0 || threads > kPreMapMaxThreads)
     throw std::invalid_argument("threads must be a multiple of 32 up to 512 (whole warps)");
@@ -113,17 +111,13 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-void launch(const LaunchArgs& a) {
-  with_mhc_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_bwd_hpre",
     .name = "fused_v1_warp_per_token_vec16",
     .role = Role::fused,
     .description = "one pass: a warp per K tokens, 16-byte packs of H and dX, fp32 fma per lane, "
                    "xor-butterfly warp sums (deterministic)",
-    .launch = launch,
+    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block (a multiple of 32: warps per block x 32)"},
                  {"tokens_per_warp", {2, 1}, "tokens K one warp reduces at once (5 K packs in flight per lane)"}},
 });

@@ -16,8 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
 
@@ -26,14 +25,14 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), channels = a.shape.at("channels");
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const float* h_pre = static_cast<const float*>(a.tensors[1]);
-  T* X = static_cast<T*>(a.tensors[2]);
+  const auto [tokens, C] = MhcAxes::of(a.shape);
+  const T* H = a.tensor<const T>("H");
+  const float* h_pre = a.tensor<const float>("h_pre");
+  T* X = a.tensor<T>("X");
   float* prod = static_cast<float*>(a.workspace);  // [T, n, C]
-  const std::int64_t C = channels;
   eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
     prod[e] = h_pre[e / C] * to_float(H[e]);  // e / C = t * n + i
   });
@@ -50,20 +49,17 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_fwd",
     .name = "baseline_eager_mul_sum",
     .role = Role::baseline,
     .description = "op by op as eager PyTorch: (h_pre[..., None] * H) in fp32, .sum(1), .to(dtype) "
                    "(3 launches in bf16, 2 in fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
-          const auto tc = static_cast<std::size_t>(s.at("tokens")) * static_cast<std::size_t>(s.at("channels"));
+          const auto [tokens, channels] = MhcAxes::of(s);
+          const auto tc = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(channels);
           const std::size_t x32 = dtype == DType::fp32 ? 0 : tc;
           return (static_cast<std::size_t>(n) * tc + x32) * sizeof(float);
         },

@@ -23,8 +23,6 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_pre_map_fwd/pre_map_common.cuh"
 
 namespace kwb {
@@ -72,11 +70,11 @@ pre_map_fwd_kernel(const T* __restrict__ H, const float* __restrict__ h_pre, T* 
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), channels = a.shape.at("channels");
-  const T* H = static_cast<const T*>(a.tensors[0]);
-  const float* h_pre = static_cast<const float*>(a.tensors[1]);
-  T* X = static_cast<T*>(a.tensors[2]);
+void launch(const LaunchArgs& a) {
+  const auto [tokens, channels] = MhcAxes::of(a.shape);
+  const T* H = a.tensor<const T>("H");
+  const float* h_pre = a.tensor<const float>("h_pre");
+  T* X = a.tensor<T>("X");
   const int threads = static_cast<int>(a.tunable("threads"));
   if (threads < 1 || threads > kPreMapMaxThreads) throw std::invalid_argument("threads must be 1..512 (launch bounds)");
   with_pack_elems<T>(pre_map_vector_ok<T>(channels, {H, X}), [&](auto elems) {
@@ -91,17 +89,13 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-void launch(const LaunchArgs& a) {
-  with_mhc_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "mhc_pre_map_fwd",
     .name = "fused_v1_token_groups_vec16",
     .role = Role::fused,
     .description = "one pass: each thread mixes one 16-byte channel pack of K tokens (4 K loads in flight), "
                    "fp32 fma, coefficients once per token",
-    .launch = launch,
+    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block"},
                  {"tokens_per_thread", {2, 1}, "tokens K whose packs one thread loads at once (4 K packs of H); K = 4 "
                   "needs more than the 128 registers that 512-thread blocks allow"}},

@@ -12,12 +12,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mhc.hpp"
 
@@ -66,7 +69,7 @@ void with_token_count(std::int64_t tokens, Fn&& fn) {
                               ", not " + std::to_string(tokens));
 }
 
-// Calls fn(T{}) for the two dtypes of every mHC op (fp32, bf16): no fp16 instantiations.
+// Calls fn(T{}) for the two dtypes of the fused pre-map kernels (fp32, bf16): no fp16 instantiations.
 template <class Fn>
 void with_mhc_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -75,6 +78,15 @@ void with_mhc_dtype(DType dtype, Fn&& fn) {
     default: break;
   }
   throw std::invalid_argument("mHC ops run in fp32 or bf16 only");
+}
+
+// typed_launch.cuh's by_dtype for the two mHC dtypes: the registration dispatches the case's dtype
+// to launch<T>, instantiating no fp16 kernels.
+template <class Fn>
+std::function<void(const LaunchArgs&)> by_mhc_dtype(Fn fn) {
+  return [fn = std::move(fn)](const LaunchArgs& a) {
+    with_mhc_dtype(a.dtype, [&](auto tag) { fn.template operator()<decltype(tag)>(a); });
+  };
 }
 
 // One token's n = 4 fp32 coefficients (h_pre[t, 0..3]), read through the read-only path: the

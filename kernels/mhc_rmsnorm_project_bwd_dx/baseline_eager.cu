@@ -21,8 +21,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
@@ -36,9 +35,8 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 struct Buffers {
   std::size_t wf, x, dxn, dxa, tmp, dr, dms, total;
 };
-Buffers buffers(const Shape& s, DType dtype) {
-  const std::size_t t = static_cast<std::size_t>(s.at("tokens"));
-  const std::size_t k = static_cast<std::size_t>(kMhcStreams * s.at("channels"));
+Buffers buffers(const MhcAxes& axes, DType dtype) {
+  const auto t = static_cast<std::size_t>(axes.tokens), k = static_cast<std::size_t>(axes.flat_len());
   const bool cast = dtype != DType::fp32;
   const std::size_t big = align_up(t * k * 4);
   Buffers b{};
@@ -53,16 +51,18 @@ Buffers buffers(const Shape& s, DType dtype) {
   return b;
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
+  const std::int64_t tokens = axes.tokens, k = axes.flat_len();
   const std::int64_t n = tokens * k;
-  const T* h = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  const float* r = static_cast<const float*>(a.tensors[2]);
-  const float* dz = static_cast<const float*>(a.tensors[3]);
-  T* dh = static_cast<T*>(a.tensors[4]);
-  const Buffers b = buffers(a.shape, a.dtype);
+  const T* h = a.tensor<const T>("H");
+  const T* w = a.tensor<const T>("W");
+  const float* r = a.tensor<const float>("r");
+  const float* dz = a.tensor<const float>("dZ");
+  T* dh = a.tensor<T>("dH");
+  const Buffers b = buffers(axes, a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   float* dxn = reinterpret_cast<float*>(ws + b.dxn);
   float* dxa = reinterpret_cast<float*>(ws + b.dxa);
@@ -106,12 +106,9 @@ void launch_typed(const LaunchArgs& a) {
   }
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
+  const std::int64_t tokens = axes.tokens, k = axes.flat_len();
   return std::make_shared<LtMatmul>(lt_f32_spec(true, false, k, tokens, kMhcProjectWidth, kMhcProjectWidth,
                                        kMhcProjectWidth, k));
 }
@@ -122,9 +119,9 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "op by op as PyTorch autograd: cast W, cuBLASLt dZ @ W^T, cast H, mul, mul, sum, "
                    "rsqrt/mean/pow backward, add, cast",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(MhcAxes::of(s), dtype).total; },
     .prepare = prepare,
 });
 

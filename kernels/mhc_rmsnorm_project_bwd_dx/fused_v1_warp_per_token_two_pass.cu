@@ -17,18 +17,17 @@
 // Registers: 32 dZ + 32 W + addressing, ~90.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/mhc_rmsnorm_project_bwd_dx/bwd_fma.cuh"
 
 namespace kwb {
 namespace {
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
-  launch_bwd_dx_fma(static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-                    static_cast<const float*>(a.tensors[2]), static_cast<const float*>(a.tensors[3]),
-                    static_cast<T*>(a.tensors[4]), a.shape.at("tokens"), kMhcStreams * a.shape.at("channels"),
+void launch(const LaunchArgs& a) {
+  const auto axes = MhcAxes::of(a.shape);
+  launch_bwd_dx_fma(a.tensor<const T>("H"), a.tensor<const T>("W"), a.tensor<const float>("r"),
+                    a.tensor<const float>("dZ"), a.tensor<T>("dH"), axes.tokens, axes.flat_len(),
                     static_cast<int>(a.tunable("warps_per_block")), a.stream);
 }
 
@@ -38,7 +37,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one warp per token: pass 1 s = H.(dZ @ W^T), pass 2 dH = r g - (r^3 / K) s H with g "
                    "recomputed; W rows from L1/L2 (correct and simple, not fast)",
-    .launch = [](const LaunchArgs& a) { dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); }); },
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .tunables = {{"warps_per_block", {8, 4, 16}, "warps (tokens in flight) per block of 32 x this threads"}},
 });

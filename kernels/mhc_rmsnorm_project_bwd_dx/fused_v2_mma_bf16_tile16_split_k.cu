@@ -20,11 +20,9 @@
 //
 // Napkin math (bf16, 65536 x 1024): H read twice (the second read mostly from L2: a block's tile
 // is 128 KB) and dH written once: ~1-1.5 GB, ~350-500 us at 3000 GB/s; MMAs 4 x 17 GFLOP. No
-// performance target for this op. Measured on an H100 (quick preset): 1.25 ms with 8 warps per
-// tile (28% of copy; the loop is latency-bound: each n-tile's W and H loads feed one MMA pair),
-// against 4.57 ms for v1 and 8.1 ms for the baseline; one warp per tile (an earlier version) took
-// 1.8 ms. 16 warps per tile is faster at small T (4097 x 1024: 92 us against 151). fp32 (tiled
-// FMA): 1.97 ms against the baseline's 6.57 ms.
+// performance target for this op. The loop is latency-bound (each n-tile's W and H loads feed one
+// MMA pair), hence several warps per tile (one warp per tile, an earlier version, was slower; 16
+// warps win at small T). Measured: docs/results.md.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -154,20 +152,20 @@ __global__ void bwd_dx_mma_bf16(const __nv_bfloat16* __restrict__ h, const __nv_
   }
 }
 
+// bf16 on the tensor cores, fp32 on CUDA cores: a dispatch of its own, not by_dtype's three types.
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k_len = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
   if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: the tiled FMA kernel (bwd_fma_tiled.cuh)
-    launch_bwd_dx_fma_tiled(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-                            static_cast<const float*>(a.tensors[2]), static_cast<const float*>(a.tensors[3]),
-                            static_cast<float*>(a.tensors[4]), tokens, k_len, a.stream);
+    launch_bwd_dx_fma_tiled(a.tensor<const float>("H"), a.tensor<const float>("W"), a.tensor<const float>("r"),
+                            a.tensor<const float>("dZ"), a.tensor<float>("dH"), axes.tokens, axes.flat_len(),
+                            a.stream);
     return;
   }
   const int warps = static_cast<int>(a.tunable("warps_per_tile"));
-  const std::int64_t tiles = (tokens + 15) / 16;
+  const std::int64_t tiles = (axes.tokens + 15) / 16;
   bwd_dx_mma_bf16<<<static_cast<unsigned>(tiles), warps * 32, 0, a.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.tensors[0]), static_cast<const __nv_bfloat16*>(a.tensors[1]),
-      static_cast<const float*>(a.tensors[2]), static_cast<const float*>(a.tensors[3]),
-      static_cast<__nv_bfloat16*>(a.tensors[4]), tokens, k_len);
+      a.tensor<const __nv_bfloat16>("H"), a.tensor<const __nv_bfloat16>("W"), a.tensor<const float>("r"),
+      a.tensor<const float>("dZ"), a.tensor<__nv_bfloat16>("dH"), axes.tokens, axes.flat_len());
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -18,8 +18,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
@@ -33,9 +32,8 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 struct Buffers {
   std::size_t wf, x, work, ms, total;
 };
-Buffers buffers(const Shape& s, DType dtype) {
-  const std::size_t t = static_cast<std::size_t>(s.at("tokens"));
-  const std::size_t k = static_cast<std::size_t>(kMhcStreams * s.at("channels"));
+Buffers buffers(const MhcAxes& axes, DType dtype) {
+  const auto t = static_cast<std::size_t>(axes.tokens), k = static_cast<std::size_t>(axes.flat_len());
   const bool cast = dtype != DType::fp32;
   Buffers b{};
   b.wf = kLtWorkspaceBytes;
@@ -46,15 +44,17 @@ Buffers buffers(const Shape& s, DType dtype) {
   return b;
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
+  const std::int64_t tokens = axes.tokens, k = axes.flat_len();
   const std::int64_t n = tokens * k;
-  const T* h = static_cast<const T*>(a.tensors[0]);
-  const T* w = static_cast<const T*>(a.tensors[1]);
-  float* z = static_cast<float*>(a.tensors[2]);
-  float* r = static_cast<float*>(a.tensors[3]);
-  const Buffers b = buffers(a.shape, a.dtype);
+  const T* h = a.tensor<const T>("H");
+  const T* w = a.tensor<const T>("W");
+  float* z = a.tensor<float>("Z");
+  float* r = a.tensor<float>("r");
+  const Buffers b = buffers(axes, a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   const float* x;
   const float* wf;
@@ -84,12 +84,9 @@ void launch_typed(const LaunchArgs& a) {
   a.state_as<LtMatmul>().run(wf, work, z, a.workspace, a.stream);
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
+  const std::int64_t tokens = axes.tokens, k = axes.flat_len();
   return std::make_shared<LtMatmul>(lt_f32_spec(false, false, kMhcProjectWidth, tokens, k, kMhcProjectWidth, k,
                                        kMhcProjectWidth));
 }
@@ -99,9 +96,9 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "baseline_eager_cublaslt",
     .role = Role::baseline,
     .description = "op by op as PyTorch eager: cast, pow, mean, add, rsqrt, mul, cast W, cuBLASLt fp32 GEMM",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(MhcAxes::of(s), dtype).total; },
     .prepare = prepare,
 });
 

@@ -23,9 +23,9 @@
 // (1024 blocks: 256 MB of L2 reads, half of H), Z + r 8.3 MB. At ~3000 GB/s: ~175 us. Tensor
 // work: 17 GFLOP, ~2% of the bf16 MMA peak. Per SM: 2 x 9.2 KB (A) + 2 x 4.6 KB (B) = 27.6 KB of
 // shared memory, 128 threads: ~7 blocks resident, 7 x 8 KB of H loads in flight per chunk.
-// Expected >= 90% of the copy ceiling; measured on an H100: 376 us (47%) with 64-token tiles
-// (1024 tiles over ~924 resident blocks: a second, nearly empty wave), 250 us (70%) with 128.
-// One chunk in flight per block is too little: fused_v3 keeps a cp.async ring instead.
+// Expected >= 90% of the copy ceiling; it stays well short (64-token tiles also put 1024 tiles on
+// ~924 resident blocks: a second, nearly empty wave). One chunk in flight per block is too little:
+// fused_v3 keeps a cp.async ring instead. Measured: docs/results.md.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -154,25 +154,24 @@ __global__ void __launch_bounds__(2 * BM) project_mma_bf16(const __nv_bfloat16* 
 }
 
 template <int BM>
-void launch_mma(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
-  const std::int64_t tiles = (tokens + BM - 1) / BM;
+void launch_mma(const LaunchArgs& a, const MhcAxes& axes) {
+  const std::int64_t tiles = (axes.tokens + BM - 1) / BM, k_len = axes.flat_len();
   project_mma_bf16<BM><<<static_cast<unsigned>(tiles), 2 * BM, 0, a.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.tensors[0]), a.state_as<PackedWeight>().wt,
-      static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, mma_padded_k(k_len));
+      a.tensor<const __nv_bfloat16>("H"), a.state_as<PackedWeight>().wt, a.tensor<float>("Z"), a.tensor<float>("r"),
+      axes.tokens, k_len, mma_padded_k(k_len));
 }
 
+// bf16 on the tensor cores, fp32 on CUDA cores: a dispatch of its own, not by_dtype's three types.
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k_len = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
   if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: the tiled FMA kernel (project_fma_tiled.cuh)
-    launch_project_fma_tiled(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-                             static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len,
-                             a.stream);
+    launch_project_fma_tiled(a, axes);
     return;
   }
   switch (a.tunable("tokens_per_block")) {
-    case 32: launch_mma<32>(a, tokens, k_len); return;
-    case 128: launch_mma<128>(a, tokens, k_len); return;
-    default: launch_mma<64>(a, tokens, k_len); return;
+    case 32: launch_mma<32>(a, axes); return;
+    case 128: launch_mma<128>(a, axes); return;
+    default: launch_mma<64>(a, axes); return;
   }
 }
 

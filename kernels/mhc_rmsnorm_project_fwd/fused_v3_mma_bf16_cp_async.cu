@@ -1,16 +1,15 @@
 // mhc_rmsnorm_project_fwd fused_v3_mma_bf16_cp_async_k64: v2 with a cp.async ring of K chunks
 // per token tile, staggered walks over K, and the sums of squares taken from the MMA fragments.
 //
-// What v2 measured on an H100 (65536 x 1024 bf16): 376 us with 64-token tiles (47% of copy),
-// 250 us with 128 (70%). Its register double buffer keeps one chunk in flight per block and
-// waits for it at every __syncthreads. Here each block keeps `stages - 1` chunks in flight
+// v2 stays well short of the copy roof: its register double buffer keeps one chunk in flight per
+// block and waits for it at every __syncthreads. Here each block keeps `stages - 1` chunks in flight
 // (cp.async, no registers held), one __syncthreads per chunk:
 //   wait for chunk c (cp.async.wait_group stages - 2); __syncthreads; issue chunk c + stages - 1
 //   into the slot chunk c - 1 used (every warp is past it: the barrier); MMAs on chunk c.
 // Block b starts its walk over K at chunk b % chunks and wraps around, so the resident blocks do
-// not all read the same chunk of W from the same L2 lines at once (measured: 226 -> 214 us with
-// 64-token tiles). H's loads ask L2 for whole 256-byte blocks (cp.async ... L2::256B: 213 -> 201
-// us with the default configuration).
+// not all read the same chunk of W from the same L2 lines at once (measured faster with 64-token
+// tiles). H's loads ask L2 for whole 256-byte blocks (cp.async ... L2::256B: measured faster with
+// the default configuration).
 // The sum of squares comes from the A fragments the MMAs already hold (each element of the
 // 16 x 16 A tile sits in exactly one lane: pairs 0 and 2 of row `group`, pairs 1 and 3 of row
 // group + 8), summed over the 4 lanes of a quad at the end; r is then in the registers of the
@@ -25,10 +24,9 @@
 // memory 2 x (128 + 32) x 72 x 2 B = 46 KB per block of 256 threads, 4 blocks per SM: 528
 // resident for 512 tiles, one wave. Bytes: H 512 MB + Z, r 8.3 MB from/to DRAM, W through L2
 // (512 tiles x 256 KB = 128 MB). At ~3030 GB/s: ~175 us. Tensor work 17 GFLOP, a few % of the
-// MMA peak. Measured on an H100 (quick preset): 201 us, 87% of the copy roof, 19.5x the
-// baseline; 208 us with 128-wide chunks, 214-222 us with 64-token tiles. fp32 cases run the
-// tiled FMA kernel of project_fma_tiled.cuh (no fp32 target): 945 us at 65536 x 1024, 3.3x the
-// fp32 baseline (3165 us); v1's warp-per-token kernel takes ~8.4 ms there.
+// MMA peak. Expected: close to the copy roof, the defaults ahead of 128-wide chunks and 64-token
+// tiles. fp32 cases run the tiled FMA kernel of project_fma_tiled.cuh (no fp32 target), ahead of
+// the fp32 baseline and of v1's warp-per-token kernel. Measured: docs/results.md.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -186,47 +184,46 @@ __global__ void __launch_bounds__(2 * BM) project_mma_cp_async(const __nv_bfloat
 }
 
 template <int BM, int KC, int STAGES>
-void launch_cp_async(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
+void launch_cp_async(const LaunchArgs& a, const MhcAxes& axes) {
   constexpr int kSmem = STAGES * stage_bytes<BM, KC>();
   auto kernel = project_mma_cp_async<BM, KC, STAGES>;
   // Above 48 KB of dynamic shared memory a kernel must opt in (cheap, idempotent).
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  const std::int64_t tiles = (tokens + BM - 1) / BM;
+  const std::int64_t tiles = (axes.tokens + BM - 1) / BM, k_len = axes.flat_len();
   kernel<<<static_cast<unsigned>(tiles), 2 * BM, kSmem, a.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.tensors[0]), a.state_as<PackedWeight>().wt,
-      static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len, mma_padded_k(k_len));
+      a.tensor<const __nv_bfloat16>("H"), a.state_as<PackedWeight>().wt, a.tensor<float>("Z"), a.tensor<float>("r"),
+      axes.tokens, k_len, mma_padded_k(k_len));
 }
 
 // The ring length a (tile, chunk) takes: `stages` when it fits the 227 KB of shared memory an
 // H100 block may have, else the longest that does (at least 2).
 template <int BM, int KC>
-void launch_ring(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len, std::int64_t stages) {
+void launch_ring(const LaunchArgs& a, const MhcAxes& axes, std::int64_t stages) {
   constexpr int kMaxSmem = 227 * 1024;
   if constexpr (4 * stage_bytes<BM, KC>() <= kMaxSmem)
-    if (stages >= 4) return launch_cp_async<BM, KC, 4>(a, tokens, k_len);
+    if (stages >= 4) return launch_cp_async<BM, KC, 4>(a, axes);
   if constexpr (3 * stage_bytes<BM, KC>() <= kMaxSmem)
-    if (stages >= 3) return launch_cp_async<BM, KC, 3>(a, tokens, k_len);
-  launch_cp_async<BM, KC, 2>(a, tokens, k_len);
+    if (stages >= 3) return launch_cp_async<BM, KC, 3>(a, axes);
+  launch_cp_async<BM, KC, 2>(a, axes);
 }
 
 template <int BM>
-void launch_tile(const LaunchArgs& a, std::int64_t tokens, std::int64_t k_len) {
+void launch_tile(const LaunchArgs& a, const MhcAxes& axes) {
   const std::int64_t kc = a.tunable("k_chunk"), stages = a.tunable("stages");
-  if (kc == 64) return launch_ring<BM, 64>(a, tokens, k_len, stages);
-  if (kc == 256) return launch_ring<BM, 256>(a, tokens, k_len, stages);
-  launch_ring<BM, 128>(a, tokens, k_len, stages);
+  if (kc == 64) return launch_ring<BM, 64>(a, axes, stages);
+  if (kc == 256) return launch_ring<BM, 256>(a, axes, stages);
+  launch_ring<BM, 128>(a, axes, stages);
 }
 
+// bf16 on the tensor cores, fp32 on CUDA cores: a dispatch of its own, not by_dtype's three types.
 void launch(const LaunchArgs& a) {
-  const std::int64_t tokens = a.shape.at("tokens"), k_len = kMhcStreams * a.shape.at("channels");
+  const auto axes = MhcAxes::of(a.shape);
   if (a.dtype == DType::fp32) {  // no tensor-core fp32 target: the tiled FMA kernel (project_fma_tiled.cuh)
-    launch_project_fma_tiled(static_cast<const float*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-                             static_cast<float*>(a.tensors[2]), static_cast<float*>(a.tensors[3]), tokens, k_len,
-                             a.stream);
+    launch_project_fma_tiled(a, axes);
     return;
   }
-  if (a.tunable("tokens_per_block") == 64) return launch_tile<64>(a, tokens, k_len);
-  launch_tile<128>(a, tokens, k_len);
+  if (a.tunable("tokens_per_block") == 64) return launch_tile<64>(a, axes);
+  launch_tile<128>(a, axes);
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -11,15 +11,15 @@
 //     Hs and one float4 of Ws feed 8 FMAs.
 // Then r from the sums (8 lanes per token), Z = r * acc as float4 stores.
 // Napkin math (fp32, 65536 x 1024): H 1 GB (~350 us at 3000 GB/s) and 17 GFLOP of FMA (~270 us at
-// the 64 TFLOP/s fp32 peak): FMA-bound. Measured on an H100: 945 us (18 TFLOP/s: two shared
-// loads per 8 FMAs and a __syncthreads pair per 32-wide chunk); the warp-per-token kernel takes
-// ~8.4 ms, the eager baseline ~3.2 ms.
+// the 64 TFLOP/s fp32 peak): FMA-bound, and short of that peak (two shared loads per 8 FMAs and a
+// __syncthreads pair per 32-wide chunk). Measured: docs/results.md.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "harness/catalogue/registry.hpp"
 #include "kernels/mhc_rmsnorm_project_fwd/project_fma.cuh"
 
 namespace kwb {
@@ -102,10 +102,12 @@ __global__ void __launch_bounds__(kTiledThreads) project_fma_tiled_fp32(const fl
   }
 }
 
-void launch_project_fma_tiled(const float* h, const float* w, float* z, float* r, std::int64_t tokens,
-                                     std::int64_t k_len, cudaStream_t stream) {
-  const std::int64_t tiles = (tokens + kTiledTokens - 1) / kTiledTokens;
-  project_fma_tiled_fp32<<<static_cast<unsigned>(tiles), kTiledThreads, 0, stream>>>(h, w, z, r, tokens, k_len);
+// An fp32 case of the op: H and W in, Z and r out.
+void launch_project_fma_tiled(const LaunchArgs& a, const MhcAxes& axes) {
+  const std::int64_t tiles = (axes.tokens + kTiledTokens - 1) / kTiledTokens;
+  project_fma_tiled_fp32<<<static_cast<unsigned>(tiles), kTiledThreads, 0, a.stream>>>(
+      a.tensor<const float>("H"), a.tensor<const float>("W"), a.tensor<float>("Z"), a.tensor<float>("r"), axes.tokens,
+      axes.flat_len());
 }
 
 }  // namespace

@@ -40,13 +40,13 @@ struct PackedWeight {
 // Variant::prepare: the packed W of a bf16 case (fp32 cases run the FMA kernel and need none).
 std::shared_ptr<void> prepare_packed_weight(const LaunchArgs& a) {
   if (a.dtype == DType::fp32) return nullptr;
-  const std::int64_t k_len = kMhcStreams * a.shape.at("channels"), k_pad = mma_padded_k(k_len);
+  const std::int64_t k_len = MhcAxes::of(a.shape).flat_len(), k_pad = mma_padded_k(k_len);
   auto packed = std::make_shared<PackedWeight>();
   const std::int64_t n = kProjectP * k_pad;
   if (cudaMalloc(&packed->wt, static_cast<std::size_t>(n) * sizeof(__nv_bfloat16)) != cudaSuccess)
     throw std::runtime_error("cudaMalloc of the packed W failed");
   pack_weight<<<static_cast<unsigned>((n + 255) / 256), 256, 0, a.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.tensors[1]), packed->wt, k_len, k_pad);
+      a.tensor<const __nv_bfloat16>("W"), packed->wt, k_len, k_pad);
   return packed;
 }
 

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/newton_schulz/ns_common.cuh"
 #include "reference/newton_schulz.hpp"
@@ -36,8 +36,7 @@ using ns::Dims;
 struct Layout {
   std::size_t partials, norm, denom, a, ba, aa, caa, x[2], ax, bx, total;
 };
-Layout layout(const Shape& s, DType dtype) {
-  const Dims d = ns::dims_of(s);
+Layout layout(const Dims& d, DType dtype) {
   const std::size_t e = dtype_size(dtype), rr = d.r * d.r * e, rc = d.r * d.c * e;
   ns::Carver w;
   Layout l{};
@@ -81,14 +80,15 @@ __global__ void norm_from_partials(const float* partials, T* norm) {
   if (threadIdx.x == 0) *norm = from_float<T>(sqrtf(total));
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
-  const Layout l = layout(args.shape, args.dtype);
+  const Layout l = layout(d, args.dtype);
   char* ws = static_cast<char*>(args.workspace);
   auto buf = [&](std::size_t at) { return reinterpret_cast<T*>(ws + at); };
-  const T* g = static_cast<const T*>(args.tensors[0]);
-  T* out = static_cast<T*>(args.tensors[1]);
+  const T* g = args.tensor<const T>("G");
+  T* out = args.tensor<T>("X");
   cudaStream_t st = args.stream;
   const Plans& p = args.state_as<Plans>();
   const std::int64_t mn = d.m * d.n, rr = d.r * d.r, rc = d.r * d.c, r = d.r, c = d.c;
@@ -142,19 +142,15 @@ void launch_typed(const LaunchArgs& args) {
   }
 }
 
-void launch(const LaunchArgs& args) {
-  dispatch_dtype(args.dtype, [&](auto tag) { launch_typed<decltype(tag)>(args); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "newton_schulz",
     .name = "baseline_eager_cublaslt",
     .role = Role::baseline,
     .description = "as PyTorch eager runs Muon's code: norm, add, div, then per step 3 cuBLASLt GEMMs and 5 "
                    "elementwise launches (44 launches; fp32 GEMMs in full fp32)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(ns::dims_of(s), dtype).total; },
     .prepare = prepare,
 });
 

@@ -28,7 +28,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/newton_schulz/ns_common.cuh"
 #include "reference/newton_schulz.hpp"
 
@@ -53,12 +53,12 @@ std::shared_ptr<void> prepare(const LaunchArgs& args) {
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& args) {
+void launch(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
-  const ns::FusedLayout l = ns::fused_layout(args.shape, args.dtype);
+  const ns::FusedLayout l = ns::fused_layout(d, args.dtype);
   char* ws = static_cast<char*>(args.workspace);
-  const T* g = static_cast<const T*>(args.tensors[0]);
-  T* out = static_cast<T*>(args.tensors[1]);
+  const T* g = args.tensor<const T>("G");
+  T* out = args.tensor<T>("X");
   float* partials = reinterpret_cast<float*>(ws + l.partials);
   T* a = reinterpret_cast<T*>(ws + l.a);
   T* b = reinterpret_cast<T*>(ws + l.b);
@@ -86,19 +86,15 @@ void launch_typed(const LaunchArgs& args) {
   }
 }
 
-void launch(const LaunchArgs& args) {
-  dispatch_dtype(args.dtype, [&](auto tag) { launch_typed<decltype(tag)>(args); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "newton_schulz",
     .name = "fused_v1_cublaslt_epilogues_tf32",
     .role = Role::fused,
     .description = "b A + c A A and a X + B X folded into cuBLASLt alpha/beta epilogues (3 GEMMs a step, no "
                    "elementwise launches, no transposes), fp32 in tf32",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(ns::dims_of(s), dtype).total; },
     .prepare = prepare,
 });
 

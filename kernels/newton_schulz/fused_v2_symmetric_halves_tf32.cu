@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/newton_schulz/ns_common.cuh"
 #include "reference/newton_schulz.hpp"
 
@@ -95,12 +95,12 @@ void mirror(T* m, std::int64_t ld, std::int64_t r1, std::int64_t r2, cudaStream_
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& args) {
+void launch(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
-  const ns::FusedLayout l = ns::fused_layout(args.shape, args.dtype);
+  const ns::FusedLayout l = ns::fused_layout(d, args.dtype);
   char* ws = static_cast<char*>(args.workspace);
-  const T* g = static_cast<const T*>(args.tensors[0]);
-  T* out = static_cast<T*>(args.tensors[1]);
+  const T* g = args.tensor<const T>("G");
+  T* out = args.tensor<T>("X");
   float* partials = reinterpret_cast<float*>(ws + l.partials);
   T* a = reinterpret_cast<T*>(ws + l.a);
   T* b = reinterpret_cast<T*>(ws + l.b);
@@ -136,19 +136,15 @@ void launch_typed(const LaunchArgs& args) {
   }
 }
 
-void launch(const LaunchArgs& args) {
-  dispatch_dtype(args.dtype, [&](auto tag) { launch_typed<decltype(tag)>(args); });
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "newton_schulz",
     .name = "fused_v2_symmetric_halves_tf32",
     .role = Role::fused,
     .description = "v1 computing only 3 of the 4 blocks of the symmetric A and B (2 GEMMs each, a mirror kernel "
                    "for the 4th): 83% of v1's FLOPs at square shapes, fp32 in tf32",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(ns::dims_of(s), dtype).total; },
     .prepare = prepare,
 });
 

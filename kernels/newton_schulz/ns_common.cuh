@@ -90,8 +90,7 @@ struct Carver {
 struct FusedLayout {
   std::size_t partials, a, b, x, total;
 };
-inline FusedLayout fused_layout(const Shape& s, DType dtype) {
-  const Dims d = dims_of(s);
+inline FusedLayout fused_layout(const Dims& d, DType dtype) {
   const std::size_t e = dtype_size(dtype);
   Carver w;
   FusedLayout l{};

@@ -14,15 +14,17 @@
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/types.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb::ns {
 
+// A case's axes, read once: G and X are [m, n] = [rows, cols].
 struct Dims {
   std::int64_t m, n, r, c;
   bool tall;
 };
 inline Dims dims_of(const Shape& s) {
-  const std::int64_t m = s.at("rows"), n = s.at("cols");
+  const auto [m, n] = RowsCols::of(s);
   return {m, n, std::min(m, n), std::max(m, n), m > n};
 }
 

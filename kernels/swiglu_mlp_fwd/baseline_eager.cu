@@ -19,8 +19,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/swiglu_mlp_fwd/swiglu_mlp_args.cuh"
@@ -37,8 +36,8 @@ struct Plans {
 struct Layout {
   std::size_t a, s, h, total;
 };
-Layout layout(const Shape& sh, DType dtype) {
-  const std::size_t mf = static_cast<std::size_t>(sh.at("m")) * static_cast<std::size_t>(sh.at("f"));
+Layout layout(const SwigluMlpAxes& axes, DType dtype) {
+  const std::size_t mf = static_cast<std::size_t>(axes.m) * static_cast<std::size_t>(axes.f);
   const std::size_t buf = align256(mf * dtype_size(dtype));
   Layout l{};
   l.a = kLtWorkspaceBytes;
@@ -48,11 +47,12 @@ Layout layout(const Shape& sh, DType dtype) {
   return l;
 }
 
+// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const SwigluMlpArgs<T> p = swiglu_mlp_args<T>(a);
   const Plans& plans = a.state_as<Plans>();
-  const Layout l = layout(a.shape, a.dtype);
+  const Layout l = layout(SwigluMlpAxes::of(a.shape), a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   T* gu = reinterpret_cast<T*>(ws + l.a);
   T* s = reinterpret_cast<T*>(ws + l.s);
@@ -68,12 +68,8 @@ void launch_typed(const LaunchArgs& a) {
   plans.down->run(p.wd, h, p.y, a.workspace, a.stream);
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const std::int64_t m = a.shape.at("m"), d = a.shape.at("d"), f = a.shape.at("f");
+  const auto [m, d, f] = SwigluMlpAxes::of(a.shape);
   auto plans = std::make_shared<Plans>();
   plans->gate_up = std::make_unique<LtMatmul>(linear_spec(m, f, d, a.dtype, false));
   plans->down = std::make_unique<LtMatmul>(linear_spec(m, d, f, a.dtype, false));
@@ -86,9 +82,9 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "op by op as eager PyTorch: gate GEMM, silu, up GEMM, mul, down GEMM (cuBLASLt, fp32: no "
                    "tf32): 5 launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(SwigluMlpAxes::of(s), dtype).total; },
     .prepare = prepare,
 });
 

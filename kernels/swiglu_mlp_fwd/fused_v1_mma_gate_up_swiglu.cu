@@ -22,8 +22,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/mma_gemm.cuh"
@@ -46,9 +45,9 @@ struct SwigluEpilogue {
 struct Layout {
   std::size_t wp, h, total;
 };
-Layout layout(const Shape& s, DType dtype) {
-  const std::size_t m = static_cast<std::size_t>(s.at("m")), d = static_cast<std::size_t>(s.at("d")),
-                    f = static_cast<std::size_t>(s.at("f")), e = dtype_size(dtype);
+Layout layout(const SwigluMlpAxes& axes, DType dtype) {
+  const std::size_t m = static_cast<std::size_t>(axes.m), d = static_cast<std::size_t>(axes.d),
+                    f = static_cast<std::size_t>(axes.f), e = dtype_size(dtype);
   Layout l{};
   l.wp = kLtWorkspaceBytes;
   l.h = l.wp + align256(2 * f * d * e);
@@ -57,9 +56,9 @@ Layout layout(const Shape& s, DType dtype) {
 }
 
 template <class T>
-void launch_typed(const LaunchArgs& a) {
+void launch(const LaunchArgs& a) {
   const SwigluMlpArgs<T> p = swiglu_mlp_args<T>(a);
-  const Layout l = layout(a.shape, a.dtype);
+  const Layout l = layout(SwigluMlpAxes::of(a.shape), a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   const T* wp = reinterpret_cast<const T*>(ws + l.wp);
   T* h = reinterpret_cast<T*>(ws + l.h);
@@ -68,15 +67,12 @@ void launch_typed(const LaunchArgs& a) {
   a.state_as<LtMatmul>().run(p.wd, h, p.y, a.workspace, a.stream);
 }
 
-void launch(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { launch_typed<decltype(tag)>(a); });
-}
-
-// Wp[2j + s][c] = (s ? Wu : Wg)[j][c]: one elementwise pass, once per case.
+// Wp[2j + s][c] = (s ? Wu : Wg)[j][c]: one elementwise pass, once per case. (Named pack_typed:
+// its eager lambda's kernel carries the enclosing function's name.)
 template <class T>
 void pack_typed(const LaunchArgs& a) {
   const SwigluMlpArgs<T> p = swiglu_mlp_args<T>(a);
-  T* wp = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + layout(a.shape, a.dtype).wp);
+  T* wp = reinterpret_cast<T*>(static_cast<char*>(a.workspace) + layout(SwigluMlpAxes::of(a.shape), a.dtype).wp);
   const T* wg = p.wg;
   const T* wu = p.wu;
   const std::int64_t d = p.d;
@@ -86,10 +82,9 @@ void pack_typed(const LaunchArgs& a) {
   });
 }
 
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  dispatch_dtype(a.dtype, [&](auto tag) { pack_typed<decltype(tag)>(a); });
-  return std::make_shared<LtMatmul>(linear_spec(a.shape.at("m"), a.shape.at("d"), a.shape.at("f"), a.dtype, true));
-}
+// Packs Wp and plans the down GEMM; defined after the registrations so that, as before them, the
+// launch kernels come first in the PTX (the compiler emits kernels in the order they are needed).
+std::shared_ptr<void> prepare(const LaunchArgs& a);
 
 std::vector<Tunable> tunables() {
   return {{"tile", {1, 2, 3}, kMmaTileHelp},
@@ -103,13 +98,13 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v1: gate and up in one mma.sync GEMM over interleaved Wg/Wu rows, SwiGLU in its epilogue "
                    "(h written once), down GEMM by cuBLASLt: 2 launches (bf16, fp16)",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = [](const Shape&, DType dtype) -> std::optional<std::string> {
       if (dtype == DType::fp32)
         return "fp32 runs on the tensor cores in tf32: see fused_v1_mma_gate_up_swiglu_tf32_cp_async";
       return std::nullopt;
     },
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(SwigluMlpAxes::of(s), dtype).total; },
     .tunables = tunables(),
     .prepare = prepare,
 });
@@ -120,16 +115,22 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "v1 for fp32: gate/up mma.sync m16n8k8 tf32 GEMM with the SwiGLU epilogue, down GEMM by "
                    "cuBLASLt in tf32: 2 launches",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = [](const Shape&, DType dtype) -> std::optional<std::string> {
       if (dtype != DType::fp32)
         return "the tf32 variant runs fp32 cases only: see fused_v1_mma_gate_up_swiglu_cp_async";
       return std::nullopt;
     },
-    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(s, dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return layout(SwigluMlpAxes::of(s), dtype).total; },
     .tunables = tunables(),
     .prepare = prepare,
 });
+
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  by_dtype([]<class T>(const LaunchArgs& args) { pack_typed<T>(args); })(a);
+  const auto [m, d, f] = SwigluMlpAxes::of(a.shape);
+  return std::make_shared<LtMatmul>(linear_spec(m, d, f, a.dtype, true));
+}
 
 }  // namespace
 }  // namespace kwb

@@ -7,6 +7,7 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
+#include "reference/swiglu_mlp.hpp"
 
 namespace kwb {
 
@@ -23,10 +24,9 @@ struct SwigluMlpArgs {
 
 template <class T>
 SwigluMlpArgs<T> swiglu_mlp_args(const LaunchArgs& a) {
-  return {static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-          static_cast<const T*>(a.tensors[2]), static_cast<const T*>(a.tensors[3]),
-          static_cast<T*>(a.tensors[4]),       a.shape.at("m"),
-          a.shape.at("d"),                     a.shape.at("f")};
+  const auto [m, d, f] = SwigluMlpAxes::of(a.shape);
+  return {a.tensor<const T>("x"), a.tensor<const T>("Wg"), a.tensor<const T>("Wu"), a.tensor<const T>("Wd"),
+          a.tensor<T>("y"),       m,                       d,                       f};
 }
 
 inline std::size_t align256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }

@@ -1,12 +1,12 @@
-// Test-only variants that break on purpose, to prove that one bad case cannot take a sweep
-// down (an illegal address, a failed device-side assert, a kernel that never ends) and that
-// verification catches an output of zeros.
-// Hidden from `list` and from default sweeps; `--include-test-variants` brings them in.
+// Test-only variants that break on purpose, to prove that one bad case cannot take a sweep down (an
+// illegal address, a failed device-side assert, a kernel that never ends) and that verification
+// catches an output of zeros. Hidden from `list` and default sweeps (`--include-test-variants`).
 #undef NDEBUG  // the assert below must stay in release builds
 #include <cassert>
 #include <cstdint>
 
 #include "harness/catalogue/registry.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -32,13 +32,14 @@ __global__ void spin_forever(volatile int* flag) {
   }
 }
 
+// The variants take rmsnorm_fwd's buffers as raw bytes (a.tensor<void>): what they write is no result.
 KWB_REGISTER_VARIANT(Variant{
     .op = "rmsnorm_fwd",
     .name = "test_fault_illegal_address",
     .role = Role::fused,
     .description = "TEST ONLY: writes to address 0x10 (cudaErrorIllegalAddress)",
     .launch = [](const LaunchArgs& a) {
-      write_to_illegal_address<<<1, 32, 0, a.stream>>>(static_cast<float*>(a.tensors[2]));
+      write_to_illegal_address<<<1, 32, 0, a.stream>>>(static_cast<float*>(a.tensor<void>("y")));
     },
     .test_only = true,
 });
@@ -49,7 +50,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "TEST ONLY: fails a device-side assert (cudaErrorAssert)",
     .launch = [](const LaunchArgs& a) {
-      fail_device_assert<<<1, 1, 0, a.stream>>>(static_cast<const int*>(a.tensors[0]));
+      fail_device_assert<<<1, 1, 0, a.stream>>>(static_cast<const int*>(a.tensor<const void>("x")));
     },
     .test_only = true,
 });
@@ -72,8 +73,9 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "TEST ONLY: writes zeros everywhere; verification must fail it",
     .launch = [](const LaunchArgs& a) {
-      const std::int64_t halves = a.shape.at("rows") * a.shape.at("cols") * std::int64_t(dtype_size(a.dtype)) / 2;
-      write_zeros<<<256, 256, 0, a.stream>>>(static_cast<std::uint16_t*>(a.tensors[2]), halves);
+      const auto [rows, cols] = RowsCols::of(a.shape);
+      const std::int64_t halves = rows * cols * std::int64_t(dtype_size(a.dtype)) / 2;
+      write_zeros<<<256, 256, 0, a.stream>>>(static_cast<std::uint16_t*>(a.tensor<void>("y")), halves);
     },
     .test_only = true,
 });

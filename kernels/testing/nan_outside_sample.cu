@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
+#include "harness/worker/verify/verify.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "reference/rmsnorm.hpp"
-#include "harness/worker/verify/verify.hpp"
+#include "reference/rows_cols_op.hpp"
 
 namespace kwb {
 namespace {
@@ -43,16 +43,13 @@ std::int64_t row_outside_sample(std::int64_t rows, std::int64_t cols) {
   return rows - 1;
 }
 
+template <class T>
 void launch(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols");
+  const auto [rows, cols] = RowsCols::of(a.shape);
   const std::int64_t nan_at = row_outside_sample(rows, cols) * cols + cols / 2;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    rmsnorm_simple<T><<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const T*>(a.tensors[1]),
-        static_cast<T*>(a.tensors[2]), cols, static_cast<float>(kRmsNormEps));
-    write_one_nan<T><<<1, 1, 0, a.stream>>>(static_cast<T*>(a.tensors[2]), nan_at);
-  });
+  rmsnorm_simple<T><<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(
+      a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<T>("y"), cols, static_cast<float>(kRmsNormEps));
+  write_one_nan<T><<<1, 1, 0, a.stream>>>(a.tensor<T>("y"), nan_at);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -60,10 +57,10 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "test_nan_outside_sample",
     .role = Role::fused,
     .description = "TEST ONLY: correct output but one NaN in a row outside the verification sample",
-    .launch = launch,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("rows") > 2147483647) return "rows beyond the grid";
+          if (RowsCols::of(s).rows > 2147483647) return "rows beyond the grid";
           return std::nullopt;
         },
     .test_only = true,

@@ -49,9 +49,7 @@ __global__ void scatter_weighted(const float* x, float* y, const float* w, std::
   }
 }
 
-std::size_t output_bytes(const Shape& s) {
-  return static_cast<std::size_t>(s.at("batch") * s.at("seq") * s.at("heads") * s.at("dim")) * sizeof(float);
-}
+std::size_t output_bytes(const seq_sum::Axes& axes) { return static_cast<std::size_t>(axes.numel()) * sizeof(float); }
 
 KWB_REGISTER_VARIANT(Variant{
     .op = seq_sum::kOp,
@@ -61,21 +59,21 @@ KWB_REGISTER_VARIANT(Variant{
     .launch =
         [](const LaunchArgs& a) {
           ++seq_sum::counts().launches;
-          const Shape& s = a.shape;
-          const std::int64_t n = s.at("batch") * s.at("seq") * s.at("heads") * s.at("dim");
+          // fp32 only (the op's one dtype): no dtype dispatch.
+          const auto axes = seq_sum::Axes::of(a.shape);
+          const std::int64_t n = axes.numel();
           const auto block = static_cast<unsigned>(a.tunable("block"));
           const auto grid = static_cast<unsigned>((n + block - 1) / block);
-          scatter_weighted<<<grid, block, 0, a.stream>>>(
-              static_cast<const float*>(a.tensors[0]), static_cast<float*>(a.tensors[1]),
-              a.state_as<WeightTable>().device, s.at("batch"), s.at("seq"), s.at("heads"),
-              s.at("dim"), s.choice("layout") == "bhsd", s.choice("causal") == "1");
+          scatter_weighted<<<grid, block, 0, a.stream>>>(a.tensor<const float>("x"), a.tensor<float>("y"),
+                                                         a.state_as<WeightTable>().device, axes.batch, axes.seq,
+                                                         axes.heads, axes.dim, axes.bhsd, axes.causal);
         },
     .test_only = true,
     .tunables = {{"block", {128, 256, 512}, "threads per block"}},
     .prepare =
         [](const LaunchArgs& a) -> std::shared_ptr<void> {
           ++seq_sum::counts().prepares;
-          const std::int64_t seq = a.shape.at("seq");
+          const std::int64_t seq = seq_sum::Axes::of(a.shape).seq;
           auto table = std::make_shared<WeightTable>(seq);
           fill_weights<<<static_cast<unsigned>((seq + 255) / 256), 256, 0, a.stream>>>(table->device, seq);
           return table;
@@ -83,7 +81,8 @@ KWB_REGISTER_VARIANT(Variant{
     .reset =
         [](const LaunchArgs& a) {
           ++seq_sum::counts().resets;
-          cuda_check(cudaMemsetAsync(a.tensors[1], 0, output_bytes(a.shape), a.stream), "zero y");
+          cuda_check(cudaMemsetAsync(a.tensor<float>("y"), 0, output_bytes(seq_sum::Axes::of(a.shape)), a.stream),
+                     "zero y");
         },
 });
 

@@ -3,9 +3,9 @@
 // to be fast.
 #include <cstdint>
 
-#include "harness/catalogue/device_types.cuh"
-#include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
+#include "reference/rows_cols_op.hpp"
 #include "reference/testing/test_ops.hpp"
 
 namespace kwb {
@@ -41,16 +41,13 @@ __global__ void colsum_kernel(const T* x, float* colsum, std::int64_t rows, std:
   }
 }
 
+template <class T>
 void launch_colsum(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), cols = a.shape.at("cols");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const auto* x = static_cast<const T*>(a.tensors[0]);
-    rowsum_kernel<T><<<blocks_for(rows * 32, kThreads), kThreads, 0, a.stream>>>(
-        x, static_cast<float*>(a.tensors[1]), rows, cols);
-    colsum_kernel<T><<<blocks_for(cols, kThreads), kThreads, 0, a.stream>>>(
-        x, static_cast<float*>(a.tensors[2]), rows, cols);
-  });
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  const T* x = a.tensor<const T>("x");
+  rowsum_kernel<T><<<blocks_for(rows * 32, kThreads), kThreads, 0, a.stream>>>(x, a.tensor<float>("rowsum"), rows,
+                                                                                 cols);
+  colsum_kernel<T><<<blocks_for(cols, kThreads), kThreads, 0, a.stream>>>(x, a.tensor<float>("colsum"), rows, cols);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -58,7 +55,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "test_simple",
     .role = Role::fused,
     .description = "TEST ONLY: warp-per-row row sums, thread-per-column column sums, fp32 accumulation",
-    .launch = launch_colsum,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_colsum<T>(a); }),
     .test_only = true,
 });
 
@@ -86,14 +83,11 @@ __global__ void label_nll_kernel(const T* logits, const std::int32_t* labels, fl
   }
 }
 
+template <class T>
 void launch_label_nll(const LaunchArgs& a) {
-  const std::int64_t rows = a.shape.at("rows"), vocab = a.shape.at("vocab");
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    label_nll_kernel<T><<<blocks_for(rows * 32, kThreads), kThreads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const std::int32_t*>(a.tensors[1]),
-        static_cast<float*>(a.tensors[2]), rows, vocab);
-  });
+  const auto [rows, vocab] = testing_ops::LabelNllAxes::of(a.shape);
+  label_nll_kernel<T><<<blocks_for(rows * 32, kThreads), kThreads, 0, a.stream>>>(
+      a.tensor<const T>("logits"), a.tensor<const std::int32_t>("labels"), a.tensor<float>("loss"), rows, vocab);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -101,7 +95,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "test_simple",
     .role = Role::fused,
     .description = "TEST ONLY: warp-per-row max, sum of exp and log in fp32",
-    .launch = launch_label_nll,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_label_nll<T>(a); }),
     .test_only = true,
 });
 
@@ -124,17 +118,13 @@ __global__ void bhsd_scale_kernel(const T* x, const float* scale, const std::int
   }
 }
 
+template <class T>
 void launch_bhsd_scale(const LaunchArgs& a) {
-  const std::int64_t batch = a.shape.at("batch"), heads = a.shape.at("heads"), seq = a.shape.at("seq"),
-                     dim = a.shape.at("dim");
-  const std::int64_t total = batch * heads * seq * dim;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    bhsd_scale_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[0]), static_cast<const float*>(a.tensors[1]),
-        static_cast<const std::int64_t*>(a.tensors[2]), static_cast<const bool*>(a.tensors[3]),
-        static_cast<T*>(a.tensors[4]), heads, seq, dim, total);
-  });
+  const auto axes = testing_ops::BhsdScaleAxes::of(a.shape);
+  const std::int64_t total = axes.numel();
+  bhsd_scale_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, a.stream>>>(
+      a.tensor<const T>("x"), a.tensor<const float>("scale"), a.tensor<const std::int64_t>("pos"),
+      a.tensor<const bool>("keep"), a.tensor<T>("y"), axes.heads, axes.seq, axes.dim, total);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -142,7 +132,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "test_simple",
     .role = Role::fused,
     .description = "TEST ONLY: one thread per element, fp32 arithmetic, one rounding",
-    .launch = launch_bhsd_scale,
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_bhsd_scale<T>(a); }),
     .test_only = true,
 });
 

@@ -13,7 +13,7 @@ namespace kwb {
 namespace {
 
 std::vector<TensorSpec> bhsd_tensors(const Shape& s, DType) {
-  const std::int64_t b = s.at("batch"), h = s.at("heads"), n = s.at("seq"), d = s.at("dim");
+  const auto [b, h, n, d] = testing_ops::BhsdScaleAxes::of(s);
   return {
       {.name = "x", .dims = {b, h, n, d}, .sample_dim = 2, .init = Distribution::normal(0.0, 1.0)},
       {.name = "scale", .dims = {b, h, n}, .sample_dim = 2, .init = Distribution::uniform(0.5, 1.5),
@@ -27,7 +27,7 @@ std::vector<TensorSpec> bhsd_tensors(const Shape& s, DType) {
 }
 
 void bhsd_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t B = shape.at("batch"), H = shape.at("heads"), S = shape.at("seq"), D = shape.at("dim");
+  const auto [B, H, S, D] = testing_ops::BhsdScaleAxes::of(shape);
   const auto& x = in[0].values;
   const auto& scale = in[1].values;
   const auto& pos = in[2].values;
@@ -53,7 +53,7 @@ KWB_REGISTER_OP(Op{
     .work =
         [](const Shape& s, DType dtype) {
           return WorkModel{tensor_bytes(bhsd_tensors(s, dtype), dtype),
-                           2.0 * static_cast<double>(s.at("batch") * s.at("heads") * s.at("seq") * s.at("dim"))};
+                           2.0 * static_cast<double>(testing_ops::BhsdScaleAxes::of(s).numel())};
         },
     .oracle = bhsd_oracle,
     .sample_axis = "seq",

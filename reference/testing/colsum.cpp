@@ -10,13 +10,14 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/rows_cols_op.hpp"
 #include "reference/testing/test_ops.hpp"
 
 namespace kwb {
 namespace {
 
 std::vector<TensorSpec> colsum_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), cols = s.at("cols");
+  const auto [rows, cols] = RowsCols::of(s);
   return {
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
       {.name = "rowsum", .dims = {rows}, .is_output = true, .sample_dim = 0, .elem = ElemType::fp32,
@@ -27,7 +28,7 @@ std::vector<TensorSpec> colsum_tensors(const Shape& s, DType) {
 }
 
 void colsum_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
+  const auto [rows, cols] = RowsCols::of(shape);
   const auto& x = in[0].values;
   auto& rowsum = out[0].values;
   auto& colsum = out[1].values;
@@ -50,16 +51,13 @@ KWB_REGISTER_OP(Op{
     .tensors = colsum_tensors,
     .work =
         [](const Shape& s, DType dtype) {
+          const auto [rows, cols] = RowsCols::of(s);
           return WorkModel{tensor_bytes(colsum_tensors(s, dtype), dtype),
-                           2.0 * static_cast<double>(s.at("rows")) * static_cast<double>(s.at("cols"))};
+                           2.0 * static_cast<double>(rows) * static_cast<double>(cols)};
         },
     .oracle = colsum_oracle,
     .sample_axis = "rows",
-    .invalid =
-        [](const Shape& s) -> std::optional<std::string> {
-          if (s.at("rows") < 1 || s.at("cols") < 1) return "rows and cols must be at least 1";
-          return std::nullopt;
-        },
+    .invalid = invalid_rows_cols,
     .test_only = true,
 });
 

@@ -19,7 +19,7 @@ namespace {
 constexpr double kIgnoredFraction = 0.1;
 
 std::vector<TensorSpec> label_nll_tensors(const Shape& s, DType) {
-  const std::int64_t rows = s.at("rows"), vocab = s.at("vocab");
+  const auto [rows, vocab] = testing_ops::LabelNllAxes::of(s);
   return {
       {.name = "logits", .dims = {rows, vocab}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
       {.name = "labels", .dims = {rows}, .sample_dim = 0,
@@ -31,7 +31,7 @@ std::vector<TensorSpec> label_nll_tensors(const Shape& s, DType) {
 }
 
 void label_nll_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const std::int64_t rows = shape.at("rows"), vocab = shape.at("vocab");
+  const auto [rows, vocab] = testing_ops::LabelNllAxes::of(shape);
   const auto& logits = in[0].values;
   const auto& labels = in[1].values;
   auto& loss = out[0].values;
@@ -57,15 +57,17 @@ KWB_REGISTER_OP(Op{
     .tensors = label_nll_tensors,
     .work =
         [](const Shape& s, DType dtype) {
+          const auto [rows, vocab] = testing_ops::LabelNllAxes::of(s);
           return WorkModel{tensor_bytes(label_nll_tensors(s, dtype), dtype),
-                           4.0 * static_cast<double>(s.at("rows")) * static_cast<double>(s.at("vocab"))};
+                           4.0 * static_cast<double>(rows) * static_cast<double>(vocab)};
         },
     .oracle = label_nll_oracle,
     .sample_axis = "rows",
     .invalid =
         [](const Shape& s) -> std::optional<std::string> {
-          if (s.at("rows") < 1 || s.at("vocab") < 1) return "rows and vocab must be at least 1";
-          if (s.at("vocab") > 2147483647) return "vocab must fit int32 labels";
+          const auto [rows, vocab] = testing_ops::LabelNllAxes::of(s);
+          if (rows < 1 || vocab < 1) return "rows and vocab must be at least 1";
+          if (vocab > 2147483647) return "vocab must fit int32 labels";
           return std::nullopt;
         },
     .test_only = true,

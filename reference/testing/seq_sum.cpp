@@ -19,23 +19,8 @@ Counts& counts() {
 
 namespace {
 
-struct Dims {
-  std::int64_t batch, seq, heads, dim;
-  bool bhsd, causal;
-  explicit Dims(const Shape& s)
-      : batch(s.at("batch")), seq(s.at("seq")), heads(s.at("heads")), dim(s.at("dim")),
-        bhsd(s.choice("layout") == "bhsd"), causal(s.choice("causal") == "1") {}
-  std::int64_t index(std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t d) const {
-    return bhsd ? ((b * heads + h) * seq + t) * dim + d : ((b * seq + t) * heads + h) * dim + d;
-  }
-  std::vector<std::int64_t> tensor_dims() const {
-    return bhsd ? std::vector<std::int64_t>{batch, heads, seq, dim}
-                : std::vector<std::int64_t>{batch, seq, heads, dim};
-  }
-};
-
 void seq_sum_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const Dims n(shape);
+  const auto n = seq_sum::Axes::of(shape);
   const auto& x = in[0].values;
   auto& y = out[0].values;
   for (std::int64_t b = 0; b < n.batch; ++b)
@@ -63,7 +48,7 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::fp32},  // the kernel accumulates with fp32 atomics
     .tensors =
         [](const Shape& s, DType) {
-          const Dims n(s);
+          const auto n = seq_sum::Axes::of(s);
           // Heads are independent: the verifier may sample them, and their dim moves with the
           // layout (2 in bshd, 1 in bhsd), which exercises strided gathers on a choice axis.
           const int heads_dim = n.bhsd ? 1 : 2;
@@ -78,8 +63,8 @@ KWB_REGISTER_OP(Op{
         },
     .work =
         [](const Shape& s, DType dtype) {
-          const Dims n(s);
-          const double numel = static_cast<double>(n.batch * n.seq * n.heads * n.dim);
+          const auto n = seq_sum::Axes::of(s);
+          const double numel = static_cast<double>(n.numel());
           return WorkModel{2 * numel * static_cast<double>(dtype_size(dtype)),
                            2 * numel * static_cast<double>(n.seq)};
         },

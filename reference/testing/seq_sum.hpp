@@ -10,11 +10,32 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
+
+#include "harness/catalogue/types.hpp"
 
 namespace kwb::seq_sum {
 
 inline constexpr const char* kOp = "test_seq_sum";
 inline constexpr const char* kVariant = "test_atomic_scatter";
+
+// The axes of a case, read once, and where element (b, t, h, d) sits in its layout.
+struct Axes {
+  std::int64_t batch, seq, heads, dim;
+  bool bhsd, causal;
+  static Axes of(const Shape& s) {
+    return {s.at("batch"), s.at("seq"), s.at("heads"), s.at("dim"), s.choice("layout") == "bhsd",
+            s.choice("causal") == "1"};
+  }
+  std::int64_t index(std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t d) const {
+    return bhsd ? ((b * heads + h) * seq + t) * dim + d : ((b * seq + t) * heads + h) * dim + d;
+  }
+  std::int64_t numel() const { return batch * seq * heads * dim; }
+  std::vector<std::int64_t> tensor_dims() const {
+    return bhsd ? std::vector<std::int64_t>{batch, heads, seq, dim}
+                : std::vector<std::int64_t>{batch, seq, heads, dim};
+  }
+};
 
 // Position weight of sequence index t (the variant's prepare step tabulates it on the device).
 inline double weight(std::int64_t t) { return 1.0 / (1.0 + static_cast<double>(t)); }

@@ -1,6 +1,10 @@
 // Names and constants the hidden test-only ops share with their kernels (kernels/testing/).
 #pragma once
 
+#include <cstdint>
+
+#include "harness/catalogue/types.hpp"
+
 namespace kwb::testing_ops {
 
 inline constexpr const char* kColsum = "test_colsum";            // fp32 reduction over rows
@@ -8,5 +12,18 @@ inline constexpr const char* kLabelNll = "test_label_nll";       // int32 labels
 inline constexpr const char* kBhsdScale = "test_bhsd_scale";     // [b, h, s, d] sampled on seq
 inline constexpr long long kIgnoreIndex = -100;
 inline constexpr double kPositionScale = 1.0 / 1024;  // test_bhsd_scale: y += pos * this
+
+// test_label_nll's axes, read once: logits [rows, vocab].
+struct LabelNllAxes {
+  std::int64_t rows, vocab;
+  static LabelNllAxes of(const Shape& s) { return {s.at("rows"), s.at("vocab")}; }
+};
+
+// test_bhsd_scale's axes, read once: x and y [batch, heads, seq, dim].
+struct BhsdScaleAxes {
+  std::int64_t batch, heads, seq, dim;
+  static BhsdScaleAxes of(const Shape& s) { return {s.at("batch"), s.at("heads"), s.at("seq"), s.at("dim")}; }
+  std::int64_t numel() const { return batch * heads * seq * dim; }
+};
 
 }  // namespace kwb::testing_ops

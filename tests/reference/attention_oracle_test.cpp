@@ -203,5 +203,23 @@ TEST(AttentionOracle, ShapesOutsideTheContractAreInvalidWithAReason) {
   for (const auto& s : op.edge_shapes) EXPECT_FALSE(op.invalid(s)) << s.to_compact();
 }
 
+TEST(AttentionOracle, AxesReadEveryAxisOnceWithTheMaskAndItsLongestRow) {
+  const auto a = AttentionAxes::of(shape(2, 129, 4, 2, 64, "1", 7, "50"));
+  EXPECT_EQ(a.batch, 2);
+  EXPECT_EQ(a.seq, 129);
+  EXPECT_EQ(a.heads, 4);
+  EXPECT_EQ(a.kv_heads, 2);
+  EXPECT_EQ(a.head_dim, 64);
+  EXPECT_EQ(a.window, 7);
+  EXPECT_TRUE(a.causal);
+  EXPECT_DOUBLE_EQ(a.softcap, 50.0);
+  EXPECT_TRUE(a.mask().causal);
+  EXPECT_EQ(a.mask().window, 7);
+  EXPECT_EQ(a.max_keys(), 7) << "a causal window sees w keys";
+  EXPECT_EQ(AttentionAxes::of(shape(1, 129, 1, 1, 64, "0", 7)).max_keys(), 13) << "a symmetric band, 2w - 1";
+  EXPECT_EQ(AttentionAxes::of(shape(1, 129, 1, 1, 64, "1")).max_keys(), 129) << "no window: the whole sequence";
+  EXPECT_FALSE(AttentionAxes::of(shape(1, 1, 1, 1, 64, "0")).causal);
+}
+
 }  // namespace
 }  // namespace kwb

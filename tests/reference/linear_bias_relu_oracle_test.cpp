@@ -122,5 +122,12 @@ TEST(LinearBiasReluOracle, HopperKernelRefusesWhatItsCopiesCannotDo) {
   EXPECT_TRUE(v4->refuse(linear_shape(64, 64, 64), DType::fp32).has_value());
 }
 
+TEST(LinearBiasReluOracle, AxesReadMNKOnce) {
+  const auto [m, n, k] = LinearAxes::of(linear_shape(257, 129, 264));
+  EXPECT_EQ(m, 257);
+  EXPECT_EQ(n, 129);
+  EXPECT_EQ(k, 264);
+}
+
 }  // namespace
 }  // namespace kwb

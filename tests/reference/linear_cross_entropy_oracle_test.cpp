@@ -228,5 +228,12 @@ TEST(LinearCrossEntropyOracle, TolerancesRejectPlausibleBugs) {
   }
 }
 
+TEST(LinearCrossEntropyOracle, AxesReadTokensHiddenVocabOnce) {
+  const auto [tokens, hidden, vocab] = LceAxes::of(lce_shape(8192, 4096, 128256));
+  EXPECT_EQ(tokens, 8192);
+  EXPECT_EQ(hidden, 4096);
+  EXPECT_EQ(vocab, 128256);
+}
+
 }  // namespace
 }  // namespace kwb

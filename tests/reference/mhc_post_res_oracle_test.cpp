@@ -140,5 +140,12 @@ TEST(MhcPostResOracle, ShapesAreValidAndEveryTensorIsSampledByToken) {
   }
 }
 
+TEST(MhcPostResOracle, AxesReadTokensAndChannelsOnceAndTheFlatLength) {
+  const auto axes = MhcAxes::of(mhc_shape(16383, 1000));
+  EXPECT_EQ(axes.tokens, 16383);
+  EXPECT_EQ(axes.channels, 1000);
+  EXPECT_EQ(axes.flat_len(), kMhcStreams * 1000) << "K = n * C, one token's streams";
+}
+
 }  // namespace
 }  // namespace kwb

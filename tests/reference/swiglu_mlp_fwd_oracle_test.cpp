@@ -91,5 +91,12 @@ TEST(SwigluMlpFwdOracle, ShapesAndVariantsAreRegistered) {
   EXPECT_EQ(fused, 2);
 }
 
+TEST(SwigluMlpFwdOracle, AxesReadMDFOnce) {
+  const auto [m, d, f] = SwigluMlpAxes::of(swiglu_mlp_shape(131, 256, 1000));
+  EXPECT_EQ(m, 131);
+  EXPECT_EQ(d, 256);
+  EXPECT_EQ(f, 1000);
+}
+
 }  // namespace
 }  // namespace kwb

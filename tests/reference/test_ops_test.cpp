@@ -8,6 +8,8 @@
 
 #include "harness/catalogue/host_tensor.hpp"
 #include "harness/catalogue/registry.hpp"
+#include "reference/testing/seq_sum.hpp"
+#include "reference/testing/test_ops.hpp"
 #include "tests/support/oracle_support.hpp"
 #include "harness/worker/verify/sampling.hpp"
 
@@ -85,6 +87,31 @@ TEST(TestOpsOnHost, BhsdOracleOnSampledSlabsEqualsTheSameSlabsOfTheFullOracle) {
   std::vector<HostTensor> sub_out = {{"y", {}, std::vector<double>(2 * 3 * indices.size() * 6, NAN)}};
   bhsd.oracle(sub, sub_in, sub_out);
   EXPECT_EQ(sub_out[0].values, gather(expected_full[0].values, specs[4].dims, 2, indices));
+}
+
+TEST(TestOpsOnHost, AxesStructsReadTheirShapesOnce) {
+  const auto nll = testing_ops::LabelNllAxes::of(Shape{{{"rows", 3}, {"vocab", 1000}}});
+  EXPECT_EQ(nll.rows, 3);
+  EXPECT_EQ(nll.vocab, 1000);
+  const auto bhsd = testing_ops::BhsdScaleAxes::of(Shape{{{"batch", 2}, {"heads", 4}, {"seq", 5}, {"dim", 8}}});
+  EXPECT_EQ(bhsd.batch, 2);
+  EXPECT_EQ(bhsd.heads, 4);
+  EXPECT_EQ(bhsd.seq, 5);
+  EXPECT_EQ(bhsd.dim, 8);
+  EXPECT_EQ(bhsd.numel(), 2 * 4 * 5 * 8);
+  // test_seq_sum: the layout choice decides the tensor dims and where (b, t, h, d) sits.
+  const Shape bshd{{{"batch", 2}, {"seq", 5}, {"heads", 3}, {"dim", 4}, {"layout", "bshd"}, {"causal", "1"}}};
+  const Shape bhsd_layout{{{"batch", 2}, {"seq", 5}, {"heads", 3}, {"dim", 4}, {"layout", "bhsd"}, {"causal", "0"}}};
+  const auto a = seq_sum::Axes::of(bshd), b = seq_sum::Axes::of(bhsd_layout);
+  EXPECT_FALSE(a.bhsd);
+  EXPECT_TRUE(a.causal);
+  EXPECT_TRUE(b.bhsd);
+  EXPECT_FALSE(b.causal);
+  EXPECT_EQ(a.numel(), 2 * 5 * 3 * 4);
+  EXPECT_EQ(a.tensor_dims(), (std::vector<std::int64_t>{2, 5, 3, 4}));
+  EXPECT_EQ(b.tensor_dims(), (std::vector<std::int64_t>{2, 3, 5, 4}));
+  EXPECT_EQ(a.index(1, 2, 1, 3), ((1 * 5 + 2) * 3 + 1) * 4 + 3);
+  EXPECT_EQ(b.index(1, 2, 1, 3), ((1 * 3 + 1) * 5 + 2) * 4 + 3);
 }
 
 }  // namespace
