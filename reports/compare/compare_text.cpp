@@ -46,4 +46,26 @@ std::string outcome_counts(const OpSummary& s) {
   return out.empty() ? "no cases" : out;
 }
 
+std::string result_text(const CompareReport& r) {
+  if (r.regression()) return "regression";
+  const std::vector<std::string> hits = r.fail_on_hits();
+  if (hits.empty()) return "no regression";
+  std::string text = "fails the gate: ";
+  for (std::size_t i = 0; i < hits.size(); ++i) text += (i ? ", " : "") + hits[i];
+  return text;
+}
+
+std::vector<std::string> gate_lines(const CompareReport& r) {
+  std::vector<std::string> lines;
+  if (!r.threshold_source.empty()) lines.push_back(r.threshold_source);
+  if (!r.fail_on_source.empty()) lines.push_back(r.fail_on_source);
+  if (r.base_runs > 0) {
+    int widened = 0;
+    for (const ComparedCase& c : r.cases) widened += c.decision.band_from_spread;
+    lines.push_back(fmt::format("run-to-run spread: from {} other run{} of BASE (--base-runs); it set the band of {} "
+                                "case{}", r.base_runs, r.base_runs == 1 ? "" : "s", widened, widened == 1 ? "" : "s"));
+  }
+  return lines;
+}
+
 }  // namespace kwb
