@@ -2,7 +2,8 @@
 // table and writes JUnit XML / Markdown for CI.
 //
 // The gate's rules come from the flags, then BASE's suite (reports/compare/gate_settings.hpp);
-// `--base-runs` gives each case its run-to-run spread (reports/compare/run_spread.hpp).
+// `--base-runs` and `--history` give each case its run-to-run spread (reports/compare/run_spread.hpp,
+// history_spread.hpp).
 // Exit codes: 0 no regression (speedups, same, and, unless --fail-on names them, ambiguous,
 // missing and newly skipped cases included); 1 a regression: any case slower in NEW, or failed in
 // NEW (verification, fault, timeout), or a class --fail-on (or BASE's suite) names is present;
@@ -29,8 +30,12 @@
 #include "reports/compare/compare_report.hpp"
 #include "reports/compare/compare_text.hpp"
 #include "reports/compare/gate_settings.hpp"
+#include "reports/compare/history_spread.hpp"
 #include "reports/compare/junit_xml.hpp"
 #include "reports/compare/run_spread.hpp"
+#ifdef KWB_HAVE_SQLITE3
+#include "reports/history/history_store.hpp"
+#endif
 
 namespace kwb::cli {
 namespace {
@@ -39,6 +44,7 @@ struct CompareFlags {
   std::string base, next;
   std::string threshold, min_us = "0.5";  // threshold empty: BASE's suite, else 3%
   std::string base_runs, fail_on;         // comma lists; empty: not given
+  std::string history;                    // a `kwb history` database; empty: not given
   std::string junit, markdown;
   bool strict_env = false;
 };
@@ -84,6 +90,26 @@ bool output_usable(const std::string& flag, const std::string& path) {
   return true;
 }
 
+// --history DB: the spread from stored runs of BASE's build. Errors are ReportErrors (exit 2) that
+// name the database and say how to fix it; a build without SQLite says what it lacks.
+HistorySpread spread_from_history(const std::string& path, const Report& base) {
+#ifdef KWB_HAVE_SQLITE3
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))  // HistoryStore would create it: refuse a typo instead
+    throw ReportError(fmt::format("--history {}: no such file; pass the database `kwb history add REPORT.json...` "
+                                  "writes (its --db, or {} by default)", path, history::default_history_path().string()));
+  try {
+    const history::HistoryStore store(path);
+    return history_spread(base, store.trend({.device_contains = base.run.device ? base.run.device->name : ""}));
+  } catch (const history::HistoryError& e) {
+    throw ReportError(fmt::format("--history: {}; pass a database that `kwb history add` wrote", e.what()));
+  }
+#else
+  throw ReportError(fmt::format("--history {}: this kwb was built without SQLite, which the history needs; install "
+                                "libsqlite3-dev and rebuild, or pass other runs of BASE with --base-runs", path));
+#endif
+}
+
 int compare(const CompareFlags& f) {
   CompareInputs in;
   std::optional<double> threshold;
@@ -122,6 +148,12 @@ int compare(const CompareFlags& f) {
     }
     in.spreads = run_to_run_spread({&base, f.base}, named_runs);
     in.base_runs = static_cast<int>(runs.size());
+    if (!f.history.empty()) {
+      const HistorySpread stored = spread_from_history(f.history, base);
+      add_spreads(in.spreads, stored.spreads);
+      in.history_runs = stored.runs;
+      in.history_name = f.history;
+    }
     if (!output_usable("--junit", f.junit) || !output_usable("--md", f.markdown)) return kExitBadInput;
     report = compare_reports(in);
   } catch (const ReportError& e) {
@@ -175,6 +207,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                   "widens to its run-to-run spread, the largest difference between BASE's median and theirs. A "
                   "report of another build, GPU or setting is refused")
       ->type_name("FILE,...");
+  cmd->add_option("--history", f.history,
+                  "A result history (`kwb history add`): its runs of BASE's build measured alike (same git SHA, GPU, "
+                  "mode, flush, preset) give each case its run-to-run spread, as --base-runs (both may be given)")
+      ->type_name("DB");
   cmd->add_option("--fail-on", f.fail_on,
                   "Also exit 1 on these, as a comma list: ambiguous (cases the samples or clocks cannot judge), "
                   "missing (cases of BASE not in NEW), skipped (cases NEW skipped that BASE timed); none for "

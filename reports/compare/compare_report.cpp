@@ -176,6 +176,8 @@ CompareReport compare_reports(const CompareInputs& in) {
   out.fail_on = in.fail_on;
   out.fail_on_source = in.fail_on_source;
   out.base_runs = in.base_runs;
+  out.history_runs = in.history_runs;
+  out.history_name = in.history_name;
   out.environment = environment_differences(*in.base, *in.next);
   const CaseMatch match = match_cases(in.base->cases, in.next->cases, in.base_name, in.new_name);
   for (const CaseRecord* r : match.only_in_base) out.only_in_base.push_back(case_key(*r));

@@ -62,7 +62,9 @@ struct CompareInputs {
   std::string fail_on_source;
   // Case identity -> run-to-run spread from other runs of BASE's build (run_spread.hpp).
   std::map<std::string, CaseSpread> spreads;
-  int base_runs = 0;  // how many other runs of BASE gave `spreads`
+  int base_runs = 0;     // how many other runs of BASE (--base-runs) gave `spreads`
+  int history_runs = 0;  // how many stored runs of BASE's build (--history) gave `spreads`
+  std::string history_name;  // the history database, for the outputs
 };
 
 struct CompareReport {
@@ -72,6 +74,8 @@ struct CompareReport {
   std::vector<FailOnClass> fail_on;
   std::string fail_on_source;
   int base_runs = 0;                     // other runs of BASE that gave run-to-run spreads
+  int history_runs = 0;                  // stored runs of BASE's build that did (--history)
+  std::string history_name;
   std::vector<EnvDifference> environment;
   std::vector<ComparedCase> cases;       // NEW's order
   std::vector<std::string> only_in_base, only_in_new;  // case identities

@@ -59,11 +59,18 @@ std::vector<std::string> gate_lines(const CompareReport& r) {
   std::vector<std::string> lines;
   if (!r.threshold_source.empty()) lines.push_back(r.threshold_source);
   if (!r.fail_on_source.empty()) lines.push_back(r.fail_on_source);
-  if (r.base_runs > 0) {
+  std::vector<std::string> sources;
+  if (r.base_runs > 0)
+    sources.push_back(fmt::format("{} other run{} of BASE (--base-runs)", r.base_runs, r.base_runs == 1 ? "" : "s"));
+  if (!r.history_name.empty())
+    sources.push_back(fmt::format("{} stored run{} of BASE's build (--history {})", r.history_runs,
+                                  r.history_runs == 1 ? "" : "s", r.history_name));
+  if (!sources.empty()) {
     int widened = 0;
     for (const ComparedCase& c : r.cases) widened += c.decision.band_from_spread;
-    lines.push_back(fmt::format("run-to-run spread: from {} other run{} of BASE (--base-runs); it set the band of {} "
-                                "case{}", r.base_runs, r.base_runs == 1 ? "" : "s", widened, widened == 1 ? "" : "s"));
+    lines.push_back(fmt::format("run-to-run spread: from {}; it set the band of {} case{}",
+                                sources.size() == 2 ? sources[0] + " and " + sources[1] : sources[0], widened,
+                                widened == 1 ? "" : "s"));
   }
   return lines;
 }

@@ -129,6 +129,34 @@ TEST_F(CompareCli, OtherRunsOfBaseWidenTheBandToTheirSpread) {
   EXPECT_EQ(kwb(base + " " + next + " --base-runs " + r3).exit_code, 1) << "a run that agrees with BASE widens nothing";
 }
 
+TEST_F(CompareCli, StoredRunsOfBaseBuildInTheHistoryWidenTheBand) {
+  // BASE and another run of its build (7% away) stored with `kwb history add`; the run's started_at
+  // tells the two apart (BASE's own row is not a second run).
+  auto started = [&](const std::string& path, const std::string& name, const std::string& at) {
+    auto j = nlohmann::ordered_json::parse(read_text_file(path));
+    j["run"]["started_at"] = at;
+    atomic_write_file(dir_ / name, j.dump(2));
+    return (dir_ / name).string();
+  };
+  const auto base = started(write("base.json", 1.0), "base_t.json", "2026-11-25T01:00:00Z");
+  const auto r2 = started(write("r2.json", 1.07), "r2_t.json", "2026-11-24T01:00:00Z");
+  const auto next = write("new.json", 1.06);
+  const std::string db = (dir_ / "h.sqlite").string();
+  const std::string missing = kwb(base + " " + next + " --history " + db).output;
+#ifdef KWB_HAVE_SQLITE3
+  EXPECT_NE(missing.find("--history " + db + ": no such file"), std::string::npos) << missing;
+  const CommandResult add = test::run_command(shell_quote(KWB_CLI_PATH) + " history add " + base + " " + r2 + " --db " + db);
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  const CommandResult r = kwb(base + " " + next + " --history " + db);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "run-to-run spread: from 1 stored run of BASE's build (--history " + db + "); it set the band of 1 case"))
+      << r.output;
+  EXPECT_EQ(kwb(base + " " + next).exit_code, 1) << "without the history the 6% is a regression";
+#else
+  EXPECT_NE(missing.find("built without SQLite"), std::string::npos) << missing;
+#endif
+}
+
 TEST_F(CompareCli, BadBaseRunsExitTwoSayingWhatAndHowToFix) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
   const CommandResult missing = kwb(base + " " + next + " --base-runs " + (dir_ / "nope.json").string());
