@@ -143,7 +143,11 @@ int compare(const CompareFlags& f) {
     in.new_name = f.next;
     std::vector<NamedReport> named_runs;
     for (std::size_t i = 0; i < run_paths.size(); ++i) {
-      runs[i] = read_report_json(run_paths[i]);
+      try {
+        runs[i] = read_report_json(run_paths[i]);
+      } catch (const ReportError& e) {  // say which flag brought the file in
+        throw ReportError(fmt::format("--base-runs: {}", e.what()));
+      }
       named_runs.push_back({&runs[i], run_paths[i]});
     }
     in.spreads = run_to_run_spread({&base, f.base}, named_runs);

@@ -161,7 +161,7 @@ TEST_F(CompareCli, BadBaseRunsExitTwoSayingWhatAndHowToFix) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
   const CommandResult missing = kwb(base + " " + next + " --base-runs " + (dir_ / "nope.json").string());
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
-  EXPECT_TRUE(has(missing, "nope.json")) << missing.output;
+  EXPECT_TRUE(has(missing, "kwb compare: --base-runs: " + (dir_ / "nope.json").string())) << missing.output;
   const auto h200 = write("h200.json", 1.0, false, "NVIDIA H200");
   const CommandResult gpu = kwb(base + " " + next + " --base-runs " + h200);
   EXPECT_EQ(gpu.exit_code, 2) << gpu.output;
