@@ -1,6 +1,8 @@
 // Terminal table of `kwb compare` (see compare_output.hpp).
 #include "cli/compare_output.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/compare/compare_text.hpp"
@@ -38,22 +40,26 @@ void print_list(std::ostream& out, const char* title, const std::vector<std::str
 
 void print_comparison(std::ostream& out, const CompareReport& r, bool colour) {
   out << fmt::format("kwb compare: BASE {}  NEW {}\n", r.base_name, r.new_name);
+  for (const std::string& line : gate_lines(r)) out << "  " << line << "\n";
   if (!r.environment.empty()) {
     out << painted("ENVIRONMENT DIFFERS: these reports were not measured alike", "\033[1;33m", colour) << "\n";
     for (const EnvDifference& d : r.environment)
       out << fmt::format("  {:<13} BASE: {}\n  {:<13} NEW:  {}\n", d.what, d.base, "", d.next);
   }
-  out << fmt::format("\n{:<10} {:>8} {:>7} {:>16} {:>8} {:>10} {:>10} {:>5}  {}\n", "outcome", "NEW/BASE", "change",
-                     "95% interval", "p", "BASE us", "NEW us", "thr", "case");
+  // The outcome column fits its longest label ("ambiguous (throttled)" when a case has it).
+  std::size_t width = 10;
+  for (const ComparedCase& c : r.cases) width = std::max(width, c.outcome_label().size());
+  out << fmt::format("\n{:<{}} {:>8} {:>7} {:>16} {:>8} {:>10} {:>10} {:>5}  {}\n", "outcome", width, "NEW/BASE",
+                     "change", "95% interval", "p", "BASE us", "NEW us", "thr", "case");
   for (const ComparedCase* c : by_largest_change(r)) {
     const Decision& d = c->decision;
-    const std::string outcome = c->outcome == CaseOutcome::failed ? "FAILED" : std::string(to_string(c->outcome));
-    out << painted(fmt::format("{:<10}", outcome), colour_of(c->outcome), colour)
+    const std::string outcome = c->outcome == CaseOutcome::failed ? "FAILED" : c->outcome_label();
+    out << painted(fmt::format("{:<{}}", outcome, width), colour_of(c->outcome), colour)
         << fmt::format(" {:>8} {:>7} {:>16} {:>8} {:>10} {:>10} {:>5}  {}\n", format_ratio(d.ratio.ratio),
                        format_change(d.ratio.ratio), format_interval(d.ratio), format_p(d.p_value),
                        format_us(d.base_median_us), format_us(d.new_median_us), format_percent(c->threshold), c->key);
     if (c->outcome != CaseOutcome::same && c->outcome != CaseOutcome::faster)
-      out << fmt::format("{:<12}{}\n", "", c->note);
+      out << fmt::format("{:<{}}{}\n", "", width + 2, c->note);
   }
   if (r.cases.empty()) out << "  (no case is in both reports)\n";
 
@@ -66,9 +72,8 @@ void print_comparison(std::ostream& out, const CompareReport& r, bool colour) {
   summary(r.overall);
   print_list(out, "Only in BASE (missing from NEW)", r.only_in_base);
   print_list(out, "Only in NEW (not in BASE)", r.only_in_new);
-  out << "\n"
-      << (r.regression() ? painted("Result: regression", "\033[1;31m", colour)
-                         : painted("Result: no regression", "\033[1;32m", colour))
+  print_list(out, "Skipped in NEW, timed in BASE", r.newly_skipped);
+  out << "\n" << painted("Result: " + result_text(r), r.fails() ? "\033[1;31m" : "\033[1;32m", colour)
       << fmt::format(" ({})\n", outcome_counts(r.overall));
 }
 

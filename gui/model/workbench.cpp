@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+
+#include "reports/compare/gate_settings.hpp"
 
 namespace kwb::gui {
 
@@ -244,10 +247,14 @@ const CompareReport* Workbench::comparison(int base, int next, std::string& erro
       in.next = &reports_[next].report;
       in.base_name = reports_[base].name;
       in.new_name = reports_[next].name;
-      if (const auto& suite = in.next->run.suite) {
-        in.suite_thresholds = suite->op_thresholds;
-        in.suite_thresholds["default"] = suite->default_threshold;
-      }
+      // The same rules as `kwb compare` without flags: BASE's suite, never NEW's.
+      const ThresholdChoice thresholds = choose_thresholds(std::nullopt, *in.base);
+      in.suite_thresholds = thresholds.per_op;
+      in.settings.threshold = thresholds.fallback;
+      in.threshold_source = thresholds.source;
+      const FailOnChoice gate = choose_fail_on(std::nullopt, *in.base);
+      in.fail_on = gate.classes;
+      in.fail_on_source = gate.source;
       comparison_ = compare_reports(in);
     } catch (const std::exception& e) {
       comparison_error_ = e.what();

@@ -129,7 +129,7 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
         if (c.has_ratio() && std::isfinite(c.decision.ratio.lo))
           ImGui::Text("[%.3f, %.3f]", c.decision.ratio.lo, c.decision.ratio.hi);
         ImGui::TableNextColumn(),
-            widgets::coloured_text(outcome_colour(c.outcome), std::string(to_string(c.outcome)));
+            widgets::coloured_text(outcome_colour(c.outcome), c.outcome_label());
       }
     ImGui::EndTable();
   }

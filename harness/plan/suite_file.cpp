@@ -18,9 +18,10 @@ namespace kwb {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "description", "mode", "flush", "preset", "seed",
-                                           "ceilings", "thresholds", "entries"};
+                                           "ceilings", "thresholds", "compare", "entries"};
 const std::vector<std::string> kEntryKeys = {"ops", "variants", "dtypes", "shapes"};
-const std::vector<std::string> kSuiteLevelKeys = {"mode", "flush", "preset", "seed", "ceilings", "thresholds"};
+const std::vector<std::string> kSuiteLevelKeys = {"mode", "flush", "preset", "seed", "ceilings", "thresholds", "compare"};
+const std::vector<std::string> kCompareKeys = {"fail_on"};
 
 std::string located_text(const std::string& file, const SuiteLocation& at, const std::string& message) {
   if (at.line <= 0) return fmt::format("{}: {}", file, message);
@@ -207,6 +208,21 @@ void read_thresholds(const Reader& r, const YAML::Node& n, const SuiteLocation& 
   }
 }
 
+// compare: {fail_on: [missing, skipped]}: what else a compare against this suite's runs fails on.
+void read_compare(const Reader& r, const YAML::Node& n, const SuiteLocation& at, SuiteFile& s) {
+  const auto pairs = r.pairs(n, at, at.key, &kCompareKeys, "a map such as {fail_on: [missing, skipped]}");
+  const Reader::Pair* p = nullptr;
+  if (!find(pairs, "fail_on", &p))
+    r.fail(at, "'compare' names nothing; give fail_on, e.g. compare: {fail_on: [missing, skipped]}, or drop the key");
+  for (const auto& name : r.names(p->value, p->value_at, "a fail-on class")) {
+    const auto c = parse_fail_on_class(name.value);
+    if (!c) r.fail(name.at, unknown_name_message("fail-on class", name.value, fail_on_class_names()));
+    if (std::find(s.compare_fail_on.begin(), s.compare_fail_on.end(), *c) != s.compare_fail_on.end())
+      r.fail(name.at, fmt::format("'{}' is listed twice; keep one", name.value));
+    s.compare_fail_on.push_back(*c);
+  }
+}
+
 }  // namespace
 
 SuiteError::SuiteError(const std::string& file_, const SuiteLocation& at_, const std::string& message_)
@@ -260,6 +276,7 @@ SuiteFile parse_suite(std::string_view text, const std::string& path) {
     else r.fail(p->value_at, unknown_name_message("ceilings choice", text, {"cached", "measure", "datasheet"}));
   }
   if (find(pairs, "thresholds", &p)) read_thresholds(r, p->value, p->value_at, s);
+  if (find(pairs, "compare", &p)) read_compare(r, p->value, p->value_at, s);
   if (!find(pairs, "entries", &p))
     r.fail(top, "missing required key 'entries'; list what the suite runs, e.g. entries: [{ops: rmsnorm_fwd}]");
   if (!p->value.IsSequence() || p->value.size() == 0)

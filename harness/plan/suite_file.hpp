@@ -8,6 +8,8 @@
 //   ceilings: cached                 # cached (default) | measure (fresh, as `kwb ceilings
 //                                    #   --refresh`, before the cases) | datasheet
 //   thresholds: {default: 3%, rmsnorm_fwd: 2%}   # smallest slowdown that is a regression
+//   compare: {fail_on: [missing, skipped]}       # what else fails `kwb compare` against a run
+//                                    #   of this suite (ambiguous, missing, skipped; optional)
 //   entries:
 //     - ops: rmsnorm_fwd             # one op or a list (required)
 //       variants: [fused_v2_vec16]   # optional: every ordinary variant
@@ -29,6 +31,7 @@
 #include "harness/catalogue/types.hpp"
 #include "harness/catalogue/flush_kind.hpp"
 #include "harness/plan/planner.hpp"
+#include "harness/record/fail_on.hpp"
 
 namespace kwb {
 
@@ -83,6 +86,7 @@ struct SuiteFile {
   SuiteCeilings ceilings = SuiteCeilings::cached;
   double default_threshold = kDefaultThreshold;
   std::vector<std::pair<Located<std::string>, double>> op_thresholds;  // op -> fraction
+  std::vector<FailOnClass> compare_fail_on;  // `compare: {fail_on: [...]}`, each class once
   std::vector<SuiteEntry> entries;  // at least one
 
   static constexpr double kDefaultThreshold = 0.05;  // when `thresholds` has no default

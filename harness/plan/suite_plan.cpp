@@ -177,6 +177,7 @@ SuiteInfo suite_info(const SuiteFile& suite, const Registry& registry) {
                              "; thresholds are keyed by op name (or default)");
     info.op_thresholds[op.value] = fraction;
   }
+  info.compare_fail_on = suite.compare_fail_on;
   return info;
 }
 

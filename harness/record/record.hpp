@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/fail_on.hpp"
 #include "harness/record/stats.hpp"
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/types.hpp"
@@ -196,6 +197,9 @@ struct SuiteInfo {
     auto it = op_thresholds.find(op);
     return it != op_thresholds.end() ? it->second : default_threshold;
   }
+  // What a compare against this run fails on besides slower and failed cases (the suite's
+  // `compare: {fail_on: [...]}`); empty: nothing else. Written as {"compare": {"fail_on": [..]}}.
+  std::vector<FailOnClass> compare_fail_on;
 };
 
 // The slice of a plan a sharded run measured (`kwb run --shard I/N`, harness/plan/shard.hpp).

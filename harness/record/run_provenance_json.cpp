@@ -20,6 +20,11 @@ Json suite_json(const SuiteInfo& s) {
   j["name"] = s.name;
   j["path"] = s.path;
   j["thresholds"] = std::move(thresholds);
+  if (!s.compare_fail_on.empty()) {  // absent, not empty, for suites that do not set it
+    Json fail_on = Json::array();
+    for (FailOnClass c : s.compare_fail_on) fail_on.push_back(std::string(to_string(c)));
+    j["compare"] = Json{{"fail_on", std::move(fail_on)}};
+  }
   return j;
 }
 
@@ -45,6 +50,15 @@ SuiteInfo read_suite(const Node& n) {
   for (const auto& item : thresholds.object().items())
     if (item.key() != "default")
       s.op_thresholds[item.key()] = read_threshold_fraction(Node(item.value(), thresholds.child_path(item.key())));
+  if (auto compare = n.find("compare")) {  // reports before `compare: {fail_on}` have none
+    const Node fail_on = (*compare)["fail_on"];
+    for (std::size_t i = 0; i < fail_on.size(); ++i) {
+      const Node item = fail_on.at(i);
+      const auto c = parse_fail_on_class(item.string());
+      if (!c) item.fail(fmt::format("'{}' is not a class compare can fail on (ambiguous, missing, skipped)", item.string()));
+      s.compare_fail_on.push_back(*c);
+    }
+  }
   return s;
 }
 

@@ -43,14 +43,15 @@ void list_section(std::string& md, const std::string& title, const std::vector<s
 
 std::string compare_markdown(const CompareReport& r) {
   std::string md = fmt::format("# kwb compare: `{}` -> `{}`\n\n", cell(r.base_name), cell(r.new_name));
-  md += r.regression() ? "**Result: regression**" : "**Result: no regression**";
+  md += fmt::format("**Result: {}**", result_text(r));
   md += fmt::format(" ({}; geometric mean NEW/BASE {}, {}).\n\n", outcome_counts(r.overall),
                     format_ratio(r.overall.geomean_ratio), format_change(r.overall.geomean_ratio));
   md += fmt::format("Verdicts from the {:.0f}% bootstrap interval of the ratio of medians ({} resamples) against "
-                    "a band of +-{} (per-op thresholds from NEW's suite where it sets them) widened to a minimum "
-                    "effect of {} us, and a Mann-Whitney U test at p < {}.\n",
-                    r.settings.confidence * 100, r.settings.resamples, format_percent(r.settings.threshold),
-                    r.settings.min_effect_us, r.settings.alpha);
+                    "a band of +- the threshold, widened to a minimum effect of {} us and to the case's run-to-run "
+                    "spread where other runs of BASE give it, and a Mann-Whitney U test at p < {}; a case whose "
+                    "clocks were throttled or shifted is ambiguous (throttled).\n\n",
+                    r.settings.confidence * 100, r.settings.resamples, r.settings.min_effect_us, r.settings.alpha);
+  for (const std::string& line : gate_lines(r)) md += "- " + cell(line) + "\n";
 
   if (r.environment.empty()) {
     md += "\n## Environment\n\nSame GPU, driver, CUDA runtime, mode, flush, preset and timer in both reports.\n";
@@ -71,7 +72,7 @@ std::string compare_markdown(const CompareReport& r) {
   std::string rows;
   for (const ComparedCase* c : by_largest_change(r)) {
     if (c->outcome == CaseOutcome::same) continue;
-    rows += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |\n", to_string(c->outcome), cell(c->key),
+    rows += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |\n", c->outcome_label(), cell(c->key),
                         format_ratio(c->decision.ratio.ratio), format_change(c->decision.ratio.ratio),
                         format_interval(c->decision.ratio), format_p(c->decision.p_value),
                         format_us(c->decision.base_median_us), format_us(c->decision.new_median_us), cell(c->note));
@@ -85,6 +86,8 @@ std::string compare_markdown(const CompareReport& r) {
   if (!r.only_in_base.empty() || !r.only_in_new.empty()) md += "\n## Unmatched cases\n";
   list_section(md, "Only in BASE", r.only_in_base);
   list_section(md, "Only in NEW", r.only_in_new);
+  if (!r.newly_skipped.empty()) md += "\n## Skipped in NEW\n";
+  list_section(md, "Skipped in NEW, timed in BASE", r.newly_skipped);
   return md;
 }
 

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "reports/compare/clock_rule.hpp"
 #include "reports/compare/match.hpp"
 
 namespace kwb {
@@ -35,7 +38,21 @@ ComparedCase compare_case(const CasePair& pair, const CompareInputs& in) {
   if (b.timing && n.timing) {
     DecisionSettings s = in.settings;
     s.threshold = c.threshold;
+    if (auto it = in.spreads.find(c.key); it != in.spreads.end()) {
+      s.run_spread = it->second.spread;
+      s.spread_runs = it->second.runs;
+    }
     c.decision = decide(b.timing->samples_us, n.timing->samples_us, s);
+    c.base_lacks_samples = b.timing->samples_us.empty();
+    c.new_lacks_samples = n.timing->samples_us.empty();
+    // Clocks that make the timings incomparable leave no verdict but "same" standing.
+    if (c.decision.verdict != Verdict::same)
+      if (auto problem = clock_problem(*b.timing, *n.timing)) {
+        c.throttled = true;
+        c.decision.reason = fmt::format("{}; the samples alone said {}: {}", *problem, to_string(c.decision.verdict),
+                                        c.decision.reason);
+        c.decision.verdict = Verdict::ambiguous;
+      }
     // Reports without per-sample arrays (samples/ drops them) still show the ratio of medians.
     if (c.decision.base_count == 0) c.decision.base_median_us = b.timing->span.median;
     if (c.decision.new_count == 0) c.decision.new_median_us = n.timing->span.median;
@@ -96,10 +113,52 @@ bool ComparedCase::has_ratio() const {
   return std::isfinite(decision.ratio.ratio) && decision.ratio.ratio > 0;
 }
 
+std::string ComparedCase::outcome_label() const {
+  return throttled ? "ambiguous (throttled)" : std::string(to_string(outcome));
+}
+
 bool CompareReport::regression() const {
   return std::any_of(cases.begin(), cases.end(), [](const ComparedCase& c) {
     return c.outcome == CaseOutcome::slower || c.outcome == CaseOutcome::failed;
   });
+}
+
+bool CompareReport::fails_on(FailOnClass c) const {
+  return std::find(fail_on.begin(), fail_on.end(), c) != fail_on.end();
+}
+
+std::vector<std::string> CompareReport::fail_on_hits() const {
+  std::vector<std::string> hits;
+  const auto ambiguous = overall.counts.find(CaseOutcome::ambiguous);
+  if (fails_on(FailOnClass::ambiguous) && ambiguous != overall.counts.end() && ambiguous->second > 0)
+    hits.push_back(fmt::format("{} ambiguous", ambiguous->second));
+  if (fails_on(FailOnClass::missing) && !only_in_base.empty())
+    hits.push_back(fmt::format("{} missing from NEW", only_in_base.size()));
+  if (fails_on(FailOnClass::skipped) && !newly_skipped.empty())
+    hits.push_back(fmt::format("{} skipped in NEW (timed in BASE)", newly_skipped.size()));
+  return hits;
+}
+
+std::optional<std::string> missing_samples_problem(const CompareReport& r) {
+  for (const bool base_side : {true, false}) {
+    const ComparedCase* first = nullptr;
+    int count = 0;
+    for (const ComparedCase& c : r.cases)
+      if (base_side ? c.base_lacks_samples : c.new_lacks_samples) {
+        if (!first) first = &c;
+        ++count;
+      }
+    if (!first) continue;
+    return fmt::format(
+        "{}: case {}: timing.samples_us is empty{}: the gate judges a case from its per-sample times (a bootstrap "
+        "interval and a rank test), and from medians alone it could never call a case slower. The reports under "
+        "samples/ drop these arrays to stay small; compare reports as `kwb run` writes them (it keeps every sample), "
+        "e.g. run {} again",
+        base_side ? r.base_name : r.new_name, first->key,
+        count > 1 ? fmt::format(" (and in {} other timed case{} of that report)", count - 1, count > 2 ? "s" : "") : "",
+        base_side ? "BASE" : "NEW");
+  }
+  return std::nullopt;
 }
 
 double threshold_for(const std::string& op, const std::map<std::string, double>& suite, double flag) {
@@ -113,6 +172,12 @@ CompareReport compare_reports(const CompareInputs& in) {
   out.base_name = in.base_name;
   out.new_name = in.new_name;
   out.settings = in.settings;
+  out.threshold_source = in.threshold_source;
+  out.fail_on = in.fail_on;
+  out.fail_on_source = in.fail_on_source;
+  out.base_runs = in.base_runs;
+  out.history_runs = in.history_runs;
+  out.history_name = in.history_name;
   out.environment = environment_differences(*in.base, *in.next);
   const CaseMatch match = match_cases(in.base->cases, in.next->cases, in.base_name, in.new_name);
   for (const CaseRecord* r : match.only_in_base) out.only_in_base.push_back(case_key(*r));
@@ -129,6 +194,7 @@ CompareReport compare_reports(const CompareInputs& in) {
     add_to(*op, c);
     add_to(out.overall, c);
     out.skipped_in_new += c.new_disposition == Disposition::skipped;
+    if (c.new_disposition == Disposition::skipped && pair.base->timing) out.newly_skipped.push_back(c.key);
     out.cases.push_back(std::move(c));
   }
   for (OpSummary& s : out.ops) finish(s);

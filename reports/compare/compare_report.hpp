@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/fail_on.hpp"
+#include "harness/record/json_report.hpp"
 #include "reports/compare/decision.hpp"
 #include "reports/compare/environment_diff.hpp"
-#include "harness/record/json_report.hpp"
+#include "reports/compare/run_spread.hpp"
 
 namespace kwb {
 
@@ -28,8 +30,14 @@ struct ComparedCase {
   Decision decision;   // meaningful when both sides are timed
   double threshold = 0;  // the relative threshold this op was judged with
   std::string note;    // the reason: NEW's failure reason, why not timed, or the decision's reason
+  // Ambiguous because a side was throttled or the clocks moved (clock_rule.hpp): the note says which.
+  bool throttled = false;
+  // Timed on both sides, but a side has no per-sample times (timing.samples_us empty).
+  bool base_lacks_samples = false, new_lacks_samples = false;
   bool timed() const { return outcome != CaseOutcome::not_timed && outcome != CaseOutcome::failed; }
   bool has_ratio() const;  // both medians known and positive
+  // The outcome as every output writes it: "ambiguous (throttled)" for a throttled case.
+  std::string outcome_label() const;
 };
 
 struct OpSummary {
@@ -44,23 +52,43 @@ struct CompareInputs {
   const Report* base = nullptr;
   const Report* next = nullptr;
   std::string base_name = "BASE", new_name = "NEW";  // file names, for messages and outputs
-  // Per-op thresholds from NEW's suite ("default" applies to the ops not named); the flag's
-  // threshold in `settings` applies where the suite names neither.
+  // Per-op thresholds ("default" applies to the ops not named); settings.threshold applies where
+  // this names neither. gate_settings.hpp fills both, and the source, from the flag or BASE's suite.
   std::map<std::string, double> suite_thresholds;
+  std::string threshold_source;  // where the thresholds came from, said once by every output
   DecisionSettings settings;
+  // What fails the gate besides slower and failed cases, and where that came from.
+  std::vector<FailOnClass> fail_on;
+  std::string fail_on_source;
+  // Case identity -> run-to-run spread from other runs of BASE's build (run_spread.hpp).
+  std::map<std::string, CaseSpread> spreads;
+  int base_runs = 0;     // how many other runs of BASE (--base-runs) gave `spreads`
+  int history_runs = 0;  // how many stored runs of BASE's build (--history) gave `spreads`
+  std::string history_name;  // the history database, for the outputs
 };
 
 struct CompareReport {
   std::string base_name, new_name;
   DecisionSettings settings;
+  std::string threshold_source;
+  std::vector<FailOnClass> fail_on;
+  std::string fail_on_source;
+  int base_runs = 0;                     // other runs of BASE that gave run-to-run spreads
+  int history_runs = 0;                  // stored runs of BASE's build that did (--history)
+  std::string history_name;
   std::vector<EnvDifference> environment;
   std::vector<ComparedCase> cases;       // NEW's order
   std::vector<std::string> only_in_base, only_in_new;  // case identities
   std::vector<OpSummary> ops;            // in order of first appearance in NEW
   OpSummary overall;                     // op = "(all)"
   int skipped_in_new = 0;                // NEW skipped the case (device, shape too large...)
+  std::vector<std::string> newly_skipped;  // cases NEW skipped that BASE timed
 
   bool regression() const;  // any case slower or failed in NEW
+  bool fails_on(FailOnClass c) const;
+  // The --fail-on classes present, in words ("2 ambiguous", "1 missing from NEW"); empty when none.
+  std::vector<std::string> fail_on_hits() const;
+  bool fails() const { return regression() || !fail_on_hits().empty(); }  // exit 1
 };
 
 // Throws ReportError for a case identity that appears twice in one report.
@@ -68,6 +96,12 @@ CompareReport compare_reports(const CompareInputs& inputs);
 
 // The threshold applied to `op`: the suite's entry for it, else the suite's "default", else `flag`.
 double threshold_for(const std::string& op, const std::map<std::string, double>& suite, double flag);
+
+// Why the gate cannot judge these reports: a case both sides timed whose per-sample times one side
+// lacks (the first such case, how many more, why the gate needs them and how to get them); nothing
+// when every judged case has them. `kwb compare` refuses such reports (exit 2); the app still
+// shows their ratios.
+std::optional<std::string> missing_samples_problem(const CompareReport& report);
 
 // The cases sorted for reading: failures first, then by size of change (|log ratio|), largest first.
 std::vector<const ComparedCase*> by_largest_change(const CompareReport& report);

@@ -46,4 +46,33 @@ std::string outcome_counts(const OpSummary& s) {
   return out.empty() ? "no cases" : out;
 }
 
+std::string result_text(const CompareReport& r) {
+  if (r.regression()) return "regression";
+  const std::vector<std::string> hits = r.fail_on_hits();
+  if (hits.empty()) return "no regression";
+  std::string text = "fails the gate: ";
+  for (std::size_t i = 0; i < hits.size(); ++i) text += (i ? ", " : "") + hits[i];
+  return text;
+}
+
+std::vector<std::string> gate_lines(const CompareReport& r) {
+  std::vector<std::string> lines;
+  if (!r.threshold_source.empty()) lines.push_back(r.threshold_source);
+  if (!r.fail_on_source.empty()) lines.push_back(r.fail_on_source);
+  std::vector<std::string> sources;
+  if (r.base_runs > 0)
+    sources.push_back(fmt::format("{} other run{} of BASE (--base-runs)", r.base_runs, r.base_runs == 1 ? "" : "s"));
+  if (!r.history_name.empty())
+    sources.push_back(fmt::format("{} stored run{} of BASE's build (--history {})", r.history_runs,
+                                  r.history_runs == 1 ? "" : "s", r.history_name));
+  if (!sources.empty()) {
+    int widened = 0;
+    for (const ComparedCase& c : r.cases) widened += c.decision.band_from_spread;
+    lines.push_back(fmt::format("run-to-run spread: from {}; it set the band of {} case{}",
+                                sources.size() == 2 ? sources[0] + " and " + sources[1] : sources[0], widened,
+                                widened == 1 ? "" : "s"));
+  }
+  return lines;
+}
+
 }  // namespace kwb

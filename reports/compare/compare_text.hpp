@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "reports/compare/compare_report.hpp"
 
@@ -20,5 +21,13 @@ std::string evidence(const ComparedCase& c);
 
 // "2 failed, 1 slower, 3 faster, 40 same": the non-zero counts of a summary, in outcome order.
 std::string outcome_counts(const OpSummary& s);
+
+// "regression", "fails the gate: 2 ambiguous, 1 missing from NEW" (a --fail-on class present) or
+// "no regression": what the exit code says, in words.
+std::string result_text(const CompareReport& r);
+
+// The gate's rules, one line each: where the thresholds and fail-on classes came from, and the
+// run-to-run spread when other runs of BASE gave it.
+std::vector<std::string> gate_lines(const CompareReport& r);
 
 }  // namespace kwb

@@ -170,12 +170,14 @@ Decision decide(std::span<const double> base, std::span<const double> next, cons
   d.ratio = bootstrap_ratio_of_medians(base, next, s.resamples, s.confidence, s.seed);
   d.p_value = mann_whitney_p(base, next);
   const double min_effect = s.min_effect_us / d.base_median_us;
-  d.tolerance = std::max(s.threshold, min_effect);
-  const std::string band =
-      min_effect > s.threshold
-          ? fmt::format("+-{} (the {} us minimum effect at a {:.4g} us median)", percent(d.tolerance),
-                        s.min_effect_us, d.base_median_us)
-          : fmt::format("+-{}", percent(d.tolerance));
+  d.tolerance = std::max({s.threshold, min_effect, s.run_spread});
+  std::string band = fmt::format("+-{}", percent(d.tolerance));
+  d.band_from_spread = s.run_spread > std::max(s.threshold, min_effect);
+  if (d.band_from_spread)
+    band += fmt::format(" (the run-to-run spread of BASE's median over {} other run{}, wider than the {} threshold)",
+                        s.spread_runs, s.spread_runs == 1 ? "" : "s", percent(s.threshold));
+  else if (min_effect > s.threshold)
+    band += fmt::format(" (the {} us minimum effect at a {:.4g} us median)", s.min_effect_us, d.base_median_us);
   const std::string interval = fmt::format("{:.0f}% interval [{:.4f}, {:.4f}]", s.confidence * 100, d.ratio.lo, d.ratio.hi);
   const bool above = d.ratio.lo > 1 + d.tolerance, below = d.ratio.hi < 1 - d.tolerance;
   if (above || below) {

@@ -2,9 +2,11 @@
 // per-sample arrays: no records, no I/O, deterministic for the same inputs.
 //
 // The verdict reads the bootstrap interval of the ratio NEW/BASE of the medians against a band
-// 1 +- tolerance, where tolerance is the larger of the relative threshold (3% by default, or the
-// suite's per-op figure) and the minimum absolute effect expressed relative to BASE's median (so a
-// 0.2 us change of a 2 us kernel, under the timer's resolution, is never called a change):
+// 1 +- tolerance, where tolerance is the largest of the relative threshold (3% by default, or the
+// suite's per-op figure), the minimum absolute effect expressed relative to BASE's median (so a
+// 0.2 us change of a 2 us kernel, under the timer's resolution, is never called a change) and the
+// case's run-to-run spread when other runs of BASE's build measured it (the interval comes from
+// the samples of one run each, so by itself it cannot see how far a second run lands):
 //   slower     the whole interval lies above 1 + tolerance and the U test says p < alpha;
 //   faster     the whole interval lies below 1 - tolerance and p < alpha;
 //   same       the whole interval lies inside [1 - tolerance, 1 + tolerance];
@@ -33,6 +35,10 @@ struct DecisionSettings {
   int resamples = 2000;
   std::uint64_t seed = 0x6b77622d636d70ull;  // fixed: the same reports always give the same output
   std::size_t min_samples = 5;    // per side; fewer gives "ambiguous"
+  // This case's run-to-run spread: the largest |median(run) / median(BASE) - 1| over other runs
+  // of BASE's build (reports/compare/run_spread.hpp); 0 when no other run measured it.
+  double run_spread = 0;
+  int spread_runs = 0;            // how many runs gave run_spread, for the reason
 };
 
 // A ratio NEW/BASE of medians and its bootstrap interval; lo/hi are NaN when not computed.
@@ -44,7 +50,8 @@ struct Decision {
   Verdict verdict = Verdict::ambiguous;
   RatioInterval ratio;
   double p_value = 1;       // two-sided Mann-Whitney U; NaN when not computed
-  double tolerance = 0;     // the band's half-width actually used (threshold or min effect)
+  double tolerance = 0;     // the band's half-width actually used (threshold, min effect or spread)
+  bool band_from_spread = false;  // the run-to-run spread set the band (it beat threshold and min effect)
   double base_median_us = 0, new_median_us = 0;
   std::size_t base_count = 0, new_count = 0;
   std::string reason;       // one sentence: why this verdict

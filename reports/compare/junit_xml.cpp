@@ -1,6 +1,7 @@
 // JUnit XML writer for `kwb compare` (see junit_xml.hpp).
 #include "reports/compare/junit_xml.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,11 +20,24 @@ struct Testcase {
 
 std::string attr(std::string_view text) { return fmt::format("\"{}\"", xml_escape(text)); }
 
-Testcase testcase_of(const ComparedCase& c) {
+// A <failure> for a case that fails the gate only because --fail-on (or BASE's suite) names its class.
+std::string fail_on_failure(FailOnClass c, const std::string& message, const std::string& text) {
+  return fmt::format("      <failure message={} type={}>{}</failure>\n", attr(message), attr(std::string(to_string(c))),
+                     xml_escape(text));
+}
+
+Testcase testcase_of(const ComparedCase& c, const CompareReport& r) {
   Testcase t;
   t.name = c.key;
-  const std::string line = fmt::format("{}: {}; {}", to_string(c.outcome), evidence(c), c.note);
-  if (c.outcome == CaseOutcome::slower || c.outcome == CaseOutcome::failed) {
+  const std::string line = fmt::format("{}: {}; {}", c.outcome_label(), evidence(c), c.note);
+  const bool newly_skipped = std::find(r.newly_skipped.begin(), r.newly_skipped.end(), c.key) != r.newly_skipped.end();
+  if (c.outcome == CaseOutcome::ambiguous && r.fails_on(FailOnClass::ambiguous)) {
+    t.failure = true;
+    t.body = fail_on_failure(FailOnClass::ambiguous, c.outcome_label() + " (--fail-on ambiguous): " + c.note, line);
+  } else if (newly_skipped && r.fails_on(FailOnClass::skipped)) {
+    t.failure = true;
+    t.body = fail_on_failure(FailOnClass::skipped, "skipped in NEW, timed in BASE (--fail-on skipped): " + c.note, line);
+  } else if (c.outcome == CaseOutcome::slower || c.outcome == CaseOutcome::failed) {
     t.failure = true;
     const std::string message =
         c.outcome == CaseOutcome::slower
@@ -73,15 +87,25 @@ std::string compare_junit_xml(const CompareReport& report) {
     return by_op[op];
   };
   for (const OpSummary& s : report.ops) suite(s.op);
-  for (const ComparedCase& c : report.cases) suite(c.op).push_back(testcase_of(c));
-  for (const auto& key : report.only_in_base)
-    suite(op_of_key(key)).push_back({key, "      <skipped message=\"only in BASE: missing from NEW\"/>\n", false, true});
+  for (const ComparedCase& c : report.cases) suite(c.op).push_back(testcase_of(c, report));
+  for (const auto& key : report.only_in_base) {
+    if (report.fails_on(FailOnClass::missing))
+      suite(op_of_key(key)).push_back({key, fail_on_failure(FailOnClass::missing, "missing from NEW (--fail-on missing)",
+                                                            "only in BASE: missing from NEW"), true, false});
+    else
+      suite(op_of_key(key)).push_back({key, "      <skipped message=\"only in BASE: missing from NEW\"/>\n", false, true});
+  }
   for (const auto& key : report.only_in_new)
     suite(op_of_key(key)).push_back({key, "      <skipped message=\"only in NEW: not in BASE\"/>\n", false, true});
 
   std::string properties = "    <properties>\n";
   properties += fmt::format("      <property name=\"base\" value={}/>\n", attr(report.base_name));
   properties += fmt::format("      <property name=\"new\" value={}/>\n", attr(report.new_name));
+  for (const std::string& line : gate_lines(report)) {  // "thresholds: ...", "fails on: ...", "run-to-run spread: ..."
+    const auto colon = line.find(':');
+    properties += fmt::format("      <property name={} value={}/>\n", attr("gate." + line.substr(0, colon)),
+                              attr(line.substr(colon + 2)));
+  }
   for (const EnvDifference& d : report.environment)
     properties += fmt::format("      <property name={} value={}/>\n", attr("env." + d.what),
                               attr("BASE: " + d.base + " | NEW: " + d.next));

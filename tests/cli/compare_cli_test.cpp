@@ -34,6 +34,15 @@ class CompareCli : public ::testing::Test {
     write_report_json(path, r);
     return path.string();
   }
+  // `report` with a run.suite holding these thresholds (and compare.fail_on), written as `name`.
+  std::string with_suite(const std::string& report, const std::string& name, nlohmann::ordered_json thresholds,
+                         std::vector<std::string> fail_on = {}) {
+    auto j = nlohmann::ordered_json::parse(read_text_file(report));
+    j["run"]["suite"] = {{"name", "nightly"}, {"path", "suites/nightly.yaml"}, {"thresholds", thresholds}};
+    if (!fail_on.empty()) j["run"]["suite"]["compare"] = {{"fail_on", fail_on}};
+    atomic_write_file(dir_ / name, j.dump(2));
+    return (dir_ / name).string();
+  }
   CommandResult kwb(const std::string& args) { return test::run_command(shell_quote(KWB_CLI_PATH) + " compare " + args); }
   test::TempDir dir_;
 };
@@ -83,23 +92,156 @@ TEST_F(CompareCli, ThresholdFlagDecidesWhetherSixPercentCounts) {
   EXPECT_EQ(kwb(base + " " + next + " --threshold 0.1").exit_code, 0);
 }
 
-TEST_F(CompareCli, SuiteThresholdsInNewWinPerOpAndAreReadStrictly) {
+TEST_F(CompareCli, SuiteThresholdsInBaseWinPerOpAndAreReadStrictly) {
+  // Changed by issue 25: BASE's suite sets the thresholds (it is the accepted reference), NEW's
+  // never does, and an explicit --threshold wins over both.
   const auto base = write("base.json", 1.0), next = write("new.json", 1.06);
-  auto with_suite = [&](const std::string& name, nlohmann::ordered_json thresholds) {
-    auto j = nlohmann::ordered_json::parse(read_text_file(next));
-    j["run"]["suite"] = {{"name", "nightly"}, {"path", "suites/nightly.yaml"}, {"thresholds", thresholds}};
+  const nlohmann::ordered_json loose_thresholds = {{"default", 0.02}, {"rmsnorm_fwd", 0.10}};
+  const CommandResult loose = kwb(with_suite(base, "loose_base.json", loose_thresholds) + " " + next);
+  EXPECT_EQ(loose.exit_code, 0) << loose.output;
+  EXPECT_TRUE(has(loose, "10%")) << loose.output;
+  EXPECT_TRUE(has(loose, "thresholds: 2% by default, 10% for rmsnorm_fwd (from BASE's suite 'nightly'")) << loose.output;
+  const CommandResult flag = kwb(with_suite(base, "loose_base.json", loose_thresholds) + " " + next + " --threshold 3%");
+  EXPECT_EQ(flag.exit_code, 1) << flag.output;
+  EXPECT_TRUE(has(flag, "thresholds: 3% for every op (--threshold)")) << flag.output;
+  const CommandResult new_suite = kwb(base + " " + with_suite(next, "loose_new.json", loose_thresholds));
+  EXPECT_EQ(new_suite.exit_code, 1) << "NEW's suite must not loosen the gate:\n" << new_suite.output;
+  EXPECT_TRUE(has(new_suite, "thresholds: 3% for every op (the default")) << new_suite.output;
+
+  const CommandResult bad = kwb(base + " " + with_suite(next, "bad.json", {{"default", 0.02}, {"rmsnorm_fwd", "ten"}}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(has(bad, "bad.json: run.suite.thresholds.rmsnorm_fwd: expected a number")) << bad.output;
+  const CommandResult percent = kwb(with_suite(base, "percent.json", {{"default", 3}}) + " " + next);
+  EXPECT_EQ(percent.exit_code, 2) << percent.output;
+  EXPECT_TRUE(has(percent, "run.suite.thresholds.default: threshold 3 is not a fraction")) << percent.output;
+}
+
+TEST_F(CompareCli, OtherRunsOfBaseWidenTheBandToTheirSpread) {
+  // A 6% slowdown is a regression on its own; BASE's own build landed 7% away in another run.
+  const auto base = write("base.json", 1.0), next = write("new.json", 1.06), r2 = write("r2.json", 1.07);
+  EXPECT_EQ(kwb(base + " " + next).exit_code, 1);
+  const CommandResult r = kwb(base + " " + next + " --base-runs " + r2);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "run-to-run spread: from 1 other run of BASE (--base-runs); it set the band of 1 case")) << r.output;
+  // A comma list: the spread is the largest over the runs.
+  const auto r3 = write("run3.json", 1.0);
+  EXPECT_EQ(kwb(base + " " + next + " --base-runs " + r3 + "," + r2).exit_code, 0);
+  EXPECT_EQ(kwb(base + " " + next + " --base-runs " + r3).exit_code, 1) << "a run that agrees with BASE widens nothing";
+}
+
+TEST_F(CompareCli, StoredRunsOfBaseBuildInTheHistoryWidenTheBand) {
+  // BASE and another run of its build (7% away) stored with `kwb history add`; the run's started_at
+  // tells the two apart (BASE's own row is not a second run).
+  auto started = [&](const std::string& path, const std::string& name, const std::string& at) {
+    auto j = nlohmann::ordered_json::parse(read_text_file(path));
+    j["run"]["started_at"] = at;
     atomic_write_file(dir_ / name, j.dump(2));
     return (dir_ / name).string();
   };
-  const CommandResult loose = kwb(base + " " + with_suite("loose.json", {{"default", 0.02}, {"rmsnorm_fwd", 0.10}}));
-  EXPECT_EQ(loose.exit_code, 0) << loose.output;
-  EXPECT_TRUE(has(loose, "10%")) << loose.output;
-  const CommandResult bad = kwb(base + " " + with_suite("bad.json", {{"default", 0.02}, {"rmsnorm_fwd", "ten"}}));
+  const auto base = started(write("base.json", 1.0), "base_t.json", "2026-11-25T01:00:00Z");
+  const auto r2 = started(write("r2.json", 1.07), "r2_t.json", "2026-11-24T01:00:00Z");
+  const auto next = write("new.json", 1.06);
+  const std::string db = (dir_ / "h.sqlite").string();
+  const std::string missing = kwb(base + " " + next + " --history " + db).output;
+#ifdef KWB_HAVE_SQLITE3
+  EXPECT_NE(missing.find("--history " + db + ": no such file"), std::string::npos) << missing;
+  const CommandResult add = test::run_command(shell_quote(KWB_CLI_PATH) + " history add " + base + " " + r2 + " --db " + db);
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  const CommandResult r = kwb(base + " " + next + " --history " + db);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "run-to-run spread: from 1 stored run of BASE's build (--history " + db + "); it set the band of 1 case"))
+      << r.output;
+  EXPECT_EQ(kwb(base + " " + next).exit_code, 1) << "without the history the 6% is a regression";
+#else
+  EXPECT_NE(missing.find("built without SQLite"), std::string::npos) << missing;
+#endif
+}
+
+TEST_F(CompareCli, BadBaseRunsExitTwoSayingWhatAndHowToFix) {
+  const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
+  const CommandResult missing = kwb(base + " " + next + " --base-runs " + (dir_ / "nope.json").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_TRUE(has(missing, "kwb compare: --base-runs: " + (dir_ / "nope.json").string())) << missing.output;
+  const auto h200 = write("h200.json", 1.0, false, "NVIDIA H200");
+  const CommandResult gpu = kwb(base + " " + next + " --base-runs " + h200);
+  EXPECT_EQ(gpu.exit_code, 2) << gpu.output;
+  EXPECT_TRUE(has(gpu, "h200.json: not measured like BASE: GPU")) << gpu.output;
+  EXPECT_TRUE(has(gpu, "--base-runs takes more reports of BASE's build measured alike")) << gpu.output;
+  const CommandResult empty = kwb(base + " " + next + " --base-runs " + base + ",");
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_TRUE(has(empty, "--base-runs")) << empty.output;
+  EXPECT_TRUE(has(empty, "an empty item")) << empty.output;
+}
+
+TEST_F(CompareCli, ThrottledCaseIsAmbiguousThrottledAndFailsOnlyUnderFailOnAmbiguous) {
+  const auto base = write("base.json", 1.0);
+  auto j = nlohmann::ordered_json::parse(read_text_file(write("new.json", 1.06)));
+  j["cases"][0]["timing"]["clocks"] = {{"sm_min_mhz", 1410},  {"sm_max_mhz", 1980}, {"sm_rated_max_mhz", 1980},
+                                       {"readings", 12},      {"samples", 60},      {"throttled_samples", 30},
+                                       {"throttle_reasons", nlohmann::ordered_json::array({"sw_power_cap"})}};
+  atomic_write_file(dir_ / "throttled.json", j.dump(2));
+  const std::string next = (dir_ / "throttled.json").string();
+  const CommandResult r = kwb(base + " " + next);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "ambiguous (throttled)")) << r.output;
+  EXPECT_TRUE(has(r, "throttled: NEW had 30 of 60 samples (50%) throttled (sw_power_cap)")) << r.output;
+  const CommandResult strict = kwb(base + " " + next + " --fail-on ambiguous");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_TRUE(has(strict, "Result: fails the gate: 1 ambiguous")) << strict.output;
+}
+
+TEST_F(CompareCli, FailOnMissingAndSkippedFromTheFlagOrBaseSuite) {
+  const auto base = write("base.json", 1.0);
+  auto j = nlohmann::ordered_json::parse(read_text_file(write("new.json", 1.0)));
+  j["cases"].erase(1);  // softmax_fwd is missing from NEW
+  atomic_write_file(dir_ / "missing.json", j.dump(2));
+  const std::string missing = (dir_ / "missing.json").string();
+  EXPECT_EQ(kwb(base + " " + missing).exit_code, 0);
+  const CommandResult flag = kwb(base + " " + missing + " --fail-on missing,skipped");
+  EXPECT_EQ(flag.exit_code, 1) << flag.output;
+  EXPECT_TRUE(has(flag, "Result: fails the gate: 1 missing from NEW")) << flag.output;
+  const std::string suite_base = with_suite(base, "suite_base.json", {{"default", 0.03}}, {"missing"});
+  const CommandResult suite = kwb(suite_base + " " + missing);
+  EXPECT_EQ(suite.exit_code, 1) << suite.output;
+  EXPECT_TRUE(has(suite, "fails on: slower and failed cases, and missing (from BASE's suite 'nightly'")) << suite.output;
+  EXPECT_EQ(kwb(suite_base + " " + missing + " --fail-on none").exit_code, 0) << "the flag wins over the suite";
+
+  auto s = nlohmann::ordered_json::parse(read_text_file(write("new.json", 1.0)));
+  s["cases"][1]["disposition"] = "skipped";
+  s["cases"][1]["reason"] = "needs compute capability 10.0";
+  s["cases"][1].erase("timing");
+  atomic_write_file(dir_ / "skipped.json", s.dump(2));
+  const std::string skipped = (dir_ / "skipped.json").string();
+  EXPECT_EQ(kwb(base + " " + skipped + " --fail-on missing").exit_code, 0);
+  const CommandResult sk = kwb(base + " " + skipped + " --fail-on skipped");
+  EXPECT_EQ(sk.exit_code, 1) << sk.output;
+  EXPECT_TRUE(has(sk, "1 skipped in NEW (timed in BASE)")) << sk.output;
+  EXPECT_TRUE(has(sk, "Skipped in NEW, timed in BASE (1)")) << sk.output;
+}
+
+TEST_F(CompareCli, BadFailOnExitsTwoWithTheChoices) {
+  const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
+  const CommandResult bad = kwb(base + " " + next + " --fail-on ambigous");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_TRUE(has(bad, "bad.json: run.suite.thresholds.rmsnorm_fwd: expected a number")) << bad.output;
-  const CommandResult percent = kwb(base + " " + with_suite("percent.json", {{"default", 3}}));
-  EXPECT_EQ(percent.exit_code, 2) << percent.output;
-  EXPECT_TRUE(has(percent, "run.suite.thresholds.default: threshold 3 is not a fraction")) << percent.output;
+  EXPECT_TRUE(has(bad, "--fail-on: 'ambigous' is not a class compare can fail on; write ambiguous,missing,skipped"))
+      << bad.output;
+  EXPECT_EQ(kwb(base + " " + next + " --fail-on missing,missing").exit_code, 2);
+  EXPECT_EQ(kwb(base + " " + next + " --fail-on missing,").exit_code, 2);
+}
+
+TEST_F(CompareCli, ReportWithoutPerSampleTimesExitsTwoWithTheFix) {
+  const auto next = write("new.json", 1.0);
+  auto j = nlohmann::ordered_json::parse(read_text_file(write("base.json", 1.0)));
+  for (auto& c : j["cases"]) c["timing"]["samples_us"] = nlohmann::ordered_json::array();
+  atomic_write_file(dir_ / "stripped.json", j.dump(2));
+  const std::string stripped = (dir_ / "stripped.json").string();
+  const CommandResult r = kwb(stripped + " " + next);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "stripped.json: case rmsnorm_fwd:fused_v2_vec16:bf16:16384x4096: timing.samples_us is empty "
+                     "(and in 1 other timed case of that report)"))
+      << r.output;
+  EXPECT_TRUE(has(r, "samples/")) << r.output;
+  EXPECT_TRUE(has(r, "kwb run")) << r.output;
 }
 
 TEST_F(CompareCli, EnvironmentDifferenceIsShownAndStrictEnvRefusesIt) {

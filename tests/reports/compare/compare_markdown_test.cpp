@@ -70,6 +70,25 @@ TEST(CompareMarkdown, FailureReasonWithPipesStaysInItsCell) {
   EXPECT_TRUE(has(md, "got 1\\|2 expected 3")) << md;
 }
 
+TEST(CompareMarkdown, SaysTheGateRulesTheThrottledLabelAndAFailOnResult) {
+  Pair p = sample("NVIDIA H100 80GB HBM3");
+  p.next.cases[1] = p.base.cases[1];
+  p.base.cases[0].timing->clocks = ClockSummary{1980, 1980, 1980, 10, 100, 0, {}};
+  p.next.cases[0].timing->clocks = ClockSummary{1400, 1980, 1980, 10, 100, 30, {}};
+  p.next.cases[0].timing->samples_us = scaled(p.next.cases[0].timing->samples_us, 1.25);
+  CompareInputs in;
+  in.base = &p.base;
+  in.next = &p.next;
+  in.threshold_source = "thresholds: 1% for every op (--threshold)";
+  in.fail_on = {FailOnClass::missing};
+  in.fail_on_source = "fails on: slower and failed cases, and missing (from --fail-on)";
+  const std::string md = compare_markdown(compare_reports(in));
+  EXPECT_TRUE(has(md, "**Result: fails the gate: 1 missing from NEW**")) << md;
+  EXPECT_TRUE(has(md, "- thresholds: 1% for every op (--threshold)\n")) << md;
+  EXPECT_TRUE(has(md, "- fails on: slower and failed cases, and missing (from --fail-on)\n")) << md;
+  EXPECT_TRUE(has(md, "| ambiguous (throttled) | `rms:unchanged_v:bf16:1x4096` |")) << md;
+}
+
 TEST(CompareMarkdown, WritesTheFile) {
   test::TempDir dir;
   const CompareReport r = sample("NVIDIA H200").compared();

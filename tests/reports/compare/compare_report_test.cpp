@@ -144,6 +144,104 @@ TEST(CompareReportModel, SuiteThresholdPerOpWinsOverTheFlag) {
   EXPECT_DOUBLE_EQ(threshold_for("other", {{"default", 0.04}}, 0.03), 0.04);
 }
 
+TEST(CompareReportModel, ThrottledOrClockShiftedCasesAreAmbiguousThrottledNotSlower) {
+  const auto s = noisy_samples(8, 200, 100.0, 0.01);
+  Report base = empty_report(), next = empty_report();
+  base.cases = {timed_case("rms", "a", 1, s), timed_case("rms", "b", 1, s), timed_case("rms", "c", 1, s)};
+  next.cases = {timed_case("rms", "a", 1, scaled(s, 1.05)), timed_case("rms", "b", 1, scaled(s, 1.05)),
+                timed_case("rms", "c", 1, s)};
+  for (CaseRecord* c : {&base.cases[0], &base.cases[1], &base.cases[2], &next.cases[2]})
+    c->timing->clocks = ClockSummary{1980, 1980, 1980, 20, 200, 0, {}};
+  next.cases[0].timing->clocks = ClockSummary{1410, 1980, 1980, 20, 200, 80, {"sw_power_cap"}};
+  next.cases[1].timing->clocks = ClockSummary{1830, 1830, 1980, 20, 200, 0, {}};
+  next.cases[2].timing->clocks = ClockSummary{1410, 1980, 1980, 20, 200, 80, {"sw_power_cap"}};
+  const CompareReport r = compare(base, next);
+  const ComparedCase& throttled = find_case(r, "a");
+  EXPECT_EQ(throttled.outcome, CaseOutcome::ambiguous);
+  EXPECT_TRUE(throttled.throttled);
+  EXPECT_EQ(throttled.outcome_label(), "ambiguous (throttled)");
+  EXPECT_NE(throttled.note.find("throttled: NEW had 80 of 200 samples (40%)"), std::string::npos) << throttled.note;
+  EXPECT_NE(throttled.note.find("the samples alone said slower"), std::string::npos) << throttled.note;
+  const ComparedCase& shifted = find_case(r, "b");
+  EXPECT_EQ(shifted.outcome_label(), "ambiguous (throttled)");
+  EXPECT_NE(shifted.note.find("clock-shifted"), std::string::npos) << shifted.note;
+  // The same time under a throttled clock is still "same": the rule only withholds a change.
+  EXPECT_EQ(find_case(r, "c").outcome, CaseOutcome::same);
+  EXPECT_FALSE(find_case(r, "c").throttled);
+  EXPECT_FALSE(r.regression());
+}
+
+TEST(CompareReportModel, SpreadsFromOtherRunsWidenTheirCasesOnly) {
+  const auto s = noisy_samples(9, 200, 100.0, 0.01);
+  Report base = empty_report(), next = empty_report();
+  base.cases = {timed_case("rms", "a", 1, s), timed_case("rms", "b", 1, s)};
+  next.cases = {timed_case("rms", "a", 1, scaled(s, 1.05)), timed_case("rms", "b", 1, scaled(s, 1.05))};
+  CompareInputs in;
+  in.base = &base;
+  in.next = &next;
+  in.spreads["rms:a:bf16:1x4096"] = {0.07, 2};  // b: no other run measured it
+  in.base_runs = 2;
+  const CompareReport r = compare_reports(in);
+  EXPECT_EQ(find_case(r, "a").outcome, CaseOutcome::same);
+  EXPECT_TRUE(find_case(r, "a").decision.band_from_spread);
+  EXPECT_NE(find_case(r, "a").note.find("run-to-run spread"), std::string::npos) << find_case(r, "a").note;
+  EXPECT_EQ(find_case(r, "b").outcome, CaseOutcome::slower);
+  EXPECT_EQ(r.base_runs, 2);
+}
+
+TEST(CompareReportModel, FailOnClassesCountAmbiguousMissingAndNewlySkipped) {
+  const auto s = noisy_samples(10, 100, 10.0, 0.01);
+  Report base = empty_report(), next = empty_report();
+  base.cases = {timed_case("rms", "same_v", 1, s), timed_case("rms", "gone_v", 1, s), timed_case("rms", "skip_v", 1, s),
+                timed_case("rms", "few_v", 1, s)};
+  CaseRecord skipped = timed_case("rms", "skip_v", 1, s, Disposition::skipped);
+  skipped.timing.reset();
+  next.cases = {timed_case("rms", "same_v", 1, s), skipped, timed_case("rms", "few_v", 1, {10, 10.1, 9.9})};
+  CompareInputs in;
+  in.base = &base;
+  in.next = &next;
+  const CompareReport plain = compare_reports(in);
+  EXPECT_EQ(plain.newly_skipped, std::vector<std::string>{"rms:skip_v:bf16:1x4096"});
+  EXPECT_EQ(find_case(plain, "few_v").outcome, CaseOutcome::ambiguous);
+  EXPECT_TRUE(plain.fail_on_hits().empty());
+  EXPECT_FALSE(plain.fails()) << "ambiguous, missing and skipped pass unless named";
+  in.fail_on = {FailOnClass::ambiguous, FailOnClass::missing, FailOnClass::skipped};
+  const CompareReport strict = compare_reports(in);
+  EXPECT_EQ(strict.fail_on_hits(), (std::vector<std::string>{"1 ambiguous", "1 missing from NEW",
+                                                             "1 skipped in NEW (timed in BASE)"}));
+  EXPECT_TRUE(strict.fails());
+  EXPECT_FALSE(strict.regression()) << "a --fail-on class fails the gate, it is not a slowdown";
+  in.fail_on = {FailOnClass::missing};
+  EXPECT_EQ(compare_reports(in).fail_on_hits(), std::vector<std::string>{"1 missing from NEW"});
+}
+
+TEST(CompareReportModel, AJudgedCaseWithoutSamplesIsNamedWithTheFix) {
+  const auto s = noisy_samples(11, 100, 10.0, 0.01);
+  Report base = empty_report(), next = empty_report();
+  base.cases = {timed_case("rms", "a", 1, s), timed_case("rms", "b", 1, s), timed_case("rms", "c", 1, s)};
+  CaseRecord skipped = timed_case("rms", "c", 1, s, Disposition::skipped);
+  skipped.timing.reset();  // a skipped case has no timing, hence no samples: not a problem
+  next.cases = {timed_case("rms", "a", 1, s), timed_case("rms", "b", 1, s), skipped};
+  CompareInputs in;
+  in.base = &base;
+  in.next = &next;
+  in.base_name = "samples/h100-smoke/report.json";
+  EXPECT_FALSE(missing_samples_problem(compare_reports(in)));
+  base.cases[0].timing->samples_us.clear();
+  base.cases[1].timing->samples_us.clear();
+  const CompareReport r = compare_reports(in);
+  EXPECT_EQ(find_case(r, "a").outcome, CaseOutcome::ambiguous);  // the model still shows the ratio
+  EXPECT_NEAR(find_case(r, "a").decision.ratio.ratio, 1.0, 1e-12);
+  const auto problem = missing_samples_problem(r);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("samples/h100-smoke/report.json: case rms:a:bf16:1x4096: timing.samples_us is empty (and in "
+                          "1 other timed case of that report)"),
+            std::string::npos)
+      << *problem;
+  EXPECT_NE(problem->find("could never call a case slower"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("`kwb run`"), std::string::npos) << *problem;
+}
+
 TEST(CompareEnvironment, DifferencesAreListedAndAgreementIsEmpty) {
   const Report h100 = empty_report("NVIDIA H100 80GB HBM3", "dirty");
   EXPECT_TRUE(environment_differences(h100, h100).empty());

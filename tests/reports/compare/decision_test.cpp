@@ -120,6 +120,44 @@ TEST(CompareDecision, SameInputsGiveTheSameIntervalEveryTime) {
   EXPECT_TRUE(c.ratio.lo != a.ratio.lo || c.ratio.hi != a.ratio.hi) << "the seed must drive the resamples";
 }
 
+TEST(CompareDecision, RunToRunSpreadWiderThanTheThresholdWidensTheBandAndSaysSo) {
+  // 5% slower within one run, but other runs of BASE's build landed up to 7% away from its median.
+  const auto base = noisy_samples(21, 200, 100.0, 0.01);
+  const auto next = scaled(noisy_samples(22, 200, 100.0, 0.01), 1.05);
+  ASSERT_EQ(decide(base, next, DecisionSettings{}).verdict, Verdict::slower);
+  DecisionSettings spread;
+  spread.run_spread = 0.07;
+  spread.spread_runs = 2;
+  const Decision d = decide(base, next, spread);
+  EXPECT_EQ(d.verdict, Verdict::same) << describe(d);
+  EXPECT_DOUBLE_EQ(d.tolerance, 0.07);
+  EXPECT_TRUE(d.band_from_spread);
+  EXPECT_NE(d.reason.find("+-7% (the run-to-run spread of BASE's median over 2 other runs"), std::string::npos)
+      << d.reason;
+}
+
+TEST(CompareDecision, RunToRunSpreadUnderTheThresholdOrMinEffectChangesNothing) {
+  const auto base = noisy_samples(23, 200, 100.0, 0.01);
+  const auto next = scaled(noisy_samples(24, 200, 100.0, 0.01), 1.05);
+  DecisionSettings small;
+  small.run_spread = 0.01;
+  small.spread_runs = 1;
+  const Decision d = decide(base, next, small);
+  EXPECT_EQ(d.verdict, Verdict::slower) << describe(d);
+  EXPECT_DOUBLE_EQ(d.tolerance, 0.03);
+  EXPECT_FALSE(d.band_from_spread);
+  EXPECT_EQ(d.reason.find("run-to-run"), std::string::npos) << d.reason;
+  // A 2 us kernel: the 0.5 us minimum effect (25%) sets the band, not a 10% spread.
+  const auto tiny = noisy_samples(25, 200, 2.0, 0.005);
+  DecisionSettings spread;
+  spread.run_spread = 0.10;
+  spread.spread_runs = 1;
+  const Decision t = decide(tiny, tiny, spread);
+  EXPECT_NEAR(t.tolerance, 0.25, 1e-3);
+  EXPECT_FALSE(t.band_from_spread);
+  EXPECT_NE(t.reason.find("minimum effect"), std::string::npos) << t.reason;
+}
+
 // The plain bootstrap: draw n values with replacement, take the median.
 RatioInterval naive_bootstrap(const std::vector<double>& base, const std::vector<double>& next, int resamples) {
   std::mt19937_64 rng(99);

@@ -168,6 +168,43 @@ TEST(CompareJunitXml, EnvironmentDifferencesAreProperties) {
   EXPECT_EQ(props["env.GPU"], "BASE: NVIDIA H100 80GB HBM3 | NEW: NVIDIA H200");
 }
 
+TEST(CompareJunitXml, FailOnClassesBecomeFailuresOfTheirTypeAndTheGateIsAProperty) {
+  const auto s = noisy_samples(2, 100, 20.0, 0.01);
+  Report base = empty_report(), next = empty_report();
+  base.cases = {timed_case("rms", "hot_v", 1, s), timed_case("rms", "gone_v", 1, s), timed_case("rms", "skip_v", 1, s)};
+  CaseRecord skipped = timed_case("rms", "skip_v", 1, s, Disposition::skipped);
+  skipped.timing.reset();
+  next.cases = {timed_case("rms", "hot_v", 1, scaled(s, 1.08)), skipped};
+  base.cases[0].timing->clocks = ClockSummary{1980, 1980, 1980, 10, 100, 0, {}};
+  next.cases[0].timing->clocks = ClockSummary{1400, 1980, 1980, 10, 100, 30, {"sw_power_cap"}};
+  CompareInputs in;
+  in.base = &base;
+  in.next = &next;
+  in.threshold_source = "thresholds: 3% for every op (the default)";
+  in.fail_on = {FailOnClass::ambiguous, FailOnClass::missing, FailOnClass::skipped};
+  in.fail_on_source = "fails on: slower and failed cases, and ambiguous, missing, skipped (from --fail-on)";
+  Element root = XmlReader(compare_junit_xml(compare_reports(in))).document();
+  EXPECT_EQ(root.attrs["failures"], "3");
+  EXPECT_EQ(root.attrs["skipped"], "0");
+  std::map<std::string, const Element*> by_name;
+  for (const Element* t : root.all("testcase")) by_name[t->attrs.at("name")] = t;
+  auto failure_of = [&](const std::string& name) { return by_name.at(name)->all("failure").at(0)->attrs; };
+  EXPECT_EQ(failure_of("rms:hot_v:bf16:1x4096").at("type"), "ambiguous");
+  EXPECT_NE(failure_of("rms:hot_v:bf16:1x4096").at("message").find("ambiguous (throttled) (--fail-on ambiguous): throttled"),
+            std::string::npos);
+  EXPECT_EQ(failure_of("rms:gone_v:bf16:1x4096").at("type"), "missing");
+  EXPECT_EQ(failure_of("rms:skip_v:bf16:1x4096").at("type"), "skipped");
+  std::map<std::string, std::string> props;
+  for (const Element* p : root.all("testsuite")[0]->all("property")) props[p->attrs.at("name")] = p->attrs.at("value");
+  EXPECT_EQ(props["gate.thresholds"], "3% for every op (the default)");
+  EXPECT_EQ(props["gate.fails on"], "slower and failed cases, and ambiguous, missing, skipped (from --fail-on)");
+  // Without --fail-on the same cases are not failures: the missing and skipped ones are <skipped>.
+  in.fail_on.clear();
+  Element plain = XmlReader(compare_junit_xml(compare_reports(in))).document();
+  EXPECT_EQ(plain.attrs["failures"], "0");
+  EXPECT_EQ(plain.attrs["skipped"], "2");
+}
+
 TEST(CompareJunitXml, EscapesMarkupAndDropsControlCharacters) {
   EXPECT_EQ(xml_escape("a<b>&\"c'\x01\td"), "a&lt;b&gt;&amp;&quot;c&apos;?\td");
 }
