@@ -4,10 +4,15 @@
 //   template <class T> void launch(const LaunchArgs& a) { ... a.tensor<const T>("x") ... }
 //   KWB_REGISTER_VARIANT(Variant{..., .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); })});
 //
-// T is float, __half or __nv_bfloat16 (device_types.cuh's dispatch_dtype).
+// T is float, __half or __nv_bfloat16 (device_types.cuh's dispatch_dtype). A variant that runs only
+// some dtypes (its refuse() turns the others away) names them, and no kernel is instantiated for the
+// rest: .launch = by_dtype_of<DType::fp32, DType::bf16>([]<class T>(const LaunchArgs& a) { ... }).
 #pragma once
 
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "harness/catalogue/device_types.cuh"
@@ -24,6 +29,28 @@ template <class Fn>
 std::function<void(const LaunchArgs&)> by_dtype(Fn fn) {
   return [fn = std::move(fn)](const LaunchArgs& a) {
     dispatch_dtype(a.dtype, [&](auto tag) { fn.template operator()<decltype(tag)>(a); });
+  };
+}
+
+// The DType whose storage type is T.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::fp32;
+  else if constexpr (std::is_same_v<T, __half>) return DType::fp16;
+  else return DType::bf16;
+}
+
+template <DType... Dtypes, class Fn>
+std::function<void(const LaunchArgs&)> by_dtype_of(Fn fn) {
+  return [fn = std::move(fn)](const LaunchArgs& a) {
+    dispatch_dtype(a.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (((dtype_of<T>() == Dtypes) || ...))
+        fn.template operator()<T>(a);
+      else
+        throw std::invalid_argument("this variant has no " + std::string(to_string(a.dtype)) +
+                                    " launch: its refuse() must turn such cases away");
+    });
   };
 }
 

@@ -53,16 +53,4 @@ struct AttentionParams {
   }
 };
 
-// by_dtype for the op's two dtypes: launch<T> is instantiated for __half and __nv_bfloat16 only,
-// an fp32 case throws.
-template <class Fn>
-std::function<void(const LaunchArgs&)> by_attention_dtype(Fn fn) {
-  return by_dtype([fn = std::move(fn)]<class T>(const LaunchArgs& a) {
-    if constexpr (std::is_same_v<T, float>)
-      throw std::invalid_argument("attention_fwd has no fp32 cases");
-    else
-      fn.template operator()<T>(a);
-  });
-}
-
 }  // namespace kwb

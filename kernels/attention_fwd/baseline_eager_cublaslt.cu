@@ -198,7 +198,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "materialised scores as HF eager attention: repeat_kv copies, cuBLASLt Q K^T, one masked "
                    "softmax (scale, soft-cap, mask, lse), cuBLASLt P V, copy back to bshd",
-    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(AttentionAxes::of(s), dtype).total; },
     .prepare = prepare,

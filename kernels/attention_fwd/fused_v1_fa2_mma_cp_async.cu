@@ -82,7 +82,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "FlashAttention-2 forward: Q in registers, K/V tiles by cp.async into swizzled smem, "
                    "mma.sync m16n8k16 for both GEMMs, online softmax in registers, causal/window tiles skipped",
-    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
     .tunables = {{"q_tile", {128, 64}, "query rows per block (16 per warp: 8 or 4 warps)"},
                  {"k_tile", {64, 128}, "keys per shared-memory tile"},

@@ -134,7 +134,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "FlashAttention-3-style forward (sm_90a): a TMA producer warpgroup feeds an mbarrier ring, "
                    "two consumer warpgroups of 64 rows run S = Q K^T and O += P V as wgmma, softmax in registers, "
                    "the next tile's S under this tile's P V, the consumers' GEMMs in turns (ping-pong)",
-    .launch = by_attention_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
     .tunables = {{"k_tile", {64, 128}, "keys per K/V tile (the N of S's wgmma, the K of P V's)"},
                  {"tiles_in_flight", {2, 1}, "key tiles a consumer has on the tensor cores: 2 = the next tile's S "

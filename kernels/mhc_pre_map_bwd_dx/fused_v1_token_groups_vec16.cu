@@ -91,7 +91,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one pass: each thread scales one 16-byte dX pack of K tokens into 4 dH packs each, "
                    "coefficients once per token",
-    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp32, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block"},
                  {"tokens_per_thread", {2, 1, 4}, "tokens K whose dX packs one thread loads at once"}},
 });

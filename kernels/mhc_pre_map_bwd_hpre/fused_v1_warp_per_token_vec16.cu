@@ -117,7 +117,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one pass: a warp per K tokens, 16-byte packs of H and dX, fp32 fma per lane, "
                    "xor-butterfly warp sums (deterministic)",
-    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp32, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block (a multiple of 32: warps per block x 32)"},
                  {"tokens_per_warp", {2, 1}, "tokens K one warp reduces at once (5 K packs in flight per lane)"}},
 });

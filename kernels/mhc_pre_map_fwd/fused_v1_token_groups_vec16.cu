@@ -95,7 +95,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one pass: each thread mixes one 16-byte channel pack of K tokens (4 K loads in flight), "
                    "fp32 fma, coefficients once per token",
-    .launch = by_mhc_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp32, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .tunables = {{"threads", {256, 128, 512}, "threads per block"},
                  {"tokens_per_thread", {2, 1}, "tokens K whose packs one thread loads at once (4 K packs of H); K = 4 "
                   "needs more than the 128 registers that 512-thread blocks allow"}},

@@ -21,6 +21,7 @@
 
 #include "harness/catalogue/device_types.cuh"
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mhc.hpp"
 
@@ -67,26 +68,6 @@ void with_token_count(std::int64_t tokens, Fn&& fn) {
     if (tokens == 8) return fn(std::integral_constant<int, 8>{});
   throw std::invalid_argument("tokens per thread/warp must be a power of 2 up to " + std::to_string(MaxK) +
                               ", not " + std::to_string(tokens));
-}
-
-// Calls fn(T{}) for the two dtypes of the fused pre-map kernels (fp32, bf16): no fp16 instantiations.
-template <class Fn>
-void with_mhc_dtype(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::fp32: fn(float{}); return;
-    case DType::bf16: fn(__nv_bfloat16{}); return;
-    default: break;
-  }
-  throw std::invalid_argument("mHC ops run in fp32 or bf16 only");
-}
-
-// typed_launch.cuh's by_dtype for the two mHC dtypes: the registration dispatches the case's dtype
-// to launch<T>, instantiating no fp16 kernels.
-template <class Fn>
-std::function<void(const LaunchArgs&)> by_mhc_dtype(Fn fn) {
-  return [fn = std::move(fn)](const LaunchArgs& a) {
-    with_mhc_dtype(a.dtype, [&](auto tag) { fn.template operator()<decltype(tag)>(a); });
-  };
 }
 
 // One token's n = 4 fp32 coefficients (h_pre[t, 0..3]), read through the read-only path: the
