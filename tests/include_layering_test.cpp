@@ -53,6 +53,22 @@ TEST(IncludeLayering, ProductCodeNeverIncludesTests) {
   EXPECT_EQ(check_includes({{"harness/plan/planner.cpp", "#include \"tests/support/temp_dir.hpp\"\n"}}).size(), 1u);
 }
 
+TEST(IncludeLayering, RelativeAndAngleBracketIncludesAreHeldToTheSameTable) {
+  EXPECT_EQ(check_includes({{"harness/worker/verify/verify.cpp", "#include \"../../session/session.hpp\"\n"}}).size(), 1u);
+  EXPECT_EQ(check_includes({{"harness/catalogue/types.hpp", "#include <harness/session/session.hpp>\n"}}).size(), 1u);
+}
+
+TEST(IncludeLayering, AFolderOfTheHarnessThatNoRowCoversIsCaught) {
+  const auto v = check_includes({{"harness/cache/cache.hpp", "#include <vector>\n"}});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].why.find("no row of the table"), std::string::npos);
+}
+
+TEST(IncludeLayering, RealOpsDoNotIncludeTheTestOnlyOps) {
+  EXPECT_EQ(check_includes({{"reference/rmsnorm.cpp", "#include \"reference/testing/test_ops.hpp\"\n"}}).size(), 1u);
+  EXPECT_TRUE(check_includes({{"reference/testing/colsum.cpp", "#include \"reference/rows_cols_op.hpp\"\n"}}).empty());
+}
+
 TEST(IncludeLayering, SystemAndPackageHeadersAreNotTheTablesBusiness) {
   EXPECT_TRUE(check_includes({{"harness/catalogue/types.hpp", "#include \"fmt/format.h\"\n#include <cuda_runtime.h>\n"}})
                   .empty());
