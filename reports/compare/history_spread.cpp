@@ -22,6 +22,7 @@ HistorySpread history_spread(const Report& base, const std::vector<history::Tren
   const std::string settings = "mode " + setting(base.run, "mode") + ", flush " + setting(base.run, "flush") +
                                ", preset " + setting(base.run, "preset");
   const std::string gpu = base.run.device ? base.run.device->name : "";
+  const std::string driver = history::driver_label(base.run.device.value_or(DeviceInfo{}));
   std::map<std::string, double> base_median;  // history identity (the record's nvtx_range) -> median
   std::map<std::string, std::string> key_of;  // history identity -> case_key
   for (const CaseRecord& c : base.cases)
@@ -32,7 +33,9 @@ HistorySpread history_spread(const Report& base, const std::vector<history::Tren
   HistorySpread out;
   std::set<std::string> runs;  // started_at of the stored runs that gave a spread
   for (const history::TrendRow& row : rows) {
-    if (row.git_sha != base.run.git_sha || row.device_name != gpu || row.settings != settings) continue;
+    if (row.git_sha != base.run.git_sha || row.device_name != gpu || row.driver != driver ||
+        row.settings != settings)
+      continue;
     if (row.started_at == base.run.started_at) continue;  // BASE itself, added to the history
     auto median = base_median.find(row.identity);
     if (median == base_median.end() || !row.median_us || !(*row.median_us > 0)) continue;

@@ -157,9 +157,7 @@ AddResult HistoryStore::add_report(const Report& report, const std::string& sour
                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                             path_);
     const DeviceInfo device = run.device.value_or(DeviceInfo{});
-    const std::string driver = !device.driver_release.empty() ? device.driver_release
-                               : device.driver_version     ? std::to_string(device.driver_version)
-                                                           : "";
+    const std::string driver = driver_label(device);
     const std::string fields[] = {report_key(run), run.started_at, run.host, run.git_sha, run.tool_version,
                                   device.name, device.uuid, driver, setting(run, "mode"), setting(run, "flush"),
                                   setting(run, "preset"), source_path, now_utc()};

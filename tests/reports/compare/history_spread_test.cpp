@@ -1,5 +1,5 @@
 // Run-to-run spread from the result history's rows: only stored runs of BASE's build measured
-// alike count (same git SHA, GPU, mode, flush, preset), BASE's own row is left out, and both
+// alike count (same git SHA, GPU, driver, mode, flush, preset), BASE's own row is left out, and both
 // sources of spread merge per case (the larger spread, the runs added up).
 #include <gtest/gtest.h>
 
@@ -28,8 +28,18 @@ history::TrendRow row(const std::string& started_at, double median_us, const std
   r.git_sha = sha;
   r.device_name = gpu;
   r.settings = settings;
+  r.driver = history::driver_label(base_report().run.device.value_or(DeviceInfo{}));
   r.median_us = median_us;
   return r;
+}
+
+TEST(CompareHistorySpread, StoredRunsOnAnotherDriverDoNotWidenTheBand) {
+  const Report base = base_report();
+  history::TrendRow other = row("2026-11-24T01:00:00Z", 130.0);
+  other.driver = "999.99.99";
+  const HistorySpread h = history_spread(base, {other});
+  EXPECT_EQ(h.spreads.count(kRms), 0u);
+  EXPECT_EQ(h.runs, 0);
 }
 
 TEST(CompareHistorySpread, StoredRunsOfBaseBuildGiveTheLargestMedianDifference) {
