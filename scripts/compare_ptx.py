@@ -155,7 +155,9 @@ def main():
     prefixes = [x for x in a.only.split(",") if x]
     sources = sorted(s for s in new if not prefixes or any(s.startswith(x) for x in prefixes))
     if not sources:
-        sys.exit(2 if prefixes else print("compare_ptx: no catalogue source in the new build") or 2)
+        print(f"compare_ptx: no catalogue source in {a.new_build}" + (f" under {a.only}" if prefixes else ""),
+              file=sys.stderr)
+        return 2
     missing = [s for s in sources if s not in base]
     counts = {"identical": 0, "reordered": 0, "differs": 0, "error": 0, "new source": len(missing)}
     for s in missing:

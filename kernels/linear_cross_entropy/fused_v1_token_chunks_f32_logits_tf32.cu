@@ -117,12 +117,7 @@ void launch_typed(const LaunchArgs& a) {
   constexpr bool cast = !std::is_same_v<T, float>;
   const auto axes = LceAxes::of(a.shape);
   const std::int64_t n = axes.tokens, d = axes.hidden, v = axes.vocab;
-  const T* h = a.tensor<const T>("h");
-  const T* w = a.tensor<const T>("W");
-  const int* labels = a.tensor<const std::int32_t>("labels");
-  float* loss = a.tensor<float>("loss");
-  T* dh = a.tensor<T>("dh");
-  T* dw = a.tensor<T>("dW");
+  const auto [h, w, labels, loss, dh, dw] = LceTensors<T>::of(a);
   const Plans& p = a.state_as<Plans>();
   const Layout l = layout(axes, a.dtype, p.chunk);
   char* ws = static_cast<char*>(a.workspace);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "harness/catalogue/device_types.cuh"
+#include "harness/catalogue/registry.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "reference/cross_entropy.hpp"
 
@@ -69,5 +70,21 @@ lce_chunk_rows_kernel(const float* z, std::int64_t ld_z, T* dl, std::int64_t ld_
     gr[v] = from_float<T>(v == label ? p - 1.0f : p);
   }
 }
+
+// The op's tensors as every variant reads them (T: the case's storage type):
+//   const auto [h, w, labels, loss, dh, dw] = LceTensors<T>::of(a);
+template <class T>
+struct LceTensors {
+  const T* h;
+  const T* w;
+  const int* labels;
+  float* loss;
+  T* dh;
+  T* dw;
+  static LceTensors of(const LaunchArgs& a) {
+    return {a.tensor<const T>("h"),       a.tensor<const T>("W"),  a.tensor<const std::int32_t>("labels"),
+            a.tensor<float>("loss"),      a.tensor<T>("dh"),       a.tensor<T>("dW")};
+  }
+};
 
 }  // namespace kwb
