@@ -18,6 +18,10 @@ struct HostTensor {
   std::string name;
   std::vector<std::int64_t> dims;
   std::vector<double> values;
+  // Outputs of an oracle that gives error bounds (Tolerance::abs_sum_scale): per element, the
+  // magnitudes of the terms it added to make it, sum |term| and sqrt(sum term^2). Empty: none.
+  std::vector<double> abs_sum;
+  std::vector<double> root_sum_sq;
 };
 
 float half_bits_to_float(std::uint16_t bits);

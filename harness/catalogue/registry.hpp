@@ -95,9 +95,18 @@ struct Distribution {
 
 std::string_view to_string(Distribution::Kind kind);
 
+// What an output element may differ from the fp64 oracle by (harness/catalogue/tolerance.hpp):
+//   |got - ref| <= atol + rtol * |ref| + abs_sum_scale * A + root_sum_sq_scale * R
+// where A = sum |term| and R = sqrt(sum term^2) are the magnitudes of the terms the oracle added
+// to make that element (HostTensor::abs_sum, ::root_sum_sq). A flat tolerance sets only atol
+// and rtol; an error bound sets the scales (c * u of the precision whose roundings they bound),
+// so the check is as tight as the element's own arithmetic allows.
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
+  double abs_sum_scale = 0;      // times A: roundings whose errors can add up (accumulation)
+  double root_sum_sq_scale = 0;  // times R: independent roundings of each term (rounded inputs)
+  bool is_error_bound() const { return abs_sum_scale > 0 || root_sum_sq_scale > 0; }
 };
 
 struct TensorSpec {
@@ -146,6 +155,8 @@ struct LaunchArgs {
   const TunableValues* tunables = nullptr;  // this case's value of each declared tunable
   // The op's tensors at this shape, in the order of `tensors`: what tensor<T>(name) looks up.
   const std::vector<TensorSpec>* specs = nullptr;
+  // The case's seed, which drew the inputs (and the rows verification samples).
+  std::uint64_t seed = 0;
 
   // The value of a declared tunable; throws std::out_of_range naming it if it is not declared.
   std::int64_t tunable(std::string_view name) const;
@@ -224,6 +235,21 @@ struct Variant {
   // Scratch memory the variant needs (intermediates of an unfused baseline); none if unset.
   std::function<std::size_t(const Shape&, DType)> workspace_bytes;
   bool test_only = false;  // hidden from `list` and default sweeps (fault-injection variants)
+  // Libraries the launch calls ("cuBLASLt"): a variant that hands its GEMMs to a library says so,
+  // and the tables show it beside the name. Empty: only the project's own kernels.
+  std::vector<std::string> uses;
+  // The arithmetic the variant runs, when it is not what the op's compute unit and the case dtype
+  // imply: "tf32" for an fp32 case on tf32 tensor cores, "bf16, fp32 accumulate", ... Empty: the
+  // op's compute unit in the case dtype.
+  std::string math;
+  // The work the variant executes when it is less than the op's useful work (a symmetric product
+  // computed once, blocks above a causal diagonal skipped). % of roof uses this; GB/s, TFLOP/s
+  // and speedups keep the op's useful work. Unset: the op's work model.
+  std::function<WorkModel(const Shape&, DType)> executed_work;
+  // The output may differ between launches of the same inputs (atomics, split reductions in a
+  // scheduling-dependent order): the timed launches are re-checked within tolerance instead of
+  // bit for bit.
+  bool varies_run_to_run = false;
   // Knobs swept like axes; their values reach the launch through LaunchArgs::tunable(name).
   std::vector<Tunable> tunables;
   // Once per case, outside timing, after the inputs exist and before the verification launch:

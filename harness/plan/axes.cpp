@@ -22,6 +22,8 @@ constexpr std::string_view kRangeForm = "START:STOP[:xFACTOR|:+STEP]";
 struct Context {
   std::string_view whole;  // the full text given by the caller
   std::string name;        // the axis name, or empty when only VALUES were given
+  // Values below 1 the axis takes anyway: its own default (window=0, "none"), as the op declares.
+  std::vector<std::int64_t> own_defaults;
 
   // "cols=1024:16384:x2" when the name is known, else "1024:16384:x2".
   std::string example(std::string_view values) const {
@@ -108,9 +110,11 @@ std::int64_t parse_positive(const Context& ctx, std::string_view text) {
                " does not fit in a 64-bit integer: use a smaller value, e.g. " + ctx.example("1m"));
     case NumberStatus::ok: break;
   }
-  if (value <= 0)
-    ctx.fail("value " + ctx.at(text) + " is not positive: values must be positive integers, e.g. " +
-             ctx.example("4096"));
+  if (value <= 0 && std::find(ctx.own_defaults.begin(), ctx.own_defaults.end(), value) == ctx.own_defaults.end())
+    ctx.fail("value " + ctx.at(text) + " is not positive: values must be positive integers" +
+             (ctx.own_defaults.empty() ? std::string()
+                                       : " or the axis's own default " + std::to_string(ctx.own_defaults.front())) +
+             ", e.g. " + ctx.example("4096"));
   return value;
 }
 
@@ -314,11 +318,19 @@ AxisAssignment parse_axis_assignment(std::string_view text, std::size_t max_valu
 
 AxisAssignment parse_axis_assignment(std::string_view text, const ChoicesOf& choices_of,
                                      std::size_t max_values) {
+  return parse_axis_assignment(text, choices_of, nullptr, max_values);
+}
+
+AxisAssignment parse_axis_assignment(std::string_view text, const ChoicesOf& choices_of,
+                                     const DefaultsOf& defaults_of, std::size_t max_values) {
   Context ctx{text, ""};
-  split_assignment(ctx, text);
+  std::string_view values = split_assignment(ctx, text);
   if (const std::vector<std::string>* valid = choices_of ? choices_of(ctx.name) : nullptr)
     return parse_choice_assignment(text, *valid);
-  return parse_axis_assignment(text, max_values);
+  if (defaults_of)
+    for (std::int64_t d : defaults_of(ctx.name))
+      if (d <= 0) ctx.own_defaults.push_back(d);
+  return AxisAssignment{ctx.name, parse_values(ctx, values, max_values), {}};
 }
 
 AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<std::string>& valid) {

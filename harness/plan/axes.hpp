@@ -5,7 +5,8 @@
 //   1024:16384:x2     start:stop:xFACTOR, geometric, stop included when reached
 //   512:4096:+512     start:stop:+STEP, arithmetic, stop included when reached
 //   512:4096          start:stop, step +1
-// Values are positive integers; a suffix k (x1024) or m (x1048576) is accepted: 16k = 16384.
+// Values are positive integers (or the axis's own default, e.g. window=0 for "none", where the
+// caller passes the op's defaults); a suffix k (x1024) or m (x1048576) is accepted: 16k = 16384.
 //
 // A choice axis (one the op declares with named values, e.g. layout or causal) takes a comma
 // list of its names instead: layout=bshd,bhsd. Ranges and suffixes mean nothing there.
@@ -50,6 +51,13 @@ AxisAssignment parse_axis_assignment(std::string_view text, std::size_t max_valu
 // range with a message saying that the axis takes names).
 AxisAssignment parse_axis_assignment(std::string_view text, const ChoicesOf& choices_of,
                                      std::size_t max_values = 4096);
+
+// The default value of an integer axis in every op that declares it (empty when none does).
+using DefaultsOf = std::function<std::vector<std::int64_t>(std::string_view axis)>;
+
+// As above, and an integer axis also takes its own default below 1 (window=0: no window).
+AxisAssignment parse_axis_assignment(std::string_view text, const ChoicesOf& choices_of,
+                                     const DefaultsOf& defaults_of, std::size_t max_values = 4096);
 
 // "layout=bshd,bhsd" against the axis's valid names. Throws AxisParseError.
 AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<std::string>& valid);

@@ -185,10 +185,18 @@ AxisAssignment parse_axis_for(std::string_view text, const Registry& registry) {
         auto& names = (*choices)[a.name];
         if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
       }
-  return parse_axis_assignment(text, [choices](std::string_view axis) -> const std::vector<std::string>* {
+  const auto choices_of = [choices](std::string_view axis) -> const std::vector<std::string>* {
     auto it = choices->find(axis);
     return it != choices->end() ? &it->second : nullptr;
-  });
+  };
+  const auto defaults_of = [&registry](std::string_view axis) {
+    std::vector<std::int64_t> defaults;
+    for (const Op& op : registry.ops())
+      for (const AxisSpec& a : op.axes)
+        if (a.name == axis && !a.is_choice()) defaults.push_back(a.default_value);
+    return defaults;
+  };
+  return parse_axis_assignment(text, choices_of, defaults_of);
 }
 
 namespace {

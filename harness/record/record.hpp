@@ -31,6 +31,12 @@ struct OutputCheck {
   std::string name;
   ElemType elem = ElemType::fp32;  // concrete
   double atol = 0, rtol = 0;       // the tolerance this output was checked with
+  // Its error-bound terms (Tolerance): each element's bound adds these times the magnitudes of
+  // the terms the oracle summed for it. Both 0: a flat tolerance.
+  double abs_sum_scale = 0, root_sum_sq_scale = 0;
+  // The worst element's |got - ref| as a fraction of its own bound (atol + rtol*|ref| + the
+  // error-bound terms): under 1 passes; how close the output came to failing.
+  double worst_bound_fraction = 0;
   std::int64_t elements_checked = 0;  // compared with the oracle
   std::int64_t elements_total = 0;    // in the whole tensor
   bool sampled = false;               // elements_checked covers a sample of the sample axis
@@ -59,6 +65,12 @@ struct VerifyResult {
   // How the case was verified, in words: "full", "sampled 512 of 16384 along rows", or "full:
   // output 'colsum' is not aligned with the sample axis 'rows'".
   std::string sampling;
+  // The first index of each sampled block along the sample axis (drawn from the case's seed, the
+  // first and last blocks always in), and the block length; empty when nothing was sampled.
+  std::vector<std::int64_t> sampled_block_starts;
+  std::int64_t sampled_block_length = 0;
+  // The worst |got - ref| / bound over every output (OutputCheck::worst_bound_fraction).
+  double worst_bound_fraction = 0;
   std::vector<OutputCheck> outputs;  // one per output tensor, in the op's order
 };
 

@@ -77,6 +77,11 @@ Json verify_json(const VerifyResult& v) {
   }
   j["first_mismatches"] = std::move(list);
   j["sampling"] = v.sampling;
+  if (!v.sampled_block_starts.empty()) {
+    j["sampled_block_starts"] = v.sampled_block_starts;
+    j["sampled_block_length"] = v.sampled_block_length;
+  }
+  j["worst_bound_fraction"] = number(v.worst_bound_fraction);
   Json outputs = Json::array();
   for (const OutputCheck& o : v.outputs) {
     Json e = Json::object();
@@ -84,6 +89,11 @@ Json verify_json(const VerifyResult& v) {
     e["elem"] = to_string(o.elem);
     e["atol"] = number(o.atol);
     e["rtol"] = number(o.rtol);
+    if (o.abs_sum_scale > 0 || o.root_sum_sq_scale > 0) {
+      e["abs_sum_scale"] = number(o.abs_sum_scale);
+      e["root_sum_sq_scale"] = number(o.root_sum_sq_scale);
+    }
+    e["worst_bound_fraction"] = number(o.worst_bound_fraction);
     e["elements_checked"] = o.elements_checked;
     e["elements_total"] = o.elements_total;
     e["sampled"] = o.sampled;
@@ -275,6 +285,14 @@ VerifyResult read_verify(const Node& n) {
                                   e["got"].number(), e["expected"].number()});
   }
   v.sampling = n["sampling"].string();
+  // Reports written before the sample was drawn from the seed, or before bounds were recorded,
+  // lack these keys: read as none.
+  if (auto starts = n.find("sampled_block_starts")) {
+    for (std::size_t i = 0; i < starts->size(); ++i)
+      v.sampled_block_starts.push_back(starts->at(i).integer<std::int64_t>());
+    v.sampled_block_length = n["sampled_block_length"].integer<std::int64_t>();
+  }
+  if (auto w = n.find("worst_bound_fraction")) v.worst_bound_fraction = w->number();
   Node outputs = n["outputs"];
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Node e = outputs.at(i);
@@ -283,6 +301,9 @@ VerifyResult read_verify(const Node& n) {
     o.elem = e["elem"].enumeration(parse_concrete_elem_type, kConcreteElemTypes);
     o.atol = e["atol"].number();
     o.rtol = e["rtol"].number();
+    if (auto a = e.find("abs_sum_scale")) o.abs_sum_scale = a->number();
+    if (auto r = e.find("root_sum_sq_scale")) o.root_sum_sq_scale = r->number();
+    if (auto w = e.find("worst_bound_fraction")) o.worst_bound_fraction = w->number();
     o.elements_checked = e["elements_checked"].integer<std::int64_t>();
     o.elements_total = e["elements_total"].integer<std::int64_t>();
     o.sampled = e["sampled"].boolean();

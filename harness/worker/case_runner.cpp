@@ -136,7 +136,7 @@ struct CaseRunner::CaseLaunch {
   CaseLaunch(std::size_t workspace, const Group& group, const CaseRequest& req, const std::vector<TensorSpec>& specs,
              cudaStream_t stream)
       : scratch(workspace), ptrs(pointers(group)),
-        args{req.shape, req.dtype, ptrs, scratch.ptr, stream, nullptr, &req.tunables, &specs} {}
+        args{req.shape, req.dtype, ptrs, scratch.ptr, stream, nullptr, &req.tunables, &specs, req.seed} {}
 
   static std::vector<void*> pointers(const Group& group) {
     std::vector<void*> p;
@@ -265,7 +265,7 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   ScopedRange range{"prepare inputs and oracle"};
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
-  g->plan = plan_sample(op, req.shape, specs);  // validates sample dims before any allocation
+  g->plan = plan_sample(op, req.shape, specs, req.seed);  // validates sample dims before any allocation
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
     const ElemType type = t.elem_type(req.dtype);
@@ -346,11 +346,14 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
     OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->plan.gathers(t),
                       scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_)};
     const auto got = group_->copy_to_host(group_->buffers[i]->ptr, t, elem_size(type));
-    verifier.compare(out, got, group_->expected[out_index++].values);
+    const HostTensor& expected = group_->expected[out_index++];
+    verifier.compare(out, got, expected.values, {expected.abs_sum, expected.root_sum_sq});
   }
   const auto& plan = group_->plan;
   VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
   result.sampling = plan.note;
+  result.sampled_block_starts = plan.block_starts;
+  if (!plan.block_starts.empty()) result.sampled_block_length = kSampleBlockRows;
   return result;
 }
 

@@ -35,9 +35,9 @@ __global__ void write_one_nan(T* y, std::int64_t index) {
   y[index] = from_float<T>(NAN);
 }
 
-// The first row the verifier leaves out; the last row when it checks them all.
-std::int64_t row_outside_sample(std::int64_t rows, std::int64_t cols) {
-  const auto sampled = rows_to_verify(rows, cols);
+// The first row the verifier leaves out with this case's seed; the last row when it checks them all.
+std::int64_t row_outside_sample(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  const auto sampled = rows_to_verify(rows, cols, seed);
   for (std::int64_t r = 0; r < static_cast<std::int64_t>(sampled.size()); ++r)
     if (sampled[static_cast<std::size_t>(r)] != r) return r;
   return rows - 1;
@@ -46,7 +46,7 @@ std::int64_t row_outside_sample(std::int64_t rows, std::int64_t cols) {
 template <class T>
 void launch(const LaunchArgs& a) {
   const auto [rows, cols] = RowsCols::of(a.shape);
-  const std::int64_t nan_at = row_outside_sample(rows, cols) * cols + cols / 2;
+  const std::int64_t nan_at = row_outside_sample(rows, cols, a.seed) * cols + cols / 2;
   rmsnorm_simple<T><<<static_cast<unsigned>(rows), kThreads, 0, a.stream>>>(
       a.tensor<const T>("x"), a.tensor<const T>("weight"), a.tensor<T>("y"), cols, static_cast<float>(kRmsNormEps));
   write_one_nan<T><<<1, 1, 0, a.stream>>>(a.tensor<T>("y"), nan_at);

@@ -24,7 +24,7 @@ std::vector<std::int64_t> SamplePlan::dims(const TensorSpec& t) const {
   return out;
 }
 
-SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs) {
+SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed) {
   SamplePlan plan;
   plan.axis = op.sample_axis;
   if (!op.sample_axis.empty()) plan.axis_size = shape.at(op.sample_axis);
@@ -63,10 +63,13 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
   std::int64_t per_index = 1;
   for (const auto& t : specs)
     if (t.sample_dim >= 0) per_index = std::max(per_index, t.numel() / std::max<std::int64_t>(plan.axis_size, 1));
-  plan.indices = rows_to_verify(plan.axis_size, per_index);
+  plan.indices = rows_to_verify(plan.axis_size, per_index, seed);
+  plan.block_starts = sampled_block_starts(plan.axis_size, per_index, seed);
   plan.sampled = static_cast<std::int64_t>(plan.indices.size()) < plan.axis_size;
-  plan.note = plan.sampled ? fmt::format("sampled {} of {} along {}", plan.indices.size(),
-                                         plan.axis_size, op.sample_axis)
+  plan.note = plan.sampled ? fmt::format("sampled {} of {} along {}: {} blocks of {} drawn from the seed, the "
+                                         "first and last among them",
+                                         plan.indices.size(), plan.axis_size, op.sample_axis,
+                                         plan.block_starts.size(), kSampleBlockRows)
                            : "full";
   return plan;
 }

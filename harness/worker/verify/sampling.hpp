@@ -24,6 +24,7 @@ struct SamplePlan {
   std::string axis;              // the op's sample axis, "" when it has none
   std::int64_t axis_size = 1;
   std::vector<std::int64_t> indices;  // sorted indices of the axis to check (all when not sampled)
+  std::vector<std::int64_t> block_starts;  // the sampled blocks' first indices (empty: not sampled)
   std::string note;              // VerifyResult::sampling
 
   // Whether verification reads only the sampled slabs of this tensor.
@@ -36,7 +37,8 @@ struct SamplePlan {
 
 // Throws std::invalid_argument (naming the op and tensor) for a sample_dim out of range or a
 // tensor whose size along it is not the axis's.
-SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs);
+// The sampled indices are drawn from `seed` (rows_to_verify).
+SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed);
 
 // Runs the op's oracle on what `plan` gathered: the shape with its sample axis shrunk to the
 // number of sampled indices, and, for an op with a positional_oracle, those indices themselves.

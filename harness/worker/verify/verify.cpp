@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "harness/catalogue/host_tensor.hpp"
+#include "harness/worker/prepare/draws.hpp"
 
 namespace kwb {
 
@@ -19,15 +21,37 @@ void Verifier::compare(const std::string& tensor, std::span<const unsigned char>
   compare(OutputToCheck{tensor, elem_type_of(dtype_), tol_, n, false, std::nullopt}, got, expected);
 }
 
+namespace {
+
+// The magnitude at element i, or 0 when the tolerance does not scale with it.
+double magnitude_at(std::span<const double> m, double scale, std::size_t i) { return scale > 0 ? m[i] : 0.0; }
+
+void check_magnitudes(const OutputToCheck& out, std::size_t n, const ErrorMagnitudes& m) {
+  const auto need = [&](std::span<const double> values, double scale, const char* what) {
+    if (scale > 0 && values.size() != n)
+      throw std::invalid_argument(fmt::format(
+          "output '{}': its tolerance scales with {} but the oracle gave {} of them for {} elements; fill "
+          "HostTensor::{} in the op's oracle (harness/catalogue/tolerance.hpp)",
+          out.name, what, values.size(), n, what));
+  };
+  need(m.abs_sum, out.tolerance.abs_sum_scale, "abs_sum");
+  need(m.root_sum_sq, out.tolerance.root_sum_sq_scale, "root_sum_sq");
+}
+
+}  // namespace
+
 void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> got,
-                       std::span<const double> expected) {
+                       std::span<const double> expected, const ErrorMagnitudes& magnitudes) {
   const std::size_t esize = elem_size(out.elem);
   const Tolerance tol = out.tolerance;
+  check_magnitudes(out, expected.size(), magnitudes);
   OutputCheck o;
   o.name = out.name;
   o.elem = out.elem;
   o.atol = tol.atol;
   o.rtol = tol.rtol;
+  o.abs_sum_scale = tol.abs_sum_scale;
+  o.root_sum_sq_scale = tol.root_sum_sq_scale;
   o.elements_total = out.elements_total;
   o.sampled = out.sampled;
   std::int64_t host_unwritten = 0, host_nonfinite = 0;
@@ -58,7 +82,13 @@ void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> 
         o.max_rel_err = std::max(o.max_rel_err, rel_err);
         err_sq_ += abs_err * abs_err;
         ref_sq_ += ref * ref;
-        if (abs_err > tol.atol + tol.rtol * std::fabs(ref)) {
+        const double bound = tol.atol + tol.rtol * std::fabs(ref) +
+                             tol.abs_sum_scale * magnitude_at(magnitudes.abs_sum, tol.abs_sum_scale, i) +
+                             tol.root_sum_sq_scale * magnitude_at(magnitudes.root_sum_sq, tol.root_sum_sq_scale, i);
+        // A zero bound (an exact integer output, a term-free element) admits no error at all.
+        const double fraction = bound > 0 ? abs_err / bound : (abs_err > 0 ? INFINITY : 0.0);
+        o.worst_bound_fraction = std::max(o.worst_bound_fraction, fraction);
+        if (abs_err > bound) {
           ++o.mismatches;
           bad = true;
         }
@@ -89,6 +119,7 @@ void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> 
   result_.unwritten += o.unwritten;
   result_.max_abs_err = std::max(result_.max_abs_err, o.max_abs_err);
   result_.max_rel_err = std::max(result_.max_rel_err, o.max_rel_err);
+  result_.worst_bound_fraction = std::max(result_.worst_bound_fraction, o.worst_bound_fraction);
   result_.outputs.push_back(std::move(o));
 }
 
@@ -108,34 +139,56 @@ VerifyResult Verifier::finish(std::int64_t rows_checked, std::int64_t rows_total
   return r;
 }
 
-std::vector<std::int64_t> rows_to_verify(std::int64_t rows, std::int64_t row_elements) {
+std::vector<std::int64_t> sampled_block_starts(std::int64_t rows, std::int64_t row_elements, std::uint64_t seed) {
   constexpr std::int64_t kFullLimitElements = std::int64_t{1} << 24;  // 16M: under a second
-  constexpr std::int64_t kBlock = 32, kBlocks = 16;
+  constexpr std::int64_t kBlocks = 16, kStrata = kBlocks - 2;
+  if (rows * row_elements <= kFullLimitElements || rows <= kSampleBlockRows * kBlocks) return {};
+  // Middle blocks start in [kSampleBlockRows, last - kSampleBlockRows]: they never overlap the
+  // first or the last block, so a row just past the first block is sampled only by its stratum.
+  const std::int64_t last = rows - kSampleBlockRows;
+  const std::int64_t lo = kSampleBlockRows, span = last - kSampleBlockRows - lo + 1;
+  std::vector<std::int64_t> starts{0};
+  const std::uint64_t key = draws::splitmix64(seed ^ 0x73616d706c65ull);  // "sample"
+  for (std::int64_t b = 0; b < kStrata; ++b) {
+    const std::int64_t from = lo + span * b / kStrata, to = lo + span * (b + 1) / kStrata;  // [from, to)
+    const auto width = static_cast<std::uint64_t>(std::max<std::int64_t>(to - from, 1));
+    starts.push_back(from + static_cast<std::int64_t>(draws::element_bits(key, static_cast<std::uint64_t>(b)) % width));
+  }
+  starts.push_back(last);
+  return starts;
+}
+
+std::vector<std::int64_t> rows_to_verify(std::int64_t rows, std::int64_t row_elements, std::uint64_t seed) {
+  const auto starts = sampled_block_starts(rows, row_elements, seed);
   std::vector<std::int64_t> out;
-  if (rows * row_elements <= kFullLimitElements || rows <= kBlock * kBlocks) {
-    out.resize(rows);
-    for (std::int64_t r = 0; r < rows; ++r) out[r] = r;
+  if (starts.empty()) {
+    out.resize(static_cast<std::size_t>(std::max<std::int64_t>(rows, 0)));
+    for (std::int64_t r = 0; r < rows; ++r) out[static_cast<std::size_t>(r)] = r;
     return out;
   }
-  // Blocks start evenly from 0 to rows - kBlock, so the first and last rows are always in.
-  for (std::int64_t b = 0; b < kBlocks; ++b) {
-    const std::int64_t start = (rows - kBlock) * b / (kBlocks - 1);
-    for (std::int64_t r = start; r < start + kBlock; ++r)
+  for (const std::int64_t start : starts)  // sorted; blocks of neighbouring strata may touch
+    for (std::int64_t r = start; r < start + kSampleBlockRows; ++r)
       if (out.empty() || r > out.back()) out.push_back(r);
-  }
   return out;
 }
 
 std::string failure_reason(const VerifyResult& v) {
   std::string reason = fmt::format(
-      "verification failed: {} of {} elements outside atol {:g} + rtol {:g}*|ref|, {} non-finite, "
+      "verification failed: {} of {} elements outside their tolerance, {} non-finite, "
       "{} unwritten{}; max abs err {:.3g}, rel L2 {:.3g}",
-      v.mismatches, v.elements_checked, v.atol, v.rtol, v.nonfinite_mismatches, v.unwritten,
+      v.mismatches, v.elements_checked, v.nonfinite_mismatches, v.unwritten,
       v.all_zero ? ", output all zeros" : "", v.max_abs_err, v.rel_l2_err);
   for (const OutputCheck& o : v.outputs) {
     if (o.passed) continue;
-    reason += fmt::format("; {}: {} mismatches (atol {:g}, rtol {:g}), {} non-finite{}, {} unwritten",
-                          o.name, o.mismatches, o.atol, o.rtol, o.nonfinite,
+    const std::string bound =
+        o.abs_sum_scale > 0 || o.root_sum_sq_scale > 0
+            ? fmt::format("error bound atol {:g} + rtol {:g}*|ref| + {:.3g}*sum|term| + {:.3g}*sqrt(sum term^2), worst "
+                          "element {:.3g}x its bound",
+                          o.atol, o.rtol, o.abs_sum_scale, o.root_sum_sq_scale, o.worst_bound_fraction)
+            : fmt::format("atol {:g}, rtol {:g}, worst element {:.3g}x its bound", o.atol, o.rtol,
+                          o.worst_bound_fraction);
+    reason += fmt::format("; {}: {} mismatches ({}), {} non-finite{}, {} unwritten", o.name, o.mismatches, bound,
+                          o.nonfinite,
                           o.device_scanned ? " in the device scan of all " + std::to_string(o.elements_total) +
                                                  " elements"
                                            : "",

@@ -1,6 +1,7 @@
 // Compares a kernel's outputs with the oracle's: the verification half of every case.
 //
-// Per element |got - ref| <= atol + rtol*|ref|, with each output's own element type and
+// Per element |got - ref| <= atol + rtol*|ref| (+ the error-bound terms of Tolerance, scaled by
+// the magnitudes the oracle gave for that element), with each output's own element type and
 // tolerance; besides, the relative L2 error, max abs and rel error, NaN/Inf mismatches and
 // unwritten (still poisoned) elements, per output and in total. The device scan's counts of the
 // whole tensor join the comparison: a non-finite element the scan found beyond the ones the
@@ -31,6 +32,13 @@ struct OutputToCheck {
   std::optional<ScanCounts> scan;   // the device scan of the whole tensor, when it ran
 };
 
+// The oracle's per-element magnitudes of one output (HostTensor::abs_sum, ::root_sum_sq), one
+// per expected element; empty spans when the oracle gives none.
+struct ErrorMagnitudes {
+  std::span<const double> abs_sum;
+  std::span<const double> root_sum_sq;
+};
+
 // Accumulates the comparison of one or more output tensors into a VerifyResult.
 class Verifier {
  public:
@@ -38,9 +46,11 @@ class Verifier {
   // For outputs of the case dtype, all checked with one tolerance (the compare() below).
   Verifier(DType dtype, Tolerance tolerance);
 
-  // `got` holds `expected.size()` elements of `out.elem`, as copied back from the device.
+  // `got` holds `expected.size()` elements of `out.elem`, as copied back from the device. An
+  // output whose tolerance is an error bound needs the magnitudes (std::invalid_argument
+  // naming it otherwise: the op declared a bound its oracle does not feed).
   void compare(const OutputToCheck& out, std::span<const unsigned char> got,
-               std::span<const double> expected);
+               std::span<const double> expected, const ErrorMagnitudes& magnitudes = {});
   // The same for an output of the constructor's dtype and tolerance, compared in full.
   void compare(const std::string& tensor, std::span<const unsigned char> got,
                std::span<const double> expected);
@@ -58,9 +68,14 @@ class Verifier {
   std::int64_t nonzero_outputs_ = 0, nonzero_refs_ = 0;
 };
 
-// Rows to check: all of them up to `full_limit_rows`, otherwise blocks of `block` rows spread
-// evenly from the first to the last row. Deterministic: the same shape samples the same rows.
-std::vector<std::int64_t> rows_to_verify(std::int64_t rows, std::int64_t row_elements);
+// Rows to check: all of them while the case is small (16M elements, or 512 rows), otherwise 16
+// blocks of kSampleBlockRows rows: the first and the last block always, and one block drawn from
+// the seed in each of 14 equal strata between them (so a defect that sits at fixed rows cannot
+// hide from every run, and the same seed samples the same rows).
+inline constexpr std::int64_t kSampleBlockRows = 32;
+std::vector<std::int64_t> rows_to_verify(std::int64_t rows, std::int64_t row_elements, std::uint64_t seed);
+// The first row of each block rows_to_verify() samples (empty when it checks every row).
+std::vector<std::int64_t> sampled_block_starts(std::int64_t rows, std::int64_t row_elements, std::uint64_t seed);
 
 // The reason a failed case shows: counts, tolerance, and which outputs failed how.
 std::string failure_reason(const VerifyResult& result);

@@ -84,3 +84,29 @@ TEST(ExpandSweepWithChoices, ChoicesTakePartInTheProduct) {
 
 }  // namespace
 }  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// An integer axis takes its own default even where it is not positive: window=0 is "none".
+TEST(ParseAxisFor, AnAxisAcceptsItsOwnDefaultBelowOne) {
+  const DefaultsOf defaults_of = [](std::string_view axis) {
+    return axis == "window" ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{4096};
+  };
+  EXPECT_EQ(parse_axis_assignment("window=0,100", nullptr, defaults_of).values, (std::vector<std::int64_t>{0, 100}));
+  try {
+    parse_axis_assignment("window=-1", nullptr, defaults_of);
+    FAIL() << "expected a refusal";
+  } catch (const AxisParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("or the axis's own default 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_axis_assignment("cols=0", nullptr, defaults_of), AxisParseError);
+  if (const Op* attention = Registry::instance().find_op("attention_fwd")) {
+    (void)attention;
+    EXPECT_EQ(parse_axis_for("window=0,100", Registry::instance()).values, (std::vector<std::int64_t>{0, 100}));
+    EXPECT_THROW(parse_axis_for("seq=0", Registry::instance()), AxisParseError);
+  }
+}
+
+}  // namespace
+}  // namespace kwb

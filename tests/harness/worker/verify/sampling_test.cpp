@@ -65,7 +65,7 @@ TEST(SamplePlan, LargeBhsdShapeIsSampledOnSeqAndSmallOneIsNot) {
   const Op& bhsd = op("test_bhsd_scale");
   const Shape large{{{"batch", 4}, {"heads", 8}, {"seq", 4096}, {"dim", 136}}};
   const auto specs = bhsd.tensors(large, DType::bf16);
-  const SamplePlan plan = plan_sample(bhsd, large, specs);
+  const SamplePlan plan = plan_sample(bhsd, large, specs, 1);
   EXPECT_TRUE(plan.sampled);
   EXPECT_EQ(plan.axis, "seq");
   EXPECT_EQ(plan.axis_size, 4096);
@@ -80,7 +80,7 @@ TEST(SamplePlan, LargeBhsdShapeIsSampledOnSeqAndSmallOneIsNot) {
   EXPECT_EQ(plan.elements(specs[4]), 4 * 8 * n * 136);
 
   const Shape small{{{"batch", 2}, {"heads", 2}, {"seq", 64}, {"dim", 8}}};
-  const SamplePlan all = plan_sample(bhsd, small, bhsd.tensors(small, DType::bf16));
+  const SamplePlan all = plan_sample(bhsd, small, bhsd.tensors(small, DType::bf16), 1);
   EXPECT_FALSE(all.sampled);
   EXPECT_EQ(all.indices.size(), 64u);
   EXPECT_EQ(all.note, "full");
@@ -90,7 +90,7 @@ TEST(SamplePlan, AnOutputNotAlignedWithTheAxisTurnsSamplingOffAndSaysWhy) {
   const Op& colsum = op("test_colsum");
   const Shape large{{{"rows", 1 << 20}, {"cols", 256}}};
   const auto specs = colsum.tensors(large, DType::fp16);
-  const SamplePlan plan = plan_sample(colsum, large, specs);
+  const SamplePlan plan = plan_sample(colsum, large, specs, 1);
   EXPECT_FALSE(plan.sampled);
   EXPECT_EQ(plan.indices.size(), std::size_t{1} << 20);
   EXPECT_NE(plan.note.find("output 'colsum' is not aligned with the sample axis 'rows'"), std::string::npos)
@@ -103,12 +103,12 @@ TEST(SamplePlan, ALargeAlignedInputMakesTheCaseSampledEvenWhenTheOutputIsSmall) 
   const Op& nll = op("test_label_nll");
   const Shape large{{{"rows", 65536}, {"vocab", 1024}}};
   const auto specs = nll.tensors(large, DType::bf16);
-  const SamplePlan plan = plan_sample(nll, large, specs);
+  const SamplePlan plan = plan_sample(nll, large, specs, 1);
   EXPECT_TRUE(plan.sampled) << plan.note;
   EXPECT_EQ(plan.dims(specs[1]), (std::vector<std::int64_t>{static_cast<std::int64_t>(plan.indices.size())}))
       << "the int32 labels are gathered with their rows";
   const Shape small{{{"rows", 4096}, {"vocab", 1024}}};
-  EXPECT_FALSE(plan_sample(nll, small, nll.tensors(small, DType::bf16)).sampled);
+  EXPECT_FALSE(plan_sample(nll, small, nll.tensors(small, DType::bf16)).sampled, 1);
 }
 
 TEST(SamplePlan, ASampleDimThatDoesNotHoldTheAxisIsRefusedNamingTheTensor) {
@@ -116,7 +116,7 @@ TEST(SamplePlan, ASampleDimThatDoesNotHoldTheAxisIsRefusedNamingTheTensor) {
   auto specs = bad.tensors(Shape{{{"rows", 64}, {"cols", 32}}}, DType::fp32);
   specs[0].sample_dim = 1;  // cols, not rows
   try {
-    plan_sample(bad, Shape{{{"rows", 64}, {"cols", 32}}}, specs);
+    plan_sample(bad, Shape{{{"rows", 64}, {"cols", 32}}}, specs, 1);
     FAIL() << "expected a refusal";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("tensor 'x' declares sample_dim 1"), std::string::npos) << e.what();
@@ -136,7 +136,7 @@ TEST(RunSampledOracle, APositionalOracleReceivesTheSampledIndicesAndThePlainOneT
     seen_indices = indices;
   };
   const Shape large{{{"batch", 4}, {"heads", 8}, {"seq", 4096}, {"dim", 136}}};
-  const SamplePlan plan = plan_sample(positional, large, positional.tensors(large, DType::bf16));
+  const SamplePlan plan = plan_sample(positional, large, positional.tensors(large, DType::bf16), 1);
   ASSERT_TRUE(plan.sampled);
   std::vector<HostTensor> none;
   run_sampled_oracle(positional, large, plan, {}, none);
@@ -145,7 +145,7 @@ TEST(RunSampledOracle, APositionalOracleReceivesTheSampledIndicesAndThePlainOneT
   EXPECT_EQ(seen_indices.back(), 4095) << "original positions, not 0 .. n-1 of the sub-shape";
 
   const Shape small{{{"batch", 1}, {"heads", 1}, {"seq", 5}, {"dim", 8}}};
-  const SamplePlan all = plan_sample(positional, small, positional.tensors(small, DType::bf16));
+  const SamplePlan all = plan_sample(positional, small, positional.tensors(small, DType::bf16), 1);
   run_sampled_oracle(positional, small, all, {}, none);
   EXPECT_EQ(seen_indices, (std::vector<std::int64_t>{0, 1, 2, 3, 4})) << "unsampled: every index";
 

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "harness/catalogue/host_tensor.hpp"
@@ -244,6 +246,61 @@ TEST(Verifier, DefaultToleranceAcceptsOneRoundingOfTheOutput) {
   }
 }
 
+// ---- error bounds ------------------------------------------------------------------------
+
+TEST(ErrorBound, EachElementIsCheckedAgainstItsOwnMagnitudes) {
+  // Two fp32 elements with the same reference but very different term magnitudes: an error of
+  // 1e-3 is inside the bound of the element whose terms were large, outside the other's.
+  const std::vector<double> ref = {0.5, 0.5};
+  const std::vector<double> abs_sum = {100.0, 1.0}, root_sum_sq = {10.0, 0.1};
+  const Tolerance bound{.atol = 0, .rtol = 0, .abs_sum_scale = 1e-5, .root_sum_sq_scale = 1e-5};
+  std::vector<double> got = {0.5 + 1e-3, 0.5};
+  Verifier v;
+  v.compare({"y", ElemType::fp32, bound, 2, false, std::nullopt}, encode(got, DType::fp32), ref,
+            {abs_sum, root_sum_sq});
+  VerifyResult r = v.finish(2, 2);
+  EXPECT_TRUE(r.passed) << failure_reason(r);
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_EQ(r.outputs[0].abs_sum_scale, 1e-5);
+  // bound of element 0: 1e-5 * 100 + 1e-5 * 10 = 1.1e-3 (fp32 rounding of 0.501 aside).
+  EXPECT_NEAR(r.outputs[0].worst_bound_fraction, 1e-3 / 1.1e-3, 1e-4);
+  EXPECT_NEAR(r.worst_bound_fraction, r.outputs[0].worst_bound_fraction, 0);
+
+  got = {0.5, 0.5 + 1e-3};  // the same error on the element with small terms
+  Verifier w;
+  w.compare({"y", ElemType::fp32, bound, 2, false, std::nullopt}, encode(got, DType::fp32), ref,
+            {abs_sum, root_sum_sq});
+  r = w.finish(2, 2);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_GT(r.outputs[0].worst_bound_fraction, 50);
+  EXPECT_NE(failure_reason(r).find("error bound"), std::string::npos) << failure_reason(r);
+}
+
+TEST(ErrorBound, AFlatToleranceRecordsHowCloseItCame) {
+  const std::vector<double> ref = {1.0, -2.0};
+  const std::vector<double> got = {1.0 + 5e-6, -2.0};
+  Verifier v;
+  v.compare({"y", ElemType::fp32, Tolerance{1e-5, 0}, 2, false, std::nullopt}, encode(got, DType::fp32), ref);
+  const VerifyResult r = v.finish(2, 2);
+  EXPECT_TRUE(r.passed);
+  EXPECT_GT(r.outputs[0].worst_bound_fraction, 0.4);
+  EXPECT_LT(r.outputs[0].worst_bound_fraction, 0.6);
+}
+
+TEST(ErrorBound, ABoundWithoutMagnitudesIsTheOpsMistakeAndSaysSo) {
+  const std::vector<double> ref = {1.0};
+  Verifier v;
+  try {
+    v.compare({"dw", ElemType::fp32, Tolerance{.abs_sum_scale = 1e-6}, 1, false, std::nullopt},
+              encode(ref, DType::fp32), ref);
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("output 'dw'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("abs_sum"), std::string::npos) << e.what();
+  }
+}
+
 // ---- rows_to_verify ---------------------------------------------------------------------
 
 std::vector<std::int64_t> iota_rows(std::int64_t n) {
@@ -253,33 +310,52 @@ std::vector<std::int64_t> iota_rows(std::int64_t n) {
 }
 
 TEST(RowsToVerify, SmallTensorsAreCheckedCompletely) {
-  EXPECT_EQ(rows_to_verify(1, 4096), iota_rows(1));
-  EXPECT_EQ(rows_to_verify(100, 4096), iota_rows(100));
-  EXPECT_EQ(rows_to_verify(16384, 1024), iota_rows(16384));  // exactly 2^24 elements
-  EXPECT_EQ(rows_to_verify(512, 1 << 20), iota_rows(512));   // few rows, however long
+  EXPECT_EQ(rows_to_verify(1, 4096, 1), iota_rows(1));
+  EXPECT_EQ(rows_to_verify(100, 4096, 1), iota_rows(100));
+  EXPECT_EQ(rows_to_verify(16384, 1024, 1), iota_rows(16384));  // exactly 2^24 elements
+  EXPECT_EQ(rows_to_verify(512, 1 << 20, 1), iota_rows(512));   // few rows, however long
+  EXPECT_TRUE(sampled_block_starts(512, 1 << 20, 1).empty());
 }
 
 TEST(RowsToVerify, LargeTensorsAreSampledFromFirstToLastRow) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
       {16385, 1024}, {65536, 4096}, {100003, 1000}, {513, 1 << 20}};
-  for (const auto& [rows, cols] : shapes) {
-    const auto sample = rows_to_verify(rows, cols);
-    ASSERT_FALSE(sample.empty());
-    EXPECT_LT(sample.size(), static_cast<std::size_t>(rows)) << rows << "x" << cols;
-    EXPECT_EQ(sample.front(), 0) << rows << "x" << cols;
-    EXPECT_EQ(sample.back(), rows - 1) << rows << "x" << cols;
-    for (std::size_t i = 1; i < sample.size(); ++i)
-      ASSERT_LT(sample[i - 1], sample[i]) << "not sorted and unique at " << i;
-    // Deterministic: the same shape samples the same rows.
-    EXPECT_EQ(rows_to_verify(rows, cols), sample);
+  for (const std::uint64_t seed : {1ull, 2ull, 0xdeadbeefull}) {
+    for (const auto& [rows, cols] : shapes) {
+      const auto sample = rows_to_verify(rows, cols, seed);
+      ASSERT_FALSE(sample.empty());
+      EXPECT_LT(sample.size(), static_cast<std::size_t>(rows)) << rows << "x" << cols;
+      // The first and the last block are always in.
+      for (std::int64_t r = 0; r < kSampleBlockRows; ++r) {
+        EXPECT_EQ(sample[static_cast<std::size_t>(r)], r) << rows << "x" << cols;
+        EXPECT_EQ(sample[sample.size() - 1 - static_cast<std::size_t>(r)], rows - 1 - r) << rows << "x" << cols;
+      }
+      for (std::size_t i = 1; i < sample.size(); ++i)
+        ASSERT_LT(sample[i - 1], sample[i]) << "not sorted and unique at " << i;
+      // The same seed samples the same rows; 16 blocks of kSampleBlockRows, each in the sample.
+      EXPECT_EQ(rows_to_verify(rows, cols, seed), sample);
+      const auto starts = sampled_block_starts(rows, cols, seed);
+      ASSERT_EQ(starts.size(), 16u);
+      for (const std::int64_t start : starts)
+        for (std::int64_t r = start; r < start + kSampleBlockRows; ++r)
+          EXPECT_TRUE(std::binary_search(sample.begin(), sample.end(), r)) << "row " << r << " of block " << start;
+    }
   }
 }
 
-TEST(RowsToVerify, SampleCoversTheMiddleToo) {
-  const auto sample = rows_to_verify(65536, 4096);
+TEST(RowsToVerify, TheMiddleBlocksComeFromTheSeed) {
+  // Each of the 14 strata between the first and the last block holds one block, drawn from the
+  // seed: two seeds sample different rows, and over a few seeds every stratum moves.
+  const auto one = sampled_block_starts(65536, 4096, 1), two = sampled_block_starts(65536, 4096, 2);
+  EXPECT_NE(one, two);
   std::int64_t in_middle = 0;
-  for (std::int64_t r : sample) in_middle += r > 16384 && r < 49152;
+  for (std::int64_t r : rows_to_verify(65536, 4096, 1)) in_middle += r > 16384 && r < 49152;
   EXPECT_GT(in_middle, 0);
+  std::set<std::int64_t> seen_in_stratum_3;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) seen_in_stratum_3.insert(sampled_block_starts(65536, 4096, seed)[3]);
+  EXPECT_GT(seen_in_stratum_3.size(), 4u);
+  // A middle block never overlaps the first block: the row right after it is left to chance.
+  for (std::uint64_t seed = 1; seed <= 64; ++seed) EXPECT_GE(sampled_block_starts(16385, 1024, seed)[1], kSampleBlockRows);
 }
 
 }  // namespace
