@@ -164,13 +164,15 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
     p.cases = select_shard(p.cases, spec);
   }
   check_choice("--timer", f.timer, {"auto", "cupti", "events"});
-  if (auto slowdown = test_slowdown_from_env()) {  // a test switch: the report must say it was on
-    if (!Registry::instance().find_variant(slowdown->op, slowdown->variant))
+  std::string slowed;  // a test switch: the report must say it was on
+  for (const TestSlowdown& slowdown : test_slowdowns_from_env()) {
+    if (!Registry::instance().find_variant(slowdown.op, slowdown.variant))
       throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
-                                  kTestSlowdownEnv, slowdown->variant, slowdown->op));
-    options.settings["test_slowdown"] = fmt::format("{}:{} +{:.3g}% (on purpose, {})", slowdown->op,
-                                                    slowdown->variant, 100 * slowdown->fraction, kTestSlowdownEnv);
+                                  kTestSlowdownEnv, slowdown.variant, slowdown.op));
+    slowed += fmt::format("{}{}:{} +{:.3g}%", slowed.empty() ? "" : ", ", slowdown.op, slowdown.variant,
+                          100 * slowdown.fraction);
   }
+  if (!slowed.empty()) options.settings["test_slowdown"] = fmt::format("{} (on purpose, {})", slowed, kTestSlowdownEnv);
   options.device = parse_device_index("--device", f.device);
   if (!f.devices.empty()) {
     const DeviceList list = parse_device_list("--devices", f.devices);

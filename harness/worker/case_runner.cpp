@@ -157,7 +157,7 @@ std::string nvtx_case_name(const CaseRequest& req) {
 CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   try {
-    slowdown_ = test_slowdown_from_env();
+    slowdowns_ = test_slowdowns_from_env();
   } catch (const std::invalid_argument&) {  // `kwb run` refuses a malformed value before any worker starts
   }
 }
@@ -372,7 +372,7 @@ void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const
   if (variant.reset)
     settings.reset = [&](cudaStream_t s) { variant.reset(on_stream(s)); };
   LaunchFn launch = [&](cudaStream_t s) { variant.launch(on_stream(s)); };
-  if (slowdown_ && slowdown_->applies_to(req.op, req.variant)) {  // test only (harness/worker/test_slowdown.hpp)
+  if (const TestSlowdown* slowdown = find_slowdown(slowdowns_, req.op, req.variant)) {  // test only (test_slowdown.hpp)
     // The spin kernel's own launch and the gap before it cost time too: measured with a zero
     // spin and taken off, so that the case slows by the fraction asked for.
     const double alone_ns = median_launch_ns(launch, settings.reset, stream_, 21);
@@ -383,11 +383,11 @@ void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const
       };
     };
     const double extra_launch_ns = median_launch_ns(with_spin(0), settings.reset, stream_, 21) - alone_ns;
-    const double spin_ns = std::max(0.0, slowdown_->fraction * alone_ns - extra_launch_ns);
+    const double spin_ns = std::max(0.0, slowdown->fraction * alone_ns - extra_launch_ns);
     launch = with_spin(spin_ns);
     rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch, {:.2f} us "
                              "for the extra launch itself)",
-                             kTestSlowdownEnv, 100 * slowdown_->fraction, spin_ns / 1000, extra_launch_ns / 1000);
+                             kTestSlowdownEnv, 100 * slowdown->fraction, spin_ns / 1000, extra_launch_ns / 1000);
   }
   rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
 }

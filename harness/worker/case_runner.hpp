@@ -55,7 +55,7 @@ class CaseRunner {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<Group> group_;
   bool context_lost_ = false;
-  std::optional<TestSlowdown> slowdown_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
+  std::vector<TestSlowdown> slowdowns_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
 };
 
 // A record that names the case (identity and NVTX range) and nothing else yet.

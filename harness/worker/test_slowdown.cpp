@@ -10,7 +10,8 @@
 namespace kwb {
 namespace {
 
-const char* kForm = "write OP:VARIANT:FRACTION, e.g. rmsnorm_fwd:fused_v2_vec16:0.05 (a 5% slowdown)";
+const char* kForm =
+    "write OP:VARIANT:FRACTION, e.g. rmsnorm_fwd:fused_v2_vec16:0.05 (a 5% slowdown), several separated by commas";
 
 }  // namespace
 
@@ -30,10 +31,32 @@ TestSlowdown parse_test_slowdown(const std::string& text) {
   return s;
 }
 
-std::optional<TestSlowdown> test_slowdown_from_env() {
+std::vector<TestSlowdown> parse_test_slowdowns(const std::string& text) {
+  std::vector<TestSlowdown> out;
+  std::size_t from = 0;
+  for (;;) {
+    const auto comma = text.find(',', from);
+    TestSlowdown s = parse_test_slowdown(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (find_slowdown(out, s.op, s.variant))
+      throw std::invalid_argument(fmt::format("{}='{}' names {}:{} twice; give each variant one fraction",
+                                              kTestSlowdownEnv, text, s.op, s.variant));
+    out.push_back(std::move(s));
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
+std::vector<TestSlowdown> test_slowdowns_from_env() {
   const char* value = std::getenv(kTestSlowdownEnv);
-  if (!value || !*value) return std::nullopt;
-  return parse_test_slowdown(value);
+  if (!value || !*value) return {};
+  return parse_test_slowdowns(value);
+}
+
+const TestSlowdown* find_slowdown(const std::vector<TestSlowdown>& slowdowns, const std::string& op,
+                                  const std::string& variant) {
+  for (const TestSlowdown& s : slowdowns)
+    if (s.applies_to(op, variant)) return &s;
+  return nullptr;
 }
 
 }  // namespace kwb

@@ -1,7 +1,8 @@
-// A test-only switch that makes one variant slower by a known fraction, so that a GPU run can
+// A test-only switch that makes variants slower by a known fraction, so that a GPU run can
 // prove that the regression gate (`kwb compare`) catches a real slowdown and names it.
 //
-//   KWB_TEST_SLOWDOWN=OP:VARIANT:FRACTION kwb run ...   e.g. rmsnorm_fwd:fused_v2_vec16:0.05
+//   KWB_TEST_SLOWDOWN=OP:VARIANT:FRACTION[,OP:VARIANT:FRACTION...] kwb run ...
+//   e.g. rmsnorm_fwd:fused_v2_vec16:0.05,softmax_fwd:fused_v1_row_per_block:0.05
 //
 // The worker (which inherits the environment) first times the variant hot with CUDA events (the
 // median of 21 launches, just before its timing), and the variant followed by a zero-length spin
@@ -18,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kwb {
 
@@ -31,9 +33,15 @@ struct TestSlowdown {
 
 // "OP:VARIANT:FRACTION"; std::invalid_argument saying what is wrong and how to write it.
 TestSlowdown parse_test_slowdown(const std::string& text);
+// A comma list of them; a variant named twice is refused.
+std::vector<TestSlowdown> parse_test_slowdowns(const std::string& text);
 
-// The switch from the environment; nullopt when unset or empty. Throws as parse_test_slowdown.
-std::optional<TestSlowdown> test_slowdown_from_env();
+// The switch from the environment; empty when unset or empty. Throws as parse_test_slowdowns.
+std::vector<TestSlowdown> test_slowdowns_from_env();
+
+// The entry that slows this variant, or null.
+const TestSlowdown* find_slowdown(const std::vector<TestSlowdown>& slowdowns, const std::string& op,
+                                  const std::string& variant);
 
 // The median of `launches` hot launches of `launch` on `stream`, each timed with CUDA events,
 // `reset` (when set) run before each outside the events. Nanoseconds.

@@ -26,13 +26,24 @@ TEST(TestSlowdown, RefusesMalformedValues) {
 
 TEST(TestSlowdown, UnsetOrEmptyEnvironmentMeansOff) {
   unsetenv(kTestSlowdownEnv);
-  EXPECT_FALSE(test_slowdown_from_env().has_value());
+  EXPECT_TRUE(test_slowdowns_from_env().empty());
   setenv(kTestSlowdownEnv, "", 1);
-  EXPECT_FALSE(test_slowdown_from_env().has_value());
+  EXPECT_TRUE(test_slowdowns_from_env().empty());
   setenv(kTestSlowdownEnv, "rope_fwd:fused_v1_vec16_shared_table:0.1", 1);
-  ASSERT_TRUE(test_slowdown_from_env().has_value());
-  EXPECT_DOUBLE_EQ(test_slowdown_from_env()->fraction, 0.1);
+  ASSERT_EQ(test_slowdowns_from_env().size(), 1u);
+  EXPECT_DOUBLE_EQ(test_slowdowns_from_env()[0].fraction, 0.1);
   unsetenv(kTestSlowdownEnv);
+}
+
+TEST(TestSlowdown, SeveralVariantsEachWithItsOwnFraction) {
+  const auto list = parse_test_slowdowns("a:b:0.05,c:d:0.02");
+  ASSERT_EQ(list.size(), 2u);
+  ASSERT_NE(find_slowdown(list, "c", "d"), nullptr);
+  EXPECT_DOUBLE_EQ(find_slowdown(list, "c", "d")->fraction, 0.02);
+  EXPECT_DOUBLE_EQ(find_slowdown(list, "a", "b")->fraction, 0.05);
+  EXPECT_EQ(find_slowdown(list, "a", "d"), nullptr);
+  for (const char* bad : {"a:b:0.05,", ",a:b:0.05", "a:b:0.05,,c:d:0.1", "a:b:0.05,a:b:0.1"})
+    EXPECT_THROW(parse_test_slowdowns(bad), std::invalid_argument) << bad;
 }
 
 }  // namespace
