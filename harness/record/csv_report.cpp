@@ -92,6 +92,9 @@ const std::vector<Column>& trailing_columns() {
       // Empty when NVML was unavailable: not measured, never zero.
       {"sm_clock_min_mhz", timing([](const T& t) { return t.clocks ? num(t.clocks->sm_min_mhz) : std::string(); })},
       {"sm_clock_max_mhz", timing([](const T& t) { return t.clocks ? num(t.clocks->sm_max_mhz) : std::string(); })},
+      {"sm_clock_mean_mhz", timing([](const T& t) {
+         return t.clocks && t.clocks->sm_mean_mhz > 0 ? num(t.clocks->sm_mean_mhz) : std::string();
+       })},
       {"throttled_samples", timing([](const T& t) { return t.clocks ? num(t.clocks->throttled_samples) : std::string(); })},
       {"model_bytes", derived([](const Derived& d) { return num(d.model_bytes); })},
       {"model_flops", derived([](const Derived& d) { return num(d.model_flops); })},

@@ -89,6 +89,9 @@ struct ClockSummary {
   std::int64_t samples = 0;
   std::int64_t throttled_samples = 0;     // in a batch read under 90% of rated max or throttled
   std::vector<std::string> throttle_reasons;  // NVML reasons seen ("sw_power_cap", ...)
+  // The SM clock the samples ran at: each batch's readings averaged, weighted by its samples.
+  // 0 in reports written before it was recorded.
+  double sm_mean_mhz = 0;
 };
 
 struct TimingResult {

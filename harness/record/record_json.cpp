@@ -115,6 +115,7 @@ Json clocks_json(const ClockSummary& c) {
   Json j = Json::object();
   j["sm_min_mhz"] = number(c.sm_min_mhz);
   j["sm_max_mhz"] = number(c.sm_max_mhz);
+  if (c.sm_mean_mhz > 0) j["sm_mean_mhz"] = number(c.sm_mean_mhz);
   j["sm_rated_max_mhz"] = number(c.sm_rated_max_mhz);
   j["readings"] = c.readings;
   j["samples"] = c.samples;
@@ -324,6 +325,7 @@ ClockSummary read_clocks(const Node& n) {
   ClockSummary c;
   c.sm_min_mhz = n["sm_min_mhz"].number();
   c.sm_max_mhz = n["sm_max_mhz"].number();
+  if (auto mean = n.find("sm_mean_mhz")) c.sm_mean_mhz = mean->number();
   c.sm_rated_max_mhz = n["sm_rated_max_mhz"].number();
   c.readings = n["readings"].integer<std::int64_t>();
   c.samples = n["samples"].integer<std::int64_t>();

@@ -1,4 +1,4 @@
-// Throttled or clock-shifted sides of a case (see clock_rule.hpp).
+// Verdicts that the two sides' SM clocks could explain (see clock_rule.hpp).
 #include "reports/compare/clock_rule.hpp"
 
 #include <cmath>
@@ -22,9 +22,25 @@ std::string throttled_text(const char* side, const ClockSummary& c) {
                      reasons.empty() ? "" : " (" + reasons + ")", c.sm_min_mhz, c.sm_max_mhz);
 }
 
-}  // namespace
+std::string side_text(const char* side, const ClockSummary& c) {
+  return fmt::format("{} mean SM clock {:.0f} MHz ({:.0f}% of its samples throttled)", side, c.sm_mean_mhz,
+                     100 * throttled_share(c));
+}
 
-std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next) {
+// The rule for reports that carry mean clocks: does the verdict survive the cycle ratio?
+std::optional<std::string> cycle_rule(const ClockSummary& base, const ClockSummary& next, const Decision& d) {
+  const double clock_ratio = next.sm_mean_mhz / base.sm_mean_mhz;
+  const double lo = d.ratio.lo * clock_ratio, hi = d.ratio.hi * clock_ratio;
+  const bool holds = d.verdict == Verdict::slower ? lo > 1 + d.tolerance : hi < 1 - d.tolerance;
+  if (holds) return std::nullopt;
+  return fmt::format(
+      "clocks differ: {}, {}; scaled by the clock ratio {:.4f} (a compute-bound kernel's time follows its "
+      "clock) the interval is [{:.4f}, {:.4f}], inside the +-{:.3g}% band",
+      side_text("BASE", base), side_text("NEW", next), clock_ratio, lo, hi, 100 * d.tolerance);
+}
+
+// The rule for reports written before the mean clock was recorded.
+std::optional<std::string> range_rule(const TimingResult& base, const TimingResult& next) {
   std::string throttled;
   for (const auto& [side, timing] : {std::pair{"BASE", &base}, std::pair{"NEW", &next}})
     if (timing->clocks && throttled_share(*timing->clocks) > kMaxThrottledShare)
@@ -40,6 +56,15 @@ std::optional<std::string> clock_problem(const TimingResult& base, const TimingR
                      "{:+.1f}%, more than the {:.0f}% a timing comparison allows",
                      base.clocks->sm_min_mhz, base.clocks->sm_max_mhz, next.clocks->sm_min_mhz,
                      next.clocks->sm_max_mhz, 100 * shift, 100 * kMaxClockShift);
+}
+
+}  // namespace
+
+std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision) {
+  if (decision.verdict != Verdict::slower && decision.verdict != Verdict::faster) return std::nullopt;
+  if (base.clocks && next.clocks && base.clocks->sm_mean_mhz > 0 && next.clocks->sm_mean_mhz > 0)
+    return cycle_rule(*base.clocks, *next.clocks, decision);
+  return range_rule(base, next);
 }
 
 }  // namespace kwb

@@ -48,8 +48,8 @@ std::string compare_markdown(const CompareReport& r) {
                     format_ratio(r.overall.geomean_ratio), format_change(r.overall.geomean_ratio));
   md += fmt::format("Verdicts from the {:.0f}% bootstrap interval of the ratio of medians ({} resamples) against "
                     "a band of +- the threshold, widened to a minimum effect of {} us and to the case's run-to-run "
-                    "spread where other runs of BASE give it, and a Mann-Whitney U test at p < {}; a case whose "
-                    "clocks were throttled or shifted is ambiguous (throttled).\n\n",
+                    "spread where other runs of BASE give it, and a Mann-Whitney U test at p < {}; a slower or "
+                    "faster verdict the two sides' clocks could explain is ambiguous (throttled).\n\n",
                     r.settings.confidence * 100, r.settings.resamples, r.settings.min_effect_us, r.settings.alpha);
   for (const std::string& line : gate_lines(r)) md += "- " + cell(line) + "\n";
 

@@ -45,14 +45,13 @@ ComparedCase compare_case(const CasePair& pair, const CompareInputs& in) {
     c.decision = decide(b.timing->samples_us, n.timing->samples_us, s);
     c.base_lacks_samples = b.timing->samples_us.empty();
     c.new_lacks_samples = n.timing->samples_us.empty();
-    // Clocks that make the timings incomparable leave no verdict but "same" standing.
-    if (c.decision.verdict != Verdict::same)
-      if (auto problem = clock_problem(*b.timing, *n.timing)) {
-        c.throttled = true;
-        c.decision.reason = fmt::format("{}; the samples alone said {}: {}", *problem, to_string(c.decision.verdict),
-                                        c.decision.reason);
-        c.decision.verdict = Verdict::ambiguous;
-      }
+    // A slower or faster verdict the clocks could explain does not stand.
+    if (auto problem = clock_problem(*b.timing, *n.timing, c.decision)) {
+      c.throttled = true;
+      c.decision.reason = fmt::format("{}; the samples alone said {}: {}", *problem, to_string(c.decision.verdict),
+                                      c.decision.reason);
+      c.decision.verdict = Verdict::ambiguous;
+    }
     // Reports without per-sample arrays (samples/ drops them) still show the ratio of medians.
     if (c.decision.base_count == 0) c.decision.base_median_us = b.timing->span.median;
     if (c.decision.new_count == 0) c.decision.new_median_us = n.timing->span.median;

@@ -85,6 +85,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   ClockSummary clocks;
   clocks.sm_min_mhz = 1755.0000000000002;
   clocks.sm_max_mhz = 1980;
+  clocks.sm_mean_mhz = 1901.0 / 3.0 * 3.0 + 0.1;
   clocks.sm_rated_max_mhz = 1980;
   clocks.readings = 14;
   clocks.samples = 137;
@@ -286,6 +287,7 @@ inline void expect_same(const TimingResult& a, const TimingResult& b) {
     SCOPED_TRACE("clocks");
     KWB_SAME_D(clocks->sm_min_mhz);
     KWB_SAME_D(clocks->sm_max_mhz);
+    KWB_SAME_D(clocks->sm_mean_mhz);
     KWB_SAME_D(clocks->sm_rated_max_mhz);
     KWB_SAME(clocks->readings);
     KWB_SAME(clocks->samples);

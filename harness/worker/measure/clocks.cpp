@@ -26,8 +26,16 @@ bool reading_throttled(const ClockReading& r, double max_sm_mhz) {
 
 std::optional<ClockSummary> summarize_clocks(const std::vector<BatchClocks>& batches, double max_sm_mhz) {
   std::optional<ClockSummary> s;
+  double weighted_mhz = 0;
+  std::int64_t weighted_samples = 0;
   for (const BatchClocks& b : batches) {
     bool throttled = false;
+    if (!b.readings.empty()) {
+      double sum = 0;
+      for (const ClockReading& r : b.readings) sum += r.sm_mhz;
+      weighted_mhz += sum / static_cast<double>(b.readings.size()) * static_cast<double>(b.samples);
+      weighted_samples += b.samples;
+    }
     for (const ClockReading& r : b.readings) {
       if (!s) {
         s = ClockSummary{};
@@ -46,6 +54,7 @@ std::optional<ClockSummary> summarize_clocks(const std::vector<BatchClocks>& bat
     if (s) s->samples += b.samples;
     if (throttled) s->throttled_samples += b.samples;
   }
+  if (s && weighted_samples > 0) s->sm_mean_mhz = weighted_mhz / static_cast<double>(weighted_samples);
   return s;
 }
 

@@ -45,7 +45,7 @@ TEST(SummarizeClocks, CountsEverySampleOfAThrottledBatchAndNoneOfTheOthers) {
   std::uniform_int_distribution<int> batch_size(1, 64), clock(1800, 1980), slow(600, 1700);
   std::vector<BatchClocks> batches;
   std::int64_t expected_throttled = 0, expected_samples = 0;
-  double expected_min = 1e9, expected_max = 0;
+  double expected_min = 1e9, expected_max = 0, weighted = 0;
   for (int b = 0; b < 40; ++b) {
     BatchClocks batch;
     batch.samples = batch_size(rng);
@@ -57,6 +57,7 @@ TEST(SummarizeClocks, CountsEverySampleOfAThrottledBatchAndNoneOfTheOthers) {
       expected_max = std::max(expected_max, v);
     }
     expected_samples += batch.samples;
+    weighted += (first + second) / 2 * static_cast<double>(batch.samples);
     if (throttle) expected_throttled += batch.samples;
     batches.push_back(batch);
   }
@@ -70,6 +71,8 @@ TEST(SummarizeClocks, CountsEverySampleOfAThrottledBatchAndNoneOfTheOthers) {
   EXPECT_EQ(s->sm_min_mhz, expected_min);
   EXPECT_EQ(s->sm_max_mhz, expected_max);
   EXPECT_EQ(s->sm_rated_max_mhz, kMax);
+  // The mean clock weights each batch's mean reading by the samples it ran.
+  EXPECT_NEAR(s->sm_mean_mhz, weighted / static_cast<double>(expected_samples), 1e-9);
   EXPECT_TRUE(s->throttle_reasons.empty()) << "the idle bit is not a throttle reason";
 }
 
