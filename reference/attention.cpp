@@ -126,9 +126,10 @@ std::optional<std::string> attention_invalid(const Shape& s) {
 // every row fails, in bf16 and fp16. On O it is 0.01 sum_j p_j (g_j - mean g) (v_je - o_e), random
 // in sign across elements: fp16's bound (3 u, u = 2^-11) sits ~7x under it and most elements fail;
 // in bf16 the baseline's stored scores (u = 2^-8, weighted by |g| rather than |g - mean g|) already
-// make an error of the same order, so O alone catches it only in the tail (simulated worst
-// element ~0.9-1.3x its bound) and lse is the output that names the defect. The P rounding of the
-// flash kernels sits at 0.15-0.4x the bound, the baseline at ~0.55x (over 3e4 elements: ~4 sigma).
+// make an error of the same order, so O alone catches it only in the tail (simulated: worst
+// element 0.7-0.93x its bound over 1e4 elements, ~1.05x over 5e5, where 1-2 fail) and lse is the
+// output that names the defect. Simulated real kernels: the flash kernels' P rounding at 0.14-0.3x
+// the bound on O (lse < 0.01x), the eager baseline at 0.42-0.58x on O and <= 0.41x on lse.
 Tolerance output_tolerance(const AttentionAxes& a, DType dtype) {
   const ElemType out = elem_type_of(dtype);
   const double keys = static_cast<double>(a.max_keys());

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -198,6 +199,8 @@ TEST(AttentionErrorBound, EagerBaselinesScoresStoredInTheDtypeStayInsideTheBound
       EXPECT_LT(r.o.worst_bound_fraction, 0.75) << c.name() << " " << to_string(dtype);
       EXPECT_LT(r.lse.worst_bound_fraction, 0.75) << c.name() << " " << to_string(dtype);
       EXPECT_EQ(r.o.mismatches + r.lse.mismatches, 0);
+      std::printf("%s %s: eager baseline o worst %.2fx its bound, lse %.2fx\n", c.name().c_str(),
+                  std::string(to_string(dtype)).c_str(), r.o.worst_bound_fraction, r.lse.worst_bound_fraction);
     }
 }
 
@@ -226,6 +229,12 @@ TEST(AttentionErrorBound, LogitScaleOnePercentOffFailsAtTheDefaultShapes) {
         EXPECT_GT(bad.o.worst_bound_fraction, 2 * flash.o.worst_bound_fraction) << where;
       }
       EXPECT_EQ(flash.o.mismatches + flash.lse.mismatches, 0) << where;
+      std::printf("%s: 1%% scale: o worst %.2fx its bound (%lld of %lld fail), lse worst %.1fx (%lld of %lld); "
+                  "flash: o %.2fx, lse %.3fx\n",
+                  where.c_str(), bad.o.worst_bound_fraction, static_cast<long long>(bad.o.mismatches),
+                  static_cast<long long>(bad.o.elements_checked), bad.lse.worst_bound_fraction,
+                  static_cast<long long>(bad.lse.mismatches), static_cast<long long>(bad.lse.elements_checked),
+                  flash.o.worst_bound_fraction, flash.lse.worst_bound_fraction);
     }
 }
 

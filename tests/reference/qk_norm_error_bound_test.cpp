@@ -1,8 +1,8 @@
 // qk_norm_fwd's and qk_norm_bwd's error bounds (reference/qk_norm.cpp) against CPU simulations
 // of their kernels, checked by the Verifier as a device output is: the fused kernels and the
 // eager baselines stay inside, and a kernel whose norm drops the tail of the head vector (the
-// 4 elements past the last 8-wide pack at head_dim 100) fails, where the table's flat bf16
-// tolerance let it pass.
+// 4 elements past the last 8-wide pack at head_dim 100) fails in most elements, where the
+// table's flat bf16 tolerance caught under 2% of them.
 //
 // Simulated, in float from the seeded inputs rounded to the dtype:
 //   fused fwd: fp32 sum of squares, r = 1 / sqrt (rsqrtf's 2 ulp applied, alternating sign),
@@ -112,7 +112,7 @@ TEST(QkNormErrorBound, ForwardKernelsStayInsideTheRelativeBound) {
     }
 }
 
-TEST(QkNormErrorBound, ForwardNormWithoutTheHeadVectorsTailFailsWhereTheFlatTablePassedIt) {
+TEST(QkNormErrorBound, ForwardNormWithoutTheHeadVectorsTailFailsWhereTheFlatTableMissedIt) {
   const Op& op = registered_op("qk_norm_fwd");
   const Shape s = qk_shape(64, 32, 8, 100);
   std::uint64_t seed = 400;
@@ -126,7 +126,7 @@ TEST(QkNormErrorBound, ForwardNormWithoutTheHeadVectorsTailFailsWhereTheFlatTabl
     if (dtype == DType::bf16) {  // the table's flat tolerance it replaces: 8e-3 + 1.6e-2 |y|
       const auto flat = check_simulated("q_out", ElemType::bf16,
                                         reduction_tolerance(ElemType::bf16, 100, ElemType::fp32, 0.0), y, expected[0]);
-      EXPECT_EQ(flat.mismatches, 0) << "the flat tolerance let the defect pass";
+      EXPECT_LT(flat.mismatches, c.elements_checked / 50) << "the flat tolerance let nearly all of it pass";
     }
   }
 }
