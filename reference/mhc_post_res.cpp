@@ -93,7 +93,9 @@ std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
   t.push_back(mhc_streams_output("dH", s, stream_mix_tolerance(dtype, n)));
   t.push_back(mhc_token_output("dF", s, stream_mix_tolerance(dtype, n)));
   // dR and dh_post are per-token dots over the C channels of one stream: K = C unit-scale
-  // products (dHout H, dHout F), accumulated in fp32 and written in fp32.
+  // products (dHout H, dHout F), accumulated in fp32 and written in fp32. They keep
+  // reduction_tolerance: for a long zero-mean sum its random-walk model is tighter than a bound
+  // on sum |term|.
   t.push_back(mhc_coefficients_output("dR", {T, n, n}, reduction_tolerance(ElemType::fp32, C, ElemType::fp32, 1.0)));
   t.push_back(mhc_coefficients_output("dh_post", {T, n}, reduction_tolerance(ElemType::fp32, C, ElemType::fp32, 1.0)));
   return t;
