@@ -17,9 +17,9 @@
 // Verification samples along `seq`: Q, O (dim 1) and lse (dim 2) are gathered at the sampled
 // query rows; K and V stay whole (every query reads every key). The oracle needs the original
 // positions of the sampled rows for the mask, so it is a positional_oracle (Op's field).
-// Cost: per sampled row and head, keys * d * 2 multiply-adds in fp64; the largest default case
-// (s 16384, 512 sampled rows x 32 heads, causal) is ~3.4e10 multiply-adds: a few seconds on 16
-// cores, because the queries of one kv head are tiled so that each K and V row is fetched once
+// Cost: per sampled row and head, keys * d * 5 multiply-adds in fp64 (q . k, p v, and three for
+// the error magnitudes of output_tolerance); the largest default case (s 16384, 512 sampled rows
+// x 32 heads, causal) is ~8.6e10 multiply-adds: several seconds on 16 cores, because the queries of one kv head are tiled so that each K and V row is fetched once
 // per tile of 64 queries (attention_tile), not once per query (8 MB of fp64 K/V per row at 16k).
 //
 // Inputs: Q and K ~ N(0, 1.5), so logits have a standard deviation of 1.5^2 = 2.25 (extremes near
@@ -98,27 +98,54 @@ std::optional<std::string> attention_invalid(const Shape& s) {
   return std::nullopt;
 }
 
-// O sums p_j v_j over up to max_keys() keys in fp32 (term_scale 1: |p_j v_j| <= |v_j| ~ 1, a
-// bound, as sum p_j = 1). On top of it, the probabilities are rounded to the dtype before the
-// P V product (every flash kernel's P operand, and the baseline's P) and the baseline's scores
-// are stored in the dtype (torch's matmul output): each term off by ~u |p_j v_j| and each logit by
-// u |l_j| (|l| up to ~10). The logit error is NOT averaged away: with peaky rows (logit std ~2.25)
-// a few keys carry the output, each weight is off by a factor e^(u |l|) ~ 1 + 10 u, so O moves by
-// up to ~10 u |v| with |v| up to ~4: 16 u more. Measured on an H100 (2026-11-23, default shapes,
-// bf16): the baseline's worst error 0.050 against 4 u more's 0.024 bound (a few elements out of
-// millions failed); 16 u gives 0.086. Flash kernels (fp32 scores) sit far inside. lse: exact inputs and an fp32
-// dot over d give a flash kernel ~1e-6; the baseline's scores rounded to the dtype move lse by
-// up to u max|l_j| <= u (|lse| + spread): rtol 2u and atol 8u.
+// Error bounds (harness/catalogue/tolerance.hpp). The oracle reports, per element of O (query i,
+// dim e, normalised weights p_j over the visible keys, g_j = attention_logit_sensitivity):
+//   A = sum_j p_j |v_je|                                   (the terms of the P V sum)
+//   R = sqrt(sum_j p_j^2 (v_je^2 + g_j^2 (v_je - o_e)^2))   (the rounded terms, below)
+// and per lse, R = sqrt(sum_j (p_j g_j)^2). What each real variant rounds:
+//   - P to the dtype before P V (every flash kernel's A operand, the baseline's P): term j off by
+//     up to u p_j |v_je|, independently per key: the p_j v_je part of R.
+//   - the raw score q . k stored in the dtype (the eager baseline's S, as torch.matmul returns
+//     it): logit j off by eps_j g_j, |eps_j| <= u, which moves O by sum_j p_j eps_j g_j (v_je - o_e)
+//     (the weights renormalise) and lse by sum_j p_j eps_j g_j: the g_j parts of R. In bf16 this
+//     is the largest error any real variant makes (|g| up to ~10 at the default inputs).
+//   - fp32 accumulation of P V on the tensor cores: 2 u32 per m16n8k16 step of 16 keys, and one
+//     rescale of O per 64-key tile (flash) or one normalisation: the A part.
+//   - O's own rounding to the dtype: rtol 1.25 u (rounding_rtol). fp16 weights below 6e-5 are
+//     subnormal and lose their relative precision (2^-25 absolute each, random sign): atol
+//     4 sqrt(K) 2^-25 (bf16: none).
+//   - lse in fp32 from fp32 row sums (relative error up to u32 per add: at most K / 4 adds per
+//     lane of a flash quad, fewer in the baseline's block reduction) and a log: the fp32 table
+//     plus u32 (K / 4 + 16) absolute.
+// Scales: rounded_terms_scale = 3 u (7 sigma), fp32_roundings_scale for the adds.
+//
+// What the bound catches (tests/reference/attention_error_bound_test.cpp simulates both in
+// bf16 and fp16 with the kernels' rounding steps): a logit scale off by 1% moves logit j by
+// 0.01 g_j. On lse that shift is coherent, 0.01 sum_j p_j g_j ~ 0.05 at seq 4096, against a bound
+// of 3 u sqrt(sum (p_j g_j)^2), which the averaging over the ~10-50 keys that carry a row shrinks:
+// every row fails, in bf16 and fp16. On O it is 0.01 sum_j p_j (g_j - mean g) (v_je - o_e), random
+// in sign across elements: fp16's bound (3 u, u = 2^-11) sits ~7x under it and most elements fail;
+// in bf16 the baseline's stored scores (u = 2^-8, weighted by |g| rather than |g - mean g|) already
+// make an error of the same order, so O alone catches it only in the tail (simulated: worst
+// element 0.7-0.93x its bound over 1e4 elements, ~1.05x over 5e5, where 1-2 fail) and lse is the
+// output that names the defect. Simulated real kernels: the flash kernels' P rounding at 0.14-0.3x
+// the bound on O (lse < 0.01x), the eager baseline at 0.42-0.58x on O and <= 0.41x on lse.
 Tolerance output_tolerance(const AttentionAxes& a, DType dtype) {
   const ElemType out = elem_type_of(dtype);
-  Tolerance t = reduction_tolerance(out, a.max_keys(), ElemType::fp32, 1.0);
-  t.atol += 16 * unit_roundoff(out);
+  const double keys = static_cast<double>(a.max_keys());
+  Tolerance t;
+  t.atol = 4 * std::sqrt(keys) * subnormal_rounding(out);
+  t.rtol = rounding_rtol(out);
+  t.abs_sum_scale = fp32_roundings_scale(2 * std::ceil(keys / 16) + std::ceil(keys / 64));
+  t.root_sum_sq_scale = rounded_terms_scale(out);
   return t;
 }
-Tolerance lse_tolerance(DType dtype) {
-  const double u = unit_roundoff(elem_type_of(dtype));
-  const Tolerance base = default_tolerance(ElemType::fp32);
-  return {base.atol + 8 * u, base.rtol + 2 * u};
+Tolerance lse_tolerance(const AttentionAxes& a, DType dtype) {
+  const double keys = static_cast<double>(a.max_keys());
+  Tolerance t = default_tolerance(ElemType::fp32);
+  t.atol += unit_roundoff(ElemType::fp32) * (keys / 4 + 16);
+  t.root_sum_sq_scale = rounded_terms_scale(elem_type_of(dtype));
+  return t;
 }
 
 std::vector<TensorSpec> attention_tensors(const Shape& s, DType dtype) {
@@ -131,7 +158,7 @@ std::vector<TensorSpec> attention_tensors(const Shape& s, DType dtype) {
       {.name = "o", .dims = {a.batch, a.seq, a.heads, a.head_dim}, .is_output = true, .sample_dim = 1,
        .tolerance = output_tolerance(a, dtype)},
       {.name = "lse", .dims = {a.batch, a.heads, a.seq}, .is_output = true, .sample_dim = 2,
-       .elem = ElemType::fp32, .tolerance = lse_tolerance(dtype)},
+       .elem = ElemType::fp32, .tolerance = lse_tolerance(a, dtype)},
   };
 }
 
@@ -146,22 +173,29 @@ struct QueryRef {
   double* o;
   double* lse;
   std::int64_t position;  // the query's index in the sequence (its sampled row's original index)
+  double* o_abs_sum;      // d values: sum_j p_j |v_je|
+  double* o_root_sum_sq;  // d values: sqrt(sum_j p_j^2 (v_je^2 + g_j^2 (v_je - o_e)^2))
+  double* lse_root_sum_sq;  // sqrt(sum_j (p_j g_j)^2)
 };
 
-// The same arithmetic as attention_row (reference/attention.hpp), for a tile of queries;
-// `logits` holds queries.size() * seq values.
+// The same arithmetic as attention_row (reference/attention.hpp), for a tile of queries, plus
+// the error magnitudes of output_tolerance; `logits` and `sensitivity` hold queries.size() * seq
+// values, `moments` 2 * d per query. R of O expands as sum p^2 v^2 (1 + g^2) - 2 o sum p^2 g^2 v
+// + o^2 sum p^2 g^2 so that one pass over the keys (o is known only at its end) gives it.
 void attention_tile(const std::vector<QueryRef>& queries, const double* k, const double* v, std::int64_t seq,
                     std::int64_t d, std::int64_t kv_stride, const AttentionMask& mask, double softcap,
-                    std::vector<double>& logits) {
+                    std::vector<double>& logits, std::vector<double>& sensitivity, std::vector<double>& moments) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   const std::size_t nq = queries.size();
-  std::vector<double> max_logit(nq, -INFINITY), sum(nq, 0.0);
+  std::vector<double> max_logit(nq, -INFINITY), sum(nq, 0.0), sum_pg2(nq, 0.0);
   std::int64_t lo = seq, hi = 0;
   for (const QueryRef& u : queries) {
     lo = std::min(lo, mask.first_key(u.position));
     hi = std::max(hi, mask.end_key(u.position, seq));
     std::fill(u.o, u.o + d, 0.0);
+    std::fill(u.o_abs_sum, u.o_abs_sum + d, 0.0);
   }
+  std::fill(moments.begin(), moments.begin() + static_cast<std::ptrdiff_t>(2 * d * nq), 0.0);
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* kj = k + j * kv_stride;
     for (std::size_t u = 0; u < nq; ++u) {
@@ -172,8 +206,11 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
       for (; e + 4 <= d; e += 4)
         for (int w = 0; w < 4; ++w) part[w] += q[e + w] * kj[e + w];
       for (; e < d; ++e) part[0] += q[e] * kj[e];
-      const double l = attention_logit(scale * ((part[0] + part[1]) + (part[2] + part[3])), softcap);
-      logits[u * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j)] = l;
+      const double score = scale * ((part[0] + part[1]) + (part[2] + part[3]));
+      const double l = attention_logit(score, softcap);
+      const std::size_t at = u * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j);
+      logits[at] = l;
+      sensitivity[at] = attention_logit_sensitivity(score, softcap);
       max_logit[u] = std::fmax(max_logit[u], l);
     }
   }
@@ -181,15 +218,37 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
     const double* vj = v + j * kv_stride;
     for (std::size_t u = 0; u < nq; ++u) {
       if (!mask.visible(queries[u].position, j, seq)) continue;
-      const double p = std::exp(logits[u * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j)] - max_logit[u]);
+      const std::size_t at = u * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j);
+      const double p = std::exp(logits[at] - max_logit[u]), g = sensitivity[at];
+      const double p2 = p * p, p2g2 = p2 * g * g, p2_1g2 = p2 + p2g2;
       sum[u] += p;
+      sum_pg2[u] += p2g2;
       double* o = queries[u].o;
-      for (std::int64_t e = 0; e < d; ++e) o[e] += p * vj[e];
+      double* abs_sum = queries[u].o_abs_sum;
+      double* v2 = moments.data() + 2 * d * u;  // sum p^2 (1 + g^2) v^2
+      double* gv = v2 + d;                      // sum p^2 g^2 v
+      for (std::int64_t e = 0; e < d; ++e) {
+        const double x = vj[e];
+        o[e] += p * x;
+        abs_sum[e] += p * std::fabs(x);
+        v2[e] += p2_1g2 * x * x;
+        gv[e] += p2g2 * x;
+      }
     }
   }
   for (std::size_t u = 0; u < nq; ++u) {
-    for (std::int64_t e = 0; e < d; ++e) queries[u].o[e] /= sum[u];
+    const double inv = 1.0 / sum[u], inv2 = inv * inv;
+    const double* v2 = moments.data() + 2 * d * u;
+    const double* gv = v2 + d;
+    for (std::int64_t e = 0; e < d; ++e) {
+      const double o = queries[u].o[e] * inv;
+      queries[u].o[e] = o;
+      queries[u].o_abs_sum[e] *= inv;
+      const double r2 = (v2[e] - 2 * o * gv[e] + o * o * sum_pg2[u]) * inv2;
+      queries[u].o_root_sum_sq[e] = std::sqrt(std::max(r2, 0.0));
+    }
     *queries[u].lse = max_logit[u] + std::log(sum[u]);
+    *queries[u].lse_root_sum_sq = std::sqrt(sum_pg2[u]) * inv;
   }
 }
 
@@ -206,20 +265,30 @@ void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, con
   const std::int64_t row_tiles = (n + rows_per_tile - 1) / rows_per_tile;
   const std::int64_t tasks = a.batch * kvh * row_tiles;
   const AttentionMask mask = a.mask();
+  HostTensor& o = out[0];
+  HostTensor& lse = out[1];
+  o.abs_sum.assign(o.values.size(), 0.0);
+  o.root_sum_sq.assign(o.values.size(), 0.0);
+  lse.root_sum_sq.assign(lse.values.size(), 0.0);
   std::atomic<std::int64_t> next{0};
   auto work = [&] {
-    std::vector<double> logits(static_cast<std::size_t>(rows_per_tile * group * seq));
+    const auto tile_queries = static_cast<std::size_t>(rows_per_tile * group);
+    std::vector<double> logits(tile_queries * static_cast<std::size_t>(seq)), sensitivity(logits.size());
+    std::vector<double> moments(tile_queries * static_cast<std::size_t>(2 * d));
     std::vector<QueryRef> queries;
     for (std::int64_t t = next++; t < tasks; t = next++) {
       const std::int64_t tile = t % row_tiles, kv = (t / row_tiles) % kvh, b = t / (row_tiles * kvh);
       queries.clear();
       for (std::int64_t r = tile * rows_per_tile; r < std::min(n, (tile + 1) * rows_per_tile); ++r)
-        for (std::int64_t head = kv * group; head < (kv + 1) * group; ++head)
-          queries.push_back({in[0].values.data() + ((b * n + r) * h + head) * d,
-                             out[0].values.data() + ((b * n + r) * h + head) * d,
-                             out[1].values.data() + (b * h + head) * n + r, rows[static_cast<std::size_t>(r)]});
+        for (std::int64_t head = kv * group; head < (kv + 1) * group; ++head) {
+          const std::int64_t o_at = ((b * n + r) * h + head) * d, lse_at = (b * h + head) * n + r;
+          queries.push_back({in[0].values.data() + o_at, o.values.data() + o_at, lse.values.data() + lse_at,
+                             rows[static_cast<std::size_t>(r)], o.abs_sum.data() + o_at, o.root_sum_sq.data() + o_at,
+                             lse.root_sum_sq.data() + lse_at});
+        }
       attention_tile(queries, in[1].values.data() + (b * seq * kvh + kv) * d,
-                     in[2].values.data() + (b * seq * kvh + kv) * d, seq, d, kvh * d, mask, a.softcap, logits);
+                     in[2].values.data() + (b * seq * kvh + kv) * d, seq, d, kvh * d, mask, a.softcap, logits,
+                     sensitivity, moments);
     }
   };
   const std::int64_t threads = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, tasks);

@@ -79,6 +79,16 @@ inline double attention_logit(double score, double softcap) {
   return softcap > 0 ? softcap * std::tanh(score / softcap) : score;
 }
 
+// How much a logit moves per relative error of its raw score s (the scaled q . k): s l'(s),
+// which is s without a cap and s (1 - tanh^2(s / cap)) with one. An implementation that stores s
+// rounded to the dtype (the eager baseline's S = Q K^T) moves logit j by up to u |g_j|; a logit
+// scale off by a factor (1 + e) moves it by e g_j. The oracle's error magnitudes weigh each key by it.
+inline double attention_logit_sensitivity(double score, double softcap) {
+  if (softcap <= 0) return score;
+  const double t = std::tanh(score / softcap);
+  return score * (1 - t * t);
+}
+
 // One query row, the definition (the registered oracle runs the same arithmetic on tiles of
 // queries, reference/attention.cpp): q and o hold d values; k and v point at key 0 of the row's kv head, rows
 // `kv_stride` values apart; logits is scratch for `seq` values. Returns lse_i.

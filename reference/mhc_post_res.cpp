@@ -29,8 +29,20 @@ namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// |h_post| < 2 scales the F terms (forward) and the dHout terms of dF (backward).
-constexpr double kHPostScale = 2.0;
+// Error bounds (harness/catalogue/tolerance.hpp). Every variant (the fused kernels and the eager
+// baselines, which upcast the activations to keep the fp32 coefficients exact) computes each
+// stream mix in fp32 and rounds it once: at most `terms` fp32 roundings of partial sums <= A =
+// sum |term| (the oracle's abs_sum), then the output's rounding (rounding_rtol). Hout sums n + 1
+// terms, dH and dF n. The table's bf16 atol 8e-3 they replace let any error under 8e-3 pass at
+// every element (R rounded to bf16 moves Hout by up to 2^-9 sum |R H| ~ 4e-3 A).
+Tolerance stream_mix_tolerance(DType dtype, std::int64_t terms) {
+  const ElemType out = resolve(ElemType::case_dtype, dtype);
+  Tolerance t;
+  t.atol = subnormal_rounding(out);
+  t.rtol = rounding_rtol(out);
+  t.abs_sum_scale = fp32_roundings_scale(static_cast<double>(terms));
+  return t;
+}
 
 Distribution h_post_init() { return Distribution::uniform(0.2, 1.8); }
 
@@ -49,18 +61,18 @@ std::vector<TensorSpec> common_inputs(const Shape& s) {
 // Forward
 
 std::vector<TensorSpec> fwd_tensors(const Shape& s, DType dtype) {
-  const ElemType act = resolve(ElemType::case_dtype, dtype);
   auto t = common_inputs(s);
   // Hout sums n + 1 = 5 products (4 stream mixes and the F term) in fp32, then rounds once.
-  t.push_back(mhc_streams_output("Hout", s, reduction_tolerance(act, n + 1, ElemType::fp32, kHPostScale)));
+  t.push_back(mhc_streams_output("Hout", s, stream_mix_tolerance(dtype, n + 1)));
   return t;
 }
 
 void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [T, C] = MhcAxes::of(s);
+  out[0].abs_sum.assign(out[0].values.size(), 0.0);
   for (std::int64_t t = 0; t < T; ++t)
     mhc_post_res_forward(&in[0].values[t * n * C], &in[1].values[t * C], &in[2].values[t * n * n],
-                         &in[3].values[t * n], C, &out[0].values[t * n * C]);
+                         &in[3].values[t * n], C, &out[0].values[t * n * C], &out[0].abs_sum[t * n * C]);
 }
 
 // Multiply-adds per (t, c): n outputs of n + 1 terms.
@@ -75,14 +87,15 @@ KWB_REGISTER_OP(mhc_op(
 
 std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
   const auto [T, C] = MhcAxes::of(s);
-  const ElemType act = resolve(ElemType::case_dtype, dtype);
   auto t = common_inputs(s);
   t.push_back(mhc_streams_tensor("dHout", s, Distribution::normal(0.0, 1.0)));
   // dH and dF are stream mixes: n = 4 products each (R <= 1 or h_post < 2 times dHout).
-  t.push_back(mhc_streams_output("dH", s, reduction_tolerance(act, n, ElemType::fp32, 1.0)));
-  t.push_back(mhc_token_output("dF", s, reduction_tolerance(act, n, ElemType::fp32, kHPostScale)));
+  t.push_back(mhc_streams_output("dH", s, stream_mix_tolerance(dtype, n)));
+  t.push_back(mhc_token_output("dF", s, stream_mix_tolerance(dtype, n)));
   // dR and dh_post are per-token dots over the C channels of one stream: K = C unit-scale
-  // products (dHout H, dHout F), accumulated in fp32 and written in fp32.
+  // products (dHout H, dHout F), accumulated in fp32 and written in fp32. They keep
+  // reduction_tolerance: for a long zero-mean sum its random-walk model is tighter than a bound
+  // on sum |term|.
   t.push_back(mhc_coefficients_output("dR", {T, n, n}, reduction_tolerance(ElemType::fp32, C, ElemType::fp32, 1.0)));
   t.push_back(mhc_coefficients_output("dh_post", {T, n}, reduction_tolerance(ElemType::fp32, C, ElemType::fp32, 1.0)));
   return t;
@@ -90,10 +103,13 @@ std::vector<TensorSpec> bwd_tensors(const Shape& s, DType dtype) {
 
 void bwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [T, C] = MhcAxes::of(s);
+  out[0].abs_sum.assign(out[0].values.size(), 0.0);
+  out[1].abs_sum.assign(out[1].values.size(), 0.0);
   for (std::int64_t t = 0; t < T; ++t)
     mhc_post_res_backward(&in[0].values[t * n * C], &in[1].values[t * C], &in[2].values[t * n * n],
                           &in[3].values[t * n], &in[4].values[t * n * C], C, &out[0].values[t * n * C],
-                          &out[1].values[t * C], &out[2].values[t * n * n], &out[3].values[t * n]);
+                          &out[1].values[t * C], &out[2].values[t * n * n], &out[3].values[t * n],
+                          &out[0].abs_sum[t * n * C], &out[1].abs_sum[t * C]);
 }
 
 // Multiply-adds per (t, c): dH n^2, dF n, dR n^2, dh_post n = 2 n (n + 1).

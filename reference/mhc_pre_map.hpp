@@ -8,6 +8,7 @@
 //   dh_pre[t, i]  = sum_c H[t, i, c] * dX[t, c]        (d L / d h_pre)
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -15,14 +16,21 @@
 
 namespace kwb {
 
+// X, and optionally sum_i |h_pre[t, i] * H[t, i, c]| per element (X's error bound, resized here).
 inline void mhc_pre_map_forward(const std::vector<double>& H, const std::vector<double>& h_pre, std::int64_t tokens,
-                                std::int64_t channels, std::vector<double>& X) {
+                                std::int64_t channels, std::vector<double>& X, std::vector<double>* X_abs_sum = nullptr) {
   constexpr std::int64_t n = kMhcStreams;
+  if (X_abs_sum) X_abs_sum->assign(X.size(), 0.0);
   for (std::int64_t t = 0; t < tokens; ++t)
     for (std::int64_t c = 0; c < channels; ++c) {
-      double sum = 0;
-      for (std::int64_t i = 0; i < n; ++i) sum += h_pre[t * n + i] * H[(t * n + i) * channels + c];
+      double sum = 0, abs_sum = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double term = h_pre[t * n + i] * H[(t * n + i) * channels + c];
+        sum += term;
+        abs_sum += std::fabs(term);
+      }
       X[t * channels + c] = sum;
+      if (X_abs_sum) (*X_abs_sum)[t * channels + c] = abs_sum;
     }
 }
 

@@ -31,18 +31,30 @@ inline double mhc_rmsnorm_project_token(const double* h, const double* w, double
   return r;
 }
 
-// dh of one token from h, w, the forward's r and dz (P values); dh receives K values.
+// dh of one token from h, w, the forward's r and dz (P values); dh receives K values. dh_abs
+// (optional, K values) receives the magnitudes of dh's terms, r sum_p |dz_p w[k, p]| +
+// (r^3 / K) |h_k| sum_j |h_j g_j|: the A of its error bound.
 inline void mhc_rmsnorm_project_token_grad(const double* h, const double* w, double r, const double* dz, double* dh,
-                                           std::int64_t k_len, std::int64_t p_len = kMhcProjectWidth) {
-  double s = 0;
+                                           std::int64_t k_len, std::int64_t p_len = kMhcProjectWidth,
+                                           double* dh_abs = nullptr) {
+  double s = 0, s_abs = 0;
   for (std::int64_t k = 0; k < k_len; ++k) {
-    double g = 0;
-    for (std::int64_t p = 0; p < p_len; ++p) g += dz[p] * w[k * p_len + p];
+    double g = 0, g_abs = 0;
+    for (std::int64_t p = 0; p < p_len; ++p) {
+      g += dz[p] * w[k * p_len + p];
+      g_abs += std::fabs(dz[p] * w[k * p_len + p]);
+    }
     dh[k] = r * g;  // first term; the second needs s, known after the loop
+    if (dh_abs) dh_abs[k] = std::fabs(r) * g_abs;
     s += h[k] * g;
+    s_abs += std::fabs(h[k] * g);
   }
   const double coef = r * r * r * s / static_cast<double>(k_len);
-  for (std::int64_t k = 0; k < k_len; ++k) dh[k] -= coef * h[k];
+  const double coef_abs = std::fabs(r * r * r) * s_abs / static_cast<double>(k_len);
+  for (std::int64_t k = 0; k < k_len; ++k) {
+    dh[k] -= coef * h[k];
+    if (dh_abs) dh_abs[k] += coef_abs * std::fabs(h[k]);
+  }
 }
 
 }  // namespace kwb

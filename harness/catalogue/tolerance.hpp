@@ -66,6 +66,50 @@ inline Tolerance reduction_tolerance(ElemType out, std::int64_t reduction_length
   return {base.atol + kSafety * k * u * term_scale, base.rtol + kSafety * std::sqrt(k) * u};
 }
 
+// ---- Error bounds of sums whose terms the oracle reports: attention, the mHC maps, QK-norm ----
+// (Tolerance::abs_sum_scale and ::root_sum_sq_scale; the oracle fills A = sum |term| and
+// R = sqrt(sum term^2) per element, HostTensor::abs_sum and ::root_sum_sq.)
+//
+// Rounded terms (R). Rounding to nearest in a format of unit roundoff u leaves a relative error
+// of up to u; over mantissas spread log-uniformly in [1, 2) (products, exponentials, dots) its
+// standard deviation is u sqrt(E[1/m^2] / 3) = 0.425 u. Independent roundings of the terms t_k of
+// a sum then add up like a Gaussian of sigma 0.425 u R, and 3 u R is 7 sigma: P(|Z| > 7) = 3e-12,
+// no false failure over the ~1e9 elements a full sweep checks (6 sigma would give ~1). When one
+// term dominates, its single rounding is at most u |t| <= u R: the 3 u R bound then holds outright.
+inline constexpr double kRoundedTermsSafety = 3.0;
+inline double rounded_terms_scale(ElemType rounded_to) { return kRoundedTermsSafety * unit_roundoff(rounded_to); }
+
+// fp32 accumulation (A). Each fp32 add rounds its partial sum, |partial| <= A, by at most u32
+// relative (a tensor core's fp32 accumulate may truncate: 2 u32, and the errors then share a
+// sign), so `roundings` adds move the result by at most roundings * u32 * A (first order): a hard
+// bound, as the sign cannot be counted on to average out. Pass the longest chain of adds one
+// output sees (K for a sequential CUDA-core sum, 2 ceil(K / 16) for m16n8k16 MMAs over K, plus
+// any rescaling multiplies); the +2 covers a final scale and store.
+inline double fp32_roundings_scale(double roundings) { return unit_roundoff(ElemType::fp32) * (roundings + 2); }
+
+// An output's own roundings to its type (rtol): each moves it by at most u relative, and real
+// kernels reach that (a value just above a power of two rounds by almost u), so a bound of
+// exactly `roundings` u would leave some element at ~1x it; the margin 1.25 keeps such an element
+// at <= 0.8 of its bound. `roundings`: 1 for an fp32 result stored once, 2 where an implementation
+// stores an intermediate in the output's type first (x * r cast, then * w).
+inline constexpr double kRoundingMargin = 1.25;
+inline double rounding_rtol(ElemType out, int roundings = 1) {
+  return kRoundingMargin * roundings * unit_roundoff(out);
+}
+
+// Half the smallest subnormal step of a floating type: the absolute error of rounding a value
+// below its normal range (fp16 2^-25 ~ 3e-8: softmax weights under 6e-5 lose their relative
+// precision in fp16; bf16 and fp32 share fp32's range, 2^-134 and 2^-150).
+inline double subnormal_rounding(ElemType type) {
+  switch (type) {
+    case ElemType::fp16: return std::ldexp(1.0, -25);
+    case ElemType::bf16: return std::ldexp(1.0, -134);
+    case ElemType::fp32: return std::ldexp(1.0, -150);
+    default: return 0;
+  }
+}
+// ---- end of the error bounds of attention, mHC and QK-norm ----
+
 // The tolerance an output is checked with: the op's own for this shape, else the table's.
 inline Tolerance tolerance_for(const TensorSpec& output, DType case_dtype) {
   return output.tolerance ? *output.tolerance : default_tolerance(output.elem_type(case_dtype));

@@ -99,7 +99,12 @@ TEST(MhcRmsnormProjectOracle, TolerancesGrowWithTheFlatLengthAndCoefficientsAreF
       EXPECT_EQ(narrow[i].sample_dim, narrow[i].name == "W" ? -1 : 0) << name << " " << narrow[i].name;
       if (!narrow[i].is_output) continue;
       ASSERT_TRUE(narrow[i].tolerance.has_value()) << name << " " << narrow[i].name;
-      EXPECT_GT(wide[i].tolerance->rtol, narrow[i].tolerance->rtol) << name << " " << narrow[i].name;
+      const Tolerance& w = *wide[i].tolerance;
+      const Tolerance& n = *narrow[i].tolerance;
+      if (n.is_error_bound())  // dH: the fp32 chains grow with K
+        EXPECT_GT(w.abs_sum_scale, n.abs_sum_scale) << name << " " << narrow[i].name;
+      else
+        EXPECT_GT(w.rtol, n.rtol) << name << " " << narrow[i].name;
     }
   }
   const auto fwd = registered_op("mhc_rmsnorm_project_fwd").tensors(mhc_shape(4, 8), DType::bf16);
