@@ -2,13 +2,15 @@
 // approximate device intrinsics at their documented worst error, the blocked sums the kernels
 // reduce rows with, and the verifier run on the simulated outputs against the op's oracle.
 //
-//   FastMath fm(seed);                                  // rsqrtf and __expf at their error bounds
+//   FastMath fm(seed);                                  // rsqrtf, ex2.approx, expf at their error bounds
 //   float s = blocked_sum(terms, /*threads=*/256);      // per-thread serial sums, then a tree
 //   OutputCheck o = check_simulated(op, shape, dtype, oracle_out, simulated, /*output=*/0);
 //   EXPECT_LT(o.worst_bound_fraction, 0.5);
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstdint>
 #include <random>
 #include <span>
@@ -23,22 +25,24 @@
 
 namespace kwb::sim {
 
-// The device's approximate intrinsics, each off by a seeded random amount within its documented
-// maximum error (CUDA C Programming Guide, "Intrinsic Functions"): rsqrtf 2 ulp; __expf 2 ulp plus
-// the rounding of its argument times log2(e) (a relative error of up to |x| 2^-24 ln 2 ... here
-// modelled by rounding x * log2e to fp32 and exp2 with 2 ulp).
+// The device's approximate math, each result off by a seeded random amount within its documented
+// maximum error (CUDA C Programming Guide, "Mathematical Functions" and PTX ISA): rsqrtf and
+// ex2.approx 2 ulp; expf (full precision, as an eager framework's kernels call it) 2 ulp.
 class FastMath {
  public:
   explicit FastMath(std::uint64_t seed) : rng_(seed) {}
   float rsqrt(float v) { return off_by_ulps(1.0 / std::sqrt(static_cast<double>(v)), 2.0); }
-  float exp(float v) {
-    const float scaled = v * 1.44269504f;  // the fp32 product __expf forms (ex2.approx of it)
-    return off_by_ulps(std::exp2(static_cast<double>(scaled)), 2.0);
+  // ex2.approx.ftz.f32: results below 2^-126 flush to 0.
+  float exp2_approx(float v) {
+    const float r = off_by_ulps(std::exp2(static_cast<double>(v)), 2.0);
+    return std::fabs(r) < std::ldexp(1.0f, -126) ? 0.0f : r;
   }
+  float expf(float v) { return off_by_ulps(std::exp(static_cast<double>(v)), 2.0); }
 
  private:
   float off_by_ulps(double exact, double ulps) {
     std::uniform_real_distribution<double> u(-ulps, ulps);
+    if (exact == 0) return 0.0f;
     const double ulp = std::ldexp(1.0, std::ilogb(exact) - 23);
     return static_cast<float>(exact + u(rng_) * ulp);
   }
