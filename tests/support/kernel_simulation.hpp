@@ -27,7 +27,8 @@ namespace kwb::sim {
 
 // The device's approximate math, each result off by a seeded random amount within its documented
 // maximum error (CUDA C Programming Guide, "Mathematical Functions" and PTX ISA): rsqrtf and
-// ex2.approx 2 ulp; expf (full precision, as an eager framework's kernels call it) 2 ulp.
+// ex2.approx 2 ulp; expf and exp2f (full precision, as an eager framework's kernels call them)
+// 2 ulp; logf 1 ulp.
 class FastMath {
  public:
   explicit FastMath(std::uint64_t seed) : rng_(seed) {}
@@ -38,6 +39,8 @@ class FastMath {
     return std::fabs(r) < std::ldexp(1.0f, -126) ? 0.0f : r;
   }
   float expf(float v) { return off_by_ulps(std::exp(static_cast<double>(v)), 2.0); }
+  float exp2f(float v) { return off_by_ulps(std::exp2(static_cast<double>(v)), 2.0); }
+  float logf(float v) { return off_by_ulps(std::log(static_cast<double>(v)), 1.0); }
 
  private:
   float off_by_ulps(double exact, double ulps) {
