@@ -89,14 +89,25 @@ std::vector<Shape> layernorm_edge_shapes(bool backward = false) {
 
 // ---- forward -----------------------------------------------------------------------------------
 
-std::vector<TensorSpec> forward_tensors(const Shape& s, DType) {
+// y = xhat w + b: a sum of two terms that can cancel, so the bound (fp32_error_bound) scales
+// with their sizes, from the oracle:
+//   A = (sqrt(K) + 3) |xhat w| + sqrt(K) r mean|x| |w| + |b|: rstd's relative error (a sum of
+//       K positive terms, rsqrtf's 2 ulp) and the products on the first term; the row mean's
+//       error (~ sqrt(K) u32 mean|x|) times r |w|; the sum's rounding;
+//   R = |w| stored_magnitude(xhat) + stored_magnitude(xhat w): the eager baseline stores xhat
+//       and then xhat w in the case dtype before adding the bias (as PyTorch's
+//       xh.to(dtype) * weight + bias): two roundings, at the store's half share (2 u_out).
+std::vector<TensorSpec> forward_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
+  const ElemType out = elem_type_of(dtype);
+  Tolerance y_tol = fp32_error_bound(out);
+  if (out != ElemType::fp32) y_tol.root_sum_sq_scale = 2 * unit_roundoff(out);
   return {
       // A non-zero mean, so that the mean subtraction matters.
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
       {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
       {.name = "bias", .dims = {cols}, .init = Distribution::uniform(-0.5, 0.5)},
-      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0},
+      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0, .tolerance = y_tol},
   };
 }
 
@@ -119,10 +130,23 @@ void forward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::
   const auto& w = in[1].values;
   const auto& b = in[2].values;
   auto& y = out[0].values;
+  out[0].abs_sum.resize(y.size());
+  out[0].root_sum_sq.resize(y.size());
+  const double sqrt_k = std::sqrt(static_cast<double>(cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     const double* xr = x.data() + r * cols;
     const RowStats st = row_stats(xr, cols);
-    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - st.mean) * st.rstd * w[c] + b[c];
+    double mean_abs_x = 0;
+    for (std::int64_t c = 0; c < cols; ++c) mean_abs_x += std::fabs(xr[c]);
+    mean_abs_x /= static_cast<double>(cols);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r * cols + c);
+      const double xhat_w = (xr[c] - st.mean) * st.rstd * w[c];
+      y[i] = xhat_w + b[c];
+      out[0].abs_sum[i] =
+          (sqrt_k + 3) * std::fabs(xhat_w) + sqrt_k * st.rstd * mean_abs_x * std::fabs(w[c]) + std::fabs(b[c]);
+      out[0].root_sum_sq[i] = std::fabs(w[c]) * stored_magnitude((xr[c] - st.mean) * st.rstd) + stored_magnitude(xhat_w);
+    }
   }
 }
 

@@ -91,6 +91,11 @@ inline Tolerance reduction_tolerance(ElemType out, std::int64_t reduction_length
 inline constexpr double kFp32BoundSafety = 8.0;
 inline constexpr double kStorageBoundSafety = 6.0;  // ~6 sigma on R: millions of elements per case
 
+// The size of one rounding of v to a 16-bit storage type, in units of that type's u: |v|, but
+// never below fp16's smallest normal 2^-14, under which fp16's spacing stops shrinking (bf16's
+// own floor is fp32's: taking fp16's for both loosens only values under 6e-5, by u 2^-14).
+inline double stored_magnitude(double v) { return std::fmax(std::fabs(v), 6.103515625e-05); }
+
 inline double subnormal_floor(ElemType out) {
   return out == ElemType::fp16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126);
 }
