@@ -37,11 +37,12 @@ CaseRecord run_case(const std::string& op, const std::string& variant, DType dty
 TEST(NormBoundFaults, OutputsFlushedToZeroNearZeroFailNamingY) {
   KWB_REQUIRE_GPU();
   for (DType dtype : {DType::bf16, DType::fp16, DType::fp32}) {
-    const CaseRecord rec =
-        run_case("rmsnorm_fwd", "test_fault_flush_small_outputs", dtype, Shape{{{"rows", 1024}, {"cols", 1000}}});
+    const CaseRecord rec = run_case("rmsnorm_fwd", "test_fault_flush_small_outputs", dtype,
+                                    Shape{{{"rows", 1024}, {"cols", 1000}}});
     EXPECT_EQ(rec.disposition, Disposition::failed) << to_string(dtype) << ": " << rec.reason;
     EXPECT_NE(rec.reason.find("y:"), std::string::npos) << rec.reason;
-    EXPECT_NE(rec.reason.find("sum|term|"), std::string::npos) << "the reason names the error bound: " << rec.reason;
+    EXPECT_NE(rec.reason.find("sum|term|"), std::string::npos)
+        << "the reason names the error bound: " << rec.reason;
   }
 }
 
@@ -50,13 +51,17 @@ TEST(NormBoundFaults, EveryRealNormBackwardVariantPassesAtColsOneAndTwo) {
   for (const char* op : {"layernorm_bwd", "rmsnorm_bwd"})
     for (const Variant* v : Registry::instance().variants(op, false))
       for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
-        for (const Shape& shape : {Shape{{{"rows", 5000}, {"cols", 1}}}, Shape{{{"rows", 300}, {"cols", 2}}}}) {
+        for (const Shape& shape :
+             {Shape{{{"rows", 5000}, {"cols", 1}}}, Shape{{{"rows", 300}, {"cols", 2}}}}) {
           const CaseRecord rec = run_case(op, v->name, dtype, shape);
-          if (rec.disposition == Disposition::skipped) continue;  // a variant that refuses the shape says why
+          if (rec.disposition == Disposition::skipped)
+            continue;  // a variant that refuses the shape says why
           EXPECT_EQ(rec.disposition, Disposition::passed)
-              << op << " " << v->name << " " << to_string(dtype) << " " << shape.to_compact() << ": " << rec.reason;
+              << op << " " << v->name << " " << to_string(dtype) << " " << shape.to_compact()
+              << ": " << rec.reason;
           ASSERT_TRUE(rec.verify.has_value());
-          EXPECT_LT(rec.verify->worst_bound_fraction, 0.6) << op << " " << v->name << " " << shape.to_compact();
+          EXPECT_LT(rec.verify->worst_bound_fraction, 0.6)
+              << op << " " << v->name << " " << shape.to_compact();
         }
 }
 

@@ -20,7 +20,9 @@ namespace {
 
 using sim::FastMath;
 
-Shape shape(std::int64_t tokens, std::int64_t vocab) { return Shape{{{"tokens", tokens}, {"vocab", vocab}}}; }
+Shape shape(std::int64_t tokens, std::int64_t vocab) {
+  return Shape{{{"tokens", tokens}, {"vocab", vocab}}};
+}
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -63,7 +65,8 @@ Result eager(const Case& c, FastMath& fm) {
 }
 
 // fused_v2_row_per_block_two_pass: each thread's online (max, sum), rescaled as its max moves,
-// the block's sum at the row max, then the row loss and p = exp2f(fma(x, log2e, -max log2e)) * scale.
+// the block's sum at the row max, then the row loss and p = exp2f(fma(x, log2e, -max log2e)) *
+// scale.
 Result fused_two_pass(const Case& c, FastMath& fm) {
   Result out{0, std::vector<float>(c.x.size(), 0.0f)};
   const float n = c.n_valid();
@@ -85,7 +88,8 @@ Result fused_two_pass(const Case& c, FastMath& fm) {
     }
     const float row_max = *std::max_element(m.begin(), m.end());
     std::vector<float> scaled(threads);
-    for (int t = 0; t < threads; ++t) scaled[t] = m[t] > -INFINITY ? s[t] * fm.exp2f((m[t] - row_max) * kLog2e) : 0.0f;
+    for (int t = 0; t < threads; ++t)
+      scaled[t] = m[t] > -INFINITY ? s[t] * fm.exp2f((m[t] - row_max) * kLog2e) : 0.0f;
     const float row_sum = sim::blocked_sum(scaled, threads);
     row_loss[r] = row_max + fm.logf(row_sum) - x[c.labels[r]];
     const float scale = inv_n / row_sum, max_l2 = row_max * kLog2e;
@@ -102,8 +106,8 @@ struct Checked {
   OutputCheck loss, dlogits;
 };
 
-Checked check(const Shape& s, DType dtype, Result (*variant)(const Case&, FastMath&), std::uint64_t seed,
-              bool count_every_token = false) {
+Checked check(const Shape& s, DType dtype, Result (*variant)(const Case&, FastMath&),
+              std::uint64_t seed, bool count_every_token = false) {
   const Op& op = registered_op("cross_entropy");
   const auto in = sim::case_inputs(op, s, dtype, seed);
   const auto ref = sim::oracle_outputs(op, s, dtype, in);
@@ -118,7 +122,8 @@ Checked check(const Shape& s, DType dtype, Result (*variant)(const Case&, FastMa
   }
   for (float& g : got.dlogits) g = static_cast<float>(round_to_dtype(g, dtype));
   const std::vector<float> loss{got.loss};
-  return {sim::check_simulated(op, s, dtype, ref, loss, 0), sim::check_simulated(op, s, dtype, ref, got.dlogits, 1)};
+  return {sim::check_simulated(op, s, dtype, ref, loss, 0),
+          sim::check_simulated(op, s, dtype, ref, got.dlogits, 1)};
 }
 
 TEST(CrossEntropyBounds, SimulatedVariantsStayWellInsideTheBoundsAtTheEdgeShapes) {
@@ -129,21 +134,23 @@ TEST(CrossEntropyBounds, SimulatedVariantsStayWellInsideTheBoundsAtTheEdgeShapes
   double worst_fp32_loss = 0;
   for (const Named& v : {Named{"baseline_eager", eager}, Named{"fused two pass", fused_two_pass}})
     for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
-      for (const Shape& s : {shape(1, 1), shape(7, 1), shape(7, 2), shape(129, 33), shape(129, 4100),
-                             shape(7, 16392), shape(3, 50257)}) {
+      for (const Shape& s : {shape(1, 1), shape(7, 1), shape(7, 2), shape(129, 33),
+                             shape(129, 4100), shape(7, 16392), shape(3, 50257)}) {
         const Checked r = check(s, dtype, v.run, 17);
         for (const OutputCheck& o : {r.loss, r.dlogits}) {
-          EXPECT_TRUE(o.passed) << v.name << " " << to_string(dtype) << " " << s.to_compact() << " " << o.name;
+          EXPECT_TRUE(o.passed) << v.name << " " << to_string(dtype) << " " << s.to_compact() << " "
+                                << o.name;
           // bf16 and fp16 dlogits: the store alone may use 0.5 of the bound (its 2 u_out share).
           EXPECT_LT(o.worst_bound_fraction, o.elem == ElemType::fp32 ? 0.4 : 0.6)
               << v.name << " " << to_string(dtype) << " " << s.to_compact() << " " << o.name;
           if (std::getenv("KWB_PRINT_BOUNDS"))
-            std::cout << v.name << " " << to_string(dtype) << " " << s.to_compact() << " " << o.name << " "
-                      << o.worst_bound_fraction << "\n";
+            std::cout << v.name << " " << to_string(dtype) << " " << s.to_compact() << " " << o.name
+                      << " " << o.worst_bound_fraction << "\n";
         }
         worst_fp32_loss = std::max(worst_fp32_loss, r.loss.worst_bound_fraction);
       }
-  EXPECT_GT(worst_fp32_loss, 0.005) << "the loss's bound should not sit orders of magnitude above its error";
+  EXPECT_GT(worst_fp32_loss, 0.005)
+      << "the loss's bound should not sit orders of magnitude above its error";
 }
 
 TEST(CrossEntropyBounds, AMeanOverEveryTokenInsteadOfTheLabelledOnesFails) {

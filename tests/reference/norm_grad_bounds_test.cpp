@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <iostream>
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -29,7 +29,9 @@ namespace {
 using sim::blocked_sum;
 using sim::FastMath;
 
-Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+Shape shape(std::int64_t rows, std::int64_t cols) {
+  return Shape{{{"rows", rows}, {"cols", cols}}};
+}
 
 // What a simulated variant returns: fp32 values before the store's rounding, per output.
 struct Grads {
@@ -41,18 +43,23 @@ struct Inputs {
   std::int64_t rows, cols;
   std::vector<float> x, w, dy;
   DType dtype;
-  const float* row(const std::vector<float>& v, std::int64_t r) const { return v.data() + r * cols; }
+  const float* row(const std::vector<float>& v, std::int64_t r) const {
+    return v.data() + r * cols;
+  }
 };
 
 std::vector<float> to_floats(const HostTensor& t) { return {t.values.begin(), t.values.end()}; }
 
 float store_round(float v, DType dtype) { return static_cast<float>(round_to_dtype(v, dtype)); }
 
-constexpr float kLnEps = static_cast<float>(kLayerNormEps), kRmsEps = static_cast<float>(kRmsNormEps);
+constexpr float kLnEps = static_cast<float>(kLayerNormEps),
+                kRmsEps = static_cast<float>(kRmsNormEps);
 
 // Threads sharing a row in the fused kernels (16-byte vectors, up to 512 threads) and the
 // baselines' row reductions (256 threads, one element each per step).
-int row_threads(const Inputs& in) { return static_cast<int>(std::clamp<std::int64_t>(in.cols / 4, 1, 512)); }
+int row_threads(const Inputs& in) {
+  return static_cast<int>(std::clamp<std::int64_t>(in.cols / 4, 1, 512));
+}
 
 // ---- layernorm_bwd -----------------------------------------------------------------------------
 
@@ -138,7 +145,8 @@ Grads layernorm_shifted_sums(const Inputs& in, FastMath& fm) {
     const float var = std::fmaf(blocked_sum(s1, threads, 4), inv_cols, -(mean_d * mean_d));
     const float rstd = fm.rsqrt(std::fmax(var, 0.0f) + kLnEps);
     const float mean_g = blocked_sum(s2, threads, 4) * inv_cols;
-    const float mean_g_xhat = std::fmaf(blocked_sum(s3, threads, 4), inv_cols, -(mean_d * mean_g)) * rstd;
+    const float mean_g_xhat =
+        std::fmaf(blocked_sum(s3, threads, 4), inv_cols, -(mean_d * mean_g)) * rstd;
     const float c1 = -rstd * rstd * mean_g_xhat, c0 = -rstd * mean_g;
     for (std::int64_t c = 0; c < C; ++c) {
       const float d = x[c] - mean, u = rstd * dy[c];
@@ -235,8 +243,8 @@ Inputs inputs_of(const std::vector<HostTensor>& in, const Shape& s, DType dtype)
 }
 
 // Every output's check of one simulated variant at one case.
-std::vector<OutputCheck> simulate_and_check(const char* op_name, const NamedSimulation& variant, const Shape& s,
-                                            DType dtype, std::uint64_t seed) {
+std::vector<OutputCheck> simulate_and_check(const char* op_name, const NamedSimulation& variant,
+                                            const Shape& s, DType dtype, std::uint64_t seed) {
   const Op& op = registered_op(op_name);
   const auto in = sim::case_inputs(op, s, dtype, seed);
   const auto ref = sim::oracle_outputs(op, s, dtype, in);
@@ -251,9 +259,10 @@ std::vector<OutputCheck> simulate_and_check(const char* op_name, const NamedSimu
 }
 
 const std::vector<NamedSimulation>& layernorm_variants() {
-  static const std::vector<NamedSimulation> v = {{"baseline_eager_31_launches", layernorm_eager},
-                                                 {"fused_v1..v3 (register rows)", layernorm_register_rows},
-                                                 {"fused_v4/v5 (shifted sums)", layernorm_shifted_sums}};
+  static const std::vector<NamedSimulation> v = {
+      {"baseline_eager_31_launches", layernorm_eager},
+      {"fused_v1..v3 (register rows)", layernorm_register_rows},
+      {"fused_v4/v5 (shifted sums)", layernorm_shifted_sums}};
   return v;
 }
 const std::vector<NamedSimulation>& rmsnorm_variants() {
@@ -265,28 +274,32 @@ const std::vector<NamedSimulation>& rmsnorm_variants() {
 
 // The degenerate rows, the op's own narrow edge shapes and a few wide rows (CPU-sized).
 std::vector<Shape> checked_shapes() {
-  return {shape(5000, 1), shape(300, 1), shape(300, 2), shape(7, 17), shape(300, 33),
-          shape(64, 1000), shape(16, 4100), shape(4, 16384)};
+  return {shape(5000, 1), shape(300, 1),   shape(300, 2),   shape(7, 17),
+          shape(300, 33), shape(64, 1000), shape(16, 4100), shape(4, 16384)};
 }
 
-double worst_over_variants(const char* op, const std::vector<NamedSimulation>& variants, double& tightest) {
+double worst_over_variants(const char* op, const std::vector<NamedSimulation>& variants,
+                           double& tightest) {
   double worst = 0;
   for (const auto& variant : variants)
     for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
       for (const Shape& s : checked_shapes()) {
         const auto checks = simulate_and_check(op, variant, s, dtype, 11);
         for (const auto& o : checks) {
-          EXPECT_TRUE(o.passed) << op << " " << variant.name << " " << to_string(dtype) << " " << s.to_compact()
-                                << ": " << o.name << " worst element " << o.worst_bound_fraction << "x its bound";
+          EXPECT_TRUE(o.passed) << op << " " << variant.name << " " << to_string(dtype) << " "
+                                << s.to_compact() << ": " << o.name << " worst element "
+                                << o.worst_bound_fraction << "x its bound";
           // bf16 and fp16: a correctly rounded store alone reaches 0.5 (its 2 u_out share of the
           // bound), so 0.6 leaves the fp32 arithmetic a tenth of the bound; fp32 stays far under.
-          EXPECT_LT(o.worst_bound_fraction, dtype == DType::fp32 ? 0.4 : 0.6) << op << " " << variant.name << " " << to_string(dtype) << " "
-                                                 << s.to_compact() << " " << o.name;
+          EXPECT_LT(o.worst_bound_fraction, dtype == DType::fp32 ? 0.4 : 0.6)
+              << op << " " << variant.name << " " << to_string(dtype) << " " << s.to_compact()
+              << " " << o.name;
           worst = std::max(worst, o.worst_bound_fraction);
           if (std::getenv("KWB_PRINT_BOUNDS"))
-            std::cout << op << " " << variant.name << " " << to_string(dtype) << " " << s.to_compact() << " "
-                      << o.name << " " << o.worst_bound_fraction << "\n";
-          if (o.name == "dx" && s.at("cols") <= 2) tightest = std::max(tightest, o.worst_bound_fraction);
+            std::cout << op << " " << variant.name << " " << to_string(dtype) << " "
+                      << s.to_compact() << " " << o.name << " " << o.worst_bound_fraction << "\n";
+          if (o.name == "dx" && s.at("cols") <= 2)
+            tightest = std::max(tightest, o.worst_bound_fraction);
         }
       }
   return worst;
@@ -297,14 +310,16 @@ TEST(NormGradBounds, LayerNormVariantsStayWellInsideTheBoundIncludingColsOneAndT
   const double worst = worst_over_variants("layernorm_bwd", layernorm_variants(), degenerate);
   // Tight: the degenerate rows' residue is a sizeable share of the bound, not orders below it.
   EXPECT_GT(degenerate, 0.02) << "worst " << worst;
-  std::cout << "layernorm_bwd: worst fraction of the bound " << worst << ", dx at cols <= 2: " << degenerate << "\n";
+  std::cout << "layernorm_bwd: worst fraction of the bound " << worst
+            << ", dx at cols <= 2: " << degenerate << "\n";
 }
 
 TEST(NormGradBounds, RmsNormVariantsStayWellInsideTheBoundIncludingColsOneAndTwo) {
   double degenerate = 0;
   const double worst = worst_over_variants("rmsnorm_bwd", rmsnorm_variants(), degenerate);
   EXPECT_GT(degenerate, 0.02) << "worst " << worst;
-  std::cout << "rmsnorm_bwd: worst fraction of the bound " << worst << ", dx at cols <= 2: " << degenerate << "\n";
+  std::cout << "rmsnorm_bwd: worst fraction of the bound " << worst
+            << ", dx at cols <= 2: " << degenerate << "\n";
 }
 
 // The finding behind the degenerate shapes: the kernels were right and the flat tolerance was not.
@@ -313,7 +328,8 @@ TEST(NormGradBounds, RmsNormVariantsStayWellInsideTheBoundIncludingColsOneAndTwo
 TEST(NormGradBounds, TheOldFlatToleranceRejectedTheSameArithmeticAtColsOne) {
   const Shape s = shape(5000, 1);
   for (const char* op : {"layernorm_bwd", "rmsnorm_bwd"}) {
-    const auto& variant = std::string(op) == "layernorm_bwd" ? layernorm_variants()[1] : rmsnorm_variants()[1];
+    const auto& variant =
+        std::string(op) == "layernorm_bwd" ? layernorm_variants()[1] : rmsnorm_variants()[1];
     const Op& o = registered_op(op);
     const auto in = sim::case_inputs(o, s, DType::fp32, 11);
     const auto ref = sim::oracle_outputs(o, s, DType::fp32, in);
@@ -321,7 +337,8 @@ TEST(NormGradBounds, TheOldFlatToleranceRejectedTheSameArithmeticAtColsOne) {
     const Grads got = variant.run(inputs_of(in, s, DType::fp32), fm);
     const Tolerance old_flat = reduction_tolerance(ElemType::fp32, 1, ElemType::fp32, 8.0);
     const OutputCheck flat = sim::check_simulated(o, s, DType::fp32, ref, got.dx, 0, old_flat);
-    EXPECT_FALSE(flat.passed) << op << ": the flat tolerance should reject the cancellation residue";
+    EXPECT_FALSE(flat.passed) << op
+                              << ": the flat tolerance should reject the cancellation residue";
     EXPECT_TRUE(sim::check_simulated(o, s, DType::fp32, ref, got.dx, 0).passed) << op;
   }
 }
@@ -331,24 +348,26 @@ TEST(NormGradBounds, TheOldFlatToleranceRejectedTheSameArithmeticAtColsOne) {
 TEST(NormGradBounds, DefectsThatAFlatBf16ToleranceMissesFailTheBound) {
   const Shape s = shape(64, 4096);
   // LayerNorm without the xhat mean(g xhat) term: off by ~r |xhat| |mean(g xhat)| ~ 0.016.
-  const NamedSimulation no_projection{"no xhat term", [](const Inputs& in, FastMath& fm) {
-                                        Grads g = layernorm_register_rows(in, fm);
-                                        const std::int64_t C = in.cols;
-                                        for (std::int64_t r = 0; r < in.rows; ++r) {
-                                          const float* x = in.row(in.x, r);
-                                          const float* dy = in.row(in.dy, r);
-                                          double sx = 0, sxx = 0, sg = 0;
-                                          for (std::int64_t c = 0; c < C; ++c) sx += x[c], sg += in.w[c] * dy[c];
-                                          const double mean = sx / C;
-                                          for (std::int64_t c = 0; c < C; ++c) sxx += (x[c] - mean) * (x[c] - mean);
-                                          const double rstd = 1 / std::sqrt(sxx / C + kLayerNormEps);
-                                          for (std::int64_t c = 0; c < C; ++c)
-                                            g.dx[r * C + c] = static_cast<float>(rstd * (in.w[c] * dy[c] - sg / C));
-                                        }
-                                        return g;
-                                      }};
+  const NamedSimulation no_projection{
+      "no xhat term", [](const Inputs& in, FastMath& fm) {
+        Grads g = layernorm_register_rows(in, fm);
+        const std::int64_t C = in.cols;
+        for (std::int64_t r = 0; r < in.rows; ++r) {
+          const float* x = in.row(in.x, r);
+          const float* dy = in.row(in.dy, r);
+          double sx = 0, sxx = 0, sg = 0;
+          for (std::int64_t c = 0; c < C; ++c) sx += x[c], sg += in.w[c] * dy[c];
+          const double mean = sx / C;
+          for (std::int64_t c = 0; c < C; ++c) sxx += (x[c] - mean) * (x[c] - mean);
+          const double rstd = 1 / std::sqrt(sxx / C + kLayerNormEps);
+          for (std::int64_t c = 0; c < C; ++c)
+            g.dx[r * C + c] = static_cast<float>(rstd * (in.w[c] * dy[c] - sg / C));
+        }
+        return g;
+      }};
   const auto ln = simulate_and_check("layernorm_bwd", no_projection, s, DType::bf16, 5);
-  EXPECT_FALSE(ln[0].passed) << "dx without the xhat mean(g xhat) term, worst " << ln[0].worst_bound_fraction;
+  EXPECT_FALSE(ln[0].passed) << "dx without the xhat mean(g xhat) term, worst "
+                             << ln[0].worst_bound_fraction;
   EXPECT_GT(ln[0].mismatches, 100);
   // The same defect under the old flat bf16 tolerance: most of its elements pass.
   const Op& op = registered_op("layernorm_bwd");
@@ -357,26 +376,29 @@ TEST(NormGradBounds, DefectsThatAFlatBf16ToleranceMissesFailTheBound) {
   FastMath fm(1);
   Grads bad = no_projection.run(inputs_of(in, s, DType::bf16), fm);
   for (float& v : bad.dx) v = store_round(v, DType::bf16);
-  const OutputCheck flat = sim::check_simulated(
-      op, s, DType::bf16, ref, bad.dx, 0, reduction_tolerance(ElemType::bf16, 4096, ElemType::fp32, 8.0 / 4096));
+  const OutputCheck flat =
+      sim::check_simulated(op, s, DType::bf16, ref, bad.dx, 0,
+                           reduction_tolerance(ElemType::bf16, 4096, ElemType::fp32, 8.0 / 4096));
   EXPECT_GT(flat.mismatches, 0);
-  EXPECT_GT(ln[0].mismatches, 2 * flat.mismatches) << "the bound catches more than twice as much of the defect";
+  EXPECT_GT(ln[0].mismatches, 2 * flat.mismatches)
+      << "the bound catches more than twice as much of the defect";
 
   // RMSNorm whose rstd takes mean(x^2) over cols + 1: r off by 1 / (2 cols) = 1.2e-4, in fp32.
-  const NamedSimulation off_by_one{"rstd over cols + 1", [](const Inputs& in, FastMath& fm) {
-                                     Grads g = rmsnorm_persistent(in, fm);
-                                     const std::int64_t C = in.cols;
-                                     for (std::int64_t r = 0; r < in.rows; ++r) {
-                                       const float *x = in.row(in.x, r), *dy = in.row(in.dy, r);
-                                       double ss = 0, sgx = 0;
-                                       for (std::int64_t c = 0; c < C; ++c) ss += x[c] * x[c], sgx += in.w[c] * dy[c] * x[c];
-                                       const double rstd = 1 / std::sqrt(ss / (C + 1) + kRmsNormEps);
-                                       for (std::int64_t c = 0; c < C; ++c)
-                                         g.dx[r * C + c] =
-                                             static_cast<float>(rstd * (in.w[c] * dy[c] - x[c] * rstd * rstd * sgx / C));
-                                     }
-                                     return g;
-                                   }};
+  const NamedSimulation off_by_one{
+      "rstd over cols + 1", [](const Inputs& in, FastMath& fm) {
+        Grads g = rmsnorm_persistent(in, fm);
+        const std::int64_t C = in.cols;
+        for (std::int64_t r = 0; r < in.rows; ++r) {
+          const float *x = in.row(in.x, r), *dy = in.row(in.dy, r);
+          double ss = 0, sgx = 0;
+          for (std::int64_t c = 0; c < C; ++c) ss += x[c] * x[c], sgx += in.w[c] * dy[c] * x[c];
+          const double rstd = 1 / std::sqrt(ss / (C + 1) + kRmsNormEps);
+          for (std::int64_t c = 0; c < C; ++c)
+            g.dx[r * C + c] =
+                static_cast<float>(rstd * (in.w[c] * dy[c] - x[c] * rstd * rstd * sgx / C));
+        }
+        return g;
+      }};
   const auto rms = simulate_and_check("rmsnorm_bwd", off_by_one, s, DType::fp32, 5);
   EXPECT_FALSE(rms[0].passed) << "rstd over cols + 1, worst " << rms[0].worst_bound_fraction;
 }

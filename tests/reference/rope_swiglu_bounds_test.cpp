@@ -29,7 +29,8 @@ enum class RopeKind { fused, eager, bf16_tables };
 // Both outputs of a rope case: out[i] = x1 c - x2 s, out[i + D/2] = x2 c + x1 s (s signed).
 // fused: one fma per output (nvcc contracts x1 * c - x2 * s); eager: each product and the sum
 // rounded in fp32 (separate launches); bf16_tables: the fused arithmetic on bf16 cos and sin.
-std::vector<std::vector<float>> rope_simulated(const Shape& shape, const std::vector<HostTensor>& in, DType dtype,
+std::vector<std::vector<float>> rope_simulated(const Shape& shape,
+                                               const std::vector<HostTensor>& in, DType dtype,
                                                float sin_sign, RopeKind kind) {
   const rope::Axes n = rope::Axes::of(shape);
   const std::int64_t half = n.half(), dim = n.head_dim;
@@ -40,12 +41,16 @@ std::vector<std::vector<float>> rope_simulated(const Shape& shape, const std::ve
     auto& y = out[static_cast<std::size_t>(which)];
     y.resize(x.size());
     for (std::int64_t t = 0; t < n.tokens(); ++t) {
-      const auto pos = n.ids ? static_cast<std::int64_t>(in[rope::kIds].values[static_cast<std::size_t>(t)]) : t % n.seq;
+      const auto pos =
+          n.ids ? static_cast<std::int64_t>(in[rope::kIds].values[static_cast<std::size_t>(t)])
+                : t % n.seq;
       for (std::int64_t h = 0; h < heads; ++h)
         for (std::int64_t i = 0; i < half; ++i) {
           const std::int64_t base = (t * heads + h) * dim;
-          float c = static_cast<float>(in[rope::kCos].values[static_cast<std::size_t>(pos * half + i)]);
-          float s = sin_sign * static_cast<float>(in[rope::kSin].values[static_cast<std::size_t>(pos * half + i)]);
+          float c =
+              static_cast<float>(in[rope::kCos].values[static_cast<std::size_t>(pos * half + i)]);
+          float s = sin_sign * static_cast<float>(
+                                   in[rope::kSin].values[static_cast<std::size_t>(pos * half + i)]);
           if (kind == RopeKind::bf16_tables) c = store(c, DType::bf16), s = store(s, DType::bf16);
           const float x1 = static_cast<float>(x[static_cast<std::size_t>(base + i)]);
           const float x2 = static_cast<float>(x[static_cast<std::size_t>(base + half + i)]);
@@ -76,12 +81,14 @@ TEST(RopeBounds, FusedAndEagerArithmeticStayInsideTheBoundAtEveryEdgeShape) {
           const auto got = rope_simulated(s, in, dtype, sin_sign, kind);
           for (std::size_t o = 0; o < 2; ++o) {
             const OutputCheck c = sim::check_simulated(op, s, dtype, ref, got[o], o);
-            EXPECT_TRUE(c.passed) << op_name << " " << to_string(dtype) << " " << s.to_compact() << " " << c.name;
+            EXPECT_TRUE(c.passed) << op_name << " " << to_string(dtype) << " " << s.to_compact()
+                                  << " " << c.name;
             EXPECT_LT(c.worst_bound_fraction, dtype == DType::fp32 ? 0.4 : 0.6)
                 << op_name << " " << to_string(dtype) << " " << s.to_compact() << " " << c.name;
             if (std::getenv("KWB_PRINT_BOUNDS"))
-              std::cout << op_name << " " << (kind == RopeKind::eager ? "eager" : "fused") << " " << to_string(dtype)
-                        << " " << s.to_compact() << " " << c.name << " " << c.worst_bound_fraction << "\n";
+              std::cout << op_name << " " << (kind == RopeKind::eager ? "eager" : "fused") << " "
+                        << to_string(dtype) << " " << s.to_compact() << " " << c.name << " "
+                        << c.worst_bound_fraction << "\n";
           }
         }
   }
@@ -91,14 +98,19 @@ TEST(RopeBounds, TablesRoundedToBf16FailTheBoundButPassedTheFlatTolerance) {
   // bf16 cos and sin put u_bf16 |x1 cos| + u_bf16 |x2 sin| into an output that may cancel to
   // near 0: within the flat bf16 atol 8e-3, outside the bound wherever the products cancel.
   const Op& op = registered_op("rope_fwd");
-  const Shape small{{{"batch", 1}, {"seq", 256}, {"heads", 16}, {"kv_heads", 16}, {"head_dim", 64},
+  const Shape small{{{"batch", 1},
+                     {"seq", 256},
+                     {"heads", 16},
+                     {"kv_heads", 16},
+                     {"head_dim", 64},
                      {"positions", "index"}}};
   const auto in = sim::case_inputs(op, small, DType::bf16, 4);
   const auto ref = sim::oracle_outputs(op, small, DType::bf16, in);
   const auto got = rope_simulated(small, in, DType::bf16, 1.0f, RopeKind::bf16_tables);
   const OutputCheck bound = sim::check_simulated(op, small, DType::bf16, ref, got[0], 0);
   EXPECT_FALSE(bound.passed);
-  const OutputCheck flat = sim::check_simulated(op, small, DType::bf16, ref, got[0], 0, default_tolerance(DType::bf16));
+  const OutputCheck flat =
+      sim::check_simulated(op, small, DType::bf16, ref, got[0], 0, default_tolerance(DType::bf16));
   EXPECT_TRUE(flat.passed) << "the old bf16 table (atol 8e-3) let the bf16 tables through";
 }
 
@@ -106,7 +118,9 @@ TEST(RopeBounds, TablesRoundedToBf16FailTheBoundButPassedTheFlatTolerance) {
 
 // fused (swiglu_streaming.cuh): sig = __frcp_rn(1 + __expf(-gate)), __expf = ex2.approx(x log2 e);
 // eager: silu(gate) = gate / (1 + expf(-gate)) stored in the case dtype, then the product.
-float fast_sigmoid(float gate, FastMath& fm) { return 1.0f / (1.0f + fm.exp2_approx(-gate * 1.44269504f)); }
+float fast_sigmoid(float gate, FastMath& fm) {
+  return 1.0f / (1.0f + fm.exp2_approx(-gate * 1.44269504f));
+}
 
 struct SwigluOut {
   std::vector<float> out, dgate, dup;
@@ -130,7 +144,8 @@ SwigluOut swiglu_simulated(const std::vector<HostTensor>& in, DType dtype, bool 
         r.dgate.push_back(store(t * sig * (1.0f + g * (1.0f - sig)), dtype));
       }
     } else {
-      const float gs = round_gate_twice ? store(store(g, DType::bf16) * 1.0078125f, DType::bf16) : g;
+      const float gs =
+          round_gate_twice ? store(store(g, DType::bf16) * 1.0078125f, DType::bf16) : g;
       const float sig = fast_sigmoid(gs, fm);
       r.out.push_back(store(g * sig * u, dtype));
       if (backward) {
@@ -149,23 +164,26 @@ TEST(SwigluBounds, FusedAndEagerArithmeticStayInsideTheBoundAtEveryEdgeShape) {
     for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
       for (const Shape& s : op.edge_shapes)
         for (bool eager : {false, true}) {
-          if (s.at("rows") * s.at("cols") > (1 << 20)) continue;  // CPU time: 1031 x 4099 adds no new path
+          if (s.at("rows") * s.at("cols") > (1 << 20))
+            continue;  // CPU time: 1031 x 4099 adds no new path
           const auto in = sim::case_inputs(op, s, dtype, 12);
           const auto ref = sim::oracle_outputs(op, s, dtype, in);
           FastMath fm(3);
           const SwigluOut got = swiglu_simulated(in, dtype, eager, fm);
           std::vector<std::vector<float>> outs =
-              backward ? std::vector<std::vector<float>>{got.dgate, got.dup} : std::vector<std::vector<float>>{got.out};
+              backward ? std::vector<std::vector<float>>{got.dgate, got.dup}
+                       : std::vector<std::vector<float>>{got.out};
           for (std::size_t o = 0; o < outs.size(); ++o) {
             const OutputCheck c = sim::check_simulated(op, s, dtype, ref, outs[o], o);
-            EXPECT_TRUE(c.passed) << op_name << (eager ? " eager " : " fused ") << to_string(dtype) << " "
-                                  << s.to_compact() << " " << c.name << " " << c.worst_bound_fraction;
+            EXPECT_TRUE(c.passed) << op_name << (eager ? " eager " : " fused ") << to_string(dtype)
+                                  << " " << s.to_compact() << " " << c.name << " "
+                                  << c.worst_bound_fraction;
             EXPECT_LT(c.worst_bound_fraction, dtype == DType::fp32 ? 0.4 : 0.6)
-                << op_name << (eager ? " eager " : " fused ") << to_string(dtype) << " " << s.to_compact() << " "
-                << c.name;
+                << op_name << (eager ? " eager " : " fused ") << to_string(dtype) << " "
+                << s.to_compact() << " " << c.name;
             if (std::getenv("KWB_PRINT_BOUNDS"))
-              std::cout << op_name << (eager ? " eager " : " fused ") << to_string(dtype) << " " << s.to_compact()
-                        << " " << c.name << " " << c.worst_bound_fraction << "\n";
+              std::cout << op_name << (eager ? " eager " : " fused ") << to_string(dtype) << " "
+                        << s.to_compact() << " " << c.name << " " << c.worst_bound_fraction << "\n";
           }
         }
   }
@@ -181,7 +199,8 @@ TEST(SwigluBounds, ASigmoidOfAPerturbedGateFailsTheBoundButPassedTheFlatToleranc
   FastMath fm(1);
   const SwigluOut got = swiglu_simulated(in, DType::bf16, false, fm, /*round_gate_twice=*/true);
   const OutputCheck bound = sim::check_simulated(op, s, DType::bf16, ref, got.out, 0);
-  const OutputCheck flat = sim::check_simulated(op, s, DType::bf16, ref, got.out, 0, default_tolerance(DType::bf16));
+  const OutputCheck flat =
+      sim::check_simulated(op, s, DType::bf16, ref, got.out, 0, default_tolerance(DType::bf16));
   EXPECT_FALSE(bound.passed);
   EXPECT_GT(bound.mismatches, 10 * flat.mismatches);
 }

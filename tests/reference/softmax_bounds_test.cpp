@@ -18,13 +18,15 @@ namespace {
 
 using sim::FastMath;
 
-Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+Shape shape(std::int64_t rows, std::int64_t cols) {
+  return Shape{{{"rows", rows}, {"cols", cols}}};
+}
 
 constexpr float kLog2e = 1.4426950408889634f;
 
 // baseline_eager_7_launches: max, z = x - max, e = expf(z), a row sum, p = e / sum.
-std::vector<float> eager(const std::vector<float>& x, std::int64_t rows, std::int64_t cols, FastMath& fm,
-                         float scale = 1.0f) {
+std::vector<float> eager(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                         FastMath& fm, float scale = 1.0f) {
   std::vector<float> y(x.size()), e(cols);
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x.data() + r * cols;
@@ -50,28 +52,32 @@ MaxSum combine(MaxSum a, MaxSum b, FastMath& fm) {
   return {max, sa + sb};
 }
 
-std::vector<float> online(const std::vector<float>& x, std::int64_t rows, std::int64_t cols, FastMath& fm,
-                          int chunk) {
+std::vector<float> online(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                          FastMath& fm, int chunk) {
   const int threads = static_cast<int>(std::clamp<std::int64_t>(cols / 8, 1, 1024));
   std::vector<float> y(x.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x.data() + r * cols;
     std::vector<MaxSum> state(static_cast<std::size_t>(threads), MaxSum{-INFINITY, 0.0f});
     std::vector<std::vector<float>> mine(static_cast<std::size_t>(threads));
-    for (std::int64_t c = 0; c < cols; ++c) mine[static_cast<std::size_t>((c / 4) % threads)].push_back(xr[c]);
+    for (std::int64_t c = 0; c < cols; ++c)
+      mine[static_cast<std::size_t>((c / 4) % threads)].push_back(xr[c]);
     for (int t = 0; t < threads; ++t) {
       const auto& v = mine[static_cast<std::size_t>(t)];
       for (std::size_t begin = 0; begin < v.size(); begin += static_cast<std::size_t>(chunk)) {
         const std::size_t end = std::min(v.size(), begin + static_cast<std::size_t>(chunk));
         MaxSum part{*std::max_element(v.begin() + begin, v.begin() + end), 0.0f};
-        for (std::size_t k = begin; k < end; ++k) part.sum += fm.exp2_approx((v[k] - part.max) * kLog2e);
+        for (std::size_t k = begin; k < end; ++k)
+          part.sum += fm.exp2_approx((v[k] - part.max) * kLog2e);
         state[static_cast<std::size_t>(t)] = combine(state[static_cast<std::size_t>(t)], part, fm);
       }
     }
     for (std::size_t width = state.size(); width > 1; width = (width + 1) / 2)
-      for (std::size_t i = 0; i < width / 2; ++i) state[i] = combine(state[i], state[i + (width + 1) / 2], fm);
+      for (std::size_t i = 0; i < width / 2; ++i)
+        state[i] = combine(state[i], state[i + (width + 1) / 2], fm);
     const float inv_sum = 1.0f / state[0].sum;
-    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = fm.exp2_approx((xr[c] - state[0].max) * kLog2e) * inv_sum;
+    for (std::int64_t c = 0; c < cols; ++c)
+      y[r * cols + c] = fm.exp2_approx((xr[c] - state[0].max) * kLog2e) * inv_sum;
   }
   return y;
 }
@@ -90,12 +96,13 @@ OutputCheck check(const Shape& s, DType dtype, int variant, std::uint64_t seed) 
 }
 
 TEST(SoftmaxBounds, SimulatedVariantsStayWellInsideTheBoundAtTheEdgeShapes) {
-  const char* names[] = {"baseline_eager_7_launches", "fused row in registers (v1, v4)", "fused online two pass (v2)"};
+  const char* names[] = {"baseline_eager_7_launches", "fused row in registers (v1, v4)",
+                         "fused online two pass (v2)"};
   double worst_fp32 = 0;
   for (int variant = 0; variant < 3; ++variant)
     for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
-      for (const Shape& s : {shape(7, 1), shape(7, 7), shape(7, 33), shape(7, 1000), shape(7, 4100), shape(7, 2049),
-                             shape(3, 16385), shape(2, 131073)}) {
+      for (const Shape& s : {shape(7, 1), shape(7, 7), shape(7, 33), shape(7, 1000), shape(7, 4100),
+                             shape(7, 2049), shape(3, 16385), shape(2, 131073)}) {
         const OutputCheck o = check(s, dtype, variant, 21);
         EXPECT_TRUE(o.passed) << names[variant] << " " << to_string(dtype) << " " << s.to_compact();
         // bf16 and fp16: the store alone may use 0.5 of the bound (its 2 u_out share).
@@ -120,7 +127,8 @@ TEST(SoftmaxBounds, ALogitScaleOffByOnePercentFails) {
     FastMath fm(5);
     const OutputCheck o = sim::check_simulated(op, s, dtype, ref, eager(x, 7, 4100, fm, 1.01f), 0);
     EXPECT_FALSE(o.passed) << to_string(dtype);
-    EXPECT_GT(o.mismatches, 7 * 4100 / 4) << to_string(dtype) << ": most of the row moves by more than its bound";
+    EXPECT_GT(o.mismatches, 7 * 4100 / 4)
+        << to_string(dtype) << ": most of the row moves by more than its bound";
   }
 }
 

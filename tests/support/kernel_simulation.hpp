@@ -2,16 +2,16 @@
 // approximate device intrinsics at their documented worst error, the blocked sums the kernels
 // reduce rows with, and the verifier run on the simulated outputs against the op's oracle.
 //
-//   FastMath fm(seed);                                  // rsqrtf, ex2.approx, expf at their error bounds
-//   float s = blocked_sum(terms, /*threads=*/256);      // per-thread serial sums, then a tree
-//   OutputCheck o = check_simulated(op, shape, dtype, oracle_out, simulated, /*output=*/0);
+//   FastMath fm(seed);                                  // rsqrtf, ex2.approx, expf at their error
+//   bounds float s = blocked_sum(terms, /*threads=*/256);      // per-thread serial sums, then a
+//   tree OutputCheck o = check_simulated(op, shape, dtype, oracle_out, simulated, /*output=*/0);
 //   EXPECT_LT(o.worst_bound_fraction, 0.5);
 #pragma once
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -58,7 +58,8 @@ class FastMath {
 inline float blocked_sum(std::span<const float> v, int threads, int vector = 1) {
   std::vector<float> part(static_cast<std::size_t>(threads), 0.0f);
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::size_t t = (i / static_cast<std::size_t>(vector)) % static_cast<std::size_t>(threads);
+    const std::size_t t =
+        (i / static_cast<std::size_t>(vector)) % static_cast<std::size_t>(threads);
     part[t] += v[i];
   }
   for (std::size_t width = part.size(); width > 1; width = (width + 1) / 2)
@@ -68,14 +69,16 @@ inline float blocked_sum(std::span<const float> v, int threads, int vector = 1) 
 
 // Column sums over rows in two stages, as eager_col_sum and the fused kernels' partials do:
 // `parts` partial sums (part p adds rows p, p + parts, ... in order), then those in part order.
-inline std::vector<float> column_sums(std::span<const float> v, std::int64_t rows, std::int64_t cols, int parts) {
+inline std::vector<float> column_sums(std::span<const float> v, std::int64_t rows,
+                                      std::int64_t cols, int parts) {
   parts = static_cast<int>(std::min<std::int64_t>(parts, rows));
   std::vector<float> out(static_cast<std::size_t>(cols), 0.0f);
   for (std::int64_t c = 0; c < cols; ++c) {
     float total = 0;
     for (int p = 0; p < parts; ++p) {
       float sum = 0;
-      for (std::int64_t r = p; r < rows; r += parts) sum += v[static_cast<std::size_t>(r * cols + c)];
+      for (std::int64_t r = p; r < rows; r += parts)
+        sum += v[static_cast<std::size_t>(r * cols + c)];
       total += sum;
     }
     out[static_cast<std::size_t>(c)] = total;
@@ -84,7 +87,8 @@ inline std::vector<float> column_sums(std::span<const float> v, std::int64_t row
 }
 
 // The op's inputs for a case, drawn as the device draws them and rounded to each tensor's type.
-inline std::vector<HostTensor> case_inputs(const Op& op, const Shape& shape, DType dtype, std::uint64_t seed) {
+inline std::vector<HostTensor> case_inputs(const Op& op, const Shape& shape, DType dtype,
+                                           std::uint64_t seed) {
   const auto specs = op.tensors(shape, dtype);
   auto in = host_inputs(specs, seed);
   std::size_t k = 0;
@@ -112,7 +116,8 @@ inline std::vector<HostTensor> oracle_outputs(const Op& op, const Shape& shape, 
 
 // Verifies a simulated output (fp32 values, rounded here to the output's element type, as the
 // kernel's store does) against the oracle with the tolerance the op declares for this case.
-inline OutputCheck check_simulated(const Op& op, const Shape& shape, DType dtype, const std::vector<HostTensor>& oracle,
+inline OutputCheck check_simulated(const Op& op, const Shape& shape, DType dtype,
+                                   const std::vector<HostTensor>& oracle,
                                    std::span<const float> simulated, std::size_t output,
                                    std::optional<Tolerance> tolerance = std::nullopt) {
   std::vector<TensorSpec> outputs;
@@ -126,9 +131,10 @@ inline OutputCheck check_simulated(const Op& op, const Shape& shape, DType dtype
   encode_elements(values.data(), elem, static_cast<std::int64_t>(values.size()), bytes.data());
   Verifier verifier;
   const auto n = static_cast<std::int64_t>(values.size());
-  verifier.compare(OutputToCheck{spec.name, elem, tolerance ? *tolerance : tolerance_for(spec, dtype), n, false,
-                                 std::nullopt},
-                   bytes, ref.values, ErrorMagnitudes{ref.abs_sum, ref.root_sum_sq});
+  verifier.compare(
+      OutputToCheck{spec.name, elem, tolerance ? *tolerance : tolerance_for(spec, dtype), n, false,
+                    std::nullopt},
+      bytes, ref.values, ErrorMagnitudes{ref.abs_sum, ref.root_sum_sq});
   return verifier.finish(1, 1).outputs.at(0);
 }
 
