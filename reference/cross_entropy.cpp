@@ -62,19 +62,21 @@ std::vector<Shape> xent_edge_shapes() {
   return shapes;
 }
 
-// dlogits: each element is (p - onehot) / n_valid, with |p - onehot| <= 1. The relative part
-// grows with the vocabulary the softmax denominator sums over; the absolute part is the output
-// format's, scaled by 1 / tokens like the values themselves (n_valid <= tokens, so this is the
-// stricter side), plus the spacing of fp16's subnormals, where most of the tiny probabilities
-// of a large vocabulary land.
-Tolerance dlogits_tolerance(std::int64_t tokens, std::int64_t vocab, DType dtype) {
-  const ElemType out = resolve(ElemType::case_dtype, dtype);
-  Tolerance t = reduction_tolerance(out, vocab, ElemType::fp32, 0.0);
-  t.atol = default_tolerance(out).atol / static_cast<double>(tokens);
-  if (dtype == DType::fp16) t.atol += std::ldexp(1.0, -24);
-  return t;
-}
-
+// Error bounds from magnitudes (fp32_error_bound: 2 u_out |ref| + c u32 A), per element. With
+// lse = max + log S (S = sum_v exp(x_v - max)) and p = exp(x - lse), the kernels compute exp's
+// argument from max (or lse) and x in fp32, so an element's probability carries a relative error
+// of about u32 (|max| + log S + |x - max|) from it, plus the normaliser's: its sum of V positive
+// terms (sqrt(V) u32, the random-walk growth) and each term's own argument error, weighted by its
+// share of S. 3 more for exp's and log's few ulp, the reciprocals and the scale:
+//   dlogits_i  A = (p_i (sqrt(V) + |max| + log S + |x_i - max| + sum_v p_v |x_v - max| + 3)
+//                   + [i = label]) / n_valid
+// The label's element p - 1 cancels when the model is sure (p -> 1): its bound keeps the size
+// of both terms. An ignored row's gradient is 0 exactly (A = 0).
+//   loss       A = sqrt(T) loss + 2                 (the mean's own sum of T positive row losses;
+//                                                    a bias of exp's and log's approximations)
+//              R = sqrt(sum over valid rows of (|max| + log S + |x_label| + sqrt(V))^2) / n_valid
+// loss_r = lse - x_label is a difference (small where the label's logit dominates): its terms'
+// sizes stay in the bound, through R, as the rows' errors are independent of each other.
 std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
   const auto [tokens, vocab] = CrossEntropyAxes::of(s);
   return {
@@ -82,35 +84,51 @@ std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
       {.name = "labels", .dims = {tokens}, .sample_dim = 0,
        .init = Distribution::integers(0, vocab, kIgnoredFraction, kCrossEntropyIgnoreIndex),
        .elem = ElemType::int32},
-      // Every per-token loss is positive, so the sum's error is relative: the log-sum-exp over
-      // the vocabulary, then the mean over the tokens. No absolute part beyond fp32's default.
       {.name = "loss", .dims = {1}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
-       .tolerance = reduction_tolerance(ElemType::fp32, vocab + tokens, ElemType::fp32, 0.0)},
+       .tolerance = fp32_row_sum_error_bound()},
       {.name = "dlogits", .dims = {tokens, vocab}, .is_output = true, .sample_dim = 0,
-       .tolerance = dlogits_tolerance(tokens, vocab, dtype)},
+       .tolerance = fp32_error_bound(resolve(ElemType::case_dtype, dtype))},
   };
 }
 
 // Rows [begin, end): the row losses (0 for ignored rows) and the gradient rows
-// (softmax(row) - onehot) * inv_n (0 for ignored rows).
-void xent_rows(const double* logits, const double* labels, std::int64_t vocab, double inv_n, std::int64_t begin,
-               std::int64_t end, double* row_loss, double* grad) {
+// (softmax(row) - onehot) * inv_n (0 for ignored rows), with the bound's magnitudes: the
+// gradient's per element, the loss's per row (summed by the caller).
+void xent_rows(const double* logits, const double* labels, std::int64_t vocab, double inv_n,
+               std::int64_t begin, std::int64_t end, double* row_loss, double* row_magnitude, double* grad,
+               double* grad_magnitude) {
+  const double sqrt_v = std::sqrt(static_cast<double>(vocab));
   for (std::int64_t r = begin; r < end; ++r) {
     const double* x = logits + r * vocab;
     double* g = grad + r * vocab;
+    double* gm = grad_magnitude + r * vocab;
     const auto label = static_cast<long long>(labels[r]);
     if (!cross_entropy_label_counts(label, vocab)) {
       row_loss[r] = 0;
+      row_magnitude[r] = 0;
       std::fill(g, g + vocab, 0.0);
+      std::fill(gm, gm + vocab, 0.0);
       continue;
     }
     const double max = *std::max_element(x, x + vocab);
-    double sum = 0;
-    for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(x[v] - max);
-    const double lse = max + std::log(sum);
+    double sum = 0, weighted_distance = 0;
+    for (std::int64_t v = 0; v < vocab; ++v) {
+      const double e = std::exp(x[v] - max);
+      sum += e;
+      weighted_distance += e * (max - x[v]);
+    }
+    weighted_distance /= sum;
+    const double log_sum = std::log(sum), lse = max + log_sum;
     row_loss[r] = lse - x[label];
-    for (std::int64_t v = 0; v < vocab; ++v) g[v] = std::exp(x[v] - lse) * inv_n;
+    row_magnitude[r] = std::fabs(max) + log_sum + std::fabs(x[label]) + sqrt_v;
+    const double per_term = sqrt_v + std::fabs(max) + log_sum + weighted_distance + 3;
+    for (std::int64_t v = 0; v < vocab; ++v) {
+      const double p = std::exp(x[v] - lse);
+      g[v] = p * inv_n;
+      gm[v] = p * (per_term + (max - x[v])) * inv_n;
+    }
     g[label] -= inv_n;
+    gm[label] += inv_n;
   }
 }
 
@@ -118,7 +136,9 @@ void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
   const auto [tokens, vocab] = CrossEntropyAxes::of(shape);
   const double* logits = in[0].values.data();
   const double* labels = in[1].values.data();
+  out[1].abs_sum.assign(out[1].values.size(), 0.0);
   double* grad = out[1].values.data();
+  double* grad_magnitude = out[1].abs_sum.data();
   std::int64_t n_valid = 0;
   for (std::int64_t r = 0; r < tokens; ++r)
     if (cross_entropy_label_counts(static_cast<long long>(labels[r]), vocab)) ++n_valid;
@@ -127,7 +147,7 @@ void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
 
   // Row chunks in parallel: each thread owns whole rows, so the result does not depend on the
   // thread count. Small cases stay on this thread.
-  std::vector<double> row_loss(static_cast<std::size_t>(tokens));
+  std::vector<double> row_loss(static_cast<std::size_t>(tokens)), row_magnitude(row_loss.size());
   const std::int64_t elements = tokens * vocab;
   const auto hw = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   const std::int64_t workers = std::clamp<std::int64_t>(elements / (1 << 20), 1, std::min(hw, tokens));
@@ -135,13 +155,16 @@ void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
   std::vector<std::thread> pool;
   for (std::int64_t w = 1; w < workers; ++w)
     pool.emplace_back(xent_rows, logits, labels, vocab, inv_n, std::min(tokens, w * per),
-                      std::min(tokens, (w + 1) * per), row_loss.data(), grad);
-  xent_rows(logits, labels, vocab, inv_n, 0, std::min(tokens, per), row_loss.data(), grad);
+                      std::min(tokens, (w + 1) * per), row_loss.data(), row_magnitude.data(), grad, grad_magnitude);
+  xent_rows(logits, labels, vocab, inv_n, 0, std::min(tokens, per), row_loss.data(), row_magnitude.data(),
+            grad, grad_magnitude);
   for (auto& t : pool) t.join();
 
-  double loss_sum = 0;  // in row order: the same bits at any thread count
-  for (double l : row_loss) loss_sum += l;
+  double loss_sum = 0, magnitude_sq = 0;  // in row order: the same bits at any thread count
+  for (std::size_t r = 0; r < row_loss.size(); ++r) loss_sum += row_loss[r], magnitude_sq += row_magnitude[r] * row_magnitude[r];
   out[0].values[0] = loss_sum * inv_n;
+  out[0].abs_sum.assign(1, n_valid > 0 ? std::sqrt(static_cast<double>(tokens)) * out[0].values[0] + 2 : 0.0);
+  out[0].root_sum_sq.assign(1, std::sqrt(magnitude_sq) * inv_n);
 }
 
 KWB_REGISTER_OP(Op{

@@ -25,6 +25,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/layernorm.hpp"
+#include "reference/rmsnorm_layernorm_grad_bound.hpp"
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
@@ -68,16 +69,17 @@ std::vector<Shape> backward_default_shapes() {
 // Small and odd sizes, and one 16-byte vector past each limit of the fused kernels' registers:
 // 8196 (fp32 backward: 2048 vectors), 16392 (fp32 forward: 4096; bf16/fp16 backward: 2048) and
 // 32776 (bf16/fp16 forward: 4096), where they switch to their long-row paths.
-// The backward starts at cols = 17: at cols = 1 and 2, |xhat| = 1 and dx = 0 exactly in real
-// arithmetic, so what fp32 computes is the rounding residue of terms of size r·|g| with r up to
-// 1/sqrt(eps), which no absolute tolerance bounds (measured on an H100: every variant's fp32
-// 300x1 and 300x2 cases, the baseline's included).
-std::vector<Shape> layernorm_edge_shapes(std::int64_t narrowest = 1) {
+// cols = 1 and 2 are degenerate for the backward: dx is 0 (cols = 1) or nearly so in real
+// arithmetic, a cancellation of terms of size r |g| with r up to 1/sqrt(eps) ~ 316, so what
+// fp32 computes is the rounding residue of those terms (the fused kernels' fma of w dy against
+// a rounded w dy). dx's error bound scales with the terms (norm_grad_bound), so they are
+// checked like any other shape; 5000 x 1 holds thousands of such rows.
+std::vector<Shape> layernorm_edge_shapes(bool backward = false) {
   std::vector<Shape> shapes;
   for (std::int64_t rows : {1, 300})
-    for (std::int64_t cols : {narrowest, std::int64_t{33}, std::int64_t{512}, std::int64_t{1000},
-                              std::int64_t{4100}, std::int64_t{8196}})
-      shapes.push_back(layernorm_shape(rows, cols));
+    for (std::int64_t cols : {1, 33, 512, 1000, 4100, 8196}) shapes.push_back(layernorm_shape(rows, cols));
+  shapes.push_back(layernorm_shape(300, 2));
+  if (backward) shapes.push_back(layernorm_shape(5000, 1));
   // 4099: fp32 rows of exactly 1024 vectors (plus a tail); 8200: one vector past that in bf16/fp16
   // (the longest rows fused_v3_vec16_prefetch_row_groups takes, and the first it refuses).
   for (std::int64_t cols : {1000, 4099, 4100, 8200}) shapes.push_back(layernorm_shape(7, cols));
@@ -87,14 +89,25 @@ std::vector<Shape> layernorm_edge_shapes(std::int64_t narrowest = 1) {
 
 // ---- forward -----------------------------------------------------------------------------------
 
-std::vector<TensorSpec> forward_tensors(const Shape& s, DType) {
+// y = xhat w + b: a sum of two terms that can cancel, so the bound (fp32_error_bound) scales
+// with their sizes, from the oracle:
+//   A = (sqrt(K) + 3) |xhat w| + sqrt(K) r mean|x| |w| + |b|: rstd's relative error (a sum of
+//       K positive terms, rsqrtf's 2 ulp) and the products on the first term; the row mean's
+//       error (~ sqrt(K) u32 mean|x|) times r |w|; the sum's rounding;
+//   R = |w| stored_magnitude(xhat) + stored_magnitude(xhat w): the eager baseline stores xhat
+//       and then xhat w in the case dtype before adding the bias (as PyTorch's
+//       xh.to(dtype) * weight + bias): two roundings, at the store's half share (2 u_out).
+std::vector<TensorSpec> forward_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
+  const ElemType out = elem_type_of(dtype);
+  Tolerance y_tol = fp32_error_bound(out);
+  if (out != ElemType::fp32) y_tol.root_sum_sq_scale = 2 * unit_roundoff(out);
   return {
       // A non-zero mean, so that the mean subtraction matters.
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
       {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
       {.name = "bias", .dims = {cols}, .init = Distribution::uniform(-0.5, 0.5)},
-      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0},
+      {.name = "y", .dims = {rows, cols}, .is_output = true, .sample_dim = 0, .tolerance = y_tol},
   };
 }
 
@@ -117,10 +130,23 @@ void forward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::
   const auto& w = in[1].values;
   const auto& b = in[2].values;
   auto& y = out[0].values;
+  out[0].abs_sum.resize(y.size());
+  out[0].root_sum_sq.resize(y.size());
+  const double sqrt_k = std::sqrt(static_cast<double>(cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     const double* xr = x.data() + r * cols;
     const RowStats st = row_stats(xr, cols);
-    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - st.mean) * st.rstd * w[c] + b[c];
+    double mean_abs_x = 0;
+    for (std::int64_t c = 0; c < cols; ++c) mean_abs_x += std::fabs(xr[c]);
+    mean_abs_x /= static_cast<double>(cols);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r * cols + c);
+      const double xhat_w = (xr[c] - st.mean) * st.rstd * w[c];
+      y[i] = xhat_w + b[c];
+      out[0].abs_sum[i] =
+          (sqrt_k + 3) * std::fabs(xhat_w) + sqrt_k * st.rstd * mean_abs_x * std::fabs(w[c]) + std::fabs(b[c]);
+      out[0].root_sum_sq[i] = std::fabs(w[c]) * stored_magnitude((xr[c] - st.mean) * st.rstd) + stored_magnitude(xhat_w);
+    }
   }
 }
 
@@ -146,29 +172,36 @@ KWB_REGISTER_OP(Op{
 
 // ---- backward ----------------------------------------------------------------------------------
 
+// Error bounds from the terms' magnitudes (reference/rmsnorm_layernorm_grad_bound.hpp): dx
+// rounded once to the case dtype after fp32 arithmetic (no variant rounds an intermediate to
+// it: the eager baseline casts its inputs up and runs the chain in fp32); dweight and dbias
+// are fp32 sums over rows.
 std::vector<TensorSpec> backward_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
   const ElemType dx_type = resolve(ElemType::case_dtype, dtype);
-  // dx: two row means (K = cols terms of size ~|w dy| / cols, times |xhat| <= ~6 and rstd ~1).
-  // dweight, dbias: sums over all rows of terms ~|dy xhat| and ~|dy|, about 1 each.
-  const double inv_cols = 1.0 / static_cast<double>(cols);
   return {
       {.name = "x", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.5, 1.0)},
       {.name = "weight", .dims = {cols}, .init = Distribution::uniform(0.5, 1.5)},
       {.name = "dy", .dims = {rows, cols}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
       {.name = "dx", .dims = {rows, cols}, .is_output = true, .sample_dim = 0,
-       .tolerance = reduction_tolerance(dx_type, cols, ElemType::fp32, 8 * inv_cols)},
+       .tolerance = fp32_error_bound(dx_type)},
       {.name = "dweight", .dims = {cols}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
-       .tolerance = reduction_tolerance(ElemType::fp32, rows)},
+       .tolerance = fp32_row_sum_error_bound()},
       {.name = "dbias", .dims = {cols}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
-       .tolerance = reduction_tolerance(ElemType::fp32, rows)},
+       .tolerance = fp32_row_sum_error_bound(/*per_term_errors=*/false)},  // dy's terms are exact
   };
 }
 
-// Rows [begin, end): dx for those rows, and their contribution to dweight and dbias added into
-// `dw` and `db` (the caller's per-chunk accumulators).
+// One chunk of rows' column sums: dweight and dbias, and their bound's magnitudes.
+struct ColumnSums {
+  explicit ColumnSums(std::int64_t cols) : dw(cols), db(cols), dw_abs(cols), dw_sq(cols), db_abs(cols) {}
+  std::vector<double> dw, db, dw_abs, dw_sq, db_abs;
+};
+
+// Rows [begin, end): dx and its magnitudes for those rows, and their contribution to dweight and
+// dbias added into `sums` (the caller's per-chunk accumulators).
 void backward_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, const std::vector<HostTensor>& in,
-                   std::vector<double>& dx, std::vector<double>& dw, std::vector<double>& db) {
+                   HostTensor& dx, ColumnSums& sums) {
   const auto& x = in[0].values;
   const auto& w = in[1].values;
   const auto& dy = in[2].values;
@@ -181,13 +214,19 @@ void backward_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, cons
       const double xhat = (xr[c] - st.mean) * st.rstd, g = w[c] * dyr[c];
       sum_g += g;
       sum_g_xhat += g * xhat;
-      dw[c] += dyr[c] * xhat;
-      db[c] += dyr[c];
+      sums.dw[c] += dyr[c] * xhat;
+      sums.db[c] += dyr[c];
     }
     const double mean_g = sum_g / static_cast<double>(cols), mean_g_xhat = sum_g_xhat / static_cast<double>(cols);
+    const auto m = norm_grad_bound::row_magnitudes(xr, w.data(), dyr, cols, st.mean, st.rstd, /*centred=*/true);
     for (std::int64_t c = 0; c < cols; ++c) {
       const double xhat = (xr[c] - st.mean) * st.rstd;
-      dx[r * cols + c] = st.rstd * (w[c] * dyr[c] - mean_g - xhat * mean_g_xhat);
+      const std::size_t i = static_cast<std::size_t>(r * cols + c);
+      dx.values[i] = st.rstd * (w[c] * dyr[c] - mean_g - xhat * mean_g_xhat);
+      const auto mag = norm_grad_bound::dx_magnitude(m, xr[c], w[c], dyr[c], cols);
+      dx.abs_sum[i] = mag.abs_sum;
+      norm_grad_bound::add_dweight_terms(m, xr[c], dyr[c], cols, sums.dw_abs[c], sums.dw_sq[c]);
+      sums.db_abs[c] += std::fabs(dyr[c]);
     }
   }
 }
@@ -199,20 +238,26 @@ void backward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std:
   const std::int64_t max_chunks = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 16);
   const std::int64_t chunks = std::clamp<std::int64_t>(rows * cols / (1 << 20), 1, std::min(rows, max_chunks));
   const std::int64_t per_chunk = (rows + chunks - 1) / chunks;
-  std::vector<std::vector<double>> dw(chunks, std::vector<double>(cols, 0.0)), db = dw;
+  // dx's bound has no R (no variant rounds an intermediate to the case dtype), nor has dbias'.
+  for (HostTensor& o : out) o.abs_sum.assign(o.values.size(), 0.0);
+  out[1].root_sum_sq.assign(out[1].values.size(), 0.0);
+  std::vector<ColumnSums> sums(static_cast<std::size_t>(chunks), ColumnSums(cols));
   std::vector<std::thread> workers;
   for (std::int64_t k = 1; k < chunks; ++k)
     workers.emplace_back([&, k] {
-      backward_rows(std::min(rows, k * per_chunk), std::min(rows, (k + 1) * per_chunk), cols, in, out[0].values,
-                    dw[k], db[k]);
+      backward_rows(std::min(rows, k * per_chunk), std::min(rows, (k + 1) * per_chunk), cols, in, out[0], sums[k]);
     });
-  backward_rows(0, std::min(rows, per_chunk), cols, in, out[0].values, dw[0], db[0]);
+  backward_rows(0, std::min(rows, per_chunk), cols, in, out[0], sums[0]);
   for (auto& t : workers) t.join();
   for (std::int64_t c = 0; c < cols; ++c) {
-    double w_sum = 0, b_sum = 0;
-    for (std::int64_t k = 0; k < chunks; ++k) w_sum += dw[k][c], b_sum += db[k][c];
+    double w_sum = 0, b_sum = 0, w_abs = 0, w_sq = 0, b_abs = 0;
+    for (const ColumnSums& k : sums) w_sum += k.dw[c], b_sum += k.db[c], w_abs += k.dw_abs[c], w_sq += k.dw_sq[c],
+                                     b_abs += k.db_abs[c];
     out[1].values[c] = w_sum;
+    out[1].abs_sum[c] = w_abs;
+    out[1].root_sum_sq[c] = std::sqrt(w_sq);
     out[2].values[c] = b_sum;
+    out[2].abs_sum[c] = b_abs;  // dbias: exact inputs, so only the sum's roundings
   }
 }
 
@@ -232,7 +277,7 @@ KWB_REGISTER_OP(Op{
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = backward_default_shapes(),
-    .edge_shapes = layernorm_edge_shapes(/*narrowest=*/17),
+    .edge_shapes = layernorm_edge_shapes(/*backward=*/true),
     .invalid = layernorm_invalid,
 });
 

@@ -28,6 +28,7 @@
 #include <cmath>
 
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
 namespace {
@@ -79,8 +80,13 @@ std::vector<Shape> rope_edge_shapes() {
   };
 }
 
-std::vector<TensorSpec> rope_tensors(const Shape& s, bool backward) {
+// Each output is a difference (or sum) of two products, x1 cos -+ x2 sin, computed in fp32 from
+// exact inputs and rounded once to the case dtype (the eager chain too: its products and sum
+// are fp32). The two products can cancel, so the bound (fp32_error_bound) scales with them:
+// A = |x1 cos| + |x2 sin|, at most two fp32 roundings (products, sum; or an fma) of that size.
+std::vector<TensorSpec> rope_tensors(const Shape& s, DType dtype, bool backward) {
   const rope::Axes n = rope::Axes::of(s);
+  const Tolerance out_tol = fp32_error_bound(elem_type_of(dtype));
   const std::int64_t rows = n.table_rows();
   const Distribution table_init = Distribution::uniform(-1.0, 1.0);
   // Index mode: row s of the tables serves token s, so the tables run along the sample axis.
@@ -99,9 +105,9 @@ std::vector<TensorSpec> rope_tensors(const Shape& s, bool backward) {
     t.push_back({.name = "position_ids", .dims = {n.batch, n.seq}, .sample_dim = 1,
                  .init = Distribution::position_ids(n.seq, n.seq), .elem = ElemType::int64});
   t.push_back({.name = backward ? "dq" : "q_out", .dims = {n.batch, n.seq, n.heads, n.head_dim},
-               .is_output = true, .sample_dim = 1});
+               .is_output = true, .sample_dim = 1, .tolerance = out_tol});
   t.push_back({.name = backward ? "dk" : "k_out", .dims = {n.batch, n.seq, n.kv_heads, n.head_dim},
-               .is_output = true, .sample_dim = 1});
+               .is_output = true, .sample_dim = 1, .tolerance = out_tol});
   return t;
 }
 
@@ -124,6 +130,8 @@ void rope_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
   for (int which = 0; which < 2; ++which) {
     const auto& x = in[which == 0 ? rope::kQ : rope::kK].values;
     auto& y = out[static_cast<std::size_t>(which)].values;
+    auto& magnitude = out[static_cast<std::size_t>(which)].abs_sum;
+    magnitude.assign(y.size(), 0.0);
     const std::int64_t heads = which == 0 ? n.heads : n.kv_heads;
     for (std::int64_t t = 0; t < n.tokens(); ++t) {
       const std::int64_t pos = n.ids ? static_cast<std::int64_t>(in[rope::kIds].values[static_cast<std::size_t>(t)])
@@ -137,6 +145,8 @@ void rope_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
           const double x1 = x[static_cast<std::size_t>(base + i)], x2 = x[static_cast<std::size_t>(base + half + i)];
           y[static_cast<std::size_t>(base + i)] = x1 * c - x2 * sn;
           y[static_cast<std::size_t>(base + half + i)] = x2 * c + x1 * sn;
+          magnitude[static_cast<std::size_t>(base + i)] = std::fabs(x1 * c) + std::fabs(x2 * sn);
+          magnitude[static_cast<std::size_t>(base + half + i)] = std::fabs(x2 * c) + std::fabs(x1 * sn);
         }
       }
     }
@@ -172,7 +182,7 @@ KWB_REGISTER_OP(Op{
                    kPositionsNote,
     .axes = rope_axes(),
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
-    .tensors = [](const Shape& s, DType) { return rope_tensors(s, false); },
+    .tensors = [](const Shape& s, DType dtype) { return rope_tensors(s, dtype, false); },
     .work = rope_work,
     .oracle = [](const Shape& s, const std::vector<HostTensor>& in,
                  std::vector<HostTensor>& out) { rope_oracle(s, in, out, 1.0); },
@@ -190,7 +200,7 @@ KWB_REGISTER_OP(Op{
                    kPositionsNote,
     .axes = rope_axes(),
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
-    .tensors = [](const Shape& s, DType) { return rope_tensors(s, true); },
+    .tensors = [](const Shape& s, DType dtype) { return rope_tensors(s, dtype, true); },
     .work = rope_work,
     .oracle = [](const Shape& s, const std::vector<HostTensor>& in,
                  std::vector<HostTensor>& out) { rope_oracle(s, in, out, -1.0); },

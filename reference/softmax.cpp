@@ -48,22 +48,18 @@ std::vector<Shape> softmax_edge_shapes() {
   return shapes;
 }
 
-// Every element of y carries relative errors only (it is a product of exp and 1/sum):
-//   - the sum over `cols` positive terms: the reduction term, 4 sqrt(cols) u_fp32;
-//   - exp's argument x - max rounded in fp32 (|x - max| up to ~64 here) and the approximate
-//     exp2 (2 ulp): 64 u_fp32;
-//   - the output's own rounding: the format's default rtol.
-// So atol is only what the output format cannot represent relatively: fp16 subnormals below
-// 2^-14 have a spacing of 2^-24; fp32 and bf16 share fp32's range, where a flushed exp loses
-// at most the smallest normal 2^-126. A default atol (1e-5 in fp32) would exceed the typical
-// output 1/cols of a long row and check nothing.
-Tolerance softmax_tolerance(ElemType out, std::int64_t cols) {
-  Tolerance t = reduction_tolerance(out, cols);
-  t.rtol += 64 * unit_roundoff(ElemType::fp32);
-  t.atol = out == ElemType::fp16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126);
-  return t;
-}
-
+// Every element of y = e_i / S (e_i = exp(x_i - max), S = sum_k e_k) carries relative errors
+// only, all terms being positive; the bound (fp32_error_bound: 2 u_out |y| + c u32 A) takes
+// them from the element's own magnitudes, A_i = y_i (sqrt(K) + |x_i - max| + sum_k y_k |x_k - max| + 2):
+//   - sqrt(K): the normaliser, a sum of K positive terms in fp32 (and the online softmax's
+//     rescalings of its partial sums as the max moves), whose relative error grows like sqrt(K);
+//   - |x_i - max|: exp's argument rounded in fp32 (x - max, then times log2 e for ex2.approx), an
+//     absolute error ~1.5 u32 |x - max| in the exponent, relative in e_i;
+//   - sum_k y_k |x_k - max|: the same error in each of S's terms, weighted by its share of S;
+//   - 2: ex2.approx's (or expf's) 2 ulp = 4 u32 and the reciprocal or division by S.
+// atol covers what the output format cannot hold relatively (fp16 subnormals below 2^-14;
+// ex2.approx.ftz flushing exp below 2^-126 in fp32 and bf16), never the typical output 1/cols
+// of a long row.
 std::vector<TensorSpec> softmax_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
   return {
@@ -72,27 +68,36 @@ std::vector<TensorSpec> softmax_tensors(const Shape& s, DType dtype) {
        .dims = {rows, cols},
        .is_output = true,
        .sample_dim = 0,
-       .tolerance = softmax_tolerance(resolve(ElemType::case_dtype, dtype), cols)},
+       .tolerance = fp32_error_bound(resolve(ElemType::case_dtype, dtype))},
   };
 }
 
 // In fp64 with the max subtracted first, so logits of any size (1e4, -1e300) neither
-// overflow nor lose the row: exp(x - max) is in (0, 1] and the sum in [1, cols].
+// overflow nor lose the row: exp(x - max) is in (0, 1] and the sum in [1, cols]. The bound's
+// magnitudes (softmax_tensors) come from the same pass.
 void softmax_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [rows, cols] = RowsCols::of(shape);
   const auto& x = in[0].values;
   auto& y = out[0].values;
+  auto& magnitude = out[0].abs_sum;
+  magnitude.assign(y.size(), 0.0);
+  const double sqrt_k = std::sqrt(static_cast<double>(cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     const double* xr = x.data() + r * cols;
     double* yr = y.data() + r * cols;
     double max = xr[0];
     for (std::int64_t c = 1; c < cols; ++c) max = std::max(max, xr[c]);
-    double sum = 0;
+    double sum = 0, weighted_distance = 0;
     for (std::int64_t c = 0; c < cols; ++c) {
       yr[c] = std::exp(xr[c] - max);
       sum += yr[c];
+      weighted_distance += yr[c] * (max - xr[c]);
     }
-    for (std::int64_t c = 0; c < cols; ++c) yr[c] /= sum;
+    weighted_distance /= sum;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      yr[c] /= sum;
+      magnitude[r * cols + c] = yr[c] * (sqrt_k + (max - xr[c]) + weighted_distance + 2);
+    }
   }
 }
 

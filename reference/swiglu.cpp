@@ -15,6 +15,7 @@
 #include "reference/swiglu.hpp"
 
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/tolerance.hpp"
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
@@ -57,27 +58,38 @@ std::optional<std::string> swiglu_invalid(const Shape& s) {
 TensorSpec row_tensor(const char* name, std::int64_t rows, std::int64_t cols, Distribution init) {
   return {.name = name, .dims = {rows, cols}, .sample_dim = 0, .init = init};
 }
-TensorSpec row_output(const char* name, std::int64_t rows, std::int64_t cols) {
-  return {.name = name, .dims = {rows, cols}, .is_output = true, .sample_dim = 0};
+
+// Error bounds (fp32_error_bound) from the magnitudes swiglu_magnitudes() gives: fp32 arithmetic
+// of exact inputs (A), then the store. The eager baselines also store an intermediate in the
+// case dtype before the last product (R): a single rounding, not a sum of random ones, so its
+// scale is 2 u_out (the same half share as the store's 2 u_out), not kStorageBoundSafety's.
+Tolerance swiglu_tolerance(DType dtype) {
+  const ElemType out = elem_type_of(dtype);
+  Tolerance t = fp32_error_bound(out);
+  if (out != ElemType::fp32) t.root_sum_sq_scale = 2 * unit_roundoff(out);
+  return t;
+}
+TensorSpec row_output(const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
+  return {.name = name, .dims = {rows, cols}, .is_output = true, .sample_dim = 0, .tolerance = swiglu_tolerance(dtype)};
 }
 
-std::vector<TensorSpec> swiglu_fwd_tensors(const Shape& s, DType) {
+std::vector<TensorSpec> swiglu_fwd_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
   return {
       row_tensor("gate", rows, cols, Distribution::normal(0.0, 2.0)),
       row_tensor("up", rows, cols, Distribution::normal(0.0, 1.0)),
-      row_output("out", rows, cols),
+      row_output("out", rows, cols, dtype),
   };
 }
 
-std::vector<TensorSpec> swiglu_bwd_tensors(const Shape& s, DType) {
+std::vector<TensorSpec> swiglu_bwd_tensors(const Shape& s, DType dtype) {
   const auto [rows, cols] = RowsCols::of(s);
   return {
       row_tensor("gate", rows, cols, Distribution::normal(0.0, 2.0)),
       row_tensor("up", rows, cols, Distribution::normal(0.0, 1.0)),
       row_tensor("dout", rows, cols, Distribution::normal(0.0, 1.0)),
-      row_output("dgate", rows, cols),
-      row_output("dup", rows, cols),
+      row_output("dgate", rows, cols, dtype),
+      row_output("dup", rows, cols, dtype),
   };
 }
 
@@ -85,7 +97,14 @@ void swiglu_fwd_oracle(const Shape&, const std::vector<HostTensor>& in, std::vec
   const auto& gate = in[0].values;
   const auto& up = in[1].values;
   auto& y = out[0].values;
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] = swiglu_forward(gate[i], up[i]);
+  out[0].abs_sum.resize(y.size());
+  out[0].root_sum_sq.resize(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    y[i] = swiglu_forward(gate[i], up[i]);
+    const SwigluMagnitudes m = swiglu_magnitudes(gate[i], up[i], 1.0);
+    out[0].abs_sum[i] = m.out;
+    out[0].root_sum_sq[i] = m.out_stored;
+  }
 }
 
 void swiglu_bwd_oracle(const Shape&, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
@@ -94,10 +113,19 @@ void swiglu_bwd_oracle(const Shape&, const std::vector<HostTensor>& in, std::vec
   const auto& dout = in[2].values;
   auto& dgate = out[0].values;
   auto& dup = out[1].values;
+  for (HostTensor& o : out) {
+    o.abs_sum.resize(o.values.size());
+    o.root_sum_sq.resize(o.values.size());
+  }
   for (std::size_t i = 0; i < dgate.size(); ++i) {
     const SwigluGrads g = swiglu_backward(gate[i], up[i], dout[i]);
     dgate[i] = g.dgate;
     dup[i] = g.dup;
+    const SwigluMagnitudes m = swiglu_magnitudes(gate[i], up[i], dout[i]);
+    out[0].abs_sum[i] = m.dgate;
+    out[0].root_sum_sq[i] = m.dgate_stored;
+    out[1].abs_sum[i] = m.dup;
+    out[1].root_sum_sq[i] = m.dup_stored;
   }
 }
 

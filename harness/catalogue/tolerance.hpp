@@ -110,6 +110,64 @@ inline double subnormal_rounding(ElemType type) {
 }
 // ---- end of the error bounds of attention, mHC and QK-norm ----
 
+// ---- Error bounds of fp32 arithmetic (norms, softmax, cross-entropy, rope, swiglu) -------------
+//
+// An output computed in fp32 from inputs the oracle sees exactly (already rounded to their
+// element types), then rounded once to its own type, is off by
+//   |err| <= atol + 2 u_out |ref| + c u32 A[i] + c_s u_s R[i]
+//   - u_out |ref|: the last rounding, to the output type (fp32 outputs: u32). A correctly
+//     rounded result can use all of it, so rtol is 2 u_out: the last rounding then sits at half
+//     its share at worst, the margin the other terms have (c);
+//   - c u32 A[i]: the fp32 roundings inside. The oracle gives A[i] as the magnitudes of the terms
+//     that make element i, each counted as often as its rounding errors can reach the result
+//     (the op's comment says how: a term inside a K-long fp32 row sum counts sqrt(K) times, the
+//     random-walk growth of the sum's error); c = kFp32BoundSafety;
+//   - c_s u_s R[i]: terms that an implementation rounds to the storage type before it sums them
+//     (an eager baseline's bf16 intermediate); independent errors of random sign, so the
+//     root-sum-square of the terms. 0 where no variant rounds an intermediate, and in fp32 cases
+//     (those roundings are fp32's, inside A);
+//   - atol: what the output type cannot hold relatively: fp16's subnormal spacing 2^-24 below
+//     2^-14; fp32 and bf16 share fp32's range, so only values flushed below 2^-126.
+// c = 8: the row statistics' own roundings (rsqrtf is 2 ulp = 4 u32 off at most, the fp32 sums
+// of a row a few u32 more) reach every element through a term of A, so a kernel can spend about
+// half of c on them in the worst case; the CPU simulations of the kernels
+// (tests/reference/*_bounds_test.cpp, intrinsics at their documented worst error) stay under
+// 0.3 of the bound in fp32 at every edge shape, and near 0.5 in bf16/fp16, the store's share.
+inline constexpr double kFp32BoundSafety = 8.0;
+inline constexpr double kStorageBoundSafety = 6.0;  // ~6 sigma on R: millions of elements per case
+
+// The size of one rounding of v to a 16-bit storage type, in units of that type's u: |v|, but
+// never below fp16's smallest normal 2^-14, under which fp16's spacing stops shrinking (bf16's
+// own floor is fp32's: taking fp16's for both loosens only values under 6e-5, by u 2^-14).
+inline double stored_magnitude(double v) { return std::fmax(std::fabs(v), 6.103515625e-05); }
+
+inline double subnormal_floor(ElemType out) {
+  return out == ElemType::fp16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126);
+}
+
+// The bound above for an output of type `out`; `rounds_to_storage`: some variant rounds the
+// terms of R to `storage` (the case dtype) before summing them.
+inline Tolerance fp32_error_bound(ElemType out, bool rounds_to_storage = false,
+                                  ElemType storage = ElemType::fp32) {
+  Tolerance t;
+  t.atol = subnormal_floor(out);
+  t.rtol = 2 * unit_roundoff(out);
+  t.abs_sum_scale = kFp32BoundSafety * unit_roundoff(ElemType::fp32);
+  if (rounds_to_storage && storage != ElemType::fp32)
+    t.root_sum_sq_scale = kStorageBoundSafety * unit_roundoff(storage);
+  return t;
+}
+
+// A weight gradient summed over rows in fp32 (dweight, dbias): the sum's roundings scale with
+// A = sum |term| (random signs: about u32 A for a sequential sum, far less for the kernels'
+// blocked partials), and each term's error from its own row's statistics with R, the
+// root-sum-square of those per-term errors in units of u32 (the op's comment gives them).
+inline Tolerance fp32_row_sum_error_bound(bool per_term_errors = true) {
+  Tolerance t = fp32_error_bound(ElemType::fp32);
+  if (per_term_errors) t.root_sum_sq_scale = kFp32BoundSafety * unit_roundoff(ElemType::fp32);
+  return t;
+}
+
 // The tolerance an output is checked with: the op's own for this shape, else the table's.
 inline Tolerance tolerance_for(const TensorSpec& output, DType case_dtype) {
   return output.tolerance ? *output.tolerance : default_tolerance(output.elem_type(case_dtype));

@@ -106,25 +106,38 @@ Tolerance y_tolerance(std::int64_t cols, DType dtype) {
   return *softmax().tensors(shape(1, cols), dtype)[1].tolerance;
 }
 
-TEST(SoftmaxTolerance, GrowsWithTheRowAndKeepsAtolBelowTheSmallestOutputs) {
+TEST(SoftmaxTolerance, BoundIsRelativeToEachOutputAndGrowsWithTheRow) {
   const double u = std::ldexp(1.0, -24);
-  // The sum over 256K columns: 4 sqrt(K) u = 1.2e-4 on top of the fp32 table's 1e-5.
-  const Tolerance long_row = y_tolerance(262144, DType::fp32);
-  EXPECT_NEAR(long_row.rtol, 1e-5 + 4 * 512 * u + 64 * u, 1e-12);
-  EXPECT_GT(long_row.rtol, y_tolerance(1024, DType::fp32).rtol);
-  EXPECT_LT(long_row.rtol, 2e-4);
+  // fp32: 2 u32 |y| for the store, c u32 A from the magnitudes; no flat relative part.
+  const Tolerance t = y_tolerance(262144, DType::fp32);
+  EXPECT_EQ(t.rtol, 2 * u);
+  EXPECT_EQ(t.abs_sum_scale, kFp32BoundSafety * u);
+  // The magnitudes: y_i (sqrt(K) + |x_i - max| + sum_k y_k |x_k - max| + 2), so the element at
+  // the max of a row {0, -1} (y = 1/(1+e^-1)) has A = y (sqrt 2 + 0 + y_1 * 1 + 2).
+  const auto out = run_oracle(softmax(), shape(1, 2), {{"x", {1, 2}, {0.0, -1.0}}});
+  const double y0 = 1 / (1 + std::exp(-1.0)), y1 = 1 - y0;
+  ASSERT_EQ(out[0].abs_sum.size(), 2u);
+  EXPECT_NEAR(out[0].abs_sum[0], y0 * (std::sqrt(2.0) + 0 + y1 + 2), 1e-12);
+  EXPECT_NEAR(out[0].abs_sum[1], y1 * (std::sqrt(2.0) + 1 + y1 + 2), 1e-12);
+  // A long row's bound grows with sqrt(K) and stays relative: at 256K columns about
+  // 8 u (512 + ~10) ~ 2.5e-4 of each output.
+  const Shape s = shape(1, 262144);
+  const auto long_row = run_oracle(softmax(), s, host_inputs(softmax().tensors(s, DType::fp32), 14))[0];
+  double worst_relative = 0;
+  for (std::size_t i = 0; i < long_row.values.size(); ++i)
+    worst_relative = std::max(worst_relative, t.abs_sum_scale * long_row.abs_sum[i] / long_row.values[i]);
+  EXPECT_GT(worst_relative, 8 * u * 512);
+  EXPECT_LT(worst_relative, 8 * u * 600);
   // The outputs of a 256K row of N(0, 2) logits are ~4e-6 on average and far smaller at the
   // tail: the absolute part must sit below all of them or it would check nothing.
-  const Shape s = shape(1, 262144);
-  const auto y = run_oracle(softmax(), s, host_inputs(softmax().tensors(s, DType::fp32), 14))[0].values;
-  const double smallest = *std::min_element(y.begin(), y.end());
+  const double smallest = *std::min_element(long_row.values.begin(), long_row.values.end());
   EXPECT_GT(smallest, 0.0);
   for (DType d : {DType::fp32, DType::bf16}) EXPECT_LT(y_tolerance(262144, d).atol, 1e-6 * smallest);
   // fp16 keeps only what its subnormal spacing can hold.
   EXPECT_EQ(y_tolerance(262144, DType::fp16).atol, std::ldexp(1.0, -24));
-  // bf16 and fp16 keep their format's rounding as the relative floor.
-  EXPECT_GE(y_tolerance(7, DType::bf16).rtol, 1.6e-2);
-  EXPECT_GE(y_tolerance(7, DType::fp16).rtol, 2e-3);
+  // bf16 and fp16: the store's rounding, twice its unit roundoff, as the relative floor.
+  EXPECT_EQ(y_tolerance(7, DType::bf16).rtol, 2 * std::ldexp(1.0, -8));
+  EXPECT_EQ(y_tolerance(7, DType::fp16).rtol, 2 * std::ldexp(1.0, -11));
 }
 
 TEST(SoftmaxShapes, DefaultsHoldThePeerShapeAndSpanVocabularySizedRows) {
