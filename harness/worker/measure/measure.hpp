@@ -37,7 +37,7 @@ struct MeasureSettings {
   // outside CUPTI's sample and the events' interval); once the batch has ended, `check` says
   // what that sample's output got wrong (nullopt: it reproduced the verified output), and
   // measure() throws TimedOutputMismatch with it. So the last timed sample is always checked, and
-  // a variant cannot tell a checked sample from another.
+  // nothing the launch is given (arguments, state, stream) tells a checked sample from another.
   struct OutputCheck {
     LaunchFn poison;
     std::function<std::optional<std::string>()> check;
