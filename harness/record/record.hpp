@@ -109,6 +109,9 @@ struct TimingResult {
   double measure_wall_ms = 0;
   std::vector<double> samples_us;  // span of each sample, in order
   std::optional<ClockSummary> clocks;  // absent when NVML is unavailable
+  // How the timed launches' output was checked against the verified one ("bit-identical to the
+  // verified output: ..."), in words; empty in reports written before it was checked.
+  std::string output_check;
 };
 
 struct Derived {

@@ -148,6 +148,7 @@ Json timing_json(const TimingResult& t) {
   j["measure_wall_ms"] = number(t.measure_wall_ms);
   j["samples_us"] = numbers(t.samples_us);
   if (t.clocks) j["clocks"] = clocks_json(*t.clocks);
+  if (!t.output_check.empty()) j["output_check"] = t.output_check;
   return j;
 }
 
@@ -359,6 +360,7 @@ TimingResult read_timing(const Node& n) {
   t.measure_wall_ms = n["measure_wall_ms"].number();
   t.samples_us = read_numbers(n["samples_us"]);
   if (auto c = n.find("clocks")) t.clocks = read_clocks(*c);
+  if (auto c = n.find("output_check")) t.output_check = c->string();  // older reports: none
   return t;
 }
 

@@ -14,6 +14,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "harness/worker/verify/device_scan.hpp"
+#include "harness/worker/verify/timed_output.hpp"
 #include "harness/worker/verify/sampling.hpp"
 #include "harness/worker/verify/verify.hpp"
 #include "harness/worker/test_slowdown.hpp"
@@ -155,7 +156,8 @@ std::string nvtx_case_name(const CaseRequest& req) {
 }
 
 CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
-  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  renew_stream();
+  state_guard_ = std::make_unique<DeviceStateGuard>(stream_);
   try {
     slowdowns_ = test_slowdowns_from_env();
   } catch (const std::invalid_argument&) {  // `kwb run` refuses a malformed value before any worker starts
@@ -166,6 +168,14 @@ CaseRunner::~CaseRunner() {
   group_.reset();
   flusher_.reset();
   if (stream_ && !context_lost_) cudaStreamDestroy(stream_);
+}
+
+// Each case's stream is new: an attribute a variant set on the last one (an access policy window,
+// a priority) goes with it.
+void CaseRunner::renew_stream() {
+  if (stream_) cuda_check(cudaStreamDestroy(stream_), "cudaStreamDestroy");
+  stream_ = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
 }
 
 CaseRecord record_for(const CaseRequest& req) {
@@ -181,7 +191,9 @@ CaseRecord record_for(const CaseRequest& req) {
 }
 
 // The phases in order. A phase that finds the case cannot run here returns why (the case is
-// skipped); a CUDA error or an exception in any of them fails the case, naming the phase.
+// skipped); a CUDA error or an exception in any of them fails the case, naming the phase. Once
+// the variant has run (its state destroyed, as at the end of any case), the device state is
+// compared with what it was before its prepare and put back.
 CaseRecord CaseRunner::run(const CaseRequest& req) {
   CaseRecord rec = record_for(req);
   const auto& registry = Registry::instance();
@@ -193,7 +205,19 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
 
   ScopedRange case_range{rec.nvtx_range};
   std::string phase = "prepare";
+  std::optional<DeviceState> state_before;
   try {
+    // 0. The device state the worker started with, and a fresh stream.
+    phase = "reset device state";
+    try {
+      state_guard_->restore();
+    } catch (const CudaError&) {
+      context_lost_ = true;  // a state this worker cannot set back: a fresh worker starts clean
+      throw;
+    }
+    renew_stream();
+    phase = "prepare";
+
     // 1. Memory: skip what cannot fit before allocating anything.
     const auto specs = op->tensors(req.shape, req.dtype);
     const std::size_t workspace = variant->workspace_bytes ? variant->workspace_bytes(req.shape, req.dtype) : 0;
@@ -205,7 +229,9 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     // 2. Inputs and oracle, once per group.
     if (!group_) group_ = prepare_group(*op, req, specs, key);
 
-    // 3. The variant's own preparation, once per case and outside timing.
+    // 3. The variant's own preparation, once per case and outside timing, with the device state
+    // read just before it.
+    state_before = state_guard_->capture(stream_);
     const std::size_t free_before_variant = free_device_bytes();
     CaseLaunch case_launch(workspace, *group_, req, specs, stream_);
     if (variant->prepare) {
@@ -219,24 +245,26 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     rec.verify = verify_outputs(*op, req, specs);
     if (!rec.verify->passed) {
       rec.disposition = Disposition::failed;
-      rec.reason = failure_reason(*rec.verify);
-      return rec;  // a wrong kernel's speed means nothing: not timed
-    }
-    if (req.preset == kVerifyOnlyPreset) {
+      rec.reason = failure_reason(*rec.verify);  // a wrong kernel's speed means nothing: not timed
+    } else if (req.preset == kVerifyOnlyPreset) {
       rec.disposition = Disposition::passed;
-      return rec;
+    } else {
+      // 5. Time, re-checking the timed launches' output.
+      phase = "measure";
+      time_case(*op, *variant, req, specs, case_launch.args, rec);
+      rec.disposition = Disposition::passed;
     }
-
-    // 5. Time.
-    phase = "measure";
-    time_case(*variant, req, case_launch.args, rec);
-    rec.disposition = Disposition::passed;
+  } catch (const TimedOutputMismatch& e) {
+    rec.disposition = Disposition::failed;
+    rec.reason = e.what();
+    rec.timing.reset();  // what was timed is not what was verified
   } catch (const CudaError& e) {
     fail_on_cuda_error(rec, phase, e);
   } catch (const std::exception& e) {
     rec.disposition = Disposition::failed;
     rec.reason = std::string("error during ") + phase + ": " + e.what();
   }
+  if (state_before && !context_lost_) check_device_state(*state_before, rec);
   return rec;
 }
 
@@ -358,8 +386,13 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
 }
 
 // 5. Times the variant's launches under the request's preset and mode: fills rec.timing (and,
-// when slowed on purpose, says so in rec.reason).
-void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const LaunchArgs& args, CaseRecord& rec) {
+// when slowed on purpose, says so in rec.reason). The last sample of every batch runs on
+// poisoned outputs and its output is checked (harness/worker/verify/timed_output.hpp): bit for
+// bit against the verified output, or, for a variant that varies run to run (or whose copy does
+// not fit), scanned for poison and re-verified against the oracle after the last batch. Throws
+// TimedOutputMismatch when the timed launches do not reproduce the verified output.
+void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseRequest& req,
+                           const std::vector<TensorSpec>& specs, const LaunchArgs& args, CaseRecord& rec) {
   ScopedRange r{"measure"};
   MeasureSettings settings;
   settings.mode = req.mode;
@@ -369,6 +402,15 @@ void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const
     a.stream = s;
     return a;
   };
+  // The outputs hold the verified values now: nothing has launched since verification.
+  std::vector<DeviceOutput> outputs;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].is_output)
+      outputs.push_back({specs[i].name, group_->buffers[i]->ptr, specs[i].numel(), specs[i].elem_type(req.dtype)});
+  TimedOutputCheck output_check(std::move(outputs), variant.varies_run_to_run, stream_);
+  settings.output_check = MeasureSettings::OutputCheck{[&](cudaStream_t s) { output_check.poison(s); },
+                                                       [&] { return output_check.check(stream_); }};
+
   if (variant.reset)
     settings.reset = [&](cudaStream_t s) { variant.reset(on_stream(s)); };
   LaunchFn launch = [&](cudaStream_t s) { variant.launch(on_stream(s)); };
@@ -389,7 +431,38 @@ void CaseRunner::time_case(const Variant& variant, const CaseRequest& req, const
                              "for the extra launch itself)",
                              kTestSlowdownEnv, 100 * slowdown->fraction, spin_ns / 1000, extra_launch_ns / 1000);
   }
+
   rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());
+  if (output_check.needs_oracle_recheck()) {
+    const VerifyResult again = verify_outputs(op, req, specs);
+    if (!again.passed)
+      throw TimedOutputMismatch("timed launches did not reproduce the verified output: the last timed sample's "
+                                "output, re-verified against the oracle, failed: " + failure_reason(again));
+  }
+  rec.timing->output_check = output_check.summary();
+}
+
+// After the variant ran: a device-wide value or one of its stream's attributes left changed
+// fails the case ("changed device state: <what>: <from> -> <to>"), whatever it was going to
+// report, and the state is put back for the next case. A value the driver refuses to set back
+// costs this worker: the next case starts in a fresh one.
+void CaseRunner::check_device_state(const DeviceState& before, CaseRecord& rec) {
+  try {
+    const std::string changes = describe_changes(before, state_guard_->capture(stream_));
+    if (!changes.empty()) {
+      const std::string earlier = rec.disposition == Disposition::failed ? rec.reason : "";
+      rec.disposition = Disposition::failed;
+      rec.reason = "changed device state: " + changes + (earlier.empty() ? "" : "; besides, " + earlier);
+      rec.timing.reset();  // timed under a state of its own making
+    }
+    state_guard_->restore();
+  } catch (const std::exception& e) {
+    rec.disposition = Disposition::failed;
+    rec.reason += std::string(rec.reason.empty() ? "" : "; ") + "could not set the device state back (" + e.what() +
+                  "): the next case starts in a fresh worker";
+    rec.timing.reset();
+    context_lost_ = true;
+  }
 }
 
 // Fails the case and decides whether the context survived: faults (illegal address, assert,
@@ -398,7 +471,7 @@ void CaseRunner::fail_on_cuda_error(CaseRecord& rec, const std::string& phase, c
   rec.disposition = Disposition::failed;
   rec.reason = std::string("CUDA error during ") + phase + ": " + e.what();
   const cudaError_t sticky = cudaDeviceSynchronize();
-  context_lost_ = sticky != cudaSuccess || e.code == cudaErrorIllegalAddress || e.code == cudaErrorAssert ||
+  context_lost_ = context_lost_ || sticky != cudaSuccess || e.code == cudaErrorIllegalAddress || e.code == cudaErrorAssert ||
                   e.code == cudaErrorLaunchFailure;
   if (!context_lost_) group_.reset();
 }

@@ -1,5 +1,7 @@
 // Runs one case inside the worker process: inputs, poisoned outputs, verification against the
-// oracle, timing, and the record.
+// oracle, timing (whose output is checked too), and the record. Every case starts from the device
+// state the worker found (harness/worker/isolate/device_state.hpp) on a fresh stream; a variant
+// that leaves that state changed fails, and the state is put back before the next case.
 //
 // Cases of one (op, dtype, shape) share their inputs and oracle: the planner orders each
 // group's variants together, so inputs are generated and the oracle computed once per group.
@@ -14,6 +16,7 @@
 
 #include "harness/catalogue/case_request.hpp"
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/isolate/device_state.hpp"
 #include "harness/worker/measure/measure.hpp"
 #include "harness/record/record.hpp"
 #include "harness/catalogue/registry.hpp"
@@ -46,12 +49,16 @@ class CaseRunner {
                                           std::size_t free_before_variant);
   VerifyResult verify_outputs(const Op& op, const CaseRequest& request,
                               const std::vector<TensorSpec>& specs);
-  void time_case(const Variant& variant, const CaseRequest& request, const LaunchArgs& args, CaseRecord& rec);
+  void time_case(const Op& op, const Variant& variant, const CaseRequest& request,
+                 const std::vector<TensorSpec>& specs, const LaunchArgs& args, CaseRecord& rec);
+  void check_device_state(const DeviceState& before, CaseRecord& rec);
   void fail_on_cuda_error(CaseRecord& rec, const std::string& phase, const CudaError& error);
+  void renew_stream();
 
   TimerKind timer_;
   std::size_t l2_bytes_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // a fresh one per case: no attribute a variant set outlives it
+  std::unique_ptr<DeviceStateGuard> state_guard_;  // the device state every case starts from
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<Group> group_;
   bool context_lost_ = false;

@@ -37,6 +37,7 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes = [](const Shape& s, DType) {
       return nb::workspace_bytes(RowsCols::of(s), 2, kDynamic);
     },
+    .varies_run_to_run = true,
     .tunables = nb::tunables(kDynamic),
     .prepare = nb::prepare<nb::LayerNormGrad, kDynamic>,
 });

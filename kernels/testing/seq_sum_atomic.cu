@@ -69,6 +69,7 @@ KWB_REGISTER_VARIANT(Variant{
                                                          axes.heads, axes.dim, axes.bhsd, axes.causal);
         },
     .test_only = true,
+    .varies_run_to_run = true,
     .tunables = {{"block", {128, 256, 512}, "threads per block"}},
     .prepare =
         [](const LaunchArgs& a) -> std::shared_ptr<void> {

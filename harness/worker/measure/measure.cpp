@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fmt/format.h>
 #include <map>
 #include <stdexcept>
 
@@ -113,6 +114,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   std::vector<cudaEvent_t> events;
   const auto measure0 = Clock::now();
   std::optional<StopReason> stop;
+  std::size_t batches = 0;
   while (!stop) {
     const std::size_t batch = next_batch(rule, sink.span_us.size(), ms_since(measure0), per_call_ms);
     std::vector<std::uint64_t> ids(batch);
@@ -123,7 +125,9 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
         events.push_back(e);
       }
     }
+    const std::size_t checked = settings.output_check ? batch - 1 : batch;  // none: no sample
     for (std::size_t i = 0; i < batch; ++i) {
+      if (i == checked) settings.output_check->poison(stream);
       if (settings.reset) settings.reset(stream);
       if (cold) flusher->flush(stream);
       if (timer == TimerKind::cupti) {
@@ -143,6 +147,14 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     if (auto r = clocks.read()) batch_clock.readings.push_back(*r);  // the GPU runs the batch
     cuda_check(cudaStreamSynchronize(stream), "synchronize after measured samples");
     if (auto r = clocks.read()) batch_clock.readings.push_back(*r);
+    ++batches;
+    if (settings.output_check)
+      if (auto wrong = settings.output_check->check()) {
+        for (auto e : events) cudaEventDestroy(e);
+        throw TimedOutputMismatch(fmt::format("timed launches did not reproduce the verified output: sample {} (the "
+                                              "last of batch {}, run on poisoned outputs): {}",
+                                              sink.span_us.size() + batch, batches, *wrong));
+      }
 
     if (timer == TimerKind::cupti) {
       tracer.flush();

@@ -9,6 +9,9 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "harness/worker/measure/l2_flush.hpp"
 #include "harness/record/record.hpp"
@@ -29,10 +32,26 @@ struct MeasureSettings {
   // before the L2 flush (so a cold sample stays cold), before the sample's CUPTI correlation id
   // is pushed or its start event is recorded.
   LaunchFn reset;
+  // Optional: the timed launches' output is checked. The last sample of every batch runs on
+  // poisoned outputs (`poison`, before its reset and flush, outside the measured interval and
+  // outside CUPTI's sample and the events' interval); once the batch has ended, `check` says
+  // what that sample's output got wrong (nullopt: it reproduced the verified output), and
+  // measure() throws TimedOutputMismatch with it. So the last timed sample is always checked, and
+  // nothing the launch is given (arguments, state, stream) tells a checked sample from another.
+  struct OutputCheck {
+    LaunchFn poison;
+    std::function<std::optional<std::string>()> check;
+  };
+  std::optional<OutputCheck> output_check;
 };
 
-// Throws CudaError if a launch or synchronization fails, std::runtime_error if a sample
-// launched no kernel or CUPTI dropped records.
+// A checked sample whose output differs from the verified one: the case fails with what().
+struct TimedOutputMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws CudaError if a launch or synchronization fails, TimedOutputMismatch if a checked sample's
+// output is wrong, std::runtime_error if a sample launched no kernel or CUPTI dropped records.
 TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureSettings& settings,
                      TimerKind timer, L2Flusher* flusher);
 
