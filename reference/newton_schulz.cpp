@@ -45,6 +45,13 @@ Shape ns_shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", ro
 // still catches (max |err| / s at 256^2, same test): one step missing or extra (1.5, ~1% of the
 // elements beyond 0.75 s), a and c swapped (1.9), b's sign lost (diverges), the output left
 // transposed (O(1) on every element).
+// Why no per-element error bound (the GEMM ops' sum |term| / sqrt(sum term^2), tolerance.hpp):
+// the last step's own roundings are a small part of X's error; the rest is every earlier step's
+// error carried through X = (a I + B) Y, dX ~ (a I + B) dY, which depends on the row of B and
+// not on X's element: it is about the same size at every element, ~s. The last step's R =
+// sqrt((a Y_ij)^2 + sum_k (B_ik Y_kj)^2) ranges over ~2.7 s .. 10 s with Y_ij, so a bound in R
+// would be no tighter at small elements and ~4x looser at large ones. The flat atol in units of
+// s, calibrated on the simulated devices, is the error bound here.
 double simulated_error_over_scale(DType dtype) {
   switch (dtype) {
     case DType::bf16: return 0.25;
