@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "reference/linear_bias_relu.hpp"
@@ -87,7 +86,6 @@ TEST(LinearBiasReluBound, EveryRealKernelStaysWellInsideTheBoundInEveryDtype) {
     for (Kernel kernel : {Kernel::tensor_cores, Kernel::cuda_cores, Kernel::baseline})
       for (const Shape& s : shapes()) {
         const OutputCheck c = check(kernel, s, dtype);
-        std::printf("  kernel %d %s\n", static_cast<int>(kernel), describe(s, dtype, c).c_str());
         EXPECT_TRUE(c.passed) << static_cast<int>(kernel) << " " << describe(s, dtype, c);
         EXPECT_LT(c.worst_bound_fraction, kWellInsideTheBound)
             << static_cast<int>(kernel) << " " << describe(s, dtype, c);

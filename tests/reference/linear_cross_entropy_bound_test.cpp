@@ -140,7 +140,6 @@ TEST(LinearCrossEntropyBound, RealKernelsStayWellInsideTheBoundsInEveryDtype) {
     for (Kernel kernel : {Kernel::baseline, Kernel::fused})
       for (const Shape& s : shapes())
         for (const OutputCheck& c : check(kernel, s, dtype)) {
-          std::printf("  kernel %d %s\n", static_cast<int>(kernel), describe(s, dtype, c).c_str());
           EXPECT_TRUE(c.passed) << static_cast<int>(kernel) << " " << describe(s, dtype, c);
           EXPECT_LT(c.worst_bound_fraction, kWellInsideTheBound)
               << static_cast<int>(kernel) << " " << describe(s, dtype, c);

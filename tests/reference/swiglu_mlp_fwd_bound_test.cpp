@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "reference/swiglu_mlp.hpp"
@@ -87,7 +86,6 @@ TEST(SwigluMlpFwdBound, RealKernelsStayWellInsideTheBoundInEveryDtype) {
       for (const Shape& s : shapes)
         for (std::uint64_t seed : {3u, 4u, 5u}) {
           const OutputCheck c = check(kernel, s, dtype, seed);
-          std::printf("  kernel %d %s\n", static_cast<int>(kernel), describe(s, dtype, c).c_str());
           EXPECT_TRUE(c.passed) << static_cast<int>(kernel) << " " << describe(s, dtype, c);
           EXPECT_LT(c.worst_bound_fraction, kWellInsideTheBound)
               << static_cast<int>(kernel) << " " << describe(s, dtype, c);
