@@ -8,8 +8,8 @@
 // x w then carries a relative error d_x + d_w, |d| <= u, of random sign across the terms:
 // term_rounding_scale(u, 2) R = 6.5 u R (8 sigma of the random sum; at k = 1 the exact worst case
 // 2 u |x w| is below it). A kernel that truncated the operands instead (errors up to 2u toward
-// zero) would have the same spread plus a bias of ~1.4 u |y|, which the bound does not grant:
-// v4's wgmma path refuses fp32 for that reason.
+// zero) would have the same spread plus a bias of ~1.4 u |y|: inside the R term where |y| ~ R,
+// but not granted as such (v4's wgmma path, which truncates, refuses fp32).
 #pragma once
 
 #include <cstdint>

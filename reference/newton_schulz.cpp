@@ -49,8 +49,9 @@ Shape ns_shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", ro
 // the last step's own roundings are a small part of X's error; the rest is every earlier step's
 // error carried through X = (a I + B) Y, dX ~ (a I + B) dY, which depends on the row of B and
 // not on X's element: it is about the same size at every element, ~s. The last step's R =
-// sqrt((a Y_ij)^2 + sum_k (B_ik Y_kj)^2) ranges over ~2.7 s .. 10 s with Y_ij, so a bound in R
-// would be no tighter at small elements and ~4x looser at large ones. The flat atol in units of
+// sqrt((a Y_ij)^2 + sum_k (B_ik Y_kj)^2) runs from ~2 s (|B_i| ~ 2..2.7 once the singular values
+// sit in [0.7, 1.2]) to over 10 s with |Y_ij| (estimated, not measured), so a bound in R would be
+// no tighter at small elements and several times looser at large ones. The flat atol in units of
 // s, calibrated on the simulated devices, is the error bound here.
 double simulated_error_over_scale(DType dtype) {
   switch (dtype) {
