@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "harness/catalogue/tolerance.hpp"
-#include "reference/gemm_tolerance.hpp"
 #include "reference/cross_entropy.hpp"
+#include "reference/gemm_tolerance.hpp"
 #include "reference/linear_cross_entropy.hpp"
 #include "reference/matmul_fp64.hpp"
 

@@ -9,9 +9,11 @@
 // rows, sum_n p h ~ sqrt(N) 1.65 / V, sit far beyond their bound ~10 u R with R ~ that size),
 // and dh fails where W[label] is near 0. Hidden from `list` and default sweeps
 // (`--include-test-variants`).
+#include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <type_traits>
+#include <optional>
+#include <string>
 
 #include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
