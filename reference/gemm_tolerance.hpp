@@ -1,21 +1,17 @@
-// Tolerance terms the GEMM ops share (linear_bias_relu, swiglu_mlp_fwd), on top of
-// reduction_tolerance (harness/catalogue/tolerance.hpp), which covers the fp32 accumulation of K terms.
+// Error-bound terms the GEMM ops share (linear_bias_relu, swiglu_mlp_fwd, linear_cross_entropy),
+// on top of dot_product_bound() (harness/catalogue/tolerance.hpp: the output's rounding and the
+// fp32 accumulation). Each output element is checked against the magnitudes of its own terms,
+// A = sum |t_k| and R = sqrt(sum t_k^2), which the op's oracle returns.
 //
 // tf32: an op whose compute unit is "tensor" has a tf32 contract for fp32 cases (its variants may
 // round both operands to tf32, 10 stored mantissa bits, unit roundoff u = 2^-11). Each product
-// x w then carries a relative error of up to ~2u, of random sign for random inputs, so the sum's
-// error is a random walk of K steps of size ~2u |x w|: about 2u * term_scale * sqrt(K), absolute
-// (it does not shrink with the output). With reduction_tolerance's safety factor 4:
-//   atol += 4 * 2u * term_scale * sqrt(K)             (fp32 cases only)
-//
-// A stored intermediate: an implementation that rounds an O(magnitude) intermediate to the case
-// dtype before the last step (a baseline's GEMM output, the gate and up of a SwiGLU) adds an
-// error of up to u_dtype * magnitude that does not scale with the final value (it survives a
-// cancellation, e.g. x W^T + b near 0):
-//   atol += u_dtype * magnitude
+// x w then carries a relative error d_x + d_w, |d| <= u, of random sign across the terms:
+// term_rounding_scale(u, 2) R = 6.5 u R (8 sigma of the random sum; at k = 1 the exact worst case
+// 2 u |x w| is below it). A kernel that truncated the operands instead (errors up to 2u toward
+// zero) would have the same spread plus a bias of ~1.4 u |y|: inside the R term where |y| ~ R,
+// but not granted as such (v4's wgmma path, which truncates, refuses fp32).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #include "harness/catalogue/tolerance.hpp"
@@ -24,12 +20,14 @@ namespace kwb {
 
 inline constexpr double kTf32UnitRoundoff = 0.00048828125;  // 2^-11
 
-inline double tf32_operand_atol(std::int64_t k, double term_scale) {
-  return 4.0 * 2.0 * kTf32UnitRoundoff * term_scale * std::sqrt(static_cast<double>(k < 1 ? 1 : k));
-}
+// root_sum_sq_scale of a product whose two operands the tensor cores round to tf32.
+inline double tf32_operands_scale() { return term_rounding_scale(kTf32UnitRoundoff, 2); }
 
-inline double stored_intermediate_atol(DType dtype, double magnitude) {
-  return unit_roundoff(elem_type_of(dtype)) * magnitude;
+// A GEMM output of `dtype` summing `k` products in fp32, operands rounded to tf32 in fp32 cases.
+inline Tolerance gemm_output_bound(DType dtype, std::int64_t k) {
+  Tolerance t = dot_product_bound(elem_type_of(dtype), k);
+  if (dtype == DType::fp32) t.root_sum_sq_scale += tf32_operands_scale();
+  return t;
 }
 
 }  // namespace kwb

@@ -25,7 +25,9 @@ inline Shape linear_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return Shape{{{"m", m}, {"n", n}, {"k", k}}};
 }
 
+// With abs_sum and root_sum_sq (both or neither, m x n each): per output the magnitudes of the
+// k + 1 terms it sums, x[i, p] W[j, p] and b[j] (what the op's error bound scales with).
 void linear_bias_relu_fp64(std::int64_t m, std::int64_t n, std::int64_t k, const double* x, const double* w,
-                           const double* b, double* y);
+                           const double* b, double* y, double* abs_sum = nullptr, double* root_sum_sq = nullptr);
 
 }  // namespace kwb

@@ -10,8 +10,9 @@
 // (~14 bytes per logit across its buffers: 14.7 GB here); the chunked form keeps one chunk.
 //
 // Verification: dW sums over every token (sample_dim -1), so each case is checked in full by the
-// fp64 oracle (3 N V D multiply-adds, chunked and threaded). The default shapes are chosen so that
-// this takes seconds to a minute on the 16-core worker; see the shapes below.
+// fp64 oracle (3 N V D multiply-adds, chunked and threaded; each also sums |term| and term^2 for
+// the outputs' error bounds, linear_cross_entropy_oracle.cpp). The default shapes are chosen so
+// that this takes seconds to a minute on the 16-core worker; see the shapes below.
 //
 // Inputs: h ~ N(0, 1) (a normalised hidden state); W ~ N(0, 1/sqrt(D)) so the logits are ~N(0, 1)
 // (a trained head's logits are of that order); labels uniform in [0, V) with 5% set to -100
@@ -45,8 +46,14 @@ std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
 
 void lce_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [tokens, hidden, vocab] = LceAxes::of(s);
-  lce_reference(tokens, hidden, vocab, in[0].values.data(), in[1].values.data(),
-                in[2].values.data(), out[0].values.data(), out[1].values.data(), out[2].values.data());
+  for (HostTensor& o : out) {
+    o.abs_sum.resize(o.values.size());
+    o.root_sum_sq.resize(o.values.size());
+  }
+  const LceMagnitudes mags{out[0].abs_sum.data(), out[0].root_sum_sq.data(), out[1].abs_sum.data(),
+                           out[1].root_sum_sq.data(), out[2].abs_sum.data(), out[2].root_sum_sq.data()};
+  lce_reference(tokens, hidden, vocab, in[0].values.data(), in[1].values.data(), in[2].values.data(),
+                out[0].values.data(), out[1].values.data(), out[2].values.data(), 0, &mags);
 }
 
 // Real heads, verified in full (dW sums over every token): Llama 2 7B (D 4096, V 32000), GPT-2

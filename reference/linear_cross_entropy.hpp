@@ -38,12 +38,29 @@ inline Shape lce_shape(std::int64_t tokens, std::int64_t hidden, std::int64_t vo
 // zeros when ignored) and returns the loss (0 when ignored).
 double lce_token_grad(const double* z, std::int64_t vocab, long long label, double* dl);
 
+// What the error bounds of the outputs scale with (harness/catalogue/tolerance.hpp), per element,
+// each an array of the output's size:
+//   dh[n, d]: the terms dl[n, v] W[v, d] over v;  dW[v, d]: the terms dl[n, v] h[n, d] over n;
+//   loss[n]:  its first-order error is sum_v dl[n, v] dz[n, v] (dz: a logit's error), so its
+//             "terms" are the logits as they reach it: abs = sum_v |dl z|, and rss over the
+//             logits' own terms, sqrt(sum_v dl^2 sum_d (h[n, d] W[v, d])^2).
+// abs_* get sum |term|, rss_* get sqrt(sum term^2).
+struct LceMagnitudes {
+  double* loss_abs = nullptr;
+  double* loss_rss = nullptr;
+  double* dh_abs = nullptr;
+  double* dh_rss = nullptr;
+  double* dw_abs = nullptr;
+  double* dw_rss = nullptr;
+};
+
 // The oracle: loss [N], dh [N, D], dW [V, D] from h [N, D], W [V, D], labels [N], all row-major
 // fp64. Chunked over tokens (the logits of one chunk at a time, as the fused kernel) and threaded
-// through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 256 MB of logits.
+// through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 256 MB of logits. With
+// `magnitudes`, their arrays are filled in the same pass.
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
-                   std::int64_t chunk_tokens = 0);
+                   std::int64_t chunk_tokens = 0, const LceMagnitudes* magnitudes = nullptr);
 
 // Per-output tolerances of a case (see linear_cross_entropy.cpp for the derivation).
 struct LceTolerances {

@@ -21,6 +21,19 @@ struct MatrixView {
 void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b, double* c,
                  std::int64_t ldc, double alpha = 1.0, double beta = 0.0);
 
+// The magnitudes of the terms a product adds (what an error-bound tolerance scales with,
+// harness/catalogue/tolerance.hpp), in the layout of C (ld ldc), in the same pass as C:
+//   abs_sum[i, j] = beta * abs_sum[i, j] + sum_k |A[i, k] B[k, j]|
+//   sum_sq[i, j]  = beta * sum_sq[i, j]  + sum_k (A[i, k] B[k, j])^2   (a sum of squares: the caller
+//                                                                      takes sqrt once it has every term)
+// beta is 0 (a fresh product) or 1 (a product summed in blocks of k); alpha is 1.
+struct TermMagnitudes {
+  double* abs_sum = nullptr;
+  double* sum_sq = nullptr;
+};
+void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b, double* c,
+                 std::int64_t ldc, double beta, TermMagnitudes magnitudes);
+
 // Threads matmul_fp64 uses (hardware_concurrency, at least 1); exposed for the tests.
 int oracle_threads();
 

@@ -10,17 +10,21 @@
 // Inputs: x ~ N(0, 1); Wg, Wu ~ N(0, 1/sqrt(d)) so g, u ~ N(0, 1); Wd ~ N(0, 1/sqrt(f)), so
 // y ~ N(0, E[h^2]) with E[h^2] = E[silu(g)^2] ~ 0.36: outputs O(0.6) at every size.
 //
-// Tolerance: two reduction stages. The down GEMM sums f terms h_j Wd[i, j] of typical size
-// 1/sqrt(f) (|h| <~ 1) in fp32: reduction_tolerance(dtype, f, fp32, 1/sqrt(f)). The first stage's
-// fp32 error (d terms) is ~u_fp32 relative on g and u, far below what follows. Every
-// implementation stores h in the case dtype: the fused kernel rounds h once, the eager baseline
-// rounds g, u, silu(g) and h (four roundings of O(1) values). Each rounding perturbs h_j by
-// u_dtype |v| / sqrt(3) (std, uniform), of random sign over j, and the down GEMM's f terms of
-// weight 1/sqrt(f) carry that to y as a random walk of the same size: std ~ sqrt(4/3) u * 0.7
-// ~ 0.8 u_dtype, absolute. The largest of ~1e6 checked outputs sits ~5 std out: atol +=
-// 6 u_dtype (bf16 0.023, fp16 0.003, fp32 negligible). fp32 cases add tf32 operand rounding
-// twice: in the gate/up GEMM (through h, the same ~6 u_tf32 as above) and in the down GEMM
-// (tf32_operand_atol(f, 1/sqrt(f))).
+// Tolerance: an error bound per element (reference/gemm_tolerance.hpp). The oracle returns, for
+// y[i, c], the magnitudes of the down projection's f terms t_j = h[i, j] Wd[c, j]: A and R
+// (R ~ 0.6 with these inputs). The roundings:
+//  - the down GEMM: fp32 accumulation over f and the output's rounding (dot_product_bound);
+//  - h in the dtype: the fused kernel rounds h once; the eager baseline rounds g, u, silu(g) and h.
+//    Each perturbs t_j relatively (g's by a factor r = 1 + g (1 - sigmoid(g)), E[r^2] = 1.45 weighted
+//    by h^2), of random sign over j: ~5 roundings a term, term_rounding_scale(u, 5) = 10.3 u R.
+//    At worst (|r| <= ~6 at g = -5, one term) 9 u |t_j|: still inside at f = 1.
+//  - fp32 cases: tf32 operands in both GEMMs. The down GEMM's: 2 roundings a term. The gate/up
+//    GEMM's: dg, du ~ 0.82 u_tf32 (R_g = R_u ~ 1) move h_j by dg silu'(g) u + du silu(g)
+//    (E[silu'^2 u^2 + silu^2] = 0.74, against E[h^2] = 0.36 in R): ~4 more. term_rounding_scale(
+//    u_tf32, 6) = 11.3 u_tf32 R. The gate/up error does not vanish with t_j (h_j ~ 0 at u_j ~ 0),
+//    so sums of few terms, where R can be small by chance, get a floor of one such term at full
+//    weight, 8 sigma: atol = 8 * 0.82 * 0.86 u_tf32 / sqrt(f) (|Wd| ~ 1 / sqrt(f)).
+// Outputs near 0 are checked at ~10 u R: 0.024 in bf16 (the old flat atol was 0.031).
 #include "reference/swiglu_mlp.hpp"
 
 #include <cmath>
@@ -35,22 +39,31 @@
 namespace kwb {
 
 void swiglu_mlp_fp64(std::int64_t m, std::int64_t d, std::int64_t f, const double* x, const double* wg,
-                     const double* wu, const double* wd, double* y) {
+                     const double* wu, const double* wd, double* y, double* abs_sum, double* root_sum_sq) {
   std::vector<double> g(static_cast<std::size_t>(m * f)), u(static_cast<std::size_t>(m * f));
   ref::matmul_fp64(m, f, d, {x, d, false}, {wg, d, true}, g.data(), f);
   ref::matmul_fp64(m, f, d, {x, d, false}, {wu, d, true}, u.data(), f);
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = swiglu_forward(g[i], u[i]);  // h, in place of g
-  ref::matmul_fp64(m, d, f, {g.data(), f, false}, {wd, f, true}, y, d);
+  if (abs_sum == nullptr || root_sum_sq == nullptr) {
+    ref::matmul_fp64(m, d, f, {g.data(), f, false}, {wd, f, true}, y, d);
+    return;
+  }
+  ref::matmul_fp64(m, d, f, {g.data(), f, false}, {wd, f, true}, y, d, 0.0, {abs_sum, root_sum_sq});
+  for (std::int64_t e = 0; e < m * d; ++e) root_sum_sq[e] = std::sqrt(root_sum_sq[e]);
 }
 
 namespace {
 
+// The derivation is in the header comment above.
 Tolerance output_tolerance(const Shape& s, DType dtype) {
   const std::int64_t f = SwigluMlpAxes::of(s).f;
-  const double term = 1.0 / std::sqrt(static_cast<double>(f));
-  Tolerance t = reduction_tolerance(elem_type_of(dtype), f, ElemType::fp32, term);
-  t.atol += stored_intermediate_atol(dtype, 6.0);
-  if (dtype == DType::fp32) t.atol += 6.0 * kTf32UnitRoundoff + tf32_operand_atol(f, term);
+  Tolerance t = dot_product_bound(elem_type_of(dtype), f);
+  if (dtype != DType::fp32) {
+    t.root_sum_sq_scale += term_rounding_scale(unit_roundoff(elem_type_of(dtype)), 5);
+    return t;
+  }
+  t.root_sum_sq_scale += term_rounding_scale(kTf32UnitRoundoff, 6);
+  t.atol += kBoundSigmas * 0.82 * 0.86 * kTf32UnitRoundoff / std::sqrt(static_cast<double>(f));
   return t;
 }
 
@@ -68,8 +81,11 @@ std::vector<TensorSpec> tensors(const Shape& s, DType dtype) {
 
 void oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [m, d, f] = SwigluMlpAxes::of(s);
-  swiglu_mlp_fp64(m, d, f, in[0].values.data(), in[1].values.data(), in[2].values.data(),
-                  in[3].values.data(), out[0].values.data());
+  HostTensor& y = out[0];
+  y.abs_sum.resize(y.values.size());
+  y.root_sum_sq.resize(y.values.size());
+  swiglu_mlp_fp64(m, d, f, in[0].values.data(), in[1].values.data(), in[2].values.data(), in[3].values.data(),
+                  y.values.data(), y.abs_sum.data(), y.root_sum_sq.data());
 }
 
 // LLaMA-class MLPs: 1.1B (2048 -> 5632), 7B (4096 -> 11008) and LLaMA-3-8B (4096 -> 14336).

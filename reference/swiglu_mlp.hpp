@@ -27,7 +27,10 @@ inline Shape swiglu_mlp_shape(std::int64_t m, std::int64_t d, std::int64_t f) {
   return Shape{{{"m", m}, {"d", d}, {"f", f}}};
 }
 
+// With abs_sum and root_sum_sq (both or neither, m x d each): per output the magnitudes of the
+// down projection's f terms h[i, j] Wd[c, j] (what the op's error bound scales with).
 void swiglu_mlp_fp64(std::int64_t m, std::int64_t d, std::int64_t f, const double* x, const double* wg,
-                     const double* wu, const double* wd, double* y);
+                     const double* wu, const double* wd, double* y, double* abs_sum = nullptr,
+                     double* root_sum_sq = nullptr);
 
 }  // namespace kwb

@@ -18,6 +18,7 @@
 // A GEMM's output is a reduction over K; a weight gradient's over the rows it sums.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -167,6 +168,49 @@ inline Tolerance fp32_row_sum_error_bound(bool per_term_errors = true) {
   if (per_term_errors) t.root_sum_sq_scale = kFp32BoundSafety * unit_roundoff(ElemType::fp32);
   return t;
 }
+
+// ---- Error bounds of sums of products (the GEMM ops) -------------------------------------------
+// An output y = sum_k t_k (a dot product, plus an epilogue) is checked per element against
+//   rtol |ref| + abs_sum_scale * A + root_sum_sq_scale * R,  A = sum |t_k|, R = sqrt(sum t_k^2),
+// the magnitudes the oracle returns for that element. The inputs are already in their element
+// types, so only the kernel's own roundings count:
+//  - Independent roundings of each term (a tf32 operand, a factor stored in bf16 before the
+//    GEMM): term k carries a relative error d_k, |d_k| <= u per rounding, of random sign across k.
+//    The sum's error is then ~Gaussian with std <= u sqrt(roundings / 3) R (uniform d_k). The
+//    bound takes kBoundSigmas = 8 of that (the largest of a case's ~10^6 errors sits near 5
+//    sigma, ~0.6 of the bound; an 8-sigma tail, ~1e-15 an element, never shows in a sweep), and
+//    never less than one term's worst case (roundings u R at k = 1): term_rounding_scale().
+//  - fp32 accumulation of k terms: each addition errs by up to u |partial sum| <= u A. With errors
+//    of random sign the total stays below ~sqrt(k) u A (Higham and Mary's probabilistic bound,
+//    whatever the terms' signs); tensor cores may truncate the bits an addition drops (up to a
+//    whole ulp, 2u, toward zero) rather than round them, hence 2 u sqrt(k) A:
+//    fp32_accumulation_scale(). Random-sign terms make far less (~0.6 u A). Truncation drifts one
+//    way once a large term sits in the sum (~k u |y| after it), which is ~1e-4 |y| at k = 2000:
+//    the other terms cover it (the GEMM ops' bound tests simulate truncating adds).
+//  - Roundings of the output and of intermediates that stay relative to it go to rtol, doubled: a
+//    rounding to nearest reaches its whole u just above a power of two, and among a million
+//    outputs some do, so a bound of exactly u |y| would leave no margin there.
+inline constexpr double kBoundSigmas = 8.0;
+
+inline double term_rounding_scale(double unit_roundoff_per_rounding, double roundings_per_term) {
+  const double u = unit_roundoff_per_rounding;
+  return std::max(kBoundSigmas * u * std::sqrt(roundings_per_term / 3.0), roundings_per_term * u);
+}
+
+inline double fp32_accumulation_scale(std::int64_t reduction_length) {
+  const double k = static_cast<double>(reduction_length < 1 ? 1 : reduction_length);
+  return 2.0 * unit_roundoff(ElemType::fp32) * std::sqrt(k);
+}
+
+// The bound of a dot product accumulated in fp32 over `reduction_length` terms and rounded once
+// to `out`; an op adds its own roundings (tf32 operands, stored intermediates) on top.
+inline Tolerance dot_product_bound(ElemType out, std::int64_t reduction_length) {
+  Tolerance t;
+  t.rtol = 2.0 * unit_roundoff(out);
+  t.abs_sum_scale = fp32_accumulation_scale(reduction_length);
+  return t;
+}
+// ---- end of the sums-of-products bounds --------------------------------------------------------
 
 // The tolerance an output is checked with: the op's own for this shape, else the table's.
 inline Tolerance tolerance_for(const TensorSpec& output, DType case_dtype) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -52,6 +53,38 @@ TEST(MatmulFp64, MatchesTheTripleLoopForEveryTransposeAlphaAndBeta) {
 TEST(MatmulFp64, ThreadedProductMatchesToo) {
   check(260, 1100, 70, false, true, 1.5, -1.0);  // n spans two column blocks; above the thread cut-off
   EXPECT_GE(oracle_threads(), 1);
+}
+
+// The magnitudes pass: C as the plain product, and per element sum |a b| and sum (a b)^2 of the
+// triple loop; beta 1 adds a second block of k to all three (how the oracles sum k in blocks).
+void check_magnitudes(std::int64_t m, std::int64_t n, std::int64_t k, bool tb) {
+  const auto a = random_values(m * k, 4);
+  const auto b = random_values(k * n, 5);
+  std::vector<double> c(m * n), abs_sum(m * n), sum_sq(m * n);
+  const std::int64_t k1 = k / 2;  // two calls: k1 terms, then the rest with beta 1
+  const std::int64_t ldb = tb ? k : n;
+  auto b_at = [&](std::int64_t p, std::int64_t j) { return tb ? b[j * k + p] : b[p * n + j]; };
+  matmul_fp64(m, n, k1, {a.data(), k}, {b.data(), ldb, tb}, c.data(), n, 0.0, {abs_sum.data(), sum_sq.data()});
+  matmul_fp64(m, n, k - k1, {a.data() + k1, k}, {tb ? b.data() + k1 : b.data() + k1 * n, ldb, tb}, c.data(), n, 1.0,
+              {abs_sum.data(), sum_sq.data()});
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0, sa = 0, sq = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double t = a[i * k + p] * b_at(p, j);
+        s += t, sa += std::abs(t), sq += t * t;
+      }
+      ASSERT_NEAR(c[i * n + j], s, 1e-9 * (1 + sa)) << i << "," << j;
+      ASSERT_NEAR(abs_sum[i * n + j], sa, 1e-9 * sa) << i << "," << j;
+      ASSERT_NEAR(sum_sq[i * n + j], sq, 1e-9 * sq) << i << "," << j;
+      ASSERT_GE(abs_sum[i * n + j] + 1e-12, std::abs(c[i * n + j]));  // |sum| <= sum |.|
+    }
+}
+
+TEST(MatmulFp64, TermMagnitudesMatchTheTripleLoopAndSumOverBlocksOfK) {
+  check_magnitudes(5, 7, 9, false);
+  check_magnitudes(3, 1100, 40, true);   // two column blocks
+  check_magnitudes(300, 90, 600, true);  // threaded, k over two blocks of 256
 }
 
 }  // namespace

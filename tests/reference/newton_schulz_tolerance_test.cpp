@@ -3,7 +3,8 @@
 // GEMM operands; the eager chain's roundings and the fused epilogues'), compared with the fp64
 // oracle. The tolerance must admit every simulated device with room to spare, and must still
 // reject the bugs a Newton-Schulz kernel can have: a step missing or extra, coefficients mixed
-// up, the output left transposed.
+// up, the output left transposed. And why it stays flat: the last step's term magnitudes do not
+// track the error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/matmul_fp64.hpp"
 #include "reference/newton_schulz.hpp"
 #include "tests/support/oracle_support.hpp"
 
@@ -137,6 +139,42 @@ TEST(NewtonSchulzTolerance, RejectsAMissingStepWrongCoefficientsAndATransposedOu
       }
     expect_rejected("transposed out", got);
   }
+}
+
+// Why X keeps a flat tolerance in units of s rather than a per-element bound over the last
+// step's terms (reference/newton_schulz.cpp): R = sqrt((a Y_ij)^2 + sum_k (B_ik Y_kj)^2) varies
+// ~50x across elements while the simulated device's error does not follow it, so a bound in R
+// with the flat one's margin would be far looser than it at the large-R elements.
+TEST(NewtonSchulzTolerance, TheLastStepsTermMagnitudesDoNotTrackTheError) {
+  const std::int64_t m = 256, n = 256;
+  const auto g = input(m, n, NsPrecision::bf16, 42);
+  std::vector<double> ref(g.size()), got(g.size()), y(g.size());
+  newton_schulz_fp64(g.data(), m, n, ref.data());
+  newton_schulz_emulated(g.data(), m, n, got.data(), NsPrecision::bf16, NsChain::eager);
+  NsParams four;
+  four.steps = 4;
+  newton_schulz_fp64(g.data(), m, n, y.data(), four);  // Y, the last step's input
+  std::vector<double> a(m * m), aa(m * m);
+  ref::matmul_fp64(m, m, n, {y.data(), n}, {y.data(), n, true}, a.data(), m);
+  ref::matmul_fp64(m, m, m, {a.data(), m}, {a.data(), m}, aa.data(), m);
+  const double s = 1.0 / std::sqrt(static_cast<double>(n));
+  double r_min = INFINITY, r_max = 0, err_over_r = 0, err_over_s = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double r2 = kNsA * kNsA * y[i * n + j] * y[i * n + j];
+      for (std::int64_t k = 0; k < m; ++k) {
+        const double b = kNsB * a[i * m + k] + kNsC * aa[i * m + k];
+        r2 += b * b * y[k * n + j] * y[k * n + j];
+      }
+      const double r = std::sqrt(r2), err = std::abs(got[i * n + j] - ref[i * n + j]);
+      r_min = std::min(r_min, r), r_max = std::max(r_max, r);
+      err_over_r = std::max(err_over_r, err / r), err_over_s = std::max(err_over_s, err / s);
+    }
+  std::printf("  R / s in [%.2f, %.2f]; max |err| / R %.3f, max |err| / s %.3f\n", r_min / s, r_max / s, err_over_r,
+              err_over_s);
+  EXPECT_GT(r_max / r_min, 20.0);
+  // Scaled to admit the worst element as the flat bound does, R's bound at the largest R:
+  EXPECT_GT(err_over_r * (r_max / s) / err_over_s, 5.0) << "times the flat bound";
 }
 
 }  // namespace
