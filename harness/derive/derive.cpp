@@ -124,8 +124,9 @@ bool judge_roofs(CaseRecord& rec, std::int64_t l2_bytes) {
 }
 
 std::string executed_work_note(const Derived& d) {
-  const bool fewer_flops = d.model_flops > 0 && d.executed_flops < d.model_flops;
-  const bool fewer_bytes = d.model_bytes > 0 && d.executed_bytes < d.model_bytes;
+  // 0: not recorded (a record made before executed work was), read as the model's.
+  const bool fewer_flops = d.executed_flops > 0 && d.executed_flops < d.model_flops;
+  const bool fewer_bytes = d.executed_bytes > 0 && d.executed_bytes < d.model_bytes;
   if (!fewer_flops && !fewer_bytes) return "";
   std::string parts;
   if (fewer_flops) parts = fmt::format("{:.0f}% of the model's FLOPs", 100 * d.executed_flops / d.model_flops);

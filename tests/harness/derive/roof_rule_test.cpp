@@ -195,6 +195,13 @@ TEST(RoofRule, ComputeRoofCountsTheExecutedWorkAndRatesTheUsefulWork) {
   EXPECT_NE(base.reason.find("105.0% of the compute roof (800.0 TFLOP/s"), std::string::npos) << base.reason;
   EXPECT_NE(base.reason.find("executed_work"), std::string::npos) << base.reason;
   EXPECT_FALSE(judge_roofs(v2, kL2)) << v2.reason;
+  // Where a % of roof is shown, the executed share is named; not for a variant without one, nor
+  // for a record made before executed work was recorded.
+  EXPECT_EQ(executed_work_note(*v2.derived), "executed 83% of the model's FLOPs (% of roof counts it)");
+  EXPECT_EQ(executed_work_note(*base.derived), "");
+  Derived older;
+  older.model_flops = model_flops;
+  EXPECT_EQ(executed_work_note(older), "");
 }
 
 TEST(RoofRule, WithoutCeilingsNothingIsJudged) {
