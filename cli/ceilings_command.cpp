@@ -24,6 +24,7 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
   row("DRAM copy (read + write)", measured.dram_copy_gbps, sheet.dram_copy_gbps, "GB/s");
   if (!measured.dram_copy_method.empty()) std::cout << "  best of: " << measured.dram_copy_method << "\n";
   row("DRAM read-only", measured.dram_read_gbps, sheet.dram_read_gbps, "GB/s");
+  if (!measured.dram_read_method.empty()) std::cout << "  best of: " << measured.dram_read_method << "\n";
   if (measured.l2_copy_gbps > 0)
     row(fmt::format("L2 copy, hot ({} MiB set)", measured.l2_working_set_bytes >> 20), measured.l2_copy_gbps, 0, "GB/s");
   row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");
@@ -35,6 +36,11 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
     std::cout << "DRAM copy by method (read + write GB/s; the ceiling is the best):\n";
     for (const auto& [method, gbps] : measured.dram_copy_by_method)
       std::cout << fmt::format("  {:<40} {:>8.1f}{}\n", method, gbps, method == measured.dram_copy_method ? "  <- best" : "");
+  }
+  if (!measured.dram_read_by_method.empty()) {
+    std::cout << "DRAM read-only by method (GB/s; the ceiling is the best):\n";
+    for (const auto& [method, gbps] : measured.dram_read_by_method)
+      std::cout << fmt::format("  {:<40} {:>8.1f}{}\n", method, gbps, method == measured.dram_read_method ? "  <- best" : "");
   }
   if (!measured.measured_at.empty()) std::cout << "measured at " << measured.measured_at << "\n";
 }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/derive/derive.hpp"
 #include "harness/record/speedup_summary.hpp"
 
 namespace kwb::cli {
@@ -52,6 +53,9 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total, s
     line += fmt::format(" {:>10} us", time_cell(r));
     if (r.derived) line += fmt::format(" {:>8.1f} GB/s {:>5.1f}% of DRAM roof", r.derived->bandwidth_gbps,
                                        r.derived->pct_of_bandwidth_ceiling);
+    if (r.derived) {
+      if (const std::string note = executed_work_note(*r.derived); !note.empty()) line += " [" + note + "]";
+    }
   }
   if (r.device) line += fmt::format("  gpu{}", *r.device);
   if (eta_s && *eta_s > 0)

@@ -44,6 +44,21 @@ std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
   };
 }
 
+// Useful work: an ignored token (label -100, kIgnoredFraction of them as the labels are drawn)
+// has loss 0, a zero dh row and no part in dW, so neither its logits (2 V D FLOPs), its share
+// of dh (2 V D) and of dW (2 V D), nor its row of h need be computed or read: the three GEMMs
+// count the labelled tokens, 6 (1 - f) N V D, and h its labelled rows; W, the labels and every
+// output count in full.
+WorkModel lce_work(const Shape& s, DType dtype) {
+  const auto [n, d, v] = LceAxes::of(s);
+  const double labelled = (1 - kIgnoredFraction) * static_cast<double>(n);
+  double bytes = 0;
+  for (const TensorSpec& t : lce_tensors(s, dtype))
+    bytes += t.name == "h" ? labelled * static_cast<double>(d) * static_cast<double>(t.element_bytes(dtype))
+                           : bytes_of(t, dtype);
+  return WorkModel{bytes, 6 * labelled * static_cast<double>(v) * static_cast<double>(d)};
+}
+
 void lce_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const auto [tokens, hidden, vocab] = LceAxes::of(s);
   for (HostTensor& o : out) {
@@ -89,12 +104,7 @@ KWB_REGISTER_OP(Op{
              {"vocab", 32000, {}, "vocabulary V, the rows of W and the softmax's length"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = lce_tensors,
-    .work =
-        [](const Shape& s, DType dtype) {
-          const auto [n, d, v] = LceAxes::of(s);
-          return WorkModel{tensor_bytes(lce_tensors(s, dtype), dtype),
-                           6 * static_cast<double>(n) * static_cast<double>(v) * static_cast<double>(d)};
-        },
+    .work = lce_work,
     .oracle = lce_oracle,
     .sample_axis = "tokens",
     .compute_unit = "tensor",

@@ -63,4 +63,12 @@ void newton_schulz_emulated(const double* g, std::int64_t m, std::int64_t n, dou
 // Round a value as one stored element of `precision` (fp64: unchanged; tf32: fp32 storage).
 double ns_store(double v, NsPrecision precision);
 
+// FLOPs of the op at G [m, n] (its work model's): the normalisation and five steps of three full
+// GEMMs with their scalar updates (reference/newton_schulz.cpp says what each term counts).
+double newton_schulz_flops(std::int64_t m, std::int64_t n);
+// FLOPs executed by a variant that computes the symmetric A = Y Y^T and B = b A + c A A by blocks
+// of the split r = r1 + r2 (r = min(m, n)): [A11 A12] (r1 x r) and A22 (r2 x r2) of each, the
+// lower-left block mirrored (no arithmetic); the update B Y stays whole. r1 = 0: the full count.
+double newton_schulz_symmetric_halves_flops(std::int64_t m, std::int64_t n, std::int64_t r1);
+
 }  // namespace kwb

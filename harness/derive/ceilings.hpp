@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "harness/record/record.hpp"
 
@@ -19,6 +20,24 @@ Ceilings datasheet_ceilings(const DeviceInfo& device);
 std::filesystem::path ceilings_cache_path(const DeviceInfo& device);
 std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& device);
 void save_cached_ceilings(const DeviceInfo& device, const Ceilings& ceilings);
+
+// A cached copy ceiling is re-checked at the start of each session by a short copy; when that
+// reads more than this above the cache, the GPU copies faster than the cache says (it was
+// measured throttled, or on an older driver's clocks), every roof derived from it is too low, and
+// the ceilings are measured again. The same 3% as the roof rule's margin (derive.hpp kRoofMargin):
+// a roof is never more than the margin below what the GPU does now.
+inline constexpr double kCeilingRecheckMargin = 0.03;
+
+// What the re-check concluded: whether to measure again, and one line for the console and the
+// report's settings ("ceilings_check").
+struct CeilingsRecheck {
+  bool remeasure = false;
+  std::string text;
+};
+// `short_copy_gbps` is the short copy's figure (nullopt when it could not run: `error` says why;
+// the cache is then kept, and the text says it was not re-checked), `method` the copy that gave it.
+CeilingsRecheck recheck_cached_ceilings(const Ceilings& cached, std::optional<double> short_copy_gbps,
+                                        const std::string& method, const std::string& error);
 
 // The DRAM roof (GB/s, reads + writes) of a kernel of which `write_fraction` of the bytes are
 // written. HBM reads stream faster than writes (read-only above copy, measured), so a read-heavy

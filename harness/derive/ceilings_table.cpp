@@ -1,6 +1,7 @@
 // Datasheet ceilings, the cache of measured ones, and the roof for a compute unit.
 #include <algorithm>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "harness/derive/ceilings.hpp"
@@ -42,9 +43,10 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: copies
   // launched one block per chunk join the methods (a v2 file's copy figure may be too low); v4:
   // the tensor-core figures are the best of three shapes and algorithms timed cold (v3's single
-  // hot GEMM was power-throttled below what cases reached).
+  // hot GEMM was power-throttled below what cases reached); v5: the read-only figure is the best
+  // of several read kernels (v4's came from one, and may be too low).
   // Older files stay where they are, unread.
-  return dir / ("ceilings-v4-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+  return dir / ("ceilings-v5-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
 }
 
@@ -60,6 +62,24 @@ std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& d) {
 
 void save_cached_ceilings(const DeviceInfo& d, const Ceilings& c) {
   atomic_write_file(ceilings_cache_path(d), dump_json(to_json(c), 2) + "\n");
+}
+
+CeilingsRecheck recheck_cached_ceilings(const Ceilings& cached, std::optional<double> short_copy_gbps,
+                                        const std::string& method, const std::string& error) {
+  const std::string what = fmt::format("cached copy ceiling {:.0f} GB/s (measured {})", cached.dram_copy_gbps,
+                                       cached.measured_at.empty() ? "at an unknown time" : cached.measured_at);
+  if (!short_copy_gbps || *short_copy_gbps <= 0)
+    return {false, what + " not re-checked: the short copy could not run (" +
+                       (error.empty() ? std::string("no figure") : error) +
+                       "); kept (`kwb ceilings --refresh` measures them again)"};
+  const double ratio = cached.dram_copy_gbps > 0 ? *short_copy_gbps / cached.dram_copy_gbps : 0;
+  const std::string reading = fmt::format("a short copy read {:.0f} GB/s ({:+.1f}%, {})", *short_copy_gbps,
+                                          100 * (ratio - 1), method);
+  if (cached.dram_copy_gbps <= 0 || ratio > 1 + kCeilingRecheckMargin)
+    return {true, fmt::format("{} re-checked: {}, more than {:.0f}% above it: the cached ceilings are stale "
+                              "(every roof from them too low), measured again",
+                              what, reading, 100 * kCeilingRecheckMargin)};
+  return {false, fmt::format("{} re-checked: {}: kept", what, reading)};
 }
 
 double dram_roof_gbps(const Ceilings& c, double write_fraction) {

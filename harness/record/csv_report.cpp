@@ -98,6 +98,8 @@ const std::vector<Column>& trailing_columns() {
       {"throttled_samples", timing([](const T& t) { return t.clocks ? num(t.clocks->throttled_samples) : std::string(); })},
       {"model_bytes", derived([](const Derived& d) { return num(d.model_bytes); })},
       {"model_flops", derived([](const Derived& d) { return num(d.model_flops); })},
+      {"executed_bytes", derived([](const Derived& d) { return num(d.executed_bytes); })},
+      {"executed_flops", derived([](const Derived& d) { return num(d.executed_flops); })},
       {"bandwidth_gbps", derived([](const Derived& d) { return num(d.bandwidth_gbps); })},
       {"tflops", derived([](const Derived& d) { return num(d.tflops); })},
       {"intensity_flop_per_byte", derived([](const Derived& d) { return num(d.intensity); })},

@@ -115,21 +115,34 @@ struct TimingResult {
 };
 
 struct Derived {
-  double model_bytes = 0;
+  double model_bytes = 0;  // the op's useful work: what GB/s, TFLOP/s and speedups count
   double model_flops = 0;
+  // The work the variant executes: the model's, unless the variant declares less
+  // (Variant::executed_work: a symmetric product computed once). Every "% of" figure below
+  // counts it, since it is what the hardware did. Older reports: the model's.
+  double executed_bytes = 0;
+  double executed_flops = 0;
   double bandwidth_gbps = 0;    // model bytes / median span
   double tflops = 0;            // model flops / median span
   double intensity = 0;         // flops per byte
-  std::string bound;            // "memory" or "compute": which roof is lower at this intensity
-  double roofline_tflops = 0;   // attainable rate at this intensity
-  double pct_of_roofline = 0;
+  std::string bound;            // "memory" or "compute": which roof is lower at the executed intensity
+  double roofline_tflops = 0;   // attainable rate at the executed intensity
+  double pct_of_roofline = 0;   // executed FLOP rate against roofline_tflops
+  // The compute roof of the op's unit (FP32 or the tensor cores in the case's dtype) and the
+  // executed FLOP rate against it; 0 when the ceilings have no figure for the unit.
+  double compute_roof_tflops = 0;
+  double pct_of_compute_roof = 0;
   // The DRAM roof for this case's mix of reads and writes (harness/derive/ceilings.hpp dram_roof_gbps):
   // the copy ceiling for equal reads and writes, rising toward the read-only ceiling as reads
   // dominate. 0 in reports written before it was recorded (their roof was the copy ceiling).
   double bandwidth_roof_gbps = 0;
   double write_fraction = 0;            // of the model's bytes, those written (the outputs)
-  double pct_of_bandwidth_ceiling = 0;  // bandwidth_gbps against bandwidth_roof_gbps
-  // Hot cases only, when the L2 copy ceiling was measured: the roof for data that stays in L2.
+  double pct_of_bandwidth_ceiling = 0;  // executed bytes' rate against bandwidth_roof_gbps
+  // A cold case whose tensors fit in the L2 (its writes may still sit there when it ends): judged
+  // against the L2 copy ceiling, as hot cases are, not the DRAM roof.
+  bool l2_resident = false;
+  // Hot and L2-resident cases, when the L2 copy ceiling was measured: the roof for data that
+  // stays in L2 (executed bytes' rate against it).
   std::optional<double> pct_of_l2_ceiling;
   std::optional<double> speedup_vs_baseline;  // baseline median / this median
   std::string baseline_variant;
@@ -177,7 +190,11 @@ struct Ceilings {
   double dram_copy_gbps = 0;
   std::string dram_copy_method;  // which one gave dram_copy_gbps ("memcpy_async 2GiB clean", ...)
   std::map<std::string, double> dram_copy_by_method;  // every method's figure, GB/s
-  double dram_read_gbps = 0;  // read-only stream
+  // Bytes read per second by a read-only stream: the best of several read kernels (launch shapes,
+  // loads in flight, 8- and 16-byte vectors) at each size and flush, as the copy ceiling is.
+  double dram_read_gbps = 0;
+  std::string dram_read_method;  // which one gave dram_read_gbps; empty in older reports
+  std::map<std::string, double> dram_read_by_method;  // every read kernel's figure, GB/s
   // Read + write bytes per second of a copy whose working set (source + destination) is a
   // quarter of the L2, hot: the roof of a hot case whose data stays in L2. 0 when not measured.
   double l2_copy_gbps = 0;

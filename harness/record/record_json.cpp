@@ -156,15 +156,20 @@ Json derived_json(const Derived& d) {
   Json j = Json::object();
   j["model_bytes"] = number(d.model_bytes);
   j["model_flops"] = number(d.model_flops);
+  j["executed_bytes"] = number(d.executed_bytes);
+  j["executed_flops"] = number(d.executed_flops);
   j["bandwidth_gbps"] = number(d.bandwidth_gbps);
   j["tflops"] = number(d.tflops);
   j["intensity"] = number(d.intensity);
   j["bound"] = d.bound;
   j["roofline_tflops"] = number(d.roofline_tflops);
   j["pct_of_roofline"] = number(d.pct_of_roofline);
+  j["compute_roof_tflops"] = number(d.compute_roof_tflops);
+  j["pct_of_compute_roof"] = number(d.pct_of_compute_roof);
   j["bandwidth_roof_gbps"] = number(d.bandwidth_roof_gbps);
   j["write_fraction"] = number(d.write_fraction);
   j["pct_of_bandwidth_ceiling"] = number(d.pct_of_bandwidth_ceiling);
+  if (d.l2_resident) j["l2_resident"] = true;
   if (d.pct_of_l2_ceiling) j["pct_of_l2_ceiling"] = number(*d.pct_of_l2_ceiling);
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
   j["baseline_variant"] = d.baseline_variant;
@@ -201,6 +206,12 @@ Json ceilings_json(const Ceilings& c) {
   for (const auto& [name, gbps] : c.dram_copy_by_method) methods[name] = number(gbps);
   j["dram_copy_by_method"] = std::move(methods);
   j["dram_read_gbps"] = number(c.dram_read_gbps);
+  if (!c.dram_read_method.empty()) j["dram_read_method"] = c.dram_read_method;
+  if (!c.dram_read_by_method.empty()) {
+    Json reads = Json::object();
+    for (const auto& [name, gbps] : c.dram_read_by_method) reads[name] = number(gbps);
+    j["dram_read_by_method"] = std::move(reads);
+  }
   j["l2_copy_gbps"] = number(c.l2_copy_gbps);
   j["l2_working_set_bytes"] = c.l2_working_set_bytes;
   j["fp32_tflops"] = number(c.fp32_tflops);
@@ -368,15 +379,21 @@ Derived read_derived(const Node& n) {
   Derived d;
   d.model_bytes = n["model_bytes"].number();
   d.model_flops = n["model_flops"].number();
+  // Older reports: no executed work (every variant executed the model's).
+  d.executed_bytes = n.find("executed_bytes") ? n["executed_bytes"].number() : d.model_bytes;
+  d.executed_flops = n.find("executed_flops") ? n["executed_flops"].number() : d.model_flops;
   d.bandwidth_gbps = n["bandwidth_gbps"].number();
   d.tflops = n["tflops"].number();
   d.intensity = n["intensity"].number();
   d.bound = n["bound"].string();
   d.roofline_tflops = n["roofline_tflops"].number();
   d.pct_of_roofline = n["pct_of_roofline"].number();
+  if (auto roof = n.find("compute_roof_tflops")) d.compute_roof_tflops = roof->number();
+  if (auto pct = n.find("pct_of_compute_roof")) d.pct_of_compute_roof = pct->number();
   if (auto roof = n.find("bandwidth_roof_gbps")) d.bandwidth_roof_gbps = roof->number();  // older reports: none
   if (auto w = n.find("write_fraction")) d.write_fraction = w->number();
   d.pct_of_bandwidth_ceiling = n["pct_of_bandwidth_ceiling"].number();
+  if (auto resident = n.find("l2_resident")) d.l2_resident = resident->boolean();
   if (auto l2 = n.find("pct_of_l2_ceiling")) d.pct_of_l2_ceiling = l2->number();
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();
   d.baseline_variant = n["baseline_variant"].string();
@@ -437,6 +454,10 @@ Ceilings read_ceilings(const Node& n) {
   for (const auto& item : methods.object().items())
     c.dram_copy_by_method[item.key()] = Node(item.value(), methods.child_path(item.key())).number();
   c.dram_read_gbps = n["dram_read_gbps"].number();
+  if (auto method = n.find("dram_read_method")) c.dram_read_method = method->string();  // older: one kernel
+  if (auto reads = n.find("dram_read_by_method"))
+    for (const auto& item : reads->object().items())
+      c.dram_read_by_method[item.key()] = Node(item.value(), reads->child_path(item.key())).number();
   c.l2_copy_gbps = n["l2_copy_gbps"].number();
   c.l2_working_set_bytes = n["l2_working_set_bytes"].integer<std::int64_t>();
   c.fp32_tflops = n["fp32_tflops"].number();

@@ -9,6 +9,7 @@
 
 #include "harness/record/record.hpp"
 #include "harness/worker/case_runner.hpp"
+#include "harness/worker/measure/ceilings_measure.hpp"
 
 namespace kwb {
 
@@ -30,6 +31,14 @@ class CaseExecutor {
 
   // Measures the ceilings; nullopt (with *error) if that failed.
   virtual std::optional<Ceilings> measure_ceilings(std::string* error) = 0;
+
+  // Runs the short copy that re-checks a cached copy ceiling (check_copy_ceiling in the worker);
+  // nullopt (with *error) if that failed. An executor that cannot run it says so and returns
+  // nullopt: the session then keeps the cached ceilings and says they were not re-checked.
+  virtual std::optional<CopyCheck> check_copy_ceiling(std::string* error) {
+    if (error) *error = "this executor cannot run the short copy";
+    return std::nullopt;
+  }
 
   // Runs one case; never throws for the case's own failure.
   virtual CaseRecord run_case(const CaseRequest& request) = 0;

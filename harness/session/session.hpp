@@ -206,6 +206,9 @@ class Session {
   SessionOptions options_;
   ExecutorFactory factory_;
   SessionCallbacks callbacks_;
+  // What the re-check of cached ceilings found (recheck_cached_ceilings' line), for the report's
+  // settings; empty when no cache was re-checked.
+  std::string ceilings_check_;
   std::vector<Lane> lanes_;  // [0] made by the constructor; the others by run(), before any case
   std::array<std::atomic<CaseExecutor*>, kMaxLanes> executors_{};  // lanes_' executors, for cancel()
 

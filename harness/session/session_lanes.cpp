@@ -110,7 +110,11 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
     rec.role = v->role;
     rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
   }
-  derive_metrics(rec, Registry::instance(), ceilings);
+  // Derived with the ceilings of the run, then the roof rule: a passed case above its roof by
+  // more than the margin is failed here, with its timing and figures kept in the record.
+  const std::int64_t l2_bytes = lanes_[lane].hello.device.l2_bytes;
+  derive_metrics(rec, Registry::instance(), ceilings, l2_bytes);
+  judge_roofs(rec, l2_bytes);
 
   std::lock_guard deliver(deliver_mutex_);  // one record at a time into the journal and callbacks
   if (journal) {

@@ -66,8 +66,19 @@ void Session::describe_run(Report& report, const WorkerHello& hello) {
 std::optional<Ceilings> Session::measured_ceilings(const DeviceInfo& device) {
   if (options_.ceilings == CeilingsChoice::datasheet) return std::nullopt;
   std::optional<Ceilings> measured;
+  std::optional<Ceilings> stale;  // cached ceilings the short copy found too low
   if (options_.ceilings == CeilingsChoice::cached_or_measured) measured = load_cached_ceilings(device);
-  if (measured) return measured;
+  if (measured) {
+    // A cached ceiling is re-checked by a short copy before any case is judged against it.
+    std::string error;
+    const std::optional<CopyCheck> check = lanes_[0].executor->check_copy_ceiling(&error);
+    const CeilingsRecheck recheck = recheck_cached_ceilings(
+        *measured, check ? std::optional(check->copy_gbps) : std::nullopt, check ? check->method : "", error);
+    ceilings_check_ = recheck.text;
+    note(recheck.text);
+    if (!recheck.remeasure) return measured;
+    stale = std::move(measured);
+  }
   set_state(SessionState::measuring_ceilings);
   note(options_.ceilings == CeilingsChoice::measure_fresh
            ? "measuring this GPU's ceilings afresh (as `kwb ceilings --refresh`; the cache is updated)..."
@@ -75,6 +86,11 @@ std::optional<Ceilings> Session::measured_ceilings(const DeviceInfo& device) {
   std::string error;
   measured = lanes_[0].executor->measure_ceilings(&error);
   if (!measured) {
+    if (stale) {
+      note("could not measure ceilings again (" + error + "); using the cached ones");
+      ceilings_check_ += "; measuring again failed (" + error + "): the cached ones were used";
+      return stale;
+    }
     note("could not measure ceilings (" + error + "); using the datasheet");
     return measured;
   }
@@ -94,6 +110,7 @@ void Session::describe_settings(Report& report, const WorkerHello& hello) const 
                          {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", options_.case_timeout_s)},
                          {"cases_planned", std::to_string(cases_.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
+  if (!ceilings_check_.empty()) report.run.settings["ceilings_check"] = ceilings_check_;
   if (first.mode == Mode::cold) {
     report.run.settings["flush"] = std::string(to_string(first.flush));
     report.run.settings["l2_flush"] = describe_flush(first.flush, hello.device.l2_bytes);

@@ -105,6 +105,30 @@ std::optional<Ceilings> Supervisor::measure_ceilings(std::string* error) {
   return std::nullopt;
 }
 
+std::optional<CopyCheck> Supervisor::check_copy_ceiling(std::string* error) {
+  if (!worker_ && !spawn().has_gpu) {
+    if (error) *error = "no worker";
+    return std::nullopt;
+  }
+  worker_->send_line(R"({"cmd":"copy_check"})");
+  std::string line;
+  if (worker_->read_line(120, line) == WorkerProcess::Status::line) {
+    try {
+      const Json msg = Json::parse(line);
+      if (msg.value("event", "") == "copy_check")
+        return CopyCheck{msg.at("copy_gbps").get<double>(), msg.at("method").get<std::string>()};
+      if (error) *error = msg.value("message", line);
+    } catch (const std::exception& e) {
+      if (error) *error = std::string("unreadable answer from the worker: ") + e.what();
+    }
+  } else if (error) {
+    *error = "the worker ended while checking the copy ceiling (" + worker_->exit_description() + ")";
+  }
+  worker_->kill();
+  worker_.reset();
+  return std::nullopt;
+}
+
 CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what) {
   CaseRecord rec = record_for(req);
   rec.disposition = Disposition::failed;

@@ -38,6 +38,7 @@ class Supervisor : public CaseExecutor {
 
   // Measures the ceilings in the worker; nullopt (with *error) if that failed.
   std::optional<Ceilings> measure_ceilings(std::string* error) override;
+  std::optional<CopyCheck> check_copy_ceiling(std::string* error) override;
 
   // Runs one case; never throws for the case's own failure.
   CaseRecord run_case(const CaseRequest& request) override;

@@ -150,6 +150,16 @@ int worker_main(int device, const std::string& timer_preference) {
       }
       continue;
     }
+    if (kind == "copy_check") {  // the session's short re-check of a cached copy ceiling
+      try {
+        const CopyCheck check = check_copy_ceiling(info, timer);
+        answer({{"event", "copy_check"}, {"copy_gbps", check.copy_gbps}, {"method", check.method}});
+      } catch (const std::exception& e) {
+        answer({{"event", "error"}, {"message", std::string("checking the copy ceiling: ") + e.what()}});
+        return kWorkerExitContextLost;
+      }
+      continue;
+    }
     if (kind == "case") {
       CaseRequest req;
       try {

@@ -1,6 +1,8 @@
 // Report -> review model: ceilings, roofline points, per-op rows, sweeps and findings.
 #include "reports/review/review_model.hpp"
 
+#include "harness/derive/derive.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -55,6 +57,8 @@ CaseRow make_row(const CaseRecord& c) {
     row.pct_of_roofline = c.derived->pct_of_roofline;
     row.pct_of_copy = c.derived->pct_of_bandwidth_ceiling;
     row.speedup = c.derived->speedup_vs_baseline.value_or(0);
+    // Its % of roofline counts what it executes; say so beside it.
+    if (const std::string note = executed_work_note(*c.derived); !note.empty()) flags.push_back(note);
   }
   for (const auto& f : flags) row.flags += (row.flags.empty() ? "" : ",") + f;
   return row;

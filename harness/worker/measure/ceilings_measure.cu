@@ -1,5 +1,6 @@
-// Micro-benchmarks for the ceilings: copies and reads over 1 and 2 GiB under both flushes, an L2
-// copy, an FFMA loop, cuBLASLt GEMMs.
+// Micro-benchmarks for the ceilings: copies and reads over 1 and 2 GiB under both flushes (each
+// the best of several kernels), an L2 copy, an FFMA loop, cuBLASLt GEMMs; and the short copy that
+// re-checks a cached copy ceiling.
 //
 // Napkin math: copy moves 2 x 1 or 2 GiB (read + write) per launch, read-only moves 1 or 2 GiB; the FFMA
 // kernel does 2 FLOPs per FMA; a GEMM of m = n = k = 8192 does 2 * 8192^3 FLOPs. All inputs
@@ -9,9 +10,12 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <functional>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
-
+#include <vector>
 
 #include "harness/worker/measure/ceilings_measure.hpp"
 #include "harness/worker/measure/stream_kernels.cuh"
@@ -20,6 +24,9 @@
 
 namespace kwb {
 namespace {
+
+__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+__device__ __forceinline__ unsigned fold(uint2 v) { return v.x ^ v.y; }
 
 // UNROLL independent 16-byte loads in flight per thread before the stores: a plain one-load
 // loop leaves the memory system under-occupied and would set the ceiling too low (seen: 3.95
@@ -85,6 +92,42 @@ __global__ void copy_blocks(const uint4* __restrict__ in, uint4* __restrict__ ou
     }
   for (std::size_t i = SPREAD * part + base; i < n; i += std::size_t{gridDim.x} * blockDim.x * UNROLL)
     out[i] = in[i];
+}
+
+// The read-only ceiling's kernels. Each folds what it loads into an xor that is stored only if
+// it hits a value no fill gives, so the loads stay in the program and nothing is written.
+// UNROLL independent loads of V (uint4: 16 bytes, uint2: 8) in flight per thread, grid-stride.
+template <class V, int UNROLL>
+__global__ void read_unrolled(const V* __restrict__ in, std::size_t n, unsigned* sink) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+    V v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
+  }
+  for (; i < n; i += stride) acc ^= fold(in[i]);
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+// One block per blockDim.x * UNROLL vectors, no grid-stride loop: how the catalogue's elementwise
+// and row kernels read (a block's loads on the same DRAM pages, the whole grid launched at once).
+template <int UNROLL>
+__global__ void read_blocks(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  uint4 v[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const std::size_t i = base + u * std::size_t{blockDim.x};
+    v[u] = i < n ? in[i] : uint4{0, 0, 0, 0};
+  }
+  unsigned acc = 0;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
+  if (acc == 0x9E3779B9u) *sink = acc;
 }
 
 // `passes` copies of n = mask + 1 vectors (a power of two); each pass starts its threads at a
@@ -213,6 +256,112 @@ std::string today_utc() {
   return buf;
 }
 
+// The DRAM streams' buffers: 1 or 2 GiB each way (less on a small card), the source random.
+struct DramBuffers {
+  void* in = nullptr;
+  void* out = nullptr;
+  unsigned* sink = nullptr;
+  std::size_t max_bytes = 0;
+  DramBuffers(const DeviceInfo& device, std::size_t cap, cudaStream_t stream) {
+    max_bytes = std::min(cap, static_cast<std::size_t>(device.global_mem_bytes) / 8);
+    cuda_check(cudaMalloc(&in, max_bytes), "cudaMalloc");
+    cuda_check(cudaMalloc(&out, max_bytes), "cudaMalloc");
+    cuda_check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
+    cuda_check(fill_random(in, max_bytes / 4, DType::fp32, {}, 3, 0, stream), "fill");
+  }
+  ~DramBuffers() {
+    cudaFree(in);
+    cudaFree(out);
+    cudaFree(sink);
+  }
+  DramBuffers(const DramBuffers&) = delete;
+  DramBuffers& operator=(const DramBuffers&) = delete;
+};
+
+// One way to stream `bytes` through DRAM: a copy (read + write) or a read-only pass.
+struct StreamMethod {
+  std::string name;
+  std::function<void(cudaStream_t, std::size_t bytes)> launch;
+  bool events_timer = false;  // CUPTI sees no kernel (the driver's copy): CUDA events time it
+};
+
+std::vector<StreamMethod> copy_methods(const DeviceInfo& device, const DramBuffers& b) {
+  const auto* in = static_cast<const uint4*>(b.in);
+  auto* out = static_cast<uint4*>(b.out);
+  const int sms = device.sm_count;
+  auto persistent = [=](auto kernel, int blocks_per_sm, int threads) {
+    return [=](cudaStream_t s, std::size_t bytes) { kernel<<<sms * blocks_per_sm, threads, 0, s>>>(in, out, bytes / 16); };
+  };
+  auto per_chunk = [=](auto kernel, int unroll, int spread) {
+    return [=](cudaStream_t s, std::size_t bytes) {
+      const std::size_t vecs = bytes / 16, per_block = std::size_t{256} * unroll;
+      kernel<<<static_cast<unsigned>((vecs / spread + per_block - 1) / per_block), 256, 0, s>>>(in, out, vecs);
+    };
+  };
+  return {
+      {"copy_stream<1> 8x512", persistent(copy_stream<1>, 8, 512)},
+      {"copy_stream<4> 4x512", persistent(copy_stream<4>, 4, 512)},
+      {"copy_stream<8> 2x512", persistent(copy_stream<8>, 2, 512)},
+      {"copy_chunks<4> 8x256", persistent(copy_chunks<4>, 8, 256)},
+      {"copy_chunks<2> 4x512", persistent(copy_chunks<2>, 4, 512)},
+      {"copy_chunks<8> 4x256", persistent(copy_chunks<8>, 4, 256)},
+      {"copy_blocks<1,1>", per_chunk(copy_blocks<1, 1>, 1, 1)},
+      {"copy_blocks<2,1>", per_chunk(copy_blocks<2, 1>, 2, 1)},
+      {"copy_blocks<1,4>", per_chunk(copy_blocks<1, 4>, 1, 4)},
+      // The driver's own copy. CUPTI records no kernel for it, so CUDA events time it: their
+      // launch latency (microseconds against a copy of hundreds) can only lower this figure
+      // (four copies between one pair of events measured no higher on an H100).
+      {"cudaMemcpyAsync",
+       [=](cudaStream_t s, std::size_t bytes) {
+         cuda_check(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+       },
+       true},
+  };
+}
+
+// The read-only ceiling is the best of several read kernels, as the copy ceiling is of several
+// copies: one grid-stride kernel with one load in flight (the only one before) could sit below
+// what a case reads, and a read-heavy case would then read above its roof. Launch shapes (a
+// persistent grid, a block per chunk), loads in flight (1, 4, 8) and vector widths (16 and 8
+// bytes).
+std::vector<StreamMethod> read_methods(const DeviceInfo& device, const DramBuffers& b) {
+  const auto* in = static_cast<const uint4*>(b.in);
+  unsigned* sink = b.sink;
+  const int sms = device.sm_count;
+  auto blocks = [=](auto kernel, int unroll) {
+    return [=](cudaStream_t s, std::size_t bytes) {
+      const std::size_t vecs = bytes / 16, per_block = std::size_t{256} * unroll;
+      kernel<<<static_cast<unsigned>((vecs + per_block - 1) / per_block), 256, 0, s>>>(in, vecs, sink);
+    };
+  };
+  return {
+      {"read_stream 8x512",
+       [=](cudaStream_t s, std::size_t bytes) { read_stream<<<sms * 8, 512, 0, s>>>(in, bytes / 16, sink); }},
+      {"read_unrolled<16B,4> 4x512",
+       [=](cudaStream_t s, std::size_t bytes) {
+         read_unrolled<uint4, 4><<<sms * 4, 512, 0, s>>>(in, bytes / 16, sink);
+       }},
+      {"read_unrolled<16B,8> 2x512",
+       [=](cudaStream_t s, std::size_t bytes) {
+         read_unrolled<uint4, 8><<<sms * 2, 512, 0, s>>>(in, bytes / 16, sink);
+       }},
+      {"read_unrolled<8B,8> 4x512",
+       [=](cudaStream_t s, std::size_t bytes) {
+         read_unrolled<uint2, 8><<<sms * 4, 512, 0, s>>>(reinterpret_cast<const uint2*>(in), bytes / 8, sink);
+       }},
+      {"read_blocks<2>", blocks(read_blocks<2>, 2)},
+      {"read_blocks<4>", blocks(read_blocks<4>, 4)},
+  };
+}
+
+// GB/s of one method over `bytes` (counting `passes_per_byte` bytes moved per byte: 2 for a copy).
+double stream_gbps(const StreamMethod& m, std::size_t bytes, double passes_per_byte, cudaStream_t stream,
+                   const MeasureSettings& settings, TimerKind timer, L2Flusher* flusher) {
+  const auto t = measure([&](cudaStream_t s) { m.launch(s, bytes); }, stream, settings,
+                         m.events_timer ? TimerKind::events : timer, flusher);
+  return rate_per_us(passes_per_byte * double(bytes), t) / 1e3;
+}
+
 }  // namespace
 
 Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
@@ -223,70 +372,39 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
 
   // 1. DRAM streams over 1 and 2 GiB (less on a small card), in cold mode like the cases they are
-  //    the ceiling of, under both flushes. The ceiling is the best of every method, size and
+  //    the ceiling of, under both flushes. Each ceiling is the best of every method, size and
   //    flush, ERT style: what the GPU can do, not what one configuration happens to reach; a cold
   //    case above it, under either flush, is a bug to find. Every figure is kept for the record.
   L2Flusher dirty(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
   L2Flusher clean(static_cast<std::size_t>(device.l2_bytes), FlushKind::clean);
-  const std::size_t max_bytes = std::min<std::size_t>(
-      std::size_t{2} << 30, static_cast<std::size_t>(device.global_mem_bytes) / 8);
-  void *in, *out;
-  unsigned* sink;
-  cuda_check(cudaMalloc(&in, max_bytes), "cudaMalloc");
-  cuda_check(cudaMalloc(&out, max_bytes), "cudaMalloc");
-  cuda_check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
-  cuda_check(fill_random(in, max_bytes / 4, DType::fp32, {}, 3, 0, stream), "fill");
-  auto keep = [&](const std::string& name, double gbps) {
-    c.dram_copy_by_method[name] = gbps;
-    if (gbps > c.dram_copy_gbps) {
-      c.dram_copy_gbps = gbps;
-      c.dram_copy_method = name;
+  std::optional<DramBuffers> buffers;
+  buffers.emplace(device, std::size_t{2} << 30, stream);
+  const std::size_t max_bytes = buffers->max_bytes;
+  auto keep = [](double gbps, const std::string& name, double& best, std::string& best_name,
+                 std::map<std::string, double>& all) {
+    all[name] = gbps;
+    if (gbps > best) {
+      best = gbps;
+      best_name = name;
     }
   };
+  const std::vector<StreamMethod> copies = copy_methods(device, *buffers);
+  const std::vector<StreamMethod> reads = read_methods(device, *buffers);
   for (std::size_t bytes : {std::min(std::size_t{1} << 30, max_bytes), max_bytes}) {
-    const std::size_t vecs = bytes / 16;
     const std::string size = std::to_string(bytes >> 20) + "MiB";
     for (L2Flusher* flusher : {&dirty, &clean}) {
-      const std::string tag = size + " " + std::string(to_string(flusher->kind()));
-      auto copy_gbps = [&](auto kernel, int blocks_per_sm, int threads) {
-        const auto t = measure([&](cudaStream_t s) {
-          kernel<<<device.sm_count * blocks_per_sm, threads, 0, s>>>(static_cast<const uint4*>(in),
-                                                                     static_cast<uint4*>(out), vecs);
-        }, stream, ceiling_settings(Mode::cold), timer, flusher);
-        return rate_per_us(2.0 * double(bytes), t) / 1e3;
-      };
-      keep("copy_stream<1> 8x512 " + tag, copy_gbps(copy_stream<1>, 8, 512));
-      keep("copy_stream<4> 4x512 " + tag, copy_gbps(copy_stream<4>, 4, 512));
-      keep("copy_stream<8> 2x512 " + tag, copy_gbps(copy_stream<8>, 2, 512));
-      keep("copy_chunks<4> 8x256 " + tag, copy_gbps(copy_chunks<4>, 8, 256));
-      keep("copy_chunks<2> 4x512 " + tag, copy_gbps(copy_chunks<2>, 4, 512));
-      keep("copy_chunks<8> 4x256 " + tag, copy_gbps(copy_chunks<8>, 4, 256));
-      auto blocks_gbps = [&](auto kernel, int unroll, int spread) {
-        const std::size_t per_block = std::size_t{256} * unroll;
-        const auto grid = static_cast<unsigned>((vecs / spread + per_block - 1) / per_block);
-        const auto t = measure([&](cudaStream_t s) {
-          kernel<<<grid, 256, 0, s>>>(static_cast<const uint4*>(in), static_cast<uint4*>(out), vecs);
-        }, stream, ceiling_settings(Mode::cold), timer, flusher);
-        return rate_per_us(2.0 * double(bytes), t) / 1e3;
-      };
-      keep("copy_blocks<1,1> " + tag, blocks_gbps(copy_blocks<1, 1>, 1, 1));
-      keep("copy_blocks<2,1> " + tag, blocks_gbps(copy_blocks<2, 1>, 2, 1));
-      keep("copy_blocks<1,4> " + tag, blocks_gbps(copy_blocks<1, 4>, 1, 4));
-      // The driver's own copy. CUPTI records no kernel for it, so CUDA events time it: their
-      // launch latency (microseconds against a copy of hundreds) can only lower this figure
-      // (four copies between one pair of events measured no higher on an H100).
-      const auto memcpy_t = measure([&](cudaStream_t s) {
-        cuda_check(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-      }, stream, ceiling_settings(Mode::cold), TimerKind::events, flusher);
-      keep("cudaMemcpyAsync " + tag, rate_per_us(2.0 * double(bytes), memcpy_t) / 1e3);
-      // One load per thread per step is enough here: unrolled reads (4 and 8 in flight) measured
-      // the same 3112 GB/s on an H100.
-      const auto read = measure([&](cudaStream_t s) {
-        read_stream<<<device.sm_count * 8, 512, 0, s>>>(static_cast<const uint4*>(in), vecs, sink);
-      }, stream, ceiling_settings(Mode::cold), timer, flusher);
-      c.dram_read_gbps = std::max(c.dram_read_gbps, rate_per_us(double(bytes), read) / 1e3);
+      const std::string tag = " " + size + " " + std::string(to_string(flusher->kind()));
+      for (const StreamMethod& m : copies)
+        keep(stream_gbps(m, bytes, 2.0, stream, ceiling_settings(Mode::cold), timer, flusher), m.name + tag,
+             c.dram_copy_gbps, c.dram_copy_method, c.dram_copy_by_method);
+      for (const StreamMethod& m : reads)
+        keep(stream_gbps(m, bytes, 1.0, stream, ceiling_settings(Mode::cold), timer, flusher), m.name + tag,
+             c.dram_read_gbps, c.dram_read_method, c.dram_read_by_method);
     }
   }
+  void* in = buffers->in;
+  void* out = buffers->out;
+  unsigned* sink = buffers->sink;
 
   // 1b. L2: a copy whose source and destination (a power of two each, together 1/8 to 1/4 of
   //     the L2) stay in L2, hot; many passes per launch so the ramp of a microseconds-long pass
@@ -302,8 +420,6 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
     }, stream, ceiling_settings(Mode::hot), timer, nullptr);
     c.l2_copy_gbps = std::max(c.l2_copy_gbps, rate_per_us(2.0 * kL2Passes * double(half_set), t) / 1e3);
   }
-  cudaFree(in);
-  cudaFree(out);
 
   // 2. FP32 FMA rate on the CUDA cores.
   const int fma_blocks = device.sm_count * 16, fma_threads = 256;
@@ -312,7 +428,7 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   }, stream, ceiling_settings(), timer, nullptr);
   const double fmas = double(fma_blocks) * fma_threads * kFmaChains * kFmaIterations;
   c.fp32_tflops = rate_per_us(2 * fmas, fma) / 1e6;
-  cudaFree(sink);
+  buffers.reset();  // the GEMMs below need the memory
 
   // 3. Tensor-core rates through cuBLASLt.
   L2Flusher gemm_flush(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
@@ -321,6 +437,37 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   c.tensor_tflops["tf32"] = gemm_tflops({CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, DType::fp32}, stream, timer, &gemm_flush);
   cudaStreamDestroy(stream);
   return c;
+}
+
+}  // namespace kwb
+
+namespace kwb {
+
+CopyCheck check_copy_ceiling(const DeviceInfo& device, TimerKind timer) {
+  cudaStream_t stream;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  CopyCheck check;
+  {
+    // Every copy method once, at 1 GiB under the cases' default dirty flush, with the quick
+    // preset's short warm-up and few samples: about a second, against the minute a full
+    // measurement takes.
+    L2Flusher dirty(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
+    const DramBuffers buffers(device, std::size_t{1} << 30, stream);
+    MeasureSettings settings;
+    settings.mode = Mode::cold;
+    settings.rule = *stopping_preset("quick");
+    settings.keep_samples = false;
+    const std::string tag = " " + std::to_string(buffers.max_bytes >> 20) + "MiB dirty";
+    for (const StreamMethod& m : copy_methods(device, buffers)) {
+      const double gbps = stream_gbps(m, buffers.max_bytes, 2.0, stream, settings, timer, &dirty);
+      if (gbps > check.copy_gbps) {
+        check.copy_gbps = gbps;
+        check.method = m.name + tag;
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  return check;
 }
 
 }  // namespace kwb

@@ -41,7 +41,7 @@ TEST(CsvReport, HeaderHasUnitBearingNamesInOrder) {
       "disposition", "reason", "flush", "timer", "preset", "samples", "time_median_us", "time_p10_us",
       "time_p90_us", "time_min_us", "time_max_us", "time_mean_us", "time_stdev_us",
       "noise_rel_iqr", "busy_median_us", "kernel_sum_median_us", "kernels_per_sample",
-      "workspace_bytes", "device_memory_bytes", "stop_reason", "sm_clock_min_mhz", "sm_clock_max_mhz", "sm_clock_mean_mhz", "throttled_samples", "model_bytes", "model_flops", "bandwidth_gbps", "tflops",
+      "workspace_bytes", "device_memory_bytes", "stop_reason", "sm_clock_min_mhz", "sm_clock_max_mhz", "sm_clock_mean_mhz", "throttled_samples", "model_bytes", "model_flops", "executed_bytes", "executed_flops", "bandwidth_gbps", "tflops",
       "intensity_flop_per_byte", "bound", "roofline_tflops", "pct_of_roofline",
       "pct_of_bandwidth_ceiling", "pct_of_l2_ceiling", "speedup_vs_baseline", "baseline_variant", "verify_passed",
       "max_abs_err", "max_rel_err", "rel_l2_err", "mismatches", "unwritten", "rows_checked",

@@ -25,6 +25,9 @@ class FakeExecutor : public CaseExecutor {
     std::condition_variable changed;
     std::vector<int> started;  // case indices, in the order run_case saw them
     int ceilings_measured = 0;
+    // The short copy's reading (check_copy_ceiling); nullopt: it cannot run.
+    std::optional<double> short_copy_gbps;
+    int copy_checks = 0;
     bool hello_called = false;
   };
 
@@ -59,6 +62,16 @@ class FakeExecutor : public CaseExecutor {
     c.dram_read_gbps = 3300;
     c.fp32_tflops = 60;
     return c;
+  }
+
+  std::optional<CopyCheck> check_copy_ceiling(std::string* error) override {
+    std::lock_guard lock(shared_->mutex);
+    ++shared_->copy_checks;
+    if (!shared_->short_copy_gbps) {
+      if (error) *error = "the fake worker has no short copy";
+      return std::nullopt;
+    }
+    return CopyCheck{*shared_->short_copy_gbps, "copy_blocks<1,1> 1024MiB dirty"};
   }
 
   CaseRecord run_case(const CaseRequest& request) override {

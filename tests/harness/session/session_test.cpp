@@ -302,6 +302,51 @@ TEST(Session, MeasuresCeilingsOnceAndThenUsesTheCache) {
   else unsetenv("KWB_CACHE_DIR");
 }
 
+// A cached ceiling is re-checked by a short copy at the start of every run: kept when the copy
+// reads at most 3% above it (or cannot run), measured again (and re-cached) when it reads more;
+// the console and the report's settings say which.
+TEST(Session, CachedCeilingsAreRecheckedByAShortCopyAndRemeasuredWhenItReadsAbove) {
+  test::TempDir dir;
+  const char* old = std::getenv("KWB_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  setenv("KWB_CACHE_DIR", (dir / "cache").c_str(), 1);
+  struct Run {
+    std::optional<double> short_copy;  // the fake's reading; the cache holds 3000 GB/s
+    int measured;                      // ceilings measured in this run
+    const char* says;                  // in the note and the report's ceilings_check
+  };
+  const Run runs[] = {{std::nullopt, 1, ""},          // no cache yet: measured, nothing re-checked
+                      {3050.0, 0, "+1.7%"},           // within 3%: kept
+                      {std::nullopt, 0, "not re-checked"},  // no short copy: kept, and said so
+                      {3200.0, 1, "measured again"}};  // +6.7%: stale, measured again
+  for (std::size_t run = 0; run < std::size(runs); ++run) {
+    Harness h;
+    h.shared->short_copy_gbps = runs[run].short_copy;
+    SessionOptions o = quiet_options();
+    o.ceilings = CeilingsChoice::cached_or_measured;
+    std::vector<std::string> notes;
+    SessionCallbacks cb;
+    cb.on_note = [&](const std::string& n) { notes.push_back(n); };
+    Session session(plan_of(2, 29), o, h.make(0ms, 29), cb);
+    const SessionResult result = session.run();
+    ASSERT_EQ(result.outcome, SessionOutcome::completed) << result.message;
+    EXPECT_EQ(h.shared->ceilings_measured, runs[run].measured) << "run " << run;
+    EXPECT_EQ(h.shared->copy_checks, run == 0 ? 0 : 1) << "run " << run << ": a cache exists from run 1 on";
+    const auto& settings = result.report.run.settings;
+    if (run == 0) {
+      EXPECT_EQ(settings.count("ceilings_check"), 0u);
+      continue;
+    }
+    ASSERT_EQ(settings.count("ceilings_check"), 1u) << "run " << run;
+    EXPECT_NE(settings.at("ceilings_check").find(runs[run].says), std::string::npos) << settings.at("ceilings_check");
+    EXPECT_NE(settings.at("ceilings_check").find("3000 GB/s"), std::string::npos) << settings.at("ceilings_check");
+    EXPECT_NE(std::find(notes.begin(), notes.end(), settings.at("ceilings_check")), notes.end())
+        << "the console says it too";
+  }
+  if (old) setenv("KWB_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("KWB_CACHE_DIR");
+}
+
 // A suite's `ceilings: measure`: measured on every run even with a cache (as `kwb ceilings
 // --refresh`), the cache updated; the suite reaches the report as it was given.
 TEST(Session, MeasureFreshIgnoresTheCacheAndTheSuiteReachesTheReport) {
