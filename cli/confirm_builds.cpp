@@ -98,10 +98,13 @@ CapturedRun capture_run(const std::vector<std::string>& argv, const EnvironmentC
 }
 
 std::optional<std::string> sha_from_version_output(const std::string& output) {
-  const auto open = output.rfind('('), close = output.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return std::nullopt;
-  std::string sha = output.substr(open + 1, close - open - 1);
-  if (sha.find_first_of(" \t\n") != std::string::npos) return std::nullopt;
+  // Exactly one line "VERSION (SHA)", as `kwb --version` prints it; another program's --version
+  // ("true (GNU coreutils) 9.1") is not a kwb's.
+  std::string line = output.substr(0, output.find('\n'));
+  const auto open = line.find(" ("), space = line.find(' ');
+  if (line.empty() || open == std::string::npos || open != space || line.back() != ')') return std::nullopt;
+  std::string sha = line.substr(open + 2, line.size() - open - 3);
+  if (sha.empty() || sha.find_first_of(" ()") != std::string::npos) return std::nullopt;
   return sha;
 }
 

@@ -106,23 +106,30 @@ CaseRequest confirm_request(const CaseRecord& record, const Report& base, const 
 std::optional<std::string> test_slowdown_of(const Report& report, const std::string& name) {
   const auto it = report.run.settings.find("test_slowdown");
   if (it == report.run.settings.end()) return std::nullopt;
-  // Written by `kwb run` as "OP:VARIANT +5% (on purpose, KWB_TEST_SLOWDOWN)".
+  // Written by `kwb run` as "OP:VARIANT +5%[, OP:VARIANT +2%...] (on purpose, KWB_TEST_SLOWDOWN)".
   const std::string& text = it->second;
-  const auto space = text.find(" +"), percent = text.find('%', space == std::string::npos ? 0 : space);
-  double pct = 0;
-  if (space != std::string::npos && percent != std::string::npos) {
-    const std::string number = text.substr(space + 2, percent - space - 2);
+  const auto refused = [&] {
+    return ReportError(fmt::format("{}: run.settings.test_slowdown '{}' is not 'OP:VARIANT +PCT%[, ...] (on purpose, "
+                                   "...)' as kwb run writes it; --confirm cannot give that side's worker the same "
+                                   "switch; compare reports that kwb run wrote",
+                                   name, text));
+  };
+  const std::string list = text.substr(0, text.find(" ("));
+  std::string value;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(", ", start);
+    const std::string entry = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto space = entry.find(" +");
+    if (space == std::string::npos || entry.back() != '%' || entry.find(':') > space) throw refused();
+    const std::string number = entry.substr(space + 2, entry.size() - space - 3);
     char* end = nullptr;
-    pct = std::strtod(number.c_str(), &end);
-    if (number.empty() || *end != '\0') pct = 0;
+    const double pct = std::strtod(number.c_str(), &end);
+    if (number.empty() || *end != '\0' || !(pct > 0 && pct <= 100)) throw refused();
+    value += fmt::format("{}{}:{}", value.empty() ? "" : ",", entry.substr(0, space), pct / 100);
+    if (comma == std::string::npos) return value;
+    start = comma + 2;
   }
-  const std::string target = space == std::string::npos ? "" : text.substr(0, space);
-  if (!(pct > 0 && pct <= 100) || target.find(':') == std::string::npos)
-    throw ReportError(fmt::format("{}: run.settings.test_slowdown '{}' is not 'OP:VARIANT +PCT% ...' as kwb run "
-                                  "writes it; --confirm cannot give that side's worker the same switch; compare "
-                                  "reports that kwb run wrote",
-                                  name, text));
-  return fmt::format("{}:{}", target, pct / 100);
 }
 
 }  // namespace kwb

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "cli/confirm_builds.hpp"
 #include "harness/record/json_report.hpp"
 #include "harness/record/version.hpp"
 #include "harness/worker/measure/device_info.hpp"
@@ -42,6 +43,30 @@ class CompareConfirmCli : public ::testing::Test {
   static bool has(const CommandResult& r, const std::string& part) { return r.output.find(part) != std::string::npos; }
   test::TempDir dir_;
 };
+
+TEST(ConfirmBuilds, VersionOutputGivesTheShaOfAKwbOnly) {
+  EXPECT_EQ(cli::sha_from_version_output("0.1.0 (abc123def)\n"), "abc123def");
+  EXPECT_EQ(cli::sha_from_version_output("0.1.0 (unknown)"), "unknown");
+  EXPECT_FALSE(cli::sha_from_version_output("true (GNU coreutils) 9.1\nCopyright (C) 2022"));
+  EXPECT_FALSE(cli::sha_from_version_output("0.1.0"));
+  EXPECT_FALSE(cli::sha_from_version_output("0.1.0 ()"));
+}
+
+TEST(ConfirmBuilds, ListCaseArgsPlanExactlyTheCase) {
+  CaseRequest r;
+  r.op = "test_seq_sum";
+  r.variant = "test_atomic_scatter";
+  r.shape = Shape{{{"batch", std::int64_t{2}}, {"layout", AxisValue(std::string("bhsd"))}}};
+  r.tunables = {{"block", 256}};
+  r.preset = "quick";
+  r.seed = 9;
+  r.include_test_variants = true;
+  const std::vector<std::string> expected = {
+      "run", "--op", "test_seq_sum", "--variant", "test_atomic_scatter", "--dtype", "fp32", "--axis", "batch=2",
+      "--axis", "layout=bhsd", "--axis", "block=256", "--mode", "cold", "--preset", "quick", "--seed", "9",
+      "--flush", "dirty", "--include-test-variants", "--list-cases"};
+  EXPECT_EQ(cli::list_case_args(r), expected);
+}
 
 TEST_F(CompareConfirmCli, ItsSettingsNeedConfirm) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
@@ -88,6 +113,10 @@ TEST_F(CompareConfirmCli, AGivenKwbOfAnotherShaIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(has(r, "this kwb is built from deadbeef")) << r.output;
   EXPECT_TRUE(has(r, std::string("pass a kwb built from ") + kGitSha)) << r.output;
+
+  const CommandResult other = kwb(base + " " + next + " --confirm --base-kwb /bin/true");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_TRUE(has(other, "did not print a kwb version")) << other.output;
 
   const CommandResult missing = kwb(base + " " + next + " --confirm --new-kwb " + (dir_ / "nope").string());
   EXPECT_EQ(missing.exit_code, 2) << missing.output;

@@ -142,7 +142,9 @@ TEST(ConfirmDecision, ConfirmedVerdictReplacesTheFirstAndKeepsIt) {
 TEST(ConfirmDecision, UsesTheCasesOwnThreshold) {
   ComparedCase c = suspect(CaseOutcome::slower);
   c.threshold = 0.01;  // --threshold 1%: a 2% slowdown must be caught
-  apply_confirmation(c, InterleavedCase{{}, rounds_of(13, 6, 1.02, 0.05)}, DecisionSettings{});
+  DecisionSettings s;
+  s.min_effect_us = 0.2;  // at 40 us the default 0.5 us would be a 1.25% band
+  apply_confirmation(c, InterleavedCase{{}, rounds_of(13, 6, 1.02, 0.05)}, s);
   EXPECT_EQ(c.outcome, CaseOutcome::slower) << c.note;
   EXPECT_DOUBLE_EQ(c.decision.tolerance, 0.01);
 }

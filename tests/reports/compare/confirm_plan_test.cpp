@@ -91,6 +91,10 @@ TEST(ConfirmPlan, TestSlowdownIsReadBackAsTheSwitchsValue) {
   EXPECT_DOUBLE_EQ(parsed.fraction, 0.05);
   r.run.settings["test_slowdown"] = "linear_bias_relu:fused_v4 +2.5% (on purpose, KWB_TEST_SLOWDOWN)";
   EXPECT_EQ(*test_slowdown_of(r, "r.json"), "linear_bias_relu:fused_v4:0.025");
+  // Several variants slowed at once (a comma list): each keeps its own fraction.
+  r.run.settings["test_slowdown"] =
+      "rmsnorm_fwd:fused_v2_vec16 +5%, softmax_fwd:online +2% (on purpose, KWB_TEST_SLOWDOWN)";
+  EXPECT_EQ(*test_slowdown_of(r, "r.json"), "rmsnorm_fwd:fused_v2_vec16:0.05,softmax_fwd:online:0.02");
   r.run.settings["test_slowdown"] = "on";
   EXPECT_THROW(test_slowdown_of(r, "r.json"), ReportError);
 }
