@@ -87,7 +87,7 @@ std::string compare_markdown(const CompareReport& r) {
   for (const ComparedCase& c : r.cases) {
     if (!c.first) continue;
     const Decision& f = c.first->decision;
-    confirmed += fmt::format("| {} | `{}` | {} {} | {} {} | {} | {} | {} |\n", c.outcome_label(), cell(c.key),
+    confirmed += fmt::format("| {} | `{}` | {} {} | {} {} {} | {} | {} |\n", c.outcome_label(), cell(c.key),
                              format_ratio(c.decision.ratio.ratio), format_interval(c.decision.ratio),
                              c.first->throttled ? "ambiguous (throttled)" : std::string(to_string(c.first->outcome)),
                              format_ratio(f.ratio.ratio), format_interval(f.ratio), c.confirm_rounds, cell(c.note));

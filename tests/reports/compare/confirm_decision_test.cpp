@@ -6,7 +6,9 @@
 #include <cmath>
 #include <random>
 
+#include "reports/compare/compare_markdown.hpp"
 #include "reports/compare/compare_text.hpp"
+#include "reports/compare/junit_xml.hpp"
 #include "reports/compare/confirm_decision.hpp"
 #include "tests/reports/compare/compare_test_support.hpp"
 
@@ -187,6 +189,24 @@ TEST(ConfirmDecision, SummariesCountTheConfirmedOutcomes) {
   EXPECT_EQ(r.overall.counts[CaseOutcome::same], 2);
   EXPECT_EQ(r.overall.counts[CaseOutcome::slower], 0);
   EXPECT_NEAR(r.overall.geomean_ratio, 1.048, 1e-9) << "both cases' reports' ratios";
+}
+
+TEST(ConfirmDecision, EveryOutputShowsBothVerdicts) {
+  CompareReport r;
+  r.cases = {suspect(CaseOutcome::ambiguous)};
+  apply_confirmation(r.cases[0], InterleavedCase{{}, rounds_of(17, 6, 1.0, 0.05)}, DecisionSettings{});
+  r.confirm = ConfirmInfo{1, 6, "NVIDIA H100 80GB HBM3", "/b/kwb (abc)", "/n/kwb (def)"};
+  summarise(r);
+  const std::string md = compare_markdown(r);
+  EXPECT_NE(md.find("## Confirmed by re-measurement (--confirm)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| same (confirmed) | `rmsnorm_fwd:fused_v2_vec16:bf16:4096x4096` |"), std::string::npos) << md;
+  EXPECT_NE(md.find("ambiguous (throttled) 1.048 [1.046, 1.049] | 6 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 case re-measured on NVIDIA H100 80GB HBM3, 6 interleaved rounds each (BASE by /b/kwb (abc)"),
+            std::string::npos) << md;
+  const std::string xml = compare_junit_xml(r);
+  EXPECT_NE(xml.find("same (confirmed): ratio"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("first verdict (from the reports): ambiguous (throttled)"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << "confirmed same fails nothing: " << xml;
 }
 
 }  // namespace
