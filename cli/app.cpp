@@ -85,7 +85,7 @@ int run_cli(int argc, char** argv) {
   add_run_command(app, exit_code, self);
   add_tune_command(app, exit_code, self);
   add_ceilings_command(app, exit_code, self);
-  add_compare_command(app, exit_code);
+  add_compare_command(app, exit_code, self);
   add_report_command(app, exit_code);
   add_select_command(app, exit_code);
   add_merge_command(app, exit_code);

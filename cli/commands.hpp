@@ -22,7 +22,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
 void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 void add_worker_command(CLI::App& app, int& exit_code);
 // `kwb compare`: exit 0 no regression, 1 slower or failed in NEW, 2 bad input (cli/compare_command.cpp).
-void add_compare_command(CLI::App& app, int& exit_code);
+// With --confirm it re-measures suspect cases in `self_exe`'s workers (cli/compare_confirm.hpp).
+void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 // `kwb report`: the review report (HTML, Markdown) of one report.json (cli/report_command.cpp).
 void add_report_command(CLI::App& app, int& exit_code);
 // `kwb select`: fastest verified variant per shape; exit 0 selected, 1 nothing to select from, 2 bad

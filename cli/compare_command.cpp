@@ -10,7 +10,13 @@
 // 2 bad input: flags, a missing, malformed or other-schema report (the message names the file
 // and JSON path), a --base-runs report of another build or setup than BASE, a judged case without
 // per-sample times, an output that cannot be written, or, with --strict-env, environments that
-// differ. (3 stays `kwb run`'s "no GPU"; compare never needs one.)
+// differ; with --confirm also no GPU, a report of another build than the kwb given for its side,
+// a suspect case that build cannot measure, or reports measured under other settings (mode,
+// flush, preset, seed). Without --confirm compare never needs a GPU.
+//
+// `--confirm` re-measures the suspects (slower, faster, ambiguous) on this machine's GPU, each
+// side by its own build, interleaved round by round (cli/compare_confirm.hpp); their confirmed
+// verdicts replace the reports' (both are shown) and the exit code follows them.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,12 +29,14 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/compare_confirm.hpp"
 #include "cli/compare_output.hpp"
 #include "cli/flag_values.hpp"
 #include "harness/record/output_paths.hpp"
 #include "reports/compare/compare_markdown.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "reports/compare/compare_text.hpp"
+#include "reports/compare/confirm_decision.hpp"
 #include "reports/compare/gate_settings.hpp"
 #include "reports/compare/history_spread.hpp"
 #include "reports/compare/junit_xml.hpp"
@@ -47,7 +55,34 @@ struct CompareFlags {
   std::string history;                    // a `kwb history` database; empty: not given
   std::string junit, markdown;
   bool strict_env = false;
+  bool confirm = false;
+  std::string base_kwb, new_kwb, confirm_rounds, case_timeout;  // empty: not given
 };
+
+// --confirm's flags, checked before any report is read; the others need --confirm.
+ConfirmFlags parse_confirm_flags(const CompareFlags& f) {
+  ConfirmFlags c;
+  c.confirm = f.confirm;
+  const std::pair<const char*, const std::string*> needing[] = {
+      {"--base-kwb", &f.base_kwb}, {"--new-kwb", &f.new_kwb}, {"--confirm-rounds", &f.confirm_rounds},
+      {"--case-timeout", &f.case_timeout}};
+  for (const auto& [flag, value] : needing)
+    if (!f.confirm && !value->empty())
+      throw FlagError(fmt::format("{} is a setting of --confirm (the re-measurement of suspect cases); add --confirm, "
+                                  "or drop {}", flag, flag));
+  c.base_kwb = f.base_kwb;
+  c.new_kwb = f.new_kwb;
+  if (!f.confirm_rounds.empty()) {
+    const std::size_t rounds = parse_positive_count("--confirm-rounds", f.confirm_rounds);
+    if (rounds < static_cast<std::size_t>(kMinConfirmRounds) || rounds > 100)
+      throw FlagError(fmt::format("--confirm-rounds {}: give {} to 100 rounds (each measures every suspect once per "
+                                  "side; fewer than {} cannot give an interval), e.g. --confirm-rounds {}",
+                                  f.confirm_rounds, kMinConfirmRounds, kMinConfirmRounds, kDefaultConfirmRounds));
+    c.rounds = static_cast<int>(rounds);
+  }
+  if (!f.case_timeout.empty()) c.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout);
+  return c;
+}
 
 // "a.json,b.json" -> its items; an empty item ("a.json,,b.json", a trailing comma) is refused.
 std::vector<std::string> comma_list(const std::string& flag, const std::string& text, const std::string& example) {
@@ -110,8 +145,9 @@ HistorySpread spread_from_history(const std::string& path, const Report& base) {
 #endif
 }
 
-int compare(const CompareFlags& f) {
+int compare(const CompareFlags& f, const std::string& self_exe) {
   CompareInputs in;
+  ConfirmFlags confirm;
   std::optional<double> threshold;
   std::optional<std::vector<FailOnClass>> fail_on;
   std::vector<std::string> run_paths;
@@ -120,6 +156,7 @@ int compare(const CompareFlags& f) {
     in.settings.min_effect_us = parse_non_negative_us("--min-us", f.min_us);
     if (!f.fail_on.empty()) fail_on = parse_fail_on(f.fail_on);
     if (!f.base_runs.empty()) run_paths = comma_list("--base-runs", f.base_runs, "run2/report.json,run3/report.json");
+    confirm = parse_confirm_flags(f);
   } catch (const FlagError& e) {
     std::cerr << "kwb compare: " << e.what() << "\n";
     return kExitBadInput;
@@ -168,6 +205,8 @@ int compare(const CompareFlags& f) {
     std::cerr << "kwb compare: " << *problem << "\n";
     return kExitBadInput;
   }
+  if (confirm.confirm)
+    if (auto refused = confirm_suspects(report, base, next, in.settings, confirm, self_exe, std::cerr)) return *refused;
 
   const bool colour = ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   print_comparison(std::cout, report, colour);
@@ -190,7 +229,7 @@ int compare(const CompareFlags& f) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app, int& exit_code) {
+void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_exe) {
   auto* cmd = app.add_subcommand(
       "compare",
       "Compare two reports case by case: ratio NEW/BASE with an interval, a verdict faster / slower / same / "
@@ -222,14 +261,35 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->type_name("CLASSES");
   cmd->add_option("--junit", f.junit, "Also write JUnit XML here (one testsuite per op)")->type_name("FILE");
   cmd->add_option("--md", f.markdown, "Also write a Markdown summary here")->type_name("FILE");
+  cmd->add_flag("--confirm", f.confirm,
+                "Re-measure the cases judged slower, faster or ambiguous on this machine's GPU, BASE's build against "
+                "NEW's, interleaved in rounds (B N, N B, ...) so that drift and throttling hit both sides; each "
+                "confirmed verdict replaces the reports' (both are shown) and the exit code follows them. Needs the "
+                "reports' GPU and settings (mode, flush, preset, seed)");
+  cmd->add_option("--base-kwb", f.base_kwb,
+                  "With --confirm: the kwb built from BASE's git SHA (default: this kwb, if it is built from it)")
+      ->type_name("PATH");
+  cmd->add_option("--new-kwb", f.new_kwb,
+                  "With --confirm: the kwb built from NEW's git SHA (default: this kwb, if it is built from it)")
+      ->type_name("PATH");
+  cmd->add_option("--confirm-rounds", f.confirm_rounds,
+                  "With --confirm: rounds per case, each measuring it once on each side (default 6, at least 3)")
+      ->type_name("N");
+  cmd->add_option("--case-timeout", f.case_timeout,
+                  "With --confirm: seconds one measurement may take before its worker is ended (default 120)")
+      ->type_name("S");
   cmd->add_flag("--strict-env", f.strict_env,
                 "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, preset, timer or test slowdown");
   cmd->footer("Cases whose clocks were throttled (over 5% of a side's samples) or shifted (SM clock middles over 3% "
               "apart) are \"ambiguous (throttled)\", never slower or faster. Every judged case needs its per-sample "
               "times (kwb run keeps them; the reports under samples/ drop them).\n"
+              "--confirm re-measures the slower, faster and ambiguous cases on this GPU, each side by the kwb built "
+              "from its report's git SHA (this one by default; --base-kwb, --new-kwb otherwise), interleaved round "
+              "by round; the confirmed verdicts replace the reports' and decide the exit code.\n"
               "Exit codes: 0 no regression, 1 a case slower or failed in NEW or a --fail-on class present, 2 bad "
-              "input (or --strict-env and the environments differ).");
-  cmd->callback([&exit_code] { exit_code = compare(f); });
+              "input (or --strict-env and the environments differ; with --confirm also no GPU, another build, a case the "
+              "build cannot measure, or settings that differ).");
+  cmd->callback([&exit_code, self_exe] { exit_code = compare(f, self_exe); });
 }
 
 }  // namespace kwb::cli

@@ -58,8 +58,9 @@ void print_comparison(std::ostream& out, const CompareReport& r, bool colour) {
         << fmt::format(" {:>8} {:>7} {:>16} {:>8} {:>10} {:>10} {:>5}  {}\n", format_ratio(d.ratio.ratio),
                        format_change(d.ratio.ratio), format_interval(d.ratio), format_p(d.p_value),
                        format_us(d.base_median_us), format_us(d.new_median_us), format_percent(c->threshold), c->key);
-    if (c->outcome != CaseOutcome::same && c->outcome != CaseOutcome::faster)
+    if ((c->outcome != CaseOutcome::same && c->outcome != CaseOutcome::faster) || c->first)
       out << fmt::format("{:<{}}{}\n", "", width + 2, c->note);
+    if (c->first) out << fmt::format("{:<{}}{}\n", "", width + 2, first_verdict_text(*c));
   }
   if (r.cases.empty()) out << "  (no case is in both reports)\n";
 

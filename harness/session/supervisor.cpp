@@ -50,7 +50,7 @@ WorkerHello Supervisor::spawn() {
   worker_ = std::make_unique<WorkerProcess>(
       std::vector<std::string>{options_.worker_exe, "__worker", "--device", std::to_string(options_.device),
                                "--timer", options_.timer},
-      options_.worker_log);
+      options_.worker_log, options_.environment);
   WorkerHello hello;
   std::string line;
   const auto status = worker_->read_line(kHelloTimeoutS, line);

@@ -24,6 +24,7 @@ struct SupervisorOptions {
   std::string timer = "auto";       // auto | cupti | events
   double case_timeout_s = 120;      // watchdog per case
   std::filesystem::path worker_log; // worker stdout/stderr
+  EnvironmentChanges environment = {};  // for the worker, beyond what it inherits (worker_process.hpp)
 };
 
 class Supervisor : public CaseExecutor {

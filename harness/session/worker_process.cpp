@@ -16,8 +16,27 @@
 
 namespace kwb {
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
-                             const std::filesystem::path& log_path) {
+namespace {
+
+// The child's environment: the parent's, less the changed names, plus the values set. Built in the
+// parent, before fork: between fork and exec a child of a threaded parent may not allocate.
+std::vector<std::string> changed_environment(const EnvironmentChanges& changes) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::none_of(changes.begin(), changes.end(), [&](const auto& c) { return c.first == name; }))
+      env.push_back(entry);
+  }
+  for (const auto& [name, value] : changes)
+    if (value) env.push_back(name + "=" + *value);
+  return env;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_path,
+                             const EnvironmentChanges& environment) {
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -30,6 +49,10 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::vector<std::string> env_entries = changed_environment(environment);
+  std::vector<char*> envp;
+  for (const auto& e : env_entries) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
@@ -38,7 +61,10 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv,
     dup2(out_pipe[1], 3);
     dup2(log_fd, 1);
     dup2(log_fd, 2);
-    execv(args[0], args.data());
+    if (environment.empty())
+      execv(args[0], args.data());
+    else
+      execve(args[0], args.data(), envp.data());
     dprintf(2, "exec %s failed: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }

@@ -12,14 +12,21 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kwb {
 
+// Variables to set (a value) or remove (nullopt) in a child's environment; the rest is inherited.
+using EnvironmentChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
 class WorkerProcess {
  public:
-  // Starts argv[0] with argv; the worker's stderr is appended to `log_path`.
-  WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_path);
+  // Starts argv[0] with argv; the worker's stderr is appended to `log_path`. `environment`
+  // changes what the child inherits (a confirm run gives each build's worker its own
+  // KWB_TEST_SLOWDOWN).
+  WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_path,
+                const EnvironmentChanges& environment = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

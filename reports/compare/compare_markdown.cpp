@@ -83,6 +83,22 @@ std::string compare_markdown(const CompareReport& r) {
     md += "| outcome | case | NEW/BASE | change | 95% interval | p | BASE us | NEW us | why |\n";
     md += "|---|---|---|---|---|---|---|---|---|\n" + rows;
   }
+  std::string confirmed;
+  for (const ComparedCase& c : r.cases) {
+    if (!c.first) continue;
+    const Decision& f = c.first->decision;
+    confirmed += fmt::format("| {} | `{}` | {} {} | {} {} {} | {} | {} |\n", c.outcome_label(), cell(c.key),
+                             format_ratio(c.decision.ratio.ratio), format_interval(c.decision.ratio),
+                             c.first->throttled ? "ambiguous (throttled)" : std::string(to_string(c.first->outcome)),
+                             format_ratio(f.ratio.ratio), format_interval(f.ratio), c.confirm_rounds, cell(c.note));
+  }
+  if (!confirmed.empty()) {
+    md += "\n## Confirmed by re-measurement (--confirm)\n\n";
+    md += "Each case measured again on this machine's GPU, BASE's build and NEW's in turn, round by round; the "
+          "interval is the Student t interval of the rounds' ratios. The confirmed verdict replaces the first.\n\n";
+    md += "| confirmed | case | ratio, interval | first verdict, ratio, interval | rounds | why |\n";
+    md += "|---|---|---|---|---|---|\n" + confirmed;
+  }
   if (!r.only_in_base.empty() || !r.only_in_new.empty()) md += "\n## Unmatched cases\n";
   list_section(md, "Only in BASE", r.only_in_base);
   list_section(md, "Only in NEW", r.only_in_new);

@@ -85,10 +85,11 @@ ComparedCase compare_case(const CasePair& pair, const CompareInputs& in) {
 void add_to(OpSummary& s, const ComparedCase& c) {
   s.counts[c.outcome] += 1;
   s.unverified += c.new_disposition == Disposition::not_verified;
-  if (c.timed() && c.has_ratio()) {
+  const double ratio = c.reports_ratio();
+  if (c.timed() && std::isfinite(ratio) && ratio > 0) {
     // Running mean of the logs, kept in geomean_ratio until finish() exponentiates it.
     s.ratios += 1;
-    s.geomean_ratio += std::log(c.decision.ratio.ratio);
+    s.geomean_ratio += std::log(ratio);
   }
 }
 
@@ -113,6 +114,7 @@ bool ComparedCase::has_ratio() const {
 }
 
 std::string ComparedCase::outcome_label() const {
+  if (first) return std::string(to_string(outcome)) + " (confirmed)";
   return throttled ? "ambiguous (throttled)" : std::string(to_string(outcome));
 }
 
@@ -181,9 +183,21 @@ CompareReport compare_reports(const CompareInputs& in) {
   const CaseMatch match = match_cases(in.base->cases, in.next->cases, in.base_name, in.new_name);
   for (const CaseRecord* r : match.only_in_base) out.only_in_base.push_back(case_key(*r));
   for (const CaseRecord* r : match.only_in_new) out.only_in_new.push_back(case_key(*r));
-  out.overall.op = "(all)";
   for (const CasePair& pair : match.pairs) {
     ComparedCase c = compare_case(pair, in);
+    out.skipped_in_new += c.new_disposition == Disposition::skipped;
+    if (c.new_disposition == Disposition::skipped && pair.base->timing) out.newly_skipped.push_back(c.key);
+    out.cases.push_back(std::move(c));
+  }
+  summarise(out);
+  return out;
+}
+
+void summarise(CompareReport& out) {
+  out.ops.clear();
+  out.overall = OpSummary{};
+  out.overall.op = "(all)";
+  for (const ComparedCase& c : out.cases) {
     auto op = std::find_if(out.ops.begin(), out.ops.end(), [&](const OpSummary& s) { return s.op == c.op; });
     if (op == out.ops.end()) {
       out.ops.emplace_back();
@@ -192,13 +206,9 @@ CompareReport compare_reports(const CompareInputs& in) {
     }
     add_to(*op, c);
     add_to(out.overall, c);
-    out.skipped_in_new += c.new_disposition == Disposition::skipped;
-    if (c.new_disposition == Disposition::skipped && pair.base->timing) out.newly_skipped.push_back(c.key);
-    out.cases.push_back(std::move(c));
   }
   for (OpSummary& s : out.ops) finish(s);
   finish(out.overall);
-  return out;
 }
 
 std::vector<const ComparedCase*> by_largest_change(const CompareReport& report) {

@@ -22,6 +22,15 @@ namespace kwb {
 enum class CaseOutcome { failed, slower, faster, ambiguous, same, not_timed };
 std::string_view to_string(CaseOutcome o);
 
+// The verdict the reports gave a case that `kwb compare --confirm` then re-measured: kept beside
+// the confirmed verdict that replaced it, so that every output can show both.
+struct FirstVerdict {
+  CaseOutcome outcome = CaseOutcome::ambiguous;
+  bool throttled = false;
+  Decision decision;
+  std::string note;
+};
+
 struct ComparedCase {
   std::string key;  // the case identity
   std::string op;
@@ -34,10 +43,19 @@ struct ComparedCase {
   bool throttled = false;
   // Timed on both sides, but a side has no per-sample times (timing.samples_us empty).
   bool base_lacks_samples = false, new_lacks_samples = false;
+  // Re-measured by --confirm (reports/compare/confirm_decision.hpp): outcome, decision and note
+  // above are then the confirmed ones, from `confirm_rounds` interleaved rounds on this machine's
+  // GPU, and `first` holds what the reports alone said.
+  std::optional<FirstVerdict> first;
+  int confirm_rounds = 0;  // rounds timed on both sides
   bool timed() const { return outcome != CaseOutcome::not_timed && outcome != CaseOutcome::failed; }
   bool has_ratio() const;  // both medians known and positive
-  // The outcome as every output writes it: "ambiguous (throttled)" for a throttled case.
+  // The outcome as every output writes it: "ambiguous (throttled)" for a throttled case, "same
+  // (confirmed)" for one --confirm re-measured.
   std::string outcome_label() const;
+  // The ratio NEW/BASE of the reports' medians (the first verdict's for a confirmed case): what
+  // the per-op geometric means average, so re-measuring a few cases does not move them.
+  double reports_ratio() const { return first ? first->decision.ratio.ratio : decision.ratio.ratio; }
 };
 
 struct OpSummary {
@@ -67,6 +85,14 @@ struct CompareInputs {
   std::string history_name;  // the history database, for the outputs
 };
 
+// How `kwb compare --confirm` re-measured the suspects, for the outputs' gate lines.
+struct ConfirmInfo {
+  int cases = 0;   // suspects re-measured
+  int rounds = 0;  // rounds asked per case
+  std::string device;                  // this machine's GPU
+  std::string base_build, new_build;   // "./build/kwb (abc123)": the kwb that measured each side
+};
+
 struct CompareReport {
   std::string base_name, new_name;
   DecisionSettings settings;
@@ -83,6 +109,7 @@ struct CompareReport {
   OpSummary overall;                     // op = "(all)"
   int skipped_in_new = 0;                // NEW skipped the case (device, shape too large...)
   std::vector<std::string> newly_skipped;  // cases NEW skipped that BASE timed
+  std::optional<ConfirmInfo> confirm;    // present when --confirm re-measured cases
 
   bool regression() const;  // any case slower or failed in NEW
   bool fails_on(FailOnClass c) const;
@@ -93,6 +120,9 @@ struct CompareReport {
 
 // Throws ReportError for a case identity that appears twice in one report.
 CompareReport compare_reports(const CompareInputs& inputs);
+
+// Rebuilds the per-op and overall summaries from the cases' outcomes (after --confirm replaced some).
+void summarise(CompareReport& report);
 
 // The threshold applied to `op`: the suite's entry for it, else the suite's "default", else `flag`.
 double threshold_for(const std::string& op, const std::map<std::string, double>& suite, double flag);

@@ -34,6 +34,15 @@ std::string evidence(const ComparedCase& c) {
                      format_us(d.new_median_us));
 }
 
+std::string first_verdict_text(const ComparedCase& c) {
+  if (!c.first) return "";
+  const FirstVerdict& f = *c.first;
+  const Decision& d = f.decision;
+  return fmt::format("first verdict (from the reports): {}, ratio {} {}, p {}: {}",
+                     f.throttled ? "ambiguous (throttled)" : std::string(to_string(f.outcome)), format_ratio(d.ratio.ratio),
+                     format_interval(d.ratio), format_p(d.p_value), f.note);
+}
+
 std::string outcome_counts(const OpSummary& s) {
   std::string out;
   for (auto o : {CaseOutcome::failed, CaseOutcome::slower, CaseOutcome::faster, CaseOutcome::ambiguous,
@@ -71,6 +80,15 @@ std::vector<std::string> gate_lines(const CompareReport& r) {
     lines.push_back(fmt::format("run-to-run spread: from {}; it set the band of {} case{}",
                                 sources.size() == 2 ? sources[0] + " and " + sources[1] : sources[0], widened,
                                 widened == 1 ? "" : "s"));
+  }
+  if (r.confirm) {
+    const ConfirmInfo& c = *r.confirm;
+    if (c.cases == 0)
+      lines.push_back("--confirm: no case to re-measure (no slower, faster or ambiguous verdict)");
+    else
+      lines.push_back(fmt::format("--confirm: {} case{} re-measured on {}, {} interleaved rounds each (BASE by {}, NEW "
+                                  "by {}); their confirmed verdicts replace the reports' and decide the result",
+                                  c.cases, c.cases == 1 ? "" : "s", c.device, c.rounds, c.base_build, c.new_build));
   }
   return lines;
 }

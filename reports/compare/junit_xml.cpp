@@ -29,7 +29,8 @@ std::string fail_on_failure(FailOnClass c, const std::string& message, const std
 Testcase testcase_of(const ComparedCase& c, const CompareReport& r) {
   Testcase t;
   t.name = c.key;
-  const std::string line = fmt::format("{}: {}; {}", c.outcome_label(), evidence(c), c.note);
+  std::string line = fmt::format("{}: {}; {}", c.outcome_label(), evidence(c), c.note);
+  if (c.first) line += "; " + first_verdict_text(c);
   const bool newly_skipped = std::find(r.newly_skipped.begin(), r.newly_skipped.end(), c.key) != r.newly_skipped.end();
   if (c.outcome == CaseOutcome::ambiguous && r.fails_on(FailOnClass::ambiguous)) {
     t.failure = true;
