@@ -108,7 +108,7 @@ TEST(SamplePlan, ALargeAlignedInputMakesTheCaseSampledEvenWhenTheOutputIsSmall) 
   EXPECT_EQ(plan.dims(specs[1]), (std::vector<std::int64_t>{static_cast<std::int64_t>(plan.indices.size())}))
       << "the int32 labels are gathered with their rows";
   const Shape small{{{"rows", 4096}, {"vocab", 1024}}};
-  EXPECT_FALSE(plan_sample(nll, small, nll.tensors(small, DType::bf16)).sampled, 1);
+  EXPECT_FALSE(plan_sample(nll, small, nll.tensors(small, DType::bf16), 1).sampled);
 }
 
 TEST(SamplePlan, ASampleDimThatDoesNotHoldTheAxisIsRefusedNamingTheTensor) {
