@@ -142,7 +142,7 @@ struct CaseRecord {
   TunableValues tunables;  // the variant's tunable values (part of the identity); often none
   // What ran it: the libraries the variant called (Variant::uses, "cuBLASLt"; empty: only the
   // project's kernels) and the arithmetic, as a label of harness/catalogue/math_label.hpp
-  // ("tf32", "bf16, fp32 acc"). math is empty in reports written before it was recorded.
+  // ("tf32", "bf16, fp32 acc"). math is empty for a skipped case and in older reports.
   std::vector<std::string> uses;
   std::string math;
   Disposition disposition = Disposition::not_verified;

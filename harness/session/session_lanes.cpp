@@ -111,7 +111,9 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
     rec.role = v->role;
     rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
     rec.uses = v->uses;
-    if (const Op* op = Registry::instance().find_op(c.op)) rec.math = math_label(*op, *v, c.dtype);
+    // A skipped case ran nothing: no math to claim (a tf32-only variant refusing bf16, say).
+    if (const Op* op = Registry::instance().find_op(c.op); op && rec.disposition != Disposition::skipped)
+      rec.math = math_label(*op, *v, c.dtype);
   }
   derive_metrics(rec, Registry::instance(), ceilings);
 
