@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "harness/catalogue/math_label.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "cli/flag_values.hpp"
 #include "harness/plan/suggest.hpp"
@@ -62,6 +63,8 @@ void add_list_command(CLI::App& app, int& exit_code) {
       if (!shapes.empty()) std::cout << fmt::format("  default shapes: {}\n", shapes);
       for (const Variant* v : registry.variants(op.name, include_test)) {
         std::cout << fmt::format("  {:<9} {:<30} {}\n", to_string(v->role), v->name, v->description);
+        const std::string uses = uses_text(v->uses);
+        std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
         for (const Tunable& t : v->tunables) {
           std::string values;
           for (auto x : t.values) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/record/speedup_summary.hpp"
 
@@ -24,6 +25,13 @@ std::string status_cell(const CaseRecord& r) {
   return s;
 }
 
+// "6.54x", and "6.54x (tf32 vs fp32)" where the case's math differs from its baseline's.
+std::string speedup_cell(double speedup, const std::string& math_note) {
+  return fmt::format("{:.2f}x", speedup) + (math_note.empty() ? "" : " (" + math_note + ")");
+}
+
+std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
+
 std::string kernels_cell(std::int64_t kernels) { return kernels < 0 ? "?" : std::to_string(kernels); }
 
 std::string mib_cell(std::int64_t bytes) {
@@ -35,14 +43,17 @@ void print_speedups(std::ostream& out, const Report& report) {
   const auto rows = speedup_summary(report.cases);
   if (rows.empty()) return;
   out << fmt::format("\nSpeedup of the fastest fused variant over the unfused baseline (kernels per sample, "
-                     "device memory beyond inputs and outputs, MiB):\n{:<14} {:<5} {:<16} {:>12} {:>7} {:>6}  {:<30} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
-                     "op", "dtype", "shape", "baseline_us", "kernels", "mem_MiB", "fastest fused", "fused_us",
-                     "kernels", "mem_MiB", "%DRAM", "speedup");
+                     "device memory beyond inputs and outputs, MiB; where the arithmetic differs, the speedup says "
+                     "so and the next row is the fastest of the baseline's):\n"
+                     "{:<14} {:<5} {:<16} {:<14} {:>12} {:>7} {:>6}  {:<30} {:<14} {:<8} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
+                     "op", "dtype", "shape", "baseline math", "baseline_us", "kernels", "mem_MiB", "fastest fused",
+                     "math", "uses", "fused_us", "kernels", "mem_MiB", "%DRAM", "speedup");
   for (const auto& r : rows)
-    out << fmt::format("{:<14} {:<5} {:<16} {:>12.2f} {:>7} {:>6}  {:<30} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>7.2f}x\n",
-                       r.op, to_string(r.dtype), r.shape.to_compact(), r.baseline_us, kernels_cell(r.baseline_kernels),
-                       mib_cell(r.baseline_memory_bytes), r.best_variant, r.best_us, kernels_cell(r.best_kernels),
-                       mib_cell(r.best_memory_bytes), r.best_pct_of_copy, r.speedup);
+    out << fmt::format("{:<14} {:<5} {:<16} {:<14} {:>12.2f} {:>7} {:>6}  {:<30} {:<14} {:<8} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>8}\n",
+                       r.op, to_string(r.dtype), r.shape.to_compact(), or_dash(r.baseline_math), r.baseline_us,
+                       kernels_cell(r.baseline_kernels), mib_cell(r.baseline_memory_bytes), r.best_variant,
+                       or_dash(r.best_math), or_dash(uses_text(r.best_uses)), r.best_us, kernels_cell(r.best_kernels),
+                       mib_cell(r.best_memory_bytes), r.best_pct_of_copy, speedup_cell(r.speedup, r.math_note));
 }
 
 }  // namespace
@@ -66,8 +77,10 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total, s
 }
 
 void print_summary(std::ostream& out, const Report& report) {
-  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<12} {:>10} {:>9} {:>7} {:>8} {:>6}\n", "op", "variant",
-                     "dtype", "shape", "status", "median_us", "GB/s", "%DRAM", "speedup", "noise%");
+  // The speedup comes last: where the case's math differs from its baseline's it says "(tf32 vs fp32)".
+  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>8}\n", "op",
+                     "variant", "dtype", "shape", "math", "uses", "status", "median_us", "GB/s", "%DRAM", "noise%",
+                     "speedup");
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : report.cases) {
     passed += r.disposition == Disposition::passed;
@@ -75,12 +88,13 @@ void print_summary(std::ostream& out, const Report& report) {
     skipped += r.disposition == Disposition::skipped;
     const bool d = r.derived.has_value();
     const bool s = d && r.derived->speedup_vs_baseline.has_value();
-    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<12} {:>10} {:>9} {:>7} {:>8} {:>6}\n", r.op, r.variant,
-                       to_string(r.dtype), r.shape.to_compact(), status_cell(r), time_cell(r),
-                       optional_cell(d, d ? r.derived->bandwidth_gbps : 0, "{:.0f}"),
+    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>8}\n", r.op,
+                       r.variant, to_string(r.dtype), r.shape.to_compact(), or_dash(r.math), or_dash(uses_text(r.uses)),
+                       status_cell(r), time_cell(r), optional_cell(d, d ? r.derived->bandwidth_gbps : 0, "{:.0f}"),
                        optional_cell(d, d ? r.derived->pct_of_bandwidth_ceiling : 0, "{:.1f}"),
-                       optional_cell(s, s ? *r.derived->speedup_vs_baseline : 0, "{:.2f}x"),
-                       optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"));
+                       optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"),
+                       s ? speedup_cell(*r.derived->speedup_vs_baseline, math_comparison(r.math, r.derived->baseline_math))
+                         : "-");
   }
   print_speedups(out, report);
   const auto& c = report.run.ceilings;

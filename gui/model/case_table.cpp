@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
+#include "gui/model/units.hpp"
+#include "harness/catalogue/math_label.hpp"
 #include "reports/compare/match.hpp"
 
 namespace kwb::gui {
@@ -47,6 +50,8 @@ const std::string& text_of(const TableRow& r, Column c) {
     case Column::report: return r.report;
     case Column::op: return r.op;
     case Column::variant: return r.variant;
+    case Column::math: return r.math;
+    case Column::uses: return r.uses;
     case Column::dtype: return r.dtype;
     case Column::shape: return r.shape;
     case Column::mode: return r.mode;
@@ -82,9 +87,10 @@ Badges badges_of(const CaseRecord& c) {
 }
 
 const char* column_name(Column c) {
-  static const char* kNames[] = {"op",          "variant", "dtype", "shape",   "mode",
-                                 "disposition", "time",    "GB/s",  "TFLOP/s", "% roof",
-                                 "speedup",     "badges",  "report"};
+  static const char* kNames[] = {"op",     "variant",     "math", "uses",  "dtype",
+                                 "shape",  "mode",        "disposition", "time", "GB/s",
+                                 "TFLOP/s", "% roof",     "speedup", "badges", "report"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Column::count));
   return kNames[static_cast<int>(c)];
 }
 
@@ -95,6 +101,8 @@ TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord&
   r.op = c.op;
   r.variant = c.variant;
   if (!c.tunables.empty()) r.variant += " [" + to_assignments(c.tunables) + "]";
+  r.math = c.math;
+  r.uses = uses_text(c.uses);
   r.dtype = std::string(to_string(c.dtype));
   r.shape = c.shape.to_compact();
   r.mode = c.timing ? std::string(to_string(c.timing->mode)) : "";
@@ -106,9 +114,16 @@ TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord&
   r.tflops = timed ? c.derived->tflops : kNaN;
   r.pct_roof = timed ? c.derived->pct_of_roofline : kNaN;
   r.speedup = timed && c.derived->speedup_vs_baseline ? *c.derived->speedup_vs_baseline : kNaN;
+  if (!std::isnan(r.speedup)) r.speedup_math = math_comparison(c.math, c.derived->baseline_math);
   r.badges = badges_of(c);
-  r.search_text = lower(r.key + " " + r.disposition + " " + c.reason + " " + r.badges.text());
+  r.search_text = lower(r.key + " " + r.disposition + " " + c.reason + " " + r.badges.text() + " " + r.math +
+                        " " + r.uses);
   return r;
+}
+
+std::string speedup_text(const TableRow& row) {
+  const std::string ratio = format_ratio(row.speedup);
+  return row.speedup_math.empty() || std::isnan(row.speedup) ? ratio : ratio + " (" + row.speedup_math + ")";
 }
 
 bool Filters::matches(const TableRow& row) const {
@@ -141,15 +156,15 @@ void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Colum
 
 std::string rows_to_csv(const std::vector<const TableRow*>& rows) {
   std::string out =
-      "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,speedup,"
-      "badges\n";
+      "report,op,variant,math,uses,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,"
+      "speedup,speedup_math,badges\n";
   for (const TableRow* r : rows)
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r->report),
-                    csv_field(r->op), csv_field(r->variant), csv_field(r->dtype),
-                    csv_field(r->shape), csv_field(r->mode), csv_field(r->disposition),
-                    csv_number(r->time_us), csv_number(r->gbps), csv_number(r->tflops),
-                    csv_number(r->pct_roof), csv_number(r->speedup), csv_field(r->badges.text()));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r->report),
+                       csv_field(r->op), csv_field(r->variant), csv_field(r->math), csv_field(r->uses),
+                       csv_field(r->dtype), csv_field(r->shape), csv_field(r->mode),
+                       csv_field(r->disposition), csv_number(r->time_us), csv_number(r->gbps),
+                       csv_number(r->tflops), csv_number(r->pct_roof), csv_number(r->speedup),
+                       csv_field(r->speedup_math), csv_field(r->badges.text()));
   return out;
 }
 

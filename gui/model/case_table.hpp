@@ -36,6 +36,8 @@ Badges badges_of(const CaseRecord& c);
 enum class Column {
   op,
   variant,
+  math,  // the arithmetic the case ran in ("tf32", "bf16, fp32 acc")
+  uses,  // the libraries its variant called ("cuBLASLt")
   dtype,
   shape,
   mode,
@@ -54,14 +56,18 @@ const char* column_name(Column c);
 struct TableRow {
   CaseRef ref;
   std::string report;  // the report's display name
-  std::string op, variant, dtype, shape, mode, disposition;
+  std::string op, variant, math, uses, dtype, shape, mode, disposition;
   std::string key;  // the case identity, for the text filter and hover text
   // NaN when the case was not timed (skipped, failed, verify-only) or has no baseline.
   double time_us = 0, gbps = 0, tflops = 0, pct_roof = 0, speedup = 0;
+  // "tf32 vs fp32" when the speedup sets the case against a baseline of other math; else empty.
+  std::string speedup_math;
   Badges badges;
   std::string search_text;  // lower-case key + disposition + reason, for the free-text filter
 };
 TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord& c);
+// The speedup cell: "2.10x", "2.10x (tf32 vs fp32)" where the maths differ, "-" when none.
+std::string speedup_text(const TableRow& row);
 
 // Empty strings match everything; `text` is matched case-insensitively anywhere in the row.
 struct Filters {
@@ -74,7 +80,8 @@ struct Filters {
 void sort_rows(std::vector<int>& order, const std::vector<TableRow>& rows, Column column,
                bool ascending);
 
-// RFC 4180 CSV with a header: the rows given, every column, plain numbers (no units).
+// RFC 4180 CSV with a header: the rows given, every column, plain numbers (no units), the
+// speedup's math comparison in its own column (speedup_math).
 std::string rows_to_csv(const std::vector<const TableRow*>& rows);
 
 }  // namespace kwb::gui

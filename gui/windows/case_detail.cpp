@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "gui/app/layout.hpp"
+#include "harness/catalogue/math_label.hpp"
 #include "gui/model/sample_histogram.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -84,9 +85,11 @@ void timing_section(const CaseRecord& c, plot::View& view) {
                                      format_gbps(d.bandwidth_gbps), format_tflops(d.tflops),
                                      format_percent(d.pct_of_roofline), d.bound,
                                      format_percent(d.pct_of_bandwidth_ceiling)));
-    if (d.speedup_vs_baseline)
-      widgets::label_value("speedup", fmt::format("{} vs {}", format_ratio(*d.speedup_vs_baseline),
-                                                  d.baseline_variant));
+    if (d.speedup_vs_baseline) {
+      const std::string maths = math_comparison(c.math, d.baseline_math);
+      widgets::label_value("speedup", fmt::format("{} vs {}{}", format_ratio(*d.speedup_vs_baseline),
+                                                  d.baseline_variant, maths.empty() ? "" : " (" + maths + ")"));
+    }
   }
   if (t.clocks)
     widgets::label_value(
@@ -179,6 +182,9 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   if (row.badges.any()) ImGui::SameLine(), widgets::badges(row.badges);
   widgets::label_value("disposition",
                        c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
+  // What ran it, before any figure: a tf32 GEMM and a full-fp32 one are not the same contest.
+  widgets::label_value("ran", fmt::format("{} math, {}", row.math.empty() ? "unrecorded" : row.math,
+                                          row.uses.empty() ? "the project's own kernels" : "calls " + row.uses));
   ImGui::TextDisabled("repro:");
   ImGui::SameLine();
   widgets::copy_button("repro", c->repro);

@@ -77,6 +77,8 @@ void draw_row(Workbench& wb, UiState& ui, const TableRow& row) {
     ImGui::SetTooltip("%s\n%s", row.key.c_str(), row.disposition.c_str());
   ImGui::PopID();
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.variant.c_str());
+  ImGui::TableNextColumn(), ImGui::TextUnformatted(row.math.c_str());
+  ImGui::TableNextColumn(), ImGui::TextUnformatted(row.uses.c_str());
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.dtype.c_str());
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.shape.c_str());
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.mode.c_str());
@@ -92,8 +94,9 @@ void draw_row(Workbench& wb, UiState& ui, const TableRow& row) {
   ImGui::TableNextColumn(), number_cell(format_tflops(row.tflops), plain);
   ImGui::TableNextColumn(),
       number_cell(format_percent(row.pct_roof), widgets::efficiency_colour(row.pct_roof));
-  ImGui::TableNextColumn(),
-      number_cell(format_ratio(row.speedup), widgets::speedup_colour(row.speedup));
+  ImGui::TableNextColumn();
+  // Against a baseline of other math the cell says so: "(tf32 vs fp32)".
+  number_cell(speedup_text(row), widgets::speedup_colour(row.speedup));
   ImGui::TableNextColumn();
   if (row.badges.any()) widgets::badges(row.badges);
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.report.c_str());

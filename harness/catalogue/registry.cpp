@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/catalogue/math_label.hpp"
+
 namespace kwb {
 
 std::int64_t TensorSpec::numel() const {
@@ -159,6 +161,11 @@ void check_variant(const Variant& v, const Op* op, std::vector<std::string>& out
     return;
   }
   if (!v.launch) out.push_back(where + " has no .launch function");
+  for (const std::string& p : math_declaration_problems(*op, v)) out.push_back(p);
+  for (const std::string& library : v.uses)
+    if (library.empty() || library.find_first_of("+,;") != std::string::npos)
+      out.push_back(where + " .uses names \"" + library + "\": name each library by itself (\"cuBLASLt\"), "
+                    "one entry per library");
   std::set<std::string> names;
   for (const Tunable& t : v.tunables) {
     if (!names.insert(t.name).second)

@@ -238,9 +238,9 @@ struct Variant {
   // Libraries the launch calls ("cuBLASLt"): a variant that hands its GEMMs to a library says so,
   // and the tables show it beside the name. Empty: only the project's own kernels.
   std::vector<std::string> uses;
-  // The arithmetic the variant runs, when it is not what the op's compute unit and the case dtype
-  // imply: "tf32" for an fp32 case on tf32 tensor cores, "bf16, fp32 accumulate", ... Empty: the
-  // op's compute unit in the case dtype.
+  // The arithmetic it runs where the op's compute unit at the case dtype does not say it: one label
+  // for every dtype ("fp32") or "DTYPE: LABEL" entries separated by ';' ("fp32: fp32"). Labels,
+  // defaults and syntax: harness/catalogue/math_label.hpp. Empty: the default at every dtype.
   std::string math;
   // The work the variant executes when it is less than the op's useful work (a symmetric product
   // computed once, blocks above a causal diagonal skipped). % of roof uses this; GB/s, TFLOP/s

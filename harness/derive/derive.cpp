@@ -142,12 +142,14 @@ void derive_speedups(std::vector<CaseRecord>& records) {
     if (!rec.derived || !rec.timing) continue;
     rec.derived->speedup_vs_baseline.reset();
     rec.derived->baseline_variant.clear();
+    rec.derived->baseline_math.clear();
     for (const auto& base : records) {
       if (base.role != Role::baseline || base.disposition != Disposition::passed || !base.timing) continue;
       if (base.op != rec.op || base.dtype != rec.dtype || !(base.shape == rec.shape)) continue;
       if (base.timing->mode != rec.timing->mode) continue;
       rec.derived->speedup_vs_baseline = base.timing->span.median / rec.timing->span.median;
       rec.derived->baseline_variant = base.variant;
+      rec.derived->baseline_math = base.math;  // the tables say "tf32 vs fp32" where they differ
       break;
     }
   }

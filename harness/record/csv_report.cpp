@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
 #include "harness/record/atomic_file.hpp"
 
 namespace kwb {
@@ -41,6 +42,9 @@ const std::vector<Column>& leading_columns() {
       {"op", [](const CaseRecord& c) { return c.op; }},
       {"variant", [](const CaseRecord& c) { return c.variant; }},
       {"role", [](const CaseRecord& c) { return std::string(to_string(c.role)); }},
+      // What ran it: libraries joined with '+' (empty: the project's own kernels only), the math label.
+      {"uses", [](const CaseRecord& c) { return uses_text(c.uses); }},
+      {"math", [](const CaseRecord& c) { return c.math; }},
       {"dtype", [](const CaseRecord& c) { return std::string(to_string(c.dtype)); }},
       {"shape", [](const CaseRecord& c) { return c.shape.to_compact(); }},
   };
@@ -115,6 +119,7 @@ const std::vector<Column>& trailing_columns() {
          return d.speedup_vs_baseline ? num(*d.speedup_vs_baseline) : std::string();
        })},
       {"baseline_variant", derived([](const Derived& d) { return d.baseline_variant; })},
+      {"baseline_math", derived([](const Derived& d) { return d.baseline_math; })},
       {"verify_passed", verify([](const VerifyResult& v) { return boolean(v.passed); })},
       {"max_abs_err", verify([](const VerifyResult& v) { return num(v.max_abs_err); })},
       {"max_rel_err", verify([](const VerifyResult& v) { return num(v.max_rel_err); })},

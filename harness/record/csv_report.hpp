@@ -1,6 +1,6 @@
 // The CSV report: one flat row per case for spreadsheets and pandas, units in the column names.
 //
-// Columns: index, op, variant, role, dtype, shape, one axis_<name> per axis seen in any case
+// Columns: index, op, variant, role, uses, math, dtype, shape, one axis_<name> per axis seen in any case
 // (first-seen order), then the timing, derived and verify columns (see csv_report.cpp).
 // A cell is empty when the value was not measured: a skipped case has no times, an events-timed
 // case no kernel count. Doubles are printed shortest-round-trip, so parsing a cell gives back the

@@ -146,6 +146,9 @@ struct Derived {
   std::optional<double> pct_of_l2_ceiling;
   std::optional<double> speedup_vs_baseline;  // baseline median / this median
   std::string baseline_variant;
+  // The baseline's math label: where it differs from the case's own, the speedup sets one
+  // arithmetic against another ("tf32 vs fp32", math_comparison). Empty: unknown (older reports).
+  std::string baseline_math;
 };
 
 struct CaseRecord {
@@ -156,6 +159,11 @@ struct CaseRecord {
   DType dtype = DType::fp32;
   Shape shape;
   TunableValues tunables;  // the variant's tunable values (part of the identity); often none
+  // What ran it: the libraries the variant called (Variant::uses, "cuBLASLt"; empty: only the
+  // project's kernels) and the arithmetic, as a label of harness/catalogue/math_label.hpp
+  // ("tf32", "bf16, fp32 acc"). math is empty for a skipped case and in older reports.
+  std::vector<std::string> uses;
+  std::string math;
   Disposition disposition = Disposition::not_verified;
   std::string reason;  // why skipped or failed; empty otherwise
   std::optional<VerifyResult> verify;

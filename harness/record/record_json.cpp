@@ -173,6 +173,7 @@ Json derived_json(const Derived& d) {
   if (d.pct_of_l2_ceiling) j["pct_of_l2_ceiling"] = number(*d.pct_of_l2_ceiling);
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
   j["baseline_variant"] = d.baseline_variant;
+  j["baseline_math"] = d.baseline_math;
   return j;
 }
 
@@ -397,6 +398,7 @@ Derived read_derived(const Node& n) {
   if (auto l2 = n.find("pct_of_l2_ceiling")) d.pct_of_l2_ceiling = l2->number();
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();
   d.baseline_variant = n["baseline_variant"].string();
+  if (auto m = n.find("baseline_math")) d.baseline_math = m->string();  // older reports: none
   return d;
 }
 
@@ -410,6 +412,10 @@ CaseRecord read_case(const Node& n) {
   c.dtype = n["dtype"].enumeration(parse_dtype, kAllDTypes);
   c.shape = read_shape(n["shape"]);
   c.tunables = read_tunables(n["tunables"]);
+  // Absent from the reports of builds before they were recorded: unknown, shown as such.
+  if (auto u = n.find("uses"))
+    for (std::size_t i = 0; i < u->size(); ++i) c.uses.push_back(u->at(i).string());
+  if (auto m = n.find("math")) c.math = m->string();
   c.disposition = n["disposition"].enumeration(parse_disposition, kAllDispositions);
   c.reason = n["reason"].string();
   if (auto v = n.find("verify")) c.verify = read_verify(*v);
@@ -524,6 +530,8 @@ Json to_json(const CaseRecord& c) {
   j["shape"] = shape_json(c.shape);
   j["shape_compact"] = c.shape.to_compact();  // for people reading the file; never read back
   j["tunables"] = tunables_json(c.tunables);
+  j["uses"] = c.uses;
+  j["math"] = c.math;
   j["disposition"] = to_string(c.disposition);
   j["reason"] = c.reason;
   if (c.verify) j["verify"] = verify_json(*c.verify);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/plan/planner.hpp"
 #include "harness/session/session.hpp"
@@ -109,6 +110,10 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
   if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) {
     rec.role = v->role;
     rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
+    rec.uses = v->uses;
+    // A skipped case ran nothing: no math to claim (a tf32-only variant refusing bf16, say).
+    if (const Op* op = Registry::instance().find_op(c.op); op && rec.disposition != Disposition::skipped)
+      rec.math = math_label(*op, *v, c.dtype);
   }
   // Derived with the ceilings of the run, then the roof rule: a passed case above its roof by
   // more than the margin is failed here, with its timing and figures kept in the record.

@@ -201,6 +201,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(AttentionAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 

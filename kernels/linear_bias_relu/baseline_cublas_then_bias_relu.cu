@@ -63,6 +63,8 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape&, DType) { return kLtWorkspaceBytes; },
+    .uses = {"cuBLASLt"},
+    .math = "fp32: fp32",
     .prepare = prepare,
 });
 

@@ -47,6 +47,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "v1 (seed): one thread per output, a K-long fp32 dot product from global memory, bias + ReLU",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
+    .math = "fp32",
 });
 
 }  // namespace

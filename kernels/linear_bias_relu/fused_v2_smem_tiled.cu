@@ -104,6 +104,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "bias + ReLU epilogue; CUDA cores",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
+    .math = "fp32",
     .tunables = {{"tile", {1, 2, 3}, kTileHelp}},
 });
 

@@ -52,6 +52,7 @@ KWB_REGISTER_VARIANT(Variant{
       return std::nullopt;
     },
     .workspace_bytes = [](const Shape&, DType) { return kLtWorkspaceBytes; },
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 
@@ -66,6 +67,7 @@ KWB_REGISTER_VARIANT(Variant{
       return std::nullopt;
     },
     .workspace_bytes = [](const Shape&, DType) { return kLtWorkspaceBytes; },
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 

@@ -167,6 +167,8 @@ KWB_REGISTER_VARIANT(Variant{
       return refuse_rows_beyond_grid(axes.tokens);
     },
     .workspace_bytes = [](const Shape& s, DType dtype) { return layout(LceAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
+    .math = "fp32: fp32",
     .prepare = prepare,
 });
 

@@ -156,6 +156,7 @@ Variant chunked(std::int64_t chunk_tokens) {
       .workspace_bytes = [chunk_tokens](const Shape& s, DType dtype) {
         return layout(LceAxes::of(s), dtype, chunk_tokens).total;
       },
+      .uses = {"cuBLASLt"},
       .prepare = [chunk_tokens](const LaunchArgs& a) { return prepare(a, chunk_tokens); },
   };
 }

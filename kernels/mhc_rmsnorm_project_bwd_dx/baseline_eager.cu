@@ -122,6 +122,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(MhcAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 

@@ -177,6 +177,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "pass 2 dH = r G - (r^3 / K) s H; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
+    .math = "bf16: bf16, fp32 acc",
     .tunables = {{"warps_per_tile", {8, 4, 16}, "warps sharing one 16-token tile's columns (a block); bf16 only"}},
 });
 

@@ -99,6 +99,8 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(MhcAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
+    .math = "fp32",
     .prepare = prepare,
 });
 

@@ -30,6 +30,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "one pass over H on CUDA cores, one warp per token, W rows from L1/L2 (simple, not fast)",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
+    .math = "fp32",
     .tunables = {{"warps_per_block", {8, 4, 16}, "warps (tokens in flight) per block of 32 x this threads"}},
 });
 

@@ -183,6 +183,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "mma.sync m16n8k16, r from the same tiles; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
+    .math = "fp32: fp32",
     .tunables = {{"tokens_per_block", {64, 32, 128}, "tokens per block (2 x this threads); bf16 only"}},
     .prepare = prepare_packed_weight,
 });

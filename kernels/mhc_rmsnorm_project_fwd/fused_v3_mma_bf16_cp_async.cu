@@ -234,6 +234,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "from the MMA fragments; fp32 runs a tiled FMA kernel",
     .launch = launch,
     .refuse = {},
+    .math = "fp32: fp32",
     .tunables = {{"tokens_per_block", {128, 64}, "tokens per block (2 x this threads); bf16 only"},
                  {"k_chunk", {64, 128, 256}, "K values per chunk: 2 x this contiguous bytes per token row per load"},
                  {"stages", {2, 3, 4}, "K chunks in the cp.async ring (stages - 1 in flight), shortened to what fits "

@@ -151,6 +151,8 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape& s, DType dtype) { return layout(ns::dims_of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
+    .math = "fp32: fp32",
     .prepare = prepare,
 });
 

@@ -95,6 +95,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = {},
     .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(ns::dims_of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 

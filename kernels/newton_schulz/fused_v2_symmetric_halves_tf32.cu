@@ -155,6 +155,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType dtype) { return ns::fused_layout(ns::dims_of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .executed_work = executed_work,
     .prepare = prepare,
 });

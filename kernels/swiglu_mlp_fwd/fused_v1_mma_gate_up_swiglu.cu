@@ -105,6 +105,7 @@ KWB_REGISTER_VARIANT(Variant{
       return std::nullopt;
     },
     .workspace_bytes = [](const Shape& s, DType dtype) { return layout(SwigluMlpAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .tunables = tunables(),
     .prepare = prepare,
 });
@@ -122,6 +123,7 @@ KWB_REGISTER_VARIANT(Variant{
       return std::nullopt;
     },
     .workspace_bytes = [](const Shape& s, DType dtype) { return layout(SwigluMlpAxes::of(s), dtype).total; },
+    .uses = {"cuBLASLt"},
     .tunables = tunables(),
     .prepare = prepare,
 });

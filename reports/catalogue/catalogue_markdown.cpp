@@ -6,6 +6,7 @@
 #include <map>
 
 #include "harness/catalogue/elem_type.hpp"
+#include "harness/catalogue/math_label.hpp"
 
 namespace kwb {
 namespace {
@@ -101,7 +102,7 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
   shapes.clear();
   for (const auto& s : op.edge_shapes) shapes.push_back("`" + s.to_compact() + "`");
   if (!shapes.empty()) out += fmt::format("Edge shapes ({}): {}\n\n", op.edge_shapes.size(), joined(shapes, ", "));
-  out += "| variant | role | what it changes and why |\n|---|---|---|\n";
+  out += "| variant | role | math | uses | what it changes and why |\n|---|---|---|---|---|\n";
   for (const Variant* v : registry.variants(op.name, false)) {
     std::string what = v->description;
     for (const Tunable& t : v->tunables) {
@@ -109,7 +110,8 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
       for (auto x : t.values) values.push_back(std::to_string(x));
       what += fmt::format("; tunable `{}` = {} (default {})", t.name, joined(values, ", "), default_text(t));
     }
-    out += fmt::format("| `{}` | {} | {} |\n", v->name, to_string(v->role), cell(what));
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", v->name, to_string(v->role), cell(math_summary(op, *v)),
+                       v->uses.empty() ? "-" : cell(uses_text(v->uses)), cell(what));
   }
   out += "\n";
 }
@@ -172,7 +174,10 @@ std::string catalogue_markdown(const Registry& registry) {
       "# Kernel catalogue\n\n"
       "Generated from the registry by `kwb list --markdown`; do not edit by hand (a CPU test "
       "regenerates this page and fails when it differs). Dims are written in axis names at each "
-      "op's first default shape.\n\n| op | what | variants |\n|---|---|---|\n";
+      "op's first default shape. A variant's math is the arithmetic it runs in (per dtype where they "
+      "differ), its uses the libraries it calls:\n\n";
+  for (const MathLabel& m : kMathLabels) out += fmt::format("- `{}`: {}\n", m.label, m.meaning);
+  out += "\n| op | what | variants |\n|---|---|---|\n";
   for (const Op* op : ops) {
     std::vector<std::string> names;
     for (const Variant* v : registry.variants(op->name, false)) names.push_back("`" + v->name + "`");

@@ -116,7 +116,8 @@ std::string review_html(const review::ReviewModel& m) {
   // 4. Speedups.
   s += "<h2 id=\"speedups\">Speedups: unfused baseline against the best fused variant</h2>\n";
   s += m.speedups.empty() ? "<p class=\"note\">No shape has both a passed baseline and a passed fused variant.</p>\n"
-                          : table_html(review::speedup_table(m));
+                          : "<p class=\"note\">" + xml_escape(review::kSpeedupMathNote) + "</p>\n" +
+                                table_html(review::speedup_table(m));
 
   // 4b. Fastest variant per shape (the same selection as `kwb select`).
   s += "<h2 id=\"selection\">Fastest variant per shape</h2>\n";

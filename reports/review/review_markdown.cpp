@@ -62,7 +62,7 @@ std::string review_markdown(const review::ReviewModel& m) {
 
   s += "## Speedups: unfused baseline against the best fused variant\n\n";
   s += m.speedups.empty() ? "No shape has both a passed baseline and a passed fused variant.\n\n"
-                          : table_md(review::speedup_table(m));
+                          : std::string(review::kSpeedupMathNote) + "\n\n" + table_md(review::speedup_table(m));
 
   s += "## Fastest variant per shape\n\n" + selection_section_markdown(m.selection);
 

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
+
 namespace kwb::review {
 
 namespace {
@@ -39,6 +41,8 @@ CaseRow make_row(const CaseRecord& c) {
   if (!c.tunables.empty()) row.variant += " [" + to_assignments(c.tunables) + "]";
   row.dtype = std::string(to_string(c.dtype));
   row.shape = c.shape.to_compact();
+  row.math = c.math;
+  row.uses = uses_text(c.uses);
   row.disposition = std::string(to_string(c.disposition));
   if (!c.reason.empty()) row.disposition += ": " + c.reason;
   row.verification = verification_text(c);
@@ -59,6 +63,7 @@ CaseRow make_row(const CaseRecord& c) {
     row.speedup = c.derived->speedup_vs_baseline.value_or(0);
     // Its % of roofline counts what it executes; say so beside it.
     if (const std::string note = executed_work_note(*c.derived); !note.empty()) flags.push_back(note);
+    if (row.speedup > 0) row.speedup_math = math_comparison(c.math, c.derived->baseline_math);
   }
   for (const auto& f : flags) row.flags += (row.flags.empty() ? "" : ",") + f;
   return row;

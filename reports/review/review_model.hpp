@@ -36,11 +36,14 @@ struct RooflinePoint {
 // One row of an op's table: a case, with the figures a reviewer compares.
 struct CaseRow {
   std::string variant, dtype, shape, mode;
+  std::string math;  // the arithmetic it ran in ("tf32"); empty: not recorded (older reports)
+  std::string uses;  // the libraries it called ("cuBLASLt"); empty: only the project's kernels
   std::string disposition;   // "passed", "failed: <reason>", "skipped: <reason>"
   std::string verification;  // "full, max rel err 2.5e-07", "sampled ...", "not verified"
   bool timed = false;
   double median_us = 0, gbps = 0, tflops = 0, pct_of_roofline = 0, pct_of_copy = 0;
   double speedup = 0;  // 0 when there is no baseline to compare with
+  std::string speedup_math;  // "tf32 vs fp32" when the baseline ran other math; empty: like with like
   std::string flags;   // "throttled", "noisy", "hot", comma-separated; empty when clean
 };
 

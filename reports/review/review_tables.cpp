@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
+
 namespace kwb::review {
 
 namespace {
@@ -14,6 +16,11 @@ std::string version_text(int v) {  // 13000 -> "13.0"
 }
 
 std::string or_dash(bool present, const std::string& text) { return present ? text : "-"; }
+
+// "2.10x", or "2.10x (tf32 vs fp32)" where the two sides ran different math.
+std::string speedup_text(double speedup, const std::string& math_note) {
+  return fmt::format("{:.2f}x", speedup) + (math_note.empty() ? "" : " (" + math_note + ")");
+}
 
 }  // namespace
 
@@ -91,34 +98,38 @@ Table ceilings_table(const ReviewModel& m) {
 }
 
 Table op_table(const OpGroup& g) {
-  Table t{{"variant", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline", "% of DRAM roof",
-           "speedup", "disposition", "verification", "flags"},
+  Table t{{"variant", "math", "uses", "dtype", "shape", "median us", "GB/s", "TFLOP/s", "% of roofline",
+           "% of DRAM roof", "speedup", "disposition", "verification", "flags"},
           {},
-          {false, false, false, true, true, true, true, true, true, false, false, false}};
+          {false, false, false, false, false, true, true, true, true, true, true, false, false, false}};
   for (const CaseRow& r : g.rows)
-    t.rows.push_back({r.variant, r.dtype, r.shape, or_dash(r.timed, fmt::format("{:.2f}", r.median_us)),
+    t.rows.push_back({r.variant, or_dash(!r.math.empty(), r.math), or_dash(!r.uses.empty(), r.uses), r.dtype,
+                      r.shape, or_dash(r.timed, fmt::format("{:.2f}", r.median_us)),
                       or_dash(r.timed, fmt::format("{:.1f}", r.gbps)),
                       or_dash(r.timed, fmt::format("{:.3g}", r.tflops)),
                       or_dash(r.timed, fmt::format("{:.1f}", r.pct_of_roofline)),
                       or_dash(r.timed, fmt::format("{:.1f}", r.pct_of_copy)),
-                      or_dash(r.speedup > 0, fmt::format("{:.2f}x", r.speedup)), r.disposition,
+                      or_dash(r.speedup > 0, speedup_text(r.speedup, r.speedup_math)), r.disposition,
                       r.verification, r.flags});
   return t;
 }
 
 Table speedup_table(const ReviewModel& m) {
-  Table t{{"op", "dtype", "shape", "mode", "baseline", "us", "kernels", "device memory", "best fused", "us",
-           "kernels", "device memory", "% of DRAM roof", "speedup"},
+  Table t{{"op", "dtype", "shape", "mode", "baseline", "math", "uses", "us", "kernels", "device memory",
+           "best fused", "math", "uses", "us", "kernels", "device memory", "% of DRAM roof", "speedup"},
           {},
-          {false, false, false, false, false, true, true, true, false, true, true, true, true, true}};
+          {false, false, false, false, false, false, false, true, true, true, false, false, false, true, true, true,
+           true, true}};
   auto kernels = [](std::int64_t k) { return k < 0 ? std::string("-") : std::to_string(k); };
+  auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   for (const SpeedupRow& r : m.speedups)
     t.rows.push_back({r.op, std::string(to_string(r.dtype)), r.shape.to_compact(), std::string(to_string(r.mode)),
-                      r.baseline_variant, fmt::format("{:.2f}", r.baseline_us), kernels(r.baseline_kernels),
-                      format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant,
-                      fmt::format("{:.2f}", r.best_us), kernels(r.best_kernels),
+                      r.baseline_variant, dash(r.baseline_math), dash(uses_text(r.baseline_uses)),
+                      fmt::format("{:.2f}", r.baseline_us), kernels(r.baseline_kernels),
+                      format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant, dash(r.best_math),
+                      dash(uses_text(r.best_uses)), fmt::format("{:.2f}", r.best_us), kernels(r.best_kernels),
                       format_bytes(static_cast<double>(r.best_memory_bytes)),
-                      fmt::format("{:.1f}", r.best_pct_of_copy), fmt::format("{:.2f}x", r.speedup)});
+                      fmt::format("{:.1f}", r.best_pct_of_copy), speedup_text(r.speedup, r.math_note)});
   return t;
 }
 

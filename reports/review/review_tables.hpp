@@ -23,6 +23,11 @@ Table environment_table(const ReviewModel& m);
 Table ceilings_table(const ReviewModel& m);
 Table op_table(const OpGroup& group);
 Table speedup_table(const ReviewModel& m);
+// What the speedup table's math columns mean, said once above it by both sinks.
+inline constexpr const char* kSpeedupMathNote =
+    "Math is the arithmetic each side ran in, uses the libraries it called. Where the fastest variant "
+    "ran other math than the baseline (tf32 against full fp32), its speedup says so and the next row "
+    "gives the fastest variant of the baseline's own math, when there is one.";
 Table findings_table(const ReviewModel& m);
 // A sweep in words, for the Markdown report: "fused_v2_vec16 2900 GB/s at cols=4096 ...".
 std::string sweep_summary(const SweepChart& chart);

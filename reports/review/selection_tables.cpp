@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/math_label.hpp"
+
 namespace kwb::review {
 
 namespace {
@@ -18,6 +20,12 @@ std::string counts_text(const std::map<std::string, int>& counts) {
   return s;
 }
 
+// "2.10x", or "2.10x (tf32 vs fp32)" where the winner ran other math than the baseline.
+std::string speedup_cell(double speedup, const select::Candidate& winner, const select::Candidate& baseline) {
+  const std::string maths = math_comparison(winner.math, baseline.math);
+  return fmt::format("{:.2f}x", speedup) + (maths.empty() ? "" : " (" + maths + ")");
+}
+
 }  // namespace
 
 Table selection_table(const select::Selection& s) {
@@ -30,7 +38,7 @@ Table selection_table(const select::Selection& s) {
                       select::candidate_label(e.winner()), fmt::format("{:.2f}", e.winner().median_us),
                       r ? select::candidate_label(*r) : "-", r ? fmt::format("{:.2f}", r->median_us) : "-",
                       r ? fmt::format("{:.1f}%", e.margin_pct) : "-", e.clear ? "clear" : "within noise",
-                      e.speedup_vs_baseline ? fmt::format("{:.2f}x", *e.speedup_vs_baseline) : "-"});
+                      e.speedup_vs_baseline ? speedup_cell(*e.speedup_vs_baseline, e.winner(), *e.baseline) : "-"});
   }
   return t;
 }

@@ -38,6 +38,7 @@ Candidate candidate_of(const CaseRecord& c) {
   k.role = c.role;
   k.tunables = c.tunables;
   k.case_name = c.nvtx_range;
+  k.math = c.math;
   k.median_us = c.timing->span.median;
   k.p10_us = c.timing->span.p10;
   k.p90_us = c.timing->span.p90;

@@ -39,6 +39,7 @@ struct Candidate {
   Role role = Role::fused;
   TunableValues tunables;  // the configuration measured; empty for a variant without tunables
   std::string case_name;   // the case identity (nvtx_range)
+  std::string math;        // the arithmetic it ran in (CaseRecord::math); empty: not recorded
   double median_us = 0, p10_us = 0, p90_us = 0;
   std::vector<double> samples_us;  // empty when the report dropped them
 };

@@ -145,6 +145,28 @@ TEST(CliList, ListsTheOrdinaryVariantsAndHidesTestOnlyOnes) {
   EXPECT_EQ(r.output.find("TEST ONLY"), std::string::npos) << r.output;
 }
 
+TEST(CliList, EachVariantSaysItsMathPerDtypeAndTheLibrariesItCalls) {
+  const CliResult r = run_kwb("list --op linear_bias_relu");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // The line after each variant's: its math (per dtype where they differ) and its libraries.
+  auto math_line = [&](const std::string& variant) {
+    const auto at = r.output.find(variant + " ");
+    if (at == std::string::npos) return std::string("(no " + variant + ")");
+    const auto next = r.output.find('\n', at) + 1;
+    return r.output.substr(next, r.output.find('\n', next) - next);
+  };
+  EXPECT_NE(math_line("baseline_cublas_then_bias_relu")
+                .find("math fp32: fp32; fp16: fp16, fp32 acc; bf16: bf16, fp32 acc; uses cuBLASLt"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(math_line("fused_v1_naive_thread_per_output").find("math fp32"), std::string::npos) << r.output;
+  EXPECT_EQ(math_line("fused_v1_naive_thread_per_output").find("uses"), std::string::npos) << r.output;
+  // The tf32 variant runs fp32 cases only: one label, no per-dtype list.
+  EXPECT_NE(math_line("fused_v3_mma_sync_tf32_cp_async").find("math tf32"), std::string::npos) << r.output;
+  EXPECT_NE(math_line("vendor_cublaslt_relu_bias_epilogue_tf32").find("math tf32; uses cuBLASLt"), std::string::npos)
+      << r.output;
+}
+
 TEST(CliList, IncludeTestVariantsShowsThem) {
   const CliResult r = run_kwb("list --include-test-variants");
   EXPECT_EQ(r.exit_code, 0) << r.output;

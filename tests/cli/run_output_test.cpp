@@ -32,5 +32,77 @@ TEST(RunOutput, ProgressLineNamesTheCaseTheGpuAndTheTimeLeft) {
   EXPECT_EQ(line_for(r, 0.0).find("eta"), std::string::npos) << "nothing left: no estimate shown";
 }
 
+CaseRecord timed_case(std::string variant, Role role, std::string math, double median_us,
+                      std::vector<std::string> uses = {}) {
+  CaseRecord r;
+  r.op = "linear_bias_relu";
+  r.variant = std::move(variant);
+  r.role = role;
+  r.dtype = DType::fp32;
+  r.shape = Shape{{{"m", 4096}, {"n", 4096}, {"k", 4096}}};
+  r.math = std::move(math);
+  r.uses = std::move(uses);
+  r.disposition = Disposition::passed;
+  TimingResult t;
+  t.span.median = median_us;
+  t.kernels_per_sample = 1;
+  r.timing = t;
+  r.derived = Derived{};
+  return r;
+}
+
+// The line of the table that starts with `first` and holds `variant`.
+std::string row_of(const std::string& table, const std::string& variant) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(" " + variant + " ") != std::string::npos) return line;
+  return "(no row for " + variant + ")";
+}
+
+TEST(RunOutput, SummaryTableHasMathAndUsesColumnsAndNamesOtherMathInTheSpeedup) {
+  Report report;
+  report.cases = {timed_case("baseline_cublas", Role::baseline, "fp32", 800, {"cuBLASLt"}),
+                  timed_case("fused_v3_tf32", Role::fused, "tf32", 100),
+                  timed_case("fused_v2_smem_tiled", Role::fused, "fp32", 1000),
+                  timed_case("from_an_old_report", Role::fused, "", 400)};
+  report.cases[0].derived->speedup_vs_baseline = 1.0;
+  report.cases[0].derived->baseline_math = "fp32";
+  report.cases[1].derived->speedup_vs_baseline = 8.0;
+  report.cases[1].derived->baseline_math = "fp32";
+  report.cases[2].derived->speedup_vs_baseline = 0.8;
+  report.cases[2].derived->baseline_math = "fp32";
+  report.cases[3].derived->speedup_vs_baseline = 2.0;
+  report.cases[3].derived->baseline_math = "fp32";
+  std::ostringstream out;
+  print_summary(out, report);
+  const std::string text = out.str();
+  std::istringstream lines(text);
+  std::string header;
+  while (std::getline(lines, header) && header.rfind("op ", 0) != 0) {}
+  for (const char* column : {" math ", " uses ", " speedup"})
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in: " << header;
+  const std::string base = row_of(text, "baseline_cublas");
+  EXPECT_NE(base.find(" fp32 "), std::string::npos) << base;
+  EXPECT_NE(base.find(" cuBLASLt "), std::string::npos) << base;
+  const std::string tf32 = row_of(text, "fused_v3_tf32");
+  EXPECT_TRUE(tf32.ends_with("8.00x (tf32 vs fp32)")) << tf32;
+  EXPECT_TRUE(row_of(text, "fused_v2_smem_tiled").ends_with("0.80x")) << text;
+  // Unrecorded math: a dash, and no claim about the comparison.
+  const std::string old = row_of(text, "from_an_old_report");
+  EXPECT_TRUE(old.ends_with("2.00x")) << old;
+  // The speedup section: the tf32 row says so and is followed by the fastest fp32 one.
+  const auto section = text.find("Speedup of the fastest fused variant");
+  ASSERT_NE(section, std::string::npos) << text;
+  const std::string speedups = text.substr(section);
+  const auto tf32_row = speedups.find("fused_v3_tf32");
+  const auto like_row = speedups.find("from_an_old_report");  // faster than fused_v2 but unlabelled
+  ASSERT_NE(tf32_row, std::string::npos) << speedups;
+  EXPECT_EQ(like_row, std::string::npos) << "an unlabelled case is not the baseline's math: " << speedups;
+  EXPECT_NE(speedups.find("(tf32 vs fp32)"), std::string::npos) << speedups;
+  const auto smem_row = speedups.find("fused_v2_smem_tiled");
+  ASSERT_NE(smem_row, std::string::npos) << speedups;
+  EXPECT_LT(tf32_row, smem_row);
+}
+
 }  // namespace
 }  // namespace kwb::cli

@@ -73,9 +73,45 @@ TEST(GuiCaseTable, CsvQuotesFieldsAndLeavesUnmeasuredEmpty) {
   TableRow r = make_row({0, 0}, "a,b", timed_case("op", "v", 4, 0));
   const std::string csv = rows_to_csv({&r});
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "report,op,variant,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,"
-            "speedup,badges");
-  EXPECT_NE(csv.find("\"a,b\",op,v,bf16,,cold,passed,4,250,0,0,,\n"), std::string::npos) << csv;
+            "report,op,variant,math,uses,dtype,shape,mode,disposition,time_us,gbps,tflops,pct_of_roofline,"
+            "speedup,speedup_math,badges");
+  EXPECT_NE(csv.find("\"a,b\",op,v,,,bf16,,cold,passed,4,250,0,0,,,\n"), std::string::npos) << csv;
+}
+
+TEST(GuiCaseTable, RowSaysWhatRanTheCaseAndWhenItsSpeedupSetsOtherMathAgainstTheBaseline) {
+  CaseRecord c = timed_case("linear_bias_relu", "fused_v3_tf32", 10, 8.0);
+  c.math = "tf32";
+  c.derived->baseline_math = "fp32";
+  CaseRecord lib = timed_case("linear_bias_relu", "baseline_cublas", 80, 1.0);
+  lib.math = "bf16, fp32 acc";
+  lib.uses = {"cuBLASLt"};
+  lib.derived->baseline_math = "bf16, fp32 acc";
+  const TableRow r = make_row({0, 0}, "a", c);
+  const TableRow l = make_row({0, 1}, "a", lib);
+  EXPECT_EQ(r.math, "tf32");
+  EXPECT_EQ(r.uses, "");
+  EXPECT_EQ(l.uses, "cuBLASLt");
+  EXPECT_EQ(speedup_text(r), "8.00x (tf32 vs fp32)");
+  EXPECT_EQ(speedup_text(l), "1.00x");
+  EXPECT_EQ(speedup_text(make_row({0, 2}, "a", timed_case("op", "v", 10, 0))), "-");
+  // The columns exist by name, sort as text, and the free-text filter finds a library.
+  EXPECT_STREQ(column_name(Column::math), "math");
+  EXPECT_STREQ(column_name(Column::uses), "uses");
+  std::vector<TableRow> rows = {r, l};
+  std::vector<int> order = {0, 1};
+  sort_rows(order, rows, Column::math, true);
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));  // "bf16, ..." before "tf32"
+  sort_rows(order, rows, Column::uses, false);
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));
+  Filters f;
+  f.text = "cublaslt";
+  EXPECT_TRUE(f.matches(l));
+  EXPECT_FALSE(f.matches(r));
+  // The CSV carries both and the comparison, quoted where it holds a comma.
+  const std::string csv = rows_to_csv({&r, &l});
+  EXPECT_NE(csv.find(",fused_v3_tf32,tf32,,bf16,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",8,tf32 vs fp32,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",baseline_cublas,\"bf16, fp32 acc\",cuBLASLt,"), std::string::npos) << csv;
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ inline CaseRecord rich_case(int index, Shape shape) {
   c.role = Role::baseline;
   c.dtype = DType::bf16;
   c.shape = std::move(shape);
+  c.uses = {"cuBLASLt", "cuDNN"};
+  c.math = "bf16, fp32 acc";
   c.disposition = Disposition::failed;
   c.reason = "2 mismatches, first at out[17]";
 
@@ -109,6 +111,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   d.pct_of_l2_ceiling = 41.7;
   d.speedup_vs_baseline = 1.0 / 7.0;
   d.baseline_variant = "torch_eager";
+  d.baseline_math = "fp32";
   c.derived = d;
 
   c.workspace_bytes = 5 * 4096 * 4;
@@ -318,6 +321,7 @@ inline void expect_same(const Derived& a, const Derived& b) {
   if (a.speedup_vs_baseline)
     expect_same_double(*a.speedup_vs_baseline, *b.speedup_vs_baseline, "speedup_vs_baseline");
   KWB_SAME(baseline_variant);
+  KWB_SAME(baseline_math);
 }
 
 inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
@@ -328,6 +332,8 @@ inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
   KWB_SAME(dtype);
   KWB_SAME(shape.axes);  // vector of pairs: order matters
   KWB_SAME(tunables);
+  KWB_SAME(uses);
+  KWB_SAME(math);
   KWB_SAME(disposition);
   KWB_SAME(reason);
   ASSERT_EQ(a.verify.has_value(), b.verify.has_value());

@@ -206,6 +206,23 @@ TEST(DeriveSpeedups, NoSpeedupWhenTheOnlyBaselineFailedOrIsMissing) {
   EXPECT_TRUE(records[2].derived->baseline_variant.empty());
 }
 
+TEST(DeriveSpeedups, CarryTheBaselinesMathSoATableCanSayTf32VsFp32) {
+  const Shape shape = rmsnorm_shape(4096, 5120);
+  std::vector<CaseRecord> records = {
+      timed_record("baseline_eager_8_launches", Role::baseline, DType::fp32, shape, 100.0),
+      timed_record("fused_v2_vec16", Role::fused, DType::fp32, shape, 50.0),
+      timed_record("fused_v1_row_per_block", Role::fused, DType::fp16, shape, 50.0),  // no fp16 baseline
+  };
+  records[0].math = "fp32";
+  records[1].math = "tf32";
+  for (auto& r : records) derive_metrics(r, Registry::instance(), h100_like());
+  records[2].derived->baseline_math = "stale";  // must be cleared with the speedup
+  derive_speedups(records);
+  EXPECT_EQ(records[1].derived->baseline_math, "fp32");
+  EXPECT_EQ(records[0].derived->baseline_math, "fp32");
+  EXPECT_EQ(records[2].derived->baseline_math, "");
+}
+
 TEST(DeriveSpeedups, LeavesRecordsWithoutDerivedFiguresAlone) {
   const Shape shape = rmsnorm_shape(4096, 5120);
   std::vector<CaseRecord> records = {

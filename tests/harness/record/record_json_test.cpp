@@ -53,6 +53,40 @@ TEST(RecordJson, MissingTunablesOrAWrongTunableTypeIsRefused) {
   EXPECT_ANY_THROW(case_from_json(j));
 }
 
+TEST(RecordJson, UsesAndMathRoundTripAndAreEmptyInAReportWrittenBeforeThem) {
+  CaseRecord c = choice_record(64, 128);
+  c.uses = {"cuBLASLt"};
+  c.math = "tf32";
+  c.derived = Derived{};
+  c.derived->speedup_vs_baseline = 2.5;
+  c.derived->baseline_variant = "baseline_eager";
+  c.derived->baseline_math = "fp32";
+  auto j = to_json(c);
+  EXPECT_EQ(j["uses"], nlohmann::ordered_json::array({"cuBLASLt"}));
+  EXPECT_EQ(j["math"], "tf32");
+  EXPECT_EQ(j["derived"]["baseline_math"], "fp32");
+  const CaseRecord back = case_from_json(j);
+  EXPECT_EQ(back.uses, c.uses);
+  EXPECT_EQ(back.math, "tf32");
+  EXPECT_EQ(back.derived->baseline_math, "fp32");
+  // An older report: none of the three keys. Read as unknown, not refused.
+  j.erase("uses");
+  j.erase("math");
+  j["derived"].erase("baseline_math");
+  const CaseRecord old = case_from_json(j);
+  EXPECT_TRUE(old.uses.empty());
+  EXPECT_EQ(old.math, "");
+  EXPECT_EQ(old.derived->baseline_math, "");
+  // Present but of the wrong type: refused, naming the key.
+  j["uses"] = "cuBLASLt";
+  try {
+    case_from_json(j);
+    ADD_FAILURE() << "a string where the uses list belongs was read";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("uses"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CsvReport, ChoiceCellsAreNamesAndTunablesHaveTheirOwnColumns) {
   Report report;
   report.cases = {choice_record(64, 256)};

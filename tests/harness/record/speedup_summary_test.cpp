@@ -89,5 +89,67 @@ TEST(SpeedupSummary, OneRowPerShapeInTheOrderOfTheBaselines) {
   EXPECT_DOUBLE_EQ(rows[1].speedup, 4.0);
 }
 
+CaseRecord with_math(CaseRecord r, std::string math, std::vector<std::string> uses = {}) {
+  r.math = std::move(math);
+  r.uses = std::move(uses);
+  return r;
+}
+
+TEST(SpeedupSummary, OtherMathIsNamedAndTheFastestOfTheBaselinesMathFollows) {
+  const Shape s = shape(4096, 4096);
+  const std::vector<CaseRecord> records = {
+      with_math(timed("baseline_cublas", Role::baseline, s, 800.0, 2, Disposition::passed, DType::fp32), "fp32",
+                {"cuBLASLt"}),
+      with_math(timed("fused_v2_smem_tiled", Role::fused, s, 1000.0, 1, Disposition::passed, DType::fp32), "fp32"),
+      with_math(timed("fused_v1_naive", Role::fused, s, 4000.0, 1, Disposition::passed, DType::fp32), "fp32"),
+      with_math(timed("fused_v3_tf32", Role::fused, s, 100.0, 1, Disposition::passed, DType::fp32), "tf32"),
+  };
+  const auto rows = speedup_summary(records);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].best_variant, "fused_v3_tf32");
+  EXPECT_EQ(rows[0].math_note, "tf32 vs fp32");
+  EXPECT_EQ(rows[0].best_math, "tf32");
+  EXPECT_EQ(rows[0].baseline_math, "fp32");
+  EXPECT_EQ(rows[0].baseline_uses, std::vector<std::string>{"cuBLASLt"});
+  EXPECT_DOUBLE_EQ(rows[0].speedup, 8.0);
+  // Like with like: the fastest fp32 variant, slower than the fp32 library GEMM.
+  EXPECT_EQ(rows[1].best_variant, "fused_v2_smem_tiled");
+  EXPECT_EQ(rows[1].math_note, "");
+  EXPECT_DOUBLE_EQ(rows[1].speedup, 0.8);
+}
+
+TEST(SpeedupSummary, OneRowWhenTheFastestRunsTheBaselinesMathOrNoneOfItsMathExists) {
+  const Shape s = shape(4096, 4096);
+  const std::vector<CaseRecord> same = {
+      with_math(timed("baseline", Role::baseline, s, 800.0, 2), "bf16, fp32 acc"),
+      with_math(timed("fused_fast", Role::fused, s, 100.0, 1), "bf16, fp32 acc"),
+      with_math(timed("fused_cuda_cores", Role::fused, s, 900.0, 1), "fp32"),
+  };
+  auto rows = speedup_summary(same);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].best_variant, "fused_fast");
+  EXPECT_EQ(rows[0].math_note, "");
+  const std::vector<CaseRecord> other_only = {
+      with_math(timed("baseline", Role::baseline, s, 800.0, 2), "fp32"),
+      with_math(timed("fused_tf32", Role::fused, s, 100.0, 1), "tf32"),
+  };
+  rows = speedup_summary(other_only);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].math_note, "tf32 vs fp32");
+}
+
+TEST(SpeedupSummary, ReportsWithoutMathLabelsKeepOneRowAndNoNote) {
+  const Shape s = shape(4096, 4096);
+  const std::vector<CaseRecord> records = {
+      timed("baseline", Role::baseline, s, 800.0, 2),
+      with_math(timed("fused_tf32", Role::fused, s, 100.0, 1), "tf32"),
+      timed("fused_unlabelled", Role::fused, s, 200.0, 1),
+  };
+  const auto rows = speedup_summary(records);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].best_variant, "fused_tf32");
+  EXPECT_EQ(rows[0].math_note, "");  // the baseline's math is unknown: nothing to claim
+}
+
 }  // namespace
 }  // namespace kwb

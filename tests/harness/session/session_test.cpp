@@ -105,6 +105,32 @@ TEST(Session, RecordsArriveInPlanOrderThroughCallbackAndQueue) {
   EXPECT_EQ(h.shared->ceilings_measured, 0) << "datasheet ceilings measure nothing";
 }
 
+TEST(Session, RecordsSayWhatRanThemAndSpeedupsNameTheBaselinesMath) {
+  Harness h;
+  PlanRequest req;
+  req.ops = {"linear_bias_relu"};
+  req.variants = {"baseline_cublas_then_bias_relu", "fused_v2_smem_tiled"};
+  req.dtypes = {DType::fp32, DType::bf16};
+  req.axes = {parse_axis_assignment("m=256"), parse_axis_assignment("n=256"), parse_axis_assignment("k=256")};
+  const auto cases = plan_cases(req, Registry::instance());
+  ASSERT_EQ(cases.size(), 4u);
+  Session session(cases, quiet_options(), h.make(0ms, 5), {});
+  const SessionResult result = session.run();
+  ASSERT_EQ(result.outcome, SessionOutcome::completed) << result.message;
+  int checked = 0;
+  for (const CaseRecord& r : result.report.cases) {
+    const bool library = r.variant == "baseline_cublas_then_bias_relu";
+    // The library GEMM runs fp32 in full fp32 and bf16 on the tensor cores; the tiled kernel runs
+    // fp32 on the CUDA cores at every dtype.
+    EXPECT_EQ(r.uses, library ? std::vector<std::string>{"cuBLASLt"} : std::vector<std::string>{}) << r.variant;
+    EXPECT_EQ(r.math, library && r.dtype == DType::bf16 ? "bf16, fp32 acc" : "fp32") << r.nvtx_range;
+    ASSERT_TRUE(r.derived && r.derived->speedup_vs_baseline) << r.nvtx_range;
+    EXPECT_EQ(r.derived->baseline_math, r.dtype == DType::bf16 ? "bf16, fp32 acc" : "fp32") << r.nvtx_range;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 TEST(Session, ProgressCountsAndEtaAdvanceFromAnotherThread) {
   Harness h;
   const auto cases = plan_of(6, 23);

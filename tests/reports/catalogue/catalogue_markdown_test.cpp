@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/catalogue/math_label.hpp"
+
 namespace kwb {
 namespace {
 
@@ -38,6 +40,17 @@ TEST(CatalogueMarkdown, PageNamesEveryOrdinaryOpAndVariantAndNoTestOnes) {
     for (const Variant* v : Registry::instance().variants(op.name, true))
       EXPECT_EQ(page.find("`" + v->name + "`") != std::string::npos, !(v->test_only || op.test_only)) << v->name;
   }
+}
+
+TEST(CatalogueMarkdown, VariantTablesSayTheMathAndTheLibrariesAndThePageDefinesTheLabels) {
+  const std::string page = catalogue_markdown(Registry::instance());
+  for (const MathLabel& m : kMathLabels)
+    EXPECT_NE(page.find("- `" + std::string(m.label) + "`: " + m.meaning), std::string::npos) << m.label;
+  EXPECT_NE(page.find("| variant | role | math | uses | what it changes and why |"), std::string::npos);
+  EXPECT_NE(page.find("| `baseline_cublas_then_bias_relu` | baseline | fp32: fp32; fp16: fp16, fp32 acc; bf16: "
+                      "bf16, fp32 acc | cuBLASLt |"),
+            std::string::npos);
+  EXPECT_NE(page.find("| `fused_v2_vec16` | fused | fp32 | - |"), std::string::npos);
 }
 
 TEST(CatalogueMarkdown, DocsPageIsWhatTheRegistryGeneratesNow) {

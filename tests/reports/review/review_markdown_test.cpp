@@ -6,6 +6,7 @@
 
 #include "reports/review/review_model.hpp"
 #include "reports/review/review_markdown.hpp"
+#include "reports/review/review_tables.hpp"
 #include "tests/reports/review/review_test_support.hpp"
 
 namespace kwb {
@@ -33,6 +34,20 @@ TEST(ReviewMarkdown, HasTheSectionsTablesAndFacts) {
     EXPECT_NE(md.find(part), std::string::npos) << part << "\n" << md;
   EXPECT_EQ(md.find("<svg"), std::string::npos);
   EXPECT_EQ(md.find("<table"), std::string::npos);
+}
+
+TEST(ReviewMarkdown, SpeedupsExplainTheMathColumnsAndNameOtherMath) {
+  auto cases = sweep_cases();
+  for (auto& c : cases) c.math = c.role == Role::baseline ? "fp32" : "tf32";
+  for (auto& c : cases)
+    if (c.role != Role::baseline) {
+      c.derived->speedup_vs_baseline = 4.0;
+      c.derived->baseline_math = "fp32";
+    }
+  const std::string md = review_markdown(review::build_review_model(test::sample_run(), cases));
+  EXPECT_NE(md.find(review::kSpeedupMathNote), std::string::npos);
+  EXPECT_NE(md.find("| 4.00x (tf32 vs fp32) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fused_v2 | tf32 | - |"), std::string::npos) << md;  // op table: variant, math, uses
 }
 
 TEST(ReviewMarkdown, EveryTableRowHasTheHeaderColumnCount) {
