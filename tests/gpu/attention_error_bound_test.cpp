@@ -26,6 +26,9 @@ CaseRecord verify_case(const std::string& variant, DType dtype, const Shape& sha
   req.variant = variant;
   req.dtype = dtype;
   req.shape = shape;
+  // A variant with tunables runs at their defaults for the shape, as `kwb run` plans it.
+  if (const Variant* v = Registry::instance().find_variant("attention_fwd", variant))
+    req.tunables = default_tunables(*v, req.shape, dtype);
   req.mode = Mode::hot;
   req.preset = std::string(kVerifyOnlyPreset);  // checked, not timed
   req.seed = seed;

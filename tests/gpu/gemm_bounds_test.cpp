@@ -28,6 +28,9 @@ CaseRecord run_case(const std::string& op, const std::string& variant, DType dty
   req.variant = variant;
   req.dtype = dtype;
   req.shape = std::move(shape);
+  // A variant with tunables runs at their defaults for the shape, as `kwb run` plans it.
+  if (const Variant* v = Registry::instance().find_variant(op, variant))
+    req.tunables = default_tunables(*v, req.shape, dtype);
   req.mode = Mode::hot;
   req.preset = "quick";
   req.seed = 7;
