@@ -208,7 +208,9 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   std::optional<DeviceState> state_before;
   try {
     // 0. The device state the worker started with, and a fresh stream.
-    phase = "reset device state";
+    // A failure here is not this variant's: it has not run yet. The state was left by what ran
+    // before it in this worker (an earlier case, a ceilings or copy-check command).
+    phase = "reset device state (left by an earlier case or command in this worker; this variant did not run)";
     try {
       state_guard_->restore();
     } catch (const CudaError&) {

@@ -111,7 +111,14 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   SampleSink sink;
   const ClockProbe& clocks = ClockProbe::current();
   std::vector<BatchClocks> batch_clocks;  // SM clock read while each batch runs and after it
-  std::vector<cudaEvent_t> events;
+  // The events live until measure() returns or throws (a failed launch, a wrong timed output).
+  struct Events {
+    std::vector<cudaEvent_t> list;
+    ~Events() {
+      for (auto e : list) cudaEventDestroy(e);
+    }
+  } owned_events;
+  std::vector<cudaEvent_t>& events = owned_events.list;
   const auto measure0 = Clock::now();
   std::optional<StopReason> stop;
   std::size_t batches = 0;
@@ -150,7 +157,6 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     ++batches;
     if (settings.output_check)
       if (auto wrong = settings.output_check->check()) {
-        for (auto e : events) cudaEventDestroy(e);
         throw TimedOutputMismatch(fmt::format("timed launches did not reproduce the verified output: sample {} (the "
                                               "last of batch {}, run on poisoned outputs): {}",
                                               sink.span_us.size() + batch, batches, *wrong));
@@ -187,7 +193,6 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     }
     stop = should_stop(rule, sink.span_us, ms_since(measure0));
   }
-  for (auto e : events) cudaEventDestroy(e);
 
   TimingResult result;
   result.timer = std::string(to_string(timer));
