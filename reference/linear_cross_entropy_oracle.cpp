@@ -163,10 +163,6 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
 // 11.3 u R = 0.044 R): nearly every element of those rows fails; the old flat atol (~0.03 absolute)
 // sat 10-150x above their size (~2e-4 to 3e-3). dh misses sum_v p W (~1.4e-4 at 1024 x 4096 x
 // 32000) where its bound, ~0.04 |W[label]|, is smaller: ~15% of its elements.
-namespace {
-constexpr double kRoundingMarginTf32 = 1.25;  // the margin an output's own rounding gets (tolerance.hpp)
-}  // namespace
-
 LceTolerances lce_tolerances(const Shape& s, DType dtype) {
   const auto [n, d, v] = LceAxes::of(s);
   const ElemType out = resolve(ElemType::case_dtype, dtype);
@@ -186,7 +182,7 @@ LceTolerances lce_tolerances(const Shape& s, DType dtype) {
     // operand does not average out over the sum. With two operands the bias is 2 u_tf32 times the
     // element itself (a scaled copy of the result), its spread already in the R term. Without it a
     // real tf32 variant read 1.34x its dh bound at 31 x 128 x 32003 on an H200 (2026-11-25).
-    const double truncation_bias = 2 * kRoundingMarginTf32 * kTf32UnitRoundoff;
+    const double truncation_bias = 2 * kRoundingMargin * kTf32UnitRoundoff;
     t.dh.rtol += truncation_bias;
     t.dw.rtol += truncation_bias;
   }

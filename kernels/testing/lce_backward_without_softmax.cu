@@ -104,6 +104,7 @@ KWB_REGISTER_VARIANT(Variant{
     },
     .workspace_bytes = [](const Shape& s, DType dtype) { return layout(LceAxes::of(s), dtype).total; },
     .test_only = true,
+    .uses = {"cuBLASLt"},
     .prepare = prepare,
 });
 

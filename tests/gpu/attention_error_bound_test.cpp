@@ -9,38 +9,16 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/in_process_case.hpp"
 
 namespace kwb {
 namespace {
 
-CaseRunner& runner() {
-  static int device = (cudaSetDevice(0), 0);
-  (void)device;
-  static CaseRunner r(TimerKind::events, std::size_t{64} << 20);
-  return r;
-}
-
 CaseRecord verify_case(const std::string& variant, DType dtype, const Shape& shape, std::uint64_t seed) {
-  CaseRequest req;
-  req.op = "attention_fwd";
-  req.variant = variant;
-  req.dtype = dtype;
-  req.shape = shape;
-  // A variant with tunables runs at their defaults for the shape, as `kwb run` plans it.
-  if (const Variant* v = Registry::instance().find_variant("attention_fwd", variant))
-    req.tunables = default_tunables(*v, req.shape, dtype);
-  req.mode = Mode::hot;
-  req.preset = std::string(kVerifyOnlyPreset);  // checked, not timed
-  req.seed = seed;
-  req.include_test_variants = true;
-  return runner().run(req);
+  return test::run_in_process("attention_fwd", variant, dtype, shape, std::string(kVerifyOnlyPreset), seed);
 }
 
-const OutputCheck& output(const CaseRecord& rec, const std::string& name) {
-  for (const auto& o : rec.verify->outputs)
-    if (o.name == name) return o;
-  throw std::runtime_error("no output " + name);
-}
+const OutputCheck& output(const CaseRecord& rec, const std::string& name) { return test::output_named(rec, name); }
 
 TEST(AttentionErrorBound, LogitScaleOnePercentOffFailsAtEveryDefaultShapeWhileFusedV1Passes) {
   KWB_REQUIRE_GPU();

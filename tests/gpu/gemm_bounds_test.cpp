@@ -11,38 +11,16 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/in_process_case.hpp"
 
 namespace kwb {
 namespace {
 
-CaseRunner& runner() {
-  static int device = (cudaSetDevice(0), 0);
-  (void)device;
-  static CaseRunner r(TimerKind::events, std::size_t{64} << 20);
-  return r;
+CaseRecord run_case(const std::string& op, const std::string& variant, DType dtype, const Shape& shape) {
+  return test::run_in_process(op, variant, dtype, shape, "quick", 7);
 }
 
-CaseRecord run_case(const std::string& op, const std::string& variant, DType dtype, Shape shape) {
-  CaseRequest req;
-  req.op = op;
-  req.variant = variant;
-  req.dtype = dtype;
-  req.shape = std::move(shape);
-  // A variant with tunables runs at their defaults for the shape, as `kwb run` plans it.
-  if (const Variant* v = Registry::instance().find_variant(op, variant))
-    req.tunables = default_tunables(*v, req.shape, dtype);
-  req.mode = Mode::hot;
-  req.preset = "quick";
-  req.seed = 7;
-  req.include_test_variants = true;
-  return runner().run(req);
-}
-
-const OutputCheck& output(const CaseRecord& rec, const std::string& name) {
-  for (const auto& o : rec.verify->outputs)
-    if (o.name == name) return o;
-  throw std::runtime_error("no output " + name);
-}
+const OutputCheck& output(const CaseRecord& rec, const std::string& name) { return test::output_named(rec, name); }
 
 Shape lce(std::int64_t n, std::int64_t d, std::int64_t v) {
   return Shape{{{"tokens", n}, {"hidden", d}, {"vocab", v}}};

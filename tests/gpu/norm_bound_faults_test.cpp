@@ -10,28 +10,13 @@
 #include "harness/record/stats.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/in_process_case.hpp"
 
 namespace kwb {
 namespace {
 
-CaseRunner& runner() {
-  static int device = (cudaSetDevice(0), 0);
-  (void)device;
-  static CaseRunner r(TimerKind::events, std::size_t{64} << 20);
-  return r;
-}
-
-CaseRecord run_case(const std::string& op, const std::string& variant, DType dtype, Shape shape) {
-  CaseRequest req;
-  req.op = op;
-  req.variant = variant;
-  req.dtype = dtype;
-  req.shape = std::move(shape);
-  req.mode = Mode::hot;
-  req.preset = std::string(kVerifyOnlyPreset);
-  req.seed = 77;
-  req.include_test_variants = true;
-  return runner().run(req);
+CaseRecord run_case(const std::string& op, const std::string& variant, DType dtype, const Shape& shape) {
+  return test::run_in_process(op, variant, dtype, shape, std::string(kVerifyOnlyPreset), 77);
 }
 
 TEST(NormBoundFaults, OutputsFlushedToZeroNearZeroFailNamingY) {
