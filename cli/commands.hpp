@@ -18,6 +18,7 @@ inline constexpr int kExitInterrupted = 130;
 // Each add_* registers a subcommand and returns a pointer to the int it will set as exit code
 // when its callback runs.
 void add_list_command(CLI::App& app, int& exit_code);
+void add_counters_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 void add_ceilings_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 void add_worker_command(CLI::App& app, int& exit_code);

@@ -33,7 +33,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       report = read_report_json(input);
     } catch (const ReportError& e) {
       std::cerr << "kwb report: " << e.what()
-                << "\n(the file must be a kwb.report/2 report.json written by `kwb run` of this version)\n";
+                << "\n(the file must be a kwb.report/3 (or /2) report.json written by `kwb run` of this version)\n";
       exit_code = kExitBadInput;
       return;
     }

@@ -41,6 +41,7 @@ const std::vector<PlanFlag> kPlanFlags = {
     {"case-timeout", &RunFlags::case_timeout_s}, {"max-cases", &RunFlags::max_cases},
     {"suite", &RunFlags::suite}, {"shard", &RunFlags::shard},  // a preempted shard resumes its own slice
     {"tuning", nullptr, &RunFlags::tuning},
+    {"counters", nullptr, &RunFlags::counter_sets}, {"metrics", nullptr, &RunFlags::metrics},
     {"include-test-variants", nullptr, nullptr, &RunFlags::include_test_variants},
     {"datasheet-ceilings", nullptr, nullptr, &RunFlags::datasheet_ceilings}};
 
@@ -354,6 +355,17 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "nearest tuned shape of the same dtype instead of its declared defaults (tunables named with "
                   "--axis keep their values); the file's GPU must be this one")
       ->type_name("FILE");
+  cmd->add_option("--counters", f.counter_sets,
+                  "Hardware counters per case, in replay passes of their own after timing (times never come "
+                  "from them): memory, compute, tensor, occupancy (`kwb counters --list` shows their metrics "
+                  "and passes)")
+      ->delimiter(',')
+      ->type_name("SET[,SET...]");
+  cmd->add_option("--metrics", f.metrics,
+                  "Extra counters by full name (dram__bytes_read.sum, ...), collected with --counters' sets; "
+                  "checked against the GPU's chip before any case runs")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME...]");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

@@ -71,7 +71,7 @@ int run_select(const SelectFlags& f) {
     report = read_report_json(f.report);
   } catch (const ReportError& e) {
     std::cerr << "kwb select: " << e.what()
-              << "\n(the file must be a kwb.report/2 report.json written by `kwb run` or `kwb merge`)\n";
+              << "\n(the file must be a kwb.report/3 (or /2) report.json written by `kwb run` or `kwb merge`)\n";
     return kExitBadInput;
   }
 

@@ -23,6 +23,10 @@ struct CaseRequest {
   bool include_test_variants = false;
   FlushKind flush = FlushKind::dirty;  // cold mode only
   TunableValues tunables;  // the variant's tunables, in its declaration order
+  // Hardware counters to collect after timing (harness/plan/counter_sets.hpp): the sets asked
+  // for, by name, and every metric to collect, full names; empty: none (no cost).
+  std::vector<std::string> counter_sets;
+  std::vector<std::string> counter_metrics;
 };
 
 }  // namespace kwb

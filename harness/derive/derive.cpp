@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/derive/ceilings.hpp"
+#include "harness/derive/measured_roofline.hpp"
 
 namespace kwb {
 
@@ -51,6 +52,7 @@ void derive_metrics(CaseRecord& rec, const Registry& registry, const Ceilings& c
   if ((rec.timing->mode == Mode::hot || d.l2_resident) && ceilings.l2_copy_gbps > 0)
     d.pct_of_l2_ceiling = 100.0 * executed_gbps / ceilings.l2_copy_gbps;
   rec.derived = d;
+  derive_measured(rec);
 }
 
 namespace {

@@ -6,9 +6,11 @@
 #include <map>
 #include <memory>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits>
 
 #include "harness/catalogue/case_identity.hpp"
+#include "harness/plan/counter_sets.hpp"
 #include "harness/plan/setting_values.hpp"
 #include "harness/plan/suggest.hpp"
 
@@ -463,6 +465,18 @@ std::string repro_command(const CaseRequest& c) {
   cmd += fmt::format(" --mode {} --preset {} --seed {}", to_string(c.mode), c.preset, c.seed);
   if (c.mode == Mode::cold && c.flush != FlushKind::dirty) cmd += fmt::format(" --flush {}", to_string(c.flush));
   if (c.include_test_variants) cmd += " --include-test-variants";
+  if (!c.counter_sets.empty()) cmd += fmt::format(" --counters {}", fmt::join(c.counter_sets, ","));
+  // The extra metrics: those no asked-for set holds (the duration rides along with any).
+  std::vector<std::string> extra;
+  for (const std::string& m : c.counter_metrics) {
+    bool in_set = m == kDurationMetric;
+    for (const CounterSet& s : counter_sets())
+      if (std::find(c.counter_sets.begin(), c.counter_sets.end(), s.name) != c.counter_sets.end() &&
+          std::find(s.metrics.begin(), s.metrics.end(), m) != s.metrics.end())
+        in_set = true;
+    if (!in_set) extra.push_back(m);
+  }
+  if (!extra.empty()) cmd += fmt::format(" --metrics {}", fmt::join(extra, ","));
   return cmd;
 }
 

@@ -142,6 +142,11 @@ PlannedRun plan_run(const RunSettings& settings, const Registry& registry) {
   if (settings.suite.empty()) run.cases = plan_cases(run.request, registry);
   else plan_from_suite(settings, registry, run);
   if (!settings.tuning.empty()) apply_tuning_files(settings.tuning, run);
+  run.counters = parse_counter_request(settings.counter_sets, settings.metrics);
+  for (CaseRequest& c : run.cases) {
+    c.counter_sets = run.counters.sets;
+    c.counter_metrics = run.counters.metrics;
+  }
   return run;
 }
 

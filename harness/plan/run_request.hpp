@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "harness/plan/ceilings_choice.hpp"
+#include "harness/plan/counter_sets.hpp"
 #include "harness/plan/planner.hpp"
 #include "harness/plan/tuning_file.hpp"
 #include "harness/record/record.hpp"
@@ -46,6 +47,8 @@ struct RunSettings {
   bool datasheet_ceilings = false;
   std::string suite;                 // a suite file: the plan comes from it
   std::vector<std::string> tuning;   // tune.json files whose best configurations apply
+  // Hardware counters after timing: set names and extra metrics (harness/plan/counter_sets.hpp).
+  std::vector<std::string> counter_sets, metrics;
   GivenSettings given;
 };
 
@@ -59,6 +62,9 @@ struct PlannedRun {
   // must find (a front end tells the session, naming the file its way).
   std::vector<TuningTable> tuning;
   std::string tuning_note;  // the report's settings["tuning"]; empty without tuning files
+  // The counters every case collects (empty: none); whether the GPU's chip has them is checked
+  // by the session against the worker's chip, before the first case.
+  CounterRequest counters;
 };
 
 // Settings -> plan. Throws SettingError, SuiteError or TuningError (all std::invalid_argument);

@@ -19,6 +19,8 @@ std::string_view setting_id(Setting setting) {
     case Setting::suite: return "suite";
     case Setting::tuning: return "tuning";
     case Setting::datasheet_ceilings: return "datasheet-ceilings";
+    case Setting::counters: return "counters";
+    case Setting::metrics: return "metrics";
   }
   return "?";
 }

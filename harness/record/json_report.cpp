@@ -1,4 +1,4 @@
-// The kwb.report/2 envelope and its files: schema check, run info, cases, atomic write.
+// The kwb.report/3 envelope (and /2, read) and its files: schema check, run info, cases, atomic write.
 #include "harness/record/json_report.hpp"
 
 #include <cerrno>
@@ -58,9 +58,9 @@ Report report_from_json(const Json& j) {
   // The schema is checked first: a report from another version fails with that, not with
   // whichever key happened to change.
   const std::string& schema = root["schema"].string();
-  if (schema != kReportSchema)
-    root["schema"].fail(fmt::format("unsupported report schema \"{}\"; this build reads \"{}\"",
-                                    schema, kReportSchema));
+  if (schema != kReportSchema && schema != kOlderReportSchema)
+    root["schema"].fail(fmt::format("unsupported report schema \"{}\"; this build reads \"{}\" and \"{}\"",
+                                    schema, kReportSchema, kOlderReportSchema));
   Report report;
   report.run = run_info_from_json(root["run"]);
   Node cases = root["cases"];

@@ -1,4 +1,5 @@
-// The JSON report: a run's environment plus one record per case, written as schema kwb.report/2.
+// The JSON report: a run's environment plus one record per case, written as schema kwb.report/3
+// (kwb.report/2 reports, without counters, are read too).
 //
 // Everything goes through nlohmann::ordered_json, never nlohmann::json: the plain one sorts object
 // keys, which would turn a shape {"rows":..,"cols":..} into {"cols":..,"rows":..} and lose the

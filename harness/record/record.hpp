@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/record/fail_on.hpp"
+#include "harness/record/counters.hpp"
 #include "harness/record/stats.hpp"
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/types.hpp"
@@ -114,6 +115,19 @@ struct TimingResult {
   std::string output_check;
 };
 
+// What the counters say the case moved and computed, against the op's work model.
+struct MeasuredWork {
+  double dram_bytes = 0;      // DRAM bytes read + written over the sample's kernels
+  double traffic_ratio = 0;   // dram_bytes / the model's bytes (1: moves what it must)
+  // FLOPs the hardware executed: tensor-pipe operations plus FP32/FP64/FP16 instructions (an FMA
+  // counts 2); absent where no FLOP counter was collected.
+  std::optional<double> flops;
+  std::optional<double> flop_ratio;   // flops / the model's FLOPs
+  std::optional<double> intensity;    // flops / dram_bytes
+  // What stands out, in words: "moves 37% more DRAM traffic than the work model (ratio 1.37)".
+  std::vector<std::string> flags;
+};
+
 struct Derived {
   double model_bytes = 0;  // the op's useful work: what GB/s, TFLOP/s and speedups count
   double model_flops = 0;
@@ -149,6 +163,9 @@ struct Derived {
   // The baseline's math label: where it differs from the case's own, the speedup sets one
   // arithmetic against another ("tf32 vs fp32", math_comparison). Empty: unknown (older reports).
   std::string baseline_math;
+  // The measured roofline: the same point from hardware counters, when the case collected them
+  // (harness/derive/measured_roofline.hpp). Absent without counters.
+  std::optional<MeasuredWork> measured;
 };
 
 struct CaseRecord {
@@ -169,6 +186,10 @@ struct CaseRecord {
   std::optional<VerifyResult> verify;
   std::optional<TimingResult> timing;
   std::optional<Derived> derived;
+  // Hardware counters (kwb run --counters/--metrics), and those imported from Nsight Compute
+  // (kwb profile --run); absent where not collected.
+  std::optional<CaseCounters> counters;
+  std::optional<CaseCounters> ncu_counters;
   // Device memory the variant needs beyond its inputs and outputs (its workspace: an unfused
   // baseline's intermediates, a fused kernel's partial sums), in bytes.
   std::int64_t workspace_bytes = 0;
@@ -224,6 +245,7 @@ struct DeviceInfo {
   int driver_version = 0;   // cudaDriverGetVersion, e.g. 13000
   int runtime_version = 0;  // cudaRuntimeGetVersion
   std::uint32_t cupti_version = 0;
+  std::string chip;  // CUPTI's name for the GPU's chip ("GH100"), which names its counters; empty: unknown
   std::string driver_release;  // "580.159.04" when NVML or /proc says it
 };
 

@@ -9,7 +9,10 @@
 
 namespace kwb {
 
-inline constexpr const char* kReportSchema = "kwb.report/2";
+// Written by this build. /3 added hardware counters (CaseRecord::counters, ncu_counters, the
+// measured roofline in Derived::measured); a /2 report reads as one without them.
+inline constexpr const char* kReportSchema = "kwb.report/3";
+inline constexpr const char* kOlderReportSchema = "kwb.report/2";
 
 struct Report {
   RunInfo run;

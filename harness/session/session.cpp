@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "harness/plan/metric_host.hpp"
 #include "harness/plan/planner.hpp"
 #include "harness/record/output_paths.hpp"
 #include "harness/session/resume_plan.hpp"
@@ -182,6 +184,7 @@ SessionResult Session::run() {
   if (auto refusal = start_lanes()) return std::move(*refusal);
   const WorkerHello& hello = lanes_[0].hello;
   if (auto problem = check_plan_on_device(hello)) return refused(SessionOutcome::bad_input, *problem);
+  if (auto problem = check_counters(hello)) return refused(SessionOutcome::bad_input, *problem);
   if (!hello.timer_note.empty()) note("note: " + hello.timer_note);
 
   // 3. The run's description: who, when, where; the ceilings, cached per device and driver,
@@ -299,6 +302,36 @@ std::optional<std::string> Session::check_plan_on_device(const WorkerHello& hell
   if (options_.resume && options_.resume->header.run.device) {
     if (auto problem = resume_device_mismatch(*options_.resume->header.run.device, hello.device))
       return "--resume: " + *problem;
+  }
+  return std::nullopt;
+}
+
+// 2. Counters: every metric the cases ask for is checked against the GPU's chip before the first
+// case (a name the chip lacks is refused, with a did-you-mean), and the replay passes each case
+// costs are counted, to be announced and recorded.
+std::optional<std::string> Session::check_counters(const WorkerHello& hello) {
+  const CaseRequest& first = cases_.front();
+  if (first.counter_metrics.empty()) return std::nullopt;
+  const std::string sets = first.counter_sets.empty() ? std::string("metrics")
+                                                      : fmt::format("{}", fmt::join(first.counter_sets, ", "));
+  const std::string& chip = hello.device.chip;
+  if (chip.empty()) {
+    counters_plan_ = fmt::format("{}: {} metrics (CUPTI names no chip for this GPU: the worker will say whether it "
+                                 "can read them)",
+                                 sets, first.counter_metrics.size());
+    return std::nullopt;
+  }
+  try {
+    MetricCatalog catalogue(chip);
+    for (const std::string& metric : first.counter_metrics)
+      if (auto problem = catalogue.problem(metric))
+        return fmt::format("--counters/--metrics: {}; `kwb counters --list --chip {}` shows what it has", *problem, chip);
+    const int passes = catalogue.passes(first.counter_metrics);
+    counters_plan_ = fmt::format("{}: {} metrics, {} replay pass{} per case on {}, after timing (times come from the "
+                                 "timing pass)",
+                                 sets, first.counter_metrics.size(), passes, passes == 1 ? "" : "es", chip);
+  } catch (const CounterError& e) {
+    return std::string("--counters/--metrics: ") + e.what();
   }
   return std::nullopt;
 }

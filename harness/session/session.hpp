@@ -177,6 +177,7 @@ class Session {
   std::optional<SessionResult> start_lanes();
   std::optional<SessionResult> start_more_lanes(const WorkerHello& first);
   std::optional<std::string> check_plan_on_device(const WorkerHello& hello) const;
+  std::optional<std::string> check_counters(const WorkerHello& hello);
   // 3. The run's description (run info, ceilings, settings) and the plan line: session_report.cpp.
   void describe_run(Report& report, const WorkerHello& hello);
   std::optional<Ceilings> measured_ceilings(const DeviceInfo& device);
@@ -209,6 +210,11 @@ class Session {
   // What the re-check of cached ceilings found (recheck_cached_ceilings' line), for the report's
   // settings; empty when no cache was re-checked.
   std::string ceilings_check_;
+  // The counters every case collects, as the report's settings say them ("memory, tensor: 22
+  // metrics, 5 replay passes per case on GH100"); empty without counters. The first record that
+  // says counters cannot be read is noted once (counters_refused_).
+  std::string counters_plan_;
+  std::atomic<bool> counters_refused_{false};
   std::vector<Lane> lanes_;  // [0] made by the constructor; the others by run(), before any case
   std::array<std::atomic<CaseExecutor*>, kMaxLanes> executors_{};  // lanes_' executors, for cancel()
 

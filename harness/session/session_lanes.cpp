@@ -120,6 +120,8 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
   const std::int64_t l2_bytes = lanes_[lane].hello.device.l2_bytes;
   derive_metrics(rec, Registry::instance(), ceilings, l2_bytes);
   judge_roofs(rec, l2_bytes);
+  if (rec.counters && !rec.counters->unavailable.empty() && !counters_refused_.exchange(true))
+    note("note: counters not collected: " + rec.counters->unavailable + ". Cases go on with timing only.");
 
   std::lock_guard deliver(deliver_mutex_);  // one record at a time into the journal and callbacks
   if (journal) {

@@ -111,6 +111,7 @@ void Session::describe_settings(Report& report, const WorkerHello& hello) const 
                          {"cases_planned", std::to_string(cases_.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
   if (!ceilings_check_.empty()) report.run.settings["ceilings_check"] = ceilings_check_;
+  if (!counters_plan_.empty()) report.run.settings["counters"] = counters_plan_;
   if (first.mode == Mode::cold) {
     report.run.settings["flush"] = std::string(to_string(first.flush));
     report.run.settings["l2_flush"] = describe_flush(first.flush, hello.device.l2_bytes);
@@ -135,6 +136,7 @@ void Session::announce_plan(const WorkerHello& hello) const {
                    first.preset,
                    options_.resume ? fmt::format(" ({} recorded before, resumed)", options_.resume->recorded.size())
                                    : ""));
+  if (!counters_plan_.empty()) note("counters: " + counters_plan_);
 }
 
 // 4. The journal, when there is an output folder: one per run, started afresh with its header

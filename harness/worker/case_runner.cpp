@@ -1,5 +1,5 @@
 // One case, step by step: run() calls its phases in order (refuse, make room, prepare the group,
-// prepare the variant, verify, time), each below it in that order.
+// prepare the variant, verify, time, counters), each below it in that order.
 #include "harness/worker/case_runner.hpp"
 
 #include <nvtx3/nvtx3.hpp>
@@ -13,6 +13,7 @@
 #include "harness/worker/prepare/device_fill.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "harness/worker/counters/case_counters.hpp"
 #include "harness/worker/verify/device_scan.hpp"
 #include "harness/worker/verify/timed_output.hpp"
 #include "harness/worker/verify/sampling.hpp"
@@ -167,6 +168,7 @@ CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l
 CaseRunner::~CaseRunner() {
   group_.reset();
   flusher_.reset();
+  counter_flusher_.reset();
   if (stream_ && !context_lost_) cudaStreamDestroy(stream_);
 }
 
@@ -255,6 +257,11 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       phase = "measure";
       time_case(*op, *variant, req, specs, case_launch.args, rec);
       rec.disposition = Disposition::passed;
+      // 6. Hardware counters, when asked for: replay passes of their own, after timing.
+      if (!req.counter_metrics.empty()) {
+        phase = "counter passes";
+        collect_case_counters(*variant, req, case_launch.args, rec);
+      }
     }
   } catch (const TimedOutputMismatch& e) {
     rec.disposition = Disposition::failed;
@@ -442,6 +449,34 @@ void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseReque
                                 "output, re-verified against the oracle, failed: " + failure_reason(again));
   }
   rec.timing->output_check = output_check.summary();
+}
+
+// 6. The counter passes (harness/worker/counters/case_counters.hpp): the variant's launch
+// replayed as the timed samples ran it, its reset and the cold flush outside the profiled range.
+// Counters that cannot be read leave the case as it was, saying why in rec.counters.
+void CaseRunner::collect_case_counters(const Variant& variant, const CaseRequest& req, const LaunchArgs& args,
+                                       CaseRecord& rec) {
+  ScopedRange r{"counters"};
+  auto on_stream = [&](cudaStream_t s) {
+    LaunchArgs a = args;
+    a.stream = s;
+    return a;
+  };
+  CounterPass pass;
+  pass.sets = req.counter_sets;
+  pass.metrics = req.counter_metrics;
+  pass.mode = req.mode;
+  // Cold counter passes always start from a clean L2 (dirty lines written back, as Nsight
+  // Compute's --cache-control all): under the dirty flush the L2's dirty lines would be written
+  // back during the kernel and counted as its DRAM writes (up to the L2's size of them).
+  if (req.mode == Mode::cold) {
+    if (!counter_flusher_) counter_flusher_ = std::make_unique<L2Flusher>(l2_bytes_, FlushKind::clean);
+    pass.flusher = counter_flusher_.get();
+  }
+  pass.timer = timer_;
+  if (variant.reset) pass.reset = [&](cudaStream_t s) { variant.reset(on_stream(s)); };
+  pass.launch = [&](cudaStream_t s) { variant.launch(on_stream(s)); };
+  rec.counters = collect_counters(pass, stream_);
 }
 
 // After the variant ran: a device-wide value or one of its stream's attributes left changed

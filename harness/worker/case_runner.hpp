@@ -51,6 +51,8 @@ class CaseRunner {
                               const std::vector<TensorSpec>& specs);
   void time_case(const Op& op, const Variant& variant, const CaseRequest& request,
                  const std::vector<TensorSpec>& specs, const LaunchArgs& args, CaseRecord& rec);
+  void collect_case_counters(const Variant& variant, const CaseRequest& request, const LaunchArgs& args,
+                             CaseRecord& rec);
   void check_device_state(const DeviceState& before, CaseRecord& rec);
   void fail_on_cuda_error(CaseRecord& rec, const std::string& phase, const CudaError& error);
   void renew_stream();
@@ -60,6 +62,7 @@ class CaseRunner {
   cudaStream_t stream_ = nullptr;  // a fresh one per case: no attribute a variant set outlives it
   std::unique_ptr<DeviceStateGuard> state_guard_;  // the device state every case starts from
   std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<L2Flusher> counter_flusher_;  // clean, for cold counter passes (made when first needed)
   std::unique_ptr<Group> group_;
   bool context_lost_ = false;
   std::vector<TestSlowdown> slowdowns_;  // KWB_TEST_SLOWDOWN, for proving the regression gate

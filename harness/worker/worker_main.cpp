@@ -42,7 +42,8 @@ nlohmann::ordered_json to_json(const CaseRequest& r) {
   return {{"index", r.index}, {"op", r.op}, {"variant", r.variant},
           {"dtype", to_string(r.dtype)}, {"shape", shape}, {"tunables", tunables},
           {"mode", to_string(r.mode)}, {"flush", to_string(r.flush)},
-          {"preset", r.preset}, {"seed", r.seed}, {"include_test_variants", r.include_test_variants}};
+          {"preset", r.preset}, {"seed", r.seed}, {"include_test_variants", r.include_test_variants},
+          {"counter_sets", r.counter_sets}, {"counter_metrics", r.counter_metrics}};
 }
 
 CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
@@ -64,6 +65,8 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
   r.preset = j.at("preset").get<std::string>();
   r.seed = j.at("seed").get<std::uint64_t>();
   r.include_test_variants = j.value("include_test_variants", false);
+  r.counter_sets = j.value("counter_sets", std::vector<std::string>{});
+  r.counter_metrics = j.value("counter_metrics", std::vector<std::string>{});
   return r;
 }
 

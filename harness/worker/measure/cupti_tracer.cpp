@@ -108,7 +108,13 @@ void CuptiTracer::on_buffer(std::uint8_t* buffer, std::size_t valid_size) {
       if (k->start == 0 || k->end < k->start) continue;  // incomplete (forced flush)
       auto it = demangled_.find(k->name);
       if (it == demangled_.end()) it = demangled_.emplace(k->name, short_kernel_name(k->name)).first;
-      kernels_.push_back({k->correlationId, {it->second, {k->start, k->end}}});
+      KernelLaunch launch;
+      launch.grid[0] = k->gridX, launch.grid[1] = k->gridY, launch.grid[2] = k->gridZ;
+      launch.block[0] = k->blockX, launch.block[1] = k->blockY, launch.block[2] = k->blockZ;
+      launch.registers_per_thread = k->registersPerThread;
+      launch.static_shared_bytes = k->staticSharedMemory;
+      launch.dynamic_shared_bytes = k->dynamicSharedMemory;
+      kernels_.push_back({k->correlationId, {it->second, {k->start, k->end}, launch}});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)

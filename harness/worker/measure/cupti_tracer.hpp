@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/counters.hpp"
 #include "harness/worker/measure/intervals.hpp"
 
 namespace kwb {
@@ -21,6 +22,7 @@ namespace kwb {
 struct KernelActivity {
   std::string name;  // demangled, without the parameter list
   KernelInterval interval;
+  KernelLaunch launch;  // grid, block, registers and shared memory as launched
 };
 
 class CuptiTracer {

@@ -84,7 +84,7 @@ TEST(JsonReport, TopLevelKeysAreSchemaRunCasesSpeedupsInOrder) {
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "run", "cases", "speedups"}));
-  EXPECT_EQ(j["schema"], "kwb.report/2");
+  EXPECT_EQ(j["schema"], "kwb.report/3");
 }
 
 TEST(JsonReport, SpeedupsNameBaselineAndFastestFusedWithKernelCountsAndAreNotReadBack) {
@@ -159,6 +159,7 @@ TEST(JsonReport, WrongSchemaSaysWhichWasFoundAndWhichIsSupported) {
   j["schema"] = "kwb.report/1";
   const std::string message = read_error(j);
   EXPECT_NE(message.find("\"kwb.report/1\""), std::string::npos) << message;
+  EXPECT_NE(message.find("\"kwb.report/3\""), std::string::npos) << message;
   EXPECT_NE(message.find("\"kwb.report/2\""), std::string::npos) << message;
 }
 

@@ -1,0 +1,100 @@
+// The measured roofline point and its flags (see measured_roofline.hpp).
+#include "harness/derive/measured_roofline.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace kwb {
+namespace {
+
+std::optional<double> value(const std::map<std::string, double>& total, const char* metric) {
+  auto it = total.find(metric);
+  if (it == total.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+std::optional<double> measured_dram_bytes(const std::map<std::string, double>& total) {
+  auto read = value(total, "dram__bytes_read.sum");
+  auto write = value(total, "dram__bytes_write.sum");
+  if (!read || !write) return std::nullopt;
+  return *read + *write;
+}
+
+std::optional<double> measured_tensor_flops(const std::map<std::string, double>& total) {
+  std::optional<double> sum;
+  for (const char* m : {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum",
+                        "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
+                        "sm__ops_path_tensor_src_fp64.sum"})
+    if (auto v = value(total, m)) sum = sum.value_or(0) + *v;
+  return sum;
+}
+
+std::optional<double> measured_flops(const std::map<std::string, double>& total) {
+  std::optional<double> sum = measured_tensor_flops(total);
+  // Per-thread instruction counts; an FMA does two FLOPs.
+  const struct {
+    const char* metric;
+    double flops;
+  } scalar[] = {
+      {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
+      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2},
+      {"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 1},
+      {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 1},
+      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 1},
+  };
+  for (const auto& s : scalar)
+    if (auto v = value(total, s.metric)) sum = sum.value_or(0) + s.flops * *v;
+  return sum;
+}
+
+void derive_measured(CaseRecord& rec, double traffic_threshold) {
+  if (!rec.derived || !rec.counters || !rec.counters->unavailable.empty() || rec.counters->kernels.empty()) return;
+  Derived& d = *rec.derived;
+  const auto& total = rec.counters->total;
+  const auto bytes = measured_dram_bytes(total);
+  const auto flops = measured_flops(total);
+  if (!bytes && !flops) return;
+  MeasuredWork m;
+  const bool beyond_l2 = rec.timing && rec.timing->mode == Mode::cold && !d.l2_resident;
+  if (bytes) {
+    m.dram_bytes = *bytes;
+    m.traffic_ratio = d.model_bytes > 0 ? *bytes / d.model_bytes : 0;
+    if (beyond_l2 && d.model_bytes > 0) {
+      if (m.traffic_ratio > traffic_threshold)
+        m.flags.push_back(fmt::format("moves {:.0f}% more DRAM traffic than the work model ({:.3g} of {:.3g} bytes, "
+                                      "ratio {:.2f}): inputs read more than once, spills, or a write-back the model "
+                                      "does not count",
+                                      100 * (m.traffic_ratio - 1), *bytes, d.model_bytes, m.traffic_ratio));
+      else if (m.traffic_ratio < kTrafficRatioFloor)
+        m.flags.push_back(fmt::format("moves only {:.0f}% of the work model's DRAM bytes ({:.3g} of {:.3g}): the "
+                                      "model over-counts, data stayed in L2, or the kernel skips work",
+                                      100 * m.traffic_ratio, *bytes, d.model_bytes));
+    }
+  }
+  if (flops) {
+    m.flops = *flops;
+    if (d.model_flops > 0) m.flop_ratio = *flops / d.model_flops;
+    if (bytes && *bytes > 0) m.intensity = *flops / *bytes;
+    // Only where the tensor pipes do most of the arithmetic is the FLOP count comparable with
+    // the model: CUDA-core instruction counts hold the kernel's own bookkeeping (scales,
+    // exponent polynomials), which no work model counts.
+    const auto tensor = measured_tensor_flops(total);
+    if (tensor && *tensor > 0.5 * *flops && d.model_flops > 0) {
+      const double ratio = *tensor / d.model_flops;
+      const double declared = d.executed_flops > 0 ? d.executed_flops / d.model_flops : 1.0;
+      if (std::abs(ratio - declared) > kFlopRatioTolerance * declared)
+        m.flags.push_back(fmt::format("executes {:.3g}x the work model's FLOPs on the tensor pipes ({:.4g} of {:.4g}){}",
+                                      ratio, *tensor, d.model_flops,
+                                      declared != 1.0 ? fmt::format("; the variant declares {:.3g}x", declared) : ""));
+      else if (declared != 1.0)
+        m.flags.push_back(fmt::format("executes {:.3g}x the work model's FLOPs on the tensor pipes, as the variant "
+                                      "declares ({:.3g}x)",
+                                      ratio, declared));
+    }
+  }
+  d.measured = std::move(m);
+}
+
+}  // namespace kwb

@@ -1,0 +1,38 @@
+// The measured roofline: where a case really sits, from its hardware counters, beside where the
+// work model puts it. DRAM bytes are what the memory moved (read + written), FLOPs what the
+// pipes executed (tensor-pipe operations, and FP32/FP64/FP16 instructions with an FMA counted
+// as 2). The traffic ratio (measured bytes over the model's) says whether a kernel moves what it
+// must: 1 for a streaming kernel that reads each input once, 2 for one that reads it twice.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "harness/record/record.hpp"
+
+namespace kwb {
+
+// A cold case beyond the L2 whose DRAM traffic is above this many times the work model's is
+// flagged ("moves 37% more than it needs"). Why 10%: streaming kernels read 1.00-1.02 of their
+// model (the L2 flush's dirty lines and the reduction's partials are the rest).
+inline constexpr double kTrafficRatioThreshold = 1.10;
+// Below this, a cold case beyond the L2 moves less than its model says it must: the model over-
+// counts or the kernel skips work.
+inline constexpr double kTrafficRatioFloor = 0.90;
+// Executed tensor FLOPs further than this from the model's (or from the variant's declared
+// executed work) are flagged.
+inline constexpr double kFlopRatioTolerance = 0.05;
+
+// FLOPs from a counter total: nullopt when no FLOP counter was collected.
+std::optional<double> measured_flops(const std::map<std::string, double>& total);
+// Tensor-pipe FLOPs alone (the sm__ops_path_tensor_* counts); nullopt when none collected.
+std::optional<double> measured_tensor_flops(const std::map<std::string, double>& total);
+// DRAM bytes read + written; nullopt unless both were collected.
+std::optional<double> measured_dram_bytes(const std::map<std::string, double>& total);
+
+// Fills record.derived->measured from record.counters (when both exist and the counters were
+// read), with the flags of the rules above; leaves it absent otherwise.
+void derive_measured(CaseRecord& record, double traffic_threshold = kTrafficRatioThreshold);
+
+}  // namespace kwb
