@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults xcheck tune sweep peers extra main\n# (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck tune sweep peers extra main\n# (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -139,6 +139,35 @@ log "fault isolation sweep"
 ./build/kwb run --op rmsnorm_fwd --variant fused_v2_vec16,test_fault_illegal_address,test_fault_device_assert,test_hang \
   --include-test-variants --dtype bf16 --axis rows=4096 --axis cols=4096,4100 --preset quick --case-timeout 8 \
   --out "$OUT/faults" > "$OUT/faults.txt" 2>&1; echo "exit $? (1 expected: faulting cases failed)"; tail -12 "$OUT/faults.txt"
+fi
+
+if want counters; then
+# Hardware counters (kwb run --counters): the counter GPU tests, then the measured roofline of
+# streaming ops beyond the L2, a two-pass test variant (traffic ratio near 2), a tensor-core GEMM
+# and newton_schulz's half-product variant (executes ~5/6 of the model's FLOPs).
+log "counters: GPU tests and the measured roofline"
+./build/tests/kwb_gpu_tests --gtest_filter='Counters.*' 2>&1 | tee "$OUT/counters-tests.log" | grep -E "^\[ +(OK|FAILED|SKIPPED) |copy of|traffic ratio|kernel " | head -30
+mkdir -p "$OUT/counters"
+n=0
+while read -r sets spec; do
+  n=$((n + 1))
+  # shellcheck disable=SC2086
+  timeout 120 ./build/kwb run $spec --counters "$sets" --preset quick --datasheet-ceilings --out "$OUT/counters/$n" \
+    > "$OUT/counters/$n.txt" 2>&1 || echo "case $n ($spec): exit $? $(grep -E 'failed|error|note' "$OUT/counters/$n.txt" | head -3)"
+done <<'CASES'
+memory --op rmsnorm_fwd --variant fused_v2_vec16 --dtype bf16 --axis rows=16384 --axis cols=8192
+memory --op softmax_fwd --variant fused_v1_row_in_registers --dtype bf16 --axis rows=16384 --axis cols=4096
+memory --op swiglu_fwd --variant fused_v1_flat_vec16 --dtype bf16 --axis rows=16384 --axis cols=8192
+memory --op swiglu_bwd --variant fused_v1_flat_vec16 --dtype bf16 --axis rows=16384 --axis cols=7168
+memory --op layernorm_fwd --variant fused_v1_vec16_two_pass --dtype bf16 --axis rows=16384 --axis cols=8192
+memory,occupancy --op rope_fwd --variant fused_v1_vec16_shared_table --dtype bf16 --axis batch=4 --axis seq=4096 --axis heads=32 --axis kv_heads=8 --axis head_dim=128
+memory --op test_colsum --variant test_simple --dtype fp32 --axis rows=8192 --axis cols=8192 --include-test-variants
+memory,tensor --op linear_bias_relu --variant fused_v4_wgmma_tma_warp_specialized --dtype bf16 --axis m=4096 --axis n=4096 --axis k=4096
+memory,tensor,compute --op newton_schulz --variant fused_v2_symmetric_halves_tf32 --dtype fp32 --axis rows=4096 --axis cols=4096
+memory,compute,tensor,occupancy --op rmsnorm_fwd --variant fused_v2_vec16 --dtype bf16 --axis rows=1024 --axis cols=4096 --mode hot
+CASES
+grep -h "counters:" "$OUT"/counters/*.txt | sort | uniq -c | head -5
+python3 scripts/counters_table.py "$OUT"/counters/*/report.json 2>&1 | tee "$OUT/counters-table.txt"
 fi
 
 if want xcheck; then
