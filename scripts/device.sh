@@ -146,7 +146,8 @@ if want counters; then
 # streaming ops beyond the L2, a two-pass test variant (traffic ratio near 2), a tensor-core GEMM
 # and newton_schulz's half-product variant (executes ~5/6 of the model's FLOPs).
 log "counters: GPU tests and the measured roofline"
-./build/tests/kwb_gpu_tests --gtest_filter='Counters.*' 2>&1 | tee "$OUT/counters-tests.log" | grep -E "^\[ +(OK|FAILED|SKIPPED) |copy of|traffic ratio|kernel " | head -30
+./build/tests/kwb_gpu_tests --gtest_filter="${GPU_FILTER:-Counters.*}" 2>&1 | tee "$OUT/counters-tests.txt" | \
+  grep -E "OK \]|FAILED|SKIPPED|copy of|traffic ratio|kernel |Failure|Expected|Which is|actual" | head -40
 mkdir -p "$OUT/counters"
 n=0
 while read -r sets spec; do
@@ -262,7 +263,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench 2>/dev/null | \
+  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench counters counters-*.* 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \

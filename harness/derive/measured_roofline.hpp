@@ -13,8 +13,8 @@
 
 namespace kwb {
 
-// A cold case beyond the L2 whose DRAM traffic is above this many times the work model's is
-// flagged ("moves 37% more than it needs"). Why 10%: streaming kernels read 1.00-1.02 of their
+// A cold, memory-bound case beyond the L2 whose DRAM traffic is above this many times the work
+// model's is flagged ("moves 37% more than it needs"); compute-bound cases show the ratio only. Why 10%: streaming kernels read 1.00-1.02 of their
 // model (the L2 flush's dirty lines and the reduction's partials are the rest).
 inline constexpr double kTrafficRatioThreshold = 1.10;
 // Below this, a cold case beyond the L2 moves less than its model says it must: the model over-

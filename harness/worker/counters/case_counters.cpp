@@ -53,6 +53,24 @@ std::string how_taken(const CounterPass& pass, int passes) {
                      passes, passes == 1 ? "" : "es", start);
 }
 
+// The kernels one launch runs, in start order, from the activity records of a tagged launch.
+std::vector<KernelActivity> launched_kernels(const ReplayPass& pass, cudaStream_t stream) {
+  auto& tracer = CuptiTracer::instance();
+  const std::uint64_t id = counter_pass_id();
+  if (pass.before) pass.before(stream);
+  tracer.push_sample(id);
+  pass.launch(stream);
+  tracer.pop_sample();
+  cuda_check_launch("launch (naming the counted kernels)");
+  cuda_check(cudaStreamSynchronize(stream), "synchronize after naming the counted kernels");
+  tracer.flush();
+  auto by_sample = tracer.take_samples();
+  std::vector<KernelActivity> kernels = std::move(by_sample[id]);
+  std::sort(kernels.begin(), kernels.end(),
+            [](const KernelActivity& a, const KernelActivity& b) { return a.interval.start_ns < b.interval.start_ns; });
+  return kernels;
+}
+
 }  // namespace
 
 CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
@@ -70,8 +88,6 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
   }
   auto& tracer = CuptiTracer::instance();
   const bool named = pass.timer == TimerKind::cupti && tracer.active();
-  const std::uint64_t id = counter_pass_id();
-  bool first = true;
   ReplayPass replay;
   replay.before = [&](cudaStream_t s) {
     if (pass.reset) pass.reset(s);
@@ -82,12 +98,12 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
       if (pass.reset) pass.reset(s);
     }
   };
-  replay.launch = [&](cudaStream_t s) {
-    if (named && first) tracer.push_sample(id);
-    pass.launch(s);
-    if (named && first) tracer.pop_sample();
-    first = false;
-  };
+  replay.launch = pass.launch;
+  // Kernel names and launch shapes come from one tagged launch before the profiler starts: its
+  // activity records, in start order, are the kernels in launch order, which is the order of the
+  // ranges (CUPTI's activity records do not come while the range profiler is enabled).
+  std::vector<KernelActivity> kernels;
+  if (named) kernels = launched_kernels(replay, stream);
   RangeResult result;
   try {
     const MetricConfig& config = config_for(access, pass.metrics);
@@ -99,17 +115,6 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
   out.passes = result.passes;
   out.note = how_taken(pass, result.passes);
 
-  // Kernel names and launch shapes: the first pass's activity records, in start order, are the
-  // ranges in launch order (the profiler serialises the kernels).
-  std::vector<KernelActivity> kernels;
-  if (named) {
-    cuda_check(cudaDeviceSynchronize(), "synchronize before reading activity records");
-    tracer.flush();
-    auto by_sample = tracer.take_samples();
-    kernels = std::move(by_sample[id]);
-    std::sort(kernels.begin(), kernels.end(),
-              [](const KernelActivity& a, const KernelActivity& b) { return a.interval.start_ns < b.interval.start_ns; });
-  }
   const bool joined = kernels.size() == result.ranges.size();
   static const SmLimits sm = current_sm_limits();
   for (std::size_t i = 0; i < result.ranges.size(); ++i) {
@@ -124,9 +129,10 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
     }
     out.kernels.push_back(std::move(k));
   }
-  if (!joined && named)
-    out.note += fmt::format("; kernel names unknown ({} activity records for {} ranges)", kernels.size(),
-                            result.ranges.size());
+  if (!joined)
+    out.note += named ? fmt::format("; kernel names unknown ({} kernels in the tagged launch, {} ranges)",
+                                    kernels.size(), result.ranges.size())
+                      : std::string("; kernel names unknown (CUDA-event timer: no activity records)");
   out.total = total_over_kernels(out.kernels);
   return out;
 }
