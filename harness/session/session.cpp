@@ -75,9 +75,10 @@ Session::Session(std::vector<CaseRequest> cases, SessionOptions options, Executo
   }
   if (!factory_) {
     factory_ = [this](int device) -> std::unique_ptr<CaseExecutor> {
-      return std::make_unique<Supervisor>(SupervisorOptions{options_.worker_exe, device, options_.timer,
-                                                            options_.case_timeout_s,
-                                                            worker_log_path(options_, device, several_gpus())});
+      SupervisorOptions o{options_.worker_exe, device, options_.timer, options_.case_timeout_s,
+                          worker_log_path(options_, device, several_gpus())};
+      o.counters = !cases_.empty() && !cases_.front().counter_metrics.empty();
+      return std::make_unique<Supervisor>(std::move(o));
     };
   }
   // The first GPU's executor is made here, not in run(), so that cancel() from another thread

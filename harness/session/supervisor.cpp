@@ -43,13 +43,22 @@ bool Supervisor::take_abandon() {
   return woken;
 }
 
+namespace {
+
+std::vector<std::string> worker_arguments(const SupervisorOptions& o) {
+  std::vector<std::string> args{o.worker_exe, "__worker", "--device", std::to_string(o.device), "--timer", o.timer};
+  if (o.counters) args.push_back("--counters");
+  return args;
+}
+
+}  // namespace
+
 WorkerHello Supervisor::spawn() {
   std::error_code ec;
   const auto size = std::filesystem::file_size(options_.worker_log, ec);
   log_offset_ = ec ? 0 : static_cast<std::size_t>(size);
   worker_ = std::make_unique<WorkerProcess>(
-      std::vector<std::string>{options_.worker_exe, "__worker", "--device", std::to_string(options_.device),
-                               "--timer", options_.timer},
+      worker_arguments(options_),
       options_.worker_log, options_.environment);
   WorkerHello hello;
   std::string line;

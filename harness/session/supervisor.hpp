@@ -25,6 +25,9 @@ struct SupervisorOptions {
   double case_timeout_s = 120;      // watchdog per case
   std::filesystem::path worker_log; // worker stdout/stderr
   EnvironmentChanges environment = {};  // for the worker, beyond what it inherits (worker_process.hpp)
+  // The cases collect hardware counters: the worker initialises the profiler before it loads any
+  // kernel (`__worker --counters`), as counters that patch the kernels' code need.
+  bool counters = false;
 };
 
 class Supervisor : public CaseExecutor {

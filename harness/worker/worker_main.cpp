@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/worker/measure/ceilings_measure.hpp"
+#include "harness/worker/counters/range_profiler.hpp"
 #include "harness/worker/measure/cupti_tracer.hpp"
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/worker/measure/device_info.hpp"
@@ -82,7 +83,7 @@ void answer(const nlohmann::ordered_json& message) {
 
 }  // namespace
 
-int worker_main(int device, const std::string& timer_preference) {
+int worker_main(int device, const std::string& timer_preference, bool counters) {
   g_protocol = fdopen(3, "w");
   if (!g_protocol) {
     std::fprintf(stderr, "kwb worker: fd 3 is not open; the worker is started by `kwb run`\n");
@@ -123,6 +124,7 @@ int worker_main(int device, const std::string& timer_preference) {
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
     cuda_check(cudaFree(nullptr), "create the CUDA context");
     info = query_device(device);
+    if (counters) counter_access(device);  // before any kernel loads (its refusal waits for the first case)
   } catch (const std::exception& e) {
     answer({{"event", "no_gpu"}, {"reason", e.what()}});
     return 0;

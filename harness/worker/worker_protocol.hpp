@@ -23,7 +23,9 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j);
 
 // The worker's main loop: reads commands on stdin, answers on fd 3. Returns its exit status:
 // 0 after "exit" or end of input, 3 after a CUDA fault that lost the context.
-int worker_main(int device, const std::string& timer_preference);
+// `counters`: the run collects hardware counters; the profiler is initialised before any kernel
+// is loaded.
+int worker_main(int device, const std::string& timer_preference, bool counters = false);
 
 inline constexpr int kWorkerExitContextLost = 3;
 

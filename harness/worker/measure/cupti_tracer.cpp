@@ -4,6 +4,7 @@
 #include <cuda.h>  // CUcontext in the callback signature (types only; libcuda is not linked)
 #include <cupti.h>
 #include <cxxabi.h>
+#include <string_view>
 
 #include <cstdlib>
 #include <memory>
@@ -51,6 +52,12 @@ std::string short_kernel_name(const char* mangled) {
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (name[i] == '<') ++depth;
     if (name[i] == '>') --depth;
+    // "(anonymous namespace)" is part of the name, not its parameter list.
+    static constexpr std::string_view kAnonymous = "(anonymous namespace)";
+    if (name.compare(i, kAnonymous.size(), kAnonymous) == 0) {
+      i += kAnonymous.size() - 1;
+      continue;
+    }
     if (name[i] == '(' && depth == 0) {
       name.resize(i);
       break;
