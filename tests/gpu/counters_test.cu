@@ -5,7 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <execinfo.h>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/derive/ceilings.hpp"
@@ -15,6 +19,7 @@
 #include "harness/plan/metric_host.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "harness/worker/counters/range_profiler.hpp"
+#include "harness/worker/measure/cupti_tracer.hpp"
 #include "harness/worker/measure/l2_flush.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -40,7 +45,23 @@ struct DeviceMemory {
   ~DeviceMemory() { cudaFree(ptr); }
 };
 
+// A crash inside CUPTI says where (addresses of libcupti frames at least).
+void print_backtrace(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  std::fprintf(stderr, "signal %d, backtrace:\n", sig);
+  backtrace_symbols_fd(frames, n, 2);
+  std::_Exit(128 + sig);
+}
+const bool kBacktraceInstalled = (std::signal(SIGSEGV, print_backtrace), true);
+
 const CounterAccess& access_or_skip() {
+  // As the worker does: activity tracing starts before the context exists (KWB_TEST_NO_TRACER=1
+  // leaves it off, to see whether the range profiler needs it).
+  if (!std::getenv("KWB_TEST_NO_TRACER")) {
+    std::string why;
+    if (!CuptiTracer::instance().start(&why)) std::printf("CUPTI activity tracing did not start: %s\n", why.c_str());
+  }
   cuda_check(cudaSetDevice(0), "cudaSetDevice");
   cuda_check(cudaFree(nullptr), "create the context");
   return counter_access(0);

@@ -10,6 +10,8 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <mutex>
 
@@ -18,7 +20,14 @@
 namespace kwb {
 namespace {
 
+// KWB_COUNTERS_TRACE=1 prints each profiler step to stderr (the worker's log): where CUPTI stops.
+void trace(const char* step) {
+  static const bool on = std::getenv("KWB_COUNTERS_TRACE") != nullptr;
+  if (on) std::fprintf(stderr, "kwb counters: %s\n", step);
+}
+
 void check(CUptiResult r, const char* call) {
+  trace(call);
   if (r != CUPTI_SUCCESS) throw CounterError(fmt::format("{} failed: {}", call, cupti_result_name(r)));
 }
 
@@ -69,12 +78,15 @@ std::string unsupported_reason(int device) {
 
 CounterAccess open_access(int device) {
   CounterAccess access;
+  trace("cuptiDeviceGetChipName");
   access.chip = chip_name(device);
+  trace("cuptiProfilerInitialize");
   CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   if (CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
     access.unavailable = fmt::format("the CUPTI profiler did not initialise ({})", cupti_result_name(r));
     return access;
   }
+  trace("cuptiProfilerDeviceSupported");
   if (std::string why = unsupported_reason(device); !why.empty()) {
     access.unavailable = "this GPU's configuration does not allow counters (" + why + ")";
     return access;
@@ -82,6 +94,7 @@ CounterAccess open_access(int device) {
   try {
     CUpti_Profiler_GetCounterAvailability_Params p{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     p.ctx = current_context();
+    trace("cuptiProfilerGetCounterAvailability");
     CUptiResult r = cuptiProfilerGetCounterAvailability(&p);
     if (r == CUPTI_SUCCESS) {
       access.availability.resize(p.counterAvailabilityImageSize);
@@ -137,6 +150,7 @@ const CounterAccess& counter_access(int device) {
 }
 
 RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, cudaStream_t stream, int max_kernels) {
+  trace("cuptiRangeProfilerEnable");
   Enabled profiler(current_context());
   std::vector<const char*> names;
   for (const auto& m : config.metrics()) names.push_back(m.c_str());
@@ -179,6 +193,7 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
                                      most, config.metrics().size(), config.passes()));
     if (pass.before) pass.before(stream);
     cuda_check(cudaStreamSynchronize(stream), "synchronize before a counter pass");
+    trace("pass: start");
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = profiler.object;
     check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
