@@ -33,7 +33,7 @@ void print_sets(const MetricCatalog& catalogue) {
     std::vector<std::string> metrics{kDurationMetric};
     metrics.insert(metrics.end(), set.metrics.begin(), set.metrics.end());
     every.insert(every.end(), set.metrics.begin(), set.metrics.end());
-    const int passes = catalogue.passes(metrics);
+    const int passes = catalogue.passes_as_collected(metrics);
     std::cout << fmt::format("{}  ({} metrics, {} pass{} with the duration)\n  {}\n", set.name, set.metrics.size(),
                              passes, passes == 1 ? "" : "es", set.what);
     for (const std::string& m : set.metrics) {
@@ -47,7 +47,7 @@ void print_sets(const MetricCatalog& catalogue) {
                            "kernels' duration in the counter pass, a cross-check; times come from the timing "
                            "pass).\nMore: --metrics NAME[,NAME...] with full names (base and rollup: "
                            "dram__bytes_read.sum); `kwb counters --list --all` shows every base metric.\n",
-                           catalogue.passes(every), kDurationMetric);
+                           catalogue.passes_as_collected(every), kDurationMetric);
 }
 
 void print_all(const MetricCatalog& catalogue) {

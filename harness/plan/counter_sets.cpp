@@ -100,6 +100,13 @@ CounterRequest parse_counter_request(const std::vector<std::string>& sets, const
   return request;
 }
 
+MetricsByRange split_by_range(const std::vector<std::string>& metrics) {
+  MetricsByRange out;
+  for (const std::string& m : metrics)
+    (m.find("__sass_") != std::string::npos ? out.whole_launch : out.per_kernel).push_back(m);
+  return out;
+}
+
 std::string metric_explanation(const std::string& metric) {
   static const std::map<std::string, std::string> notes = {
       {"gpu__time_duration.sum", "the kernel's duration in the counter pass (serialised; times come from the timing pass)"},

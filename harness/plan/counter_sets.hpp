@@ -39,6 +39,16 @@ struct CounterRequest {
 // Whether the GPU's chip has a metric is checked later, against the chip (metric_host.hpp).
 CounterRequest parse_counter_request(const std::vector<std::string>& sets, const std::vector<std::string>& metrics);
 
+// How the worker collects a request: most metrics per kernel (a range per kernel, auto range);
+// the SASS-instruction metrics ("__sass_" in the name: FMA counts, bytes per global access)
+// only over the whole launch, in a user range of their own, since CUPTI reads them as zero in
+// auto ranges. Their passes add up.
+struct MetricsByRange {
+  std::vector<std::string> per_kernel;
+  std::vector<std::string> whole_launch;
+};
+MetricsByRange split_by_range(const std::vector<std::string>& metrics);
+
 // A short explanation of a metric for people (the app's Counters panel, `kwb counters --list`),
 // with the usual threshold where there is one; empty for a metric without one.
 std::string metric_explanation(const std::string& metric);

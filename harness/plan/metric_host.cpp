@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/plan/counter_sets.hpp"
 #include "harness/plan/suggest.hpp"
 
 namespace kwb {
@@ -176,6 +177,12 @@ std::optional<std::string> MetricCatalog::problem(const std::string& metric) con
 int MetricCatalog::passes(const std::vector<std::string>& metrics) const {
   MetricConfig config(chip_, metrics);
   return config.passes();
+}
+
+int MetricCatalog::passes_as_collected(const std::vector<std::string>& metrics) const {
+  const MetricsByRange split = split_by_range(metrics);
+  return (split.per_kernel.empty() ? 0 : passes(split.per_kernel)) +
+         (split.whole_launch.empty() ? 0 : passes(split.whole_launch));
 }
 
 struct MetricConfig::Host {

@@ -47,6 +47,9 @@ class MetricCatalog {
   // Replay passes collecting `metrics` together costs on this chip (without an availability
   // image: the GPU's own may only ever add passes for counters it lacks).
   int passes(const std::vector<std::string>& metrics) const;
+  // The passes a case collecting `metrics` costs as the worker collects them: the per-kernel
+  // metrics' and the whole-launch metrics' (counter_sets.hpp split_by_range), added.
+  int passes_as_collected(const std::vector<std::string>& metrics) const;
 
  private:
   std::string chip_;

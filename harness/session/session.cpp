@@ -327,7 +327,7 @@ std::optional<std::string> Session::check_counters(const WorkerHello& hello) {
     for (const std::string& metric : first.counter_metrics)
       if (auto problem = catalogue.problem(metric))
         return fmt::format("--counters/--metrics: {}; `kwb counters --list --chip {}` shows what it has", *problem, chip);
-    const int passes = catalogue.passes(first.counter_metrics);
+    const int passes = catalogue.passes_as_collected(first.counter_metrics);
     counters_plan_ = fmt::format("{}: {} metrics, {} replay pass{} per case on {}, after timing (times come from the "
                                  "timing pass)",
                                  sets, first.counter_metrics.size(), passes, passes == 1 ? "" : "es", chip);

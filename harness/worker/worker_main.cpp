@@ -124,7 +124,9 @@ int worker_main(int device, const std::string& timer_preference, bool counters) 
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
     cuda_check(cudaFree(nullptr), "create the CUDA context");
     info = query_device(device);
-    if (counters) counter_access(device);  // before any kernel loads (its refusal waits for the first case)
+    // Counters: the profiler starts before any kernel loads, and names the chip the session checks
+    // the metrics against (a refusal is said by the first case's record).
+    if (counters) info.chip = counter_access(device).chip;
   } catch (const std::exception& e) {
     answer({{"event", "no_gpu"}, {"reason", e.what()}});
     return 0;

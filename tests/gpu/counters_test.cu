@@ -127,7 +127,7 @@ TEST(Counters, FmaKernelCountsEveryFmaExactly) {
   ReplayPass pass{nullptr, [&](cudaStream_t s) {
                     fma_kernel<<<kBlocks, kThreads, 0, s>>>(static_cast<float*>(out.ptr), 0.999f, 0.5f);
                   }};
-  const RangeResult r = profile_ranges(config, pass, stream);
+  const RangeResult r = profile_ranges(config, pass, stream, RangeKind::whole_launch);
   ASSERT_EQ(r.ranges.size(), 1u);
   const double ffma = totals(config, r).at("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
   EXPECT_EQ(ffma, double(kBlocks) * kThreads * kFmasPerThread);
@@ -141,16 +141,15 @@ TEST(Counters, TwoKernelsGiveTwoRangesInLaunchOrder) {
   DeviceMemory out(1024 * 256 * sizeof(float));
   cudaStream_t stream;
   cuda_check(cudaStreamCreate(&stream), "stream");
-  MetricConfig config(access.chip, {kDurationMetric, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"},
-                      access.availability);
+  MetricConfig config(access.chip, {kDurationMetric, "sm__ctas_launched.sum"}, access.availability);
   ReplayPass pass{nullptr, [&](cudaStream_t s) {
                     fma_kernel<<<2, 256, 0, s>>>(static_cast<float*>(out.ptr), 0.9f, 0.1f);
                     fma_kernel<<<8, 256, 0, s>>>(static_cast<float*>(out.ptr), 0.9f, 0.1f);
                   }};
   const RangeResult r = profile_ranges(config, pass, stream);
   ASSERT_EQ(r.ranges.size(), 2u);
-  EXPECT_EQ(r.ranges[0].values[1], 2.0 * 256 * kFmasPerThread);
-  EXPECT_EQ(r.ranges[1].values[1], 8.0 * 256 * kFmasPerThread);
+  EXPECT_EQ(r.ranges[0].values[1], 2.0);  // blocks launched by each kernel, in launch order
+  EXPECT_EQ(r.ranges[1].values[1], 8.0);
   cudaStreamDestroy(stream);
 }
 

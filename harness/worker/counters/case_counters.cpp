@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <memory>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/plan/counter_sets.hpp"
 #include "harness/worker/counters/occupancy.hpp"
 #include "harness/worker/counters/range_profiler.hpp"
 #include "harness/worker/measure/cupti_tracer.hpp"
@@ -104,24 +106,26 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
   // ranges (CUPTI's activity records do not come while the range profiler is enabled).
   std::vector<KernelActivity> kernels;
   if (named) kernels = launched_kernels(replay, stream);
-  RangeResult result;
+  const MetricsByRange split = split_by_range(pass.metrics);
+  RangeResult result, whole;
   try {
-    const MetricConfig& config = config_for(access, pass.metrics);
-    result = profile_ranges(config, replay, stream);
+    if (!split.per_kernel.empty()) result = profile_ranges(config_for(access, split.per_kernel), replay, stream);
+    if (!split.whole_launch.empty())
+      whole = profile_ranges(config_for(access, split.whole_launch), replay, stream, RangeKind::whole_launch);
   } catch (const CounterError& e) {
     out.unavailable = e.what();
     return out;
   }
-  out.passes = result.passes;
-  out.note = how_taken(pass, result.passes);
+  out.passes = result.passes + whole.passes;
+  out.note = how_taken(pass, out.passes);
 
   const bool joined = kernels.size() == result.ranges.size();
   static const SmLimits sm = current_sm_limits();
   for (std::size_t i = 0; i < result.ranges.size(); ++i) {
     KernelCounters k;
     k.name = joined ? kernels[i].name : "kernel " + result.ranges[i].range;
-    for (std::size_t m = 0; m < pass.metrics.size() && m < result.ranges[i].values.size(); ++m)
-      k.values[pass.metrics[m]] = result.ranges[i].values[m];
+    for (std::size_t m = 0; m < split.per_kernel.size() && m < result.ranges[i].values.size(); ++m)
+      k.values[split.per_kernel[m]] = result.ranges[i].values[m];
     if (joined) {
       KernelLaunch launch = kernels[i].launch;
       fill_occupancy(launch, sm);
@@ -134,6 +138,13 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
                                     kernels.size(), result.ranges.size())
                       : std::string("; kernel names unknown (CUDA-event timer: no activity records)");
   out.total = total_over_kernels(out.kernels);
+  if (!whole.ranges.empty()) {
+    for (std::size_t m = 0; m < split.whole_launch.size() && m < whole.ranges[0].values.size(); ++m)
+      out.total[split.whole_launch[m]] = whole.ranges[0].values[m];
+    out.note += fmt::format("; {} over the whole launch only (CUPTI counts SASS-instruction metrics in a range "
+                            "of their own, not per kernel)",
+                            fmt::join(split.whole_launch, ", "));
+  }
   return out;
 }
 

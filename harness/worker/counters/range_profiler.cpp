@@ -76,16 +76,24 @@ std::string unsupported_reason(int device) {
   return why;
 }
 
+// cuptiProfilerInitialize, once per process; CUPTI's other profiler calls (the chip's name among
+// them) crash without it.
+CUptiResult initialise_profiler() {
+  static const CUptiResult result = [] {
+    trace("cuptiProfilerInitialize");
+    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    return cuptiProfilerInitialize(&init);
+  }();
+  return result;
+}
+
 CounterAccess open_access(int device) {
   CounterAccess access;
-  trace("cuptiDeviceGetChipName");
-  access.chip = chip_name(device);
-  trace("cuptiProfilerInitialize");
-  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  if (CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
+  if (CUptiResult r = initialise_profiler(); r != CUPTI_SUCCESS) {
     access.unavailable = fmt::format("the CUPTI profiler did not initialise ({})", cupti_result_name(r));
     return access;
   }
+  access.chip = chip_name(device);
   trace("cuptiProfilerDeviceSupported");
   if (std::string why = unsupported_reason(device); !why.empty()) {
     access.unavailable = "this GPU's configuration does not allow counters (" + why + ")";
@@ -136,6 +144,8 @@ struct Enabled {
 }  // namespace
 
 std::string chip_name(int index) {
+  if (initialise_profiler() != CUPTI_SUCCESS) return "";
+  trace("cuptiDeviceGetChipName");
   CUpti_Device_GetChipName_Params p{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
   p.deviceIndex = static_cast<std::size_t>(index);
   if (cuptiDeviceGetChipName(&p) != CUPTI_SUCCESS || !p.pChipName) return "";
@@ -149,7 +159,10 @@ const CounterAccess& counter_access(int device) {
   return access;
 }
 
-RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, cudaStream_t stream, int max_kernels) {
+RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, cudaStream_t stream, RangeKind kind,
+                           int max_kernels) {
+  const bool whole = kind == RangeKind::whole_launch;
+  if (whole) max_kernels = 1;
   trace("cuptiRangeProfilerEnable");
   Enabled profiler(current_context());
   std::vector<const char*> names;
@@ -176,7 +189,7 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
   set.pConfig = config.image().data();
   set.counterDataImageSize = data.size();
   set.pCounterDataImage = data.data();
-  set.range = CUPTI_AutoRange;
+  set.range = whole ? CUPTI_UserRange : CUPTI_AutoRange;
   set.replayMode = CUPTI_UserReplay;
   set.maxRangesPerPass = static_cast<std::size_t>(max_kernels);
   set.numNestingLevels = 1;
@@ -197,8 +210,19 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = profiler.object;
     check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    if (whole) {
+      CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+      push.pRangeProfilerObject = profiler.object;
+      push.pRangeName = "launch";
+      check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
+    }
     pass.launch(stream);
     cuda_check_launch("launch (counter pass)");
+    if (whole) {
+      CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+      pop.pRangeProfilerObject = profiler.object;
+      check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange");
+    }
     cuda_check(cudaStreamSynchronize(stream), "synchronize after a counter pass");
     CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     stop.pRangeProfilerObject = profiler.object;
@@ -211,8 +235,9 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
   decode.pRangeProfilerObject = profiler.object;
   check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
   if (decode.numOfRangeDropped > 0)
-    throw CounterError(fmt::format("the launch ran more than {} kernels: {} ranges were dropped", max_kernels,
-                                   decode.numOfRangeDropped));
+    throw CounterError(whole ? fmt::format("{} ranges of the whole-launch counters were dropped", decode.numOfRangeDropped)
+                             : fmt::format("the launch ran more than {} kernels: {} ranges were dropped", max_kernels,
+                                           decode.numOfRangeDropped));
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = data.data();
   info.counterDataImageSize = data.size();

@@ -47,10 +47,14 @@ struct RangeResult {
   int passes = 0;                   // passes it took
 };
 
+// per_kernel: a range per kernel the launch runs (CUPTI's auto range); whole_launch: one range
+// around the launch (a user range), which the SASS-instruction metrics need.
+enum class RangeKind { per_kernel, whole_launch };
+
 // Collects `config`'s metrics over the kernels `pass.launch` runs, replaying the pass until
 // CUPTI has every counter. Throws CounterError when CUPTI refuses (and says which call), or the
 // launch ran more kernels than `max_kernels`.
 RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, cudaStream_t stream,
-                           int max_kernels = 256);
+                           RangeKind kind = RangeKind::per_kernel, int max_kernels = 256);
 
 }  // namespace kwb

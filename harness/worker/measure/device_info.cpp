@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "harness/catalogue/cuda_check.hpp"
-#include "harness/worker/counters/range_profiler.hpp"
 #include "harness/worker/measure/nvml.hpp"
 
 namespace kwb {
@@ -66,7 +65,6 @@ DeviceInfo query_device(int index) {
   cudaDriverGetVersion(&info.driver_version);
   cudaRuntimeGetVersion(&info.runtime_version);
   cuptiGetVersion(&info.cupti_version);
-  info.chip = chip_name(index);
   info.driver_release = Nvml::instance().driver_release();
   return info;
 }
