@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/measure/cupti_tracer.hpp"
 
 namespace kwb {
 namespace {
@@ -163,6 +164,17 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
                            int max_kernels) {
   const bool whole = kind == RangeKind::whole_launch;
   if (whole) max_kernels = 1;
+  // The SASS-instruction counters (the whole-launch ones) read zero while kernel activity is
+  // traced: tracing pauses for these passes and resumes however they end.
+  struct PausedTracing {
+    bool on;
+    explicit PausedTracing(bool on) : on(on) {
+      if (on) CuptiTracer::instance().pause();
+    }
+    ~PausedTracing() {
+      if (on) CuptiTracer::instance().resume();
+    }
+  } paused(whole);
   trace("cuptiRangeProfilerEnable");
   Enabled profiler(current_context());
   std::vector<const char*> names;

@@ -88,6 +88,17 @@ bool CuptiTracer::start(std::string* why) {
   return true;
 }
 
+void CuptiTracer::pause() {
+  if (!active_) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (auto kind : kTracedKinds) cuptiActivityDisable(kind);
+}
+
+void CuptiTracer::resume() {
+  if (!active_) return;
+  for (auto kind : kTracedKinds) cuptiActivityEnable(kind);
+}
+
 void CuptiTracer::stop() {
   if (!active_) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -34,6 +34,10 @@ class CuptiTracer {
   bool start(std::string* why);
   bool active() const { return active_; }
   void stop();
+  // Activity records off and on again, for a while in which nothing is timed: CUPTI's range
+  // profiler reads the SASS-instruction counters as zero while kernel activity is traced.
+  void pause();
+  void resume();
 
   void push_sample(std::uint64_t external_id);
   void pop_sample();
