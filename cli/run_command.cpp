@@ -164,15 +164,13 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
     p.cases = select_shard(p.cases, spec);
   }
   check_choice("--timer", f.timer, {"auto", "cupti", "events"});
-  std::string slowed;  // a test switch: the report must say it was on
-  for (const TestSlowdown& slowdown : test_slowdowns_from_env()) {
+  // A test switch: the report must say it was on, and hold its exact value for --confirm.
+  const std::vector<TestSlowdown> slowdowns = test_slowdowns_from_env();
+  for (const TestSlowdown& slowdown : slowdowns)
     if (!Registry::instance().find_variant(slowdown.op, slowdown.variant))
       throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
                                   kTestSlowdownEnv, slowdown.variant, slowdown.op));
-    slowed += fmt::format("{}{}:{} +{:.3g}%", slowed.empty() ? "" : ", ", slowdown.op, slowdown.variant,
-                          100 * slowdown.fraction);
-  }
-  if (!slowed.empty()) options.settings["test_slowdown"] = fmt::format("{} (on purpose, {})", slowed, kTestSlowdownEnv);
+  for (auto& [key, value] : test_slowdown_settings(slowdowns)) options.settings[key] = std::move(value);
   options.device = parse_device_index("--device", f.device);
   if (!f.devices.empty()) {
     const DeviceList list = parse_device_list("--devices", f.devices);
