@@ -266,7 +266,9 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   }
   const Report& report = result.report;
   print_summary(std::cout, report);
-  for (const auto& w : derive_warnings(report.cases)) std::cerr << "kwb run: warning: " << w << "\n";
+  // The L2 size the session judged the roofs with (its worker's), so the warnings read the same figures.
+  const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
+  for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
   for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
   if (result.write_errors.empty())
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
