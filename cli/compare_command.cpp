@@ -11,7 +11,8 @@
 // and JSON path), a --base-runs report of another build or setup than BASE, a judged case without
 // per-sample times, an output that cannot be written, or, with --strict-env, environments that
 // differ; with --confirm also no GPU, a report of another build than the kwb given for its side,
-// a suspect case that build cannot measure, or reports measured under other settings (mode,
+// a suspect case that build cannot measure or this kwb cannot judge (no work model for its op and
+// shape: the rounds are judged against their roofs here), or reports measured under other settings (mode,
 // flush, preset, seed). Without --confirm compare never needs a GPU.
 //
 // `--confirm` re-measures the suspects (slower, faster, ambiguous) on this machine's GPU, each

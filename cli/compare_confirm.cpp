@@ -12,6 +12,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/confirm_builds.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/derive/ceilings.hpp"
 #include "harness/record/version.hpp"
 #include "harness/session/interleaved_runner.hpp"
 #include "harness/session/supervisor.hpp"
@@ -52,6 +54,24 @@ void check_hellos(const WorkerHello& base, const WorkerHello& next, const Report
                                      base.timer, next.timer));
 }
 
+// The rounds are judged here, by this kwb's work model of the case (figures and the roof rule, as
+// `kwb run` judges its cases), so this kwb must know the op and its shape; throws ConfirmRefusal.
+void check_judgeable(const CaseRequest& request, const std::string& key) {
+  const Op* op = Registry::instance().find_op(request.op);
+  std::string problem = op ? "" : fmt::format("it has no op '{}'", request.op);
+  if (op) {
+    try {
+      op->work(request.shape, request.dtype);
+    } catch (const std::exception& e) {
+      problem = fmt::format("its op '{}' has no work model at this shape ({})", request.op, e.what());
+    }
+  }
+  if (!problem.empty())
+    throw ConfirmRefusal(fmt::format("--confirm: this kwb derives and judges each round of case {} against its roofs, "
+                                     "but {}. Run kwb compare --confirm with the kwb of BASE's or NEW's build",
+                                     key, problem));
+}
+
 }  // namespace
 
 std::optional<int> confirm_suspects(CompareReport& report, const Report& base, const Report& next,
@@ -71,8 +91,10 @@ std::optional<int> confirm_suspects(CompareReport& report, const Report& base, c
     std::map<std::string, const CaseRecord*> base_cases;
     for (const CaseRecord& r : base.cases) base_cases[case_key(r)] = &r;
     std::vector<CaseRequest> requests;
-    for (const std::string& key : keys)
+    for (const std::string& key : keys) {
       requests.push_back(confirm_request(*base_cases.at(key), base, report.base_name, static_cast<int>(requests.size())));
+      check_judgeable(requests.back(), key);
+    }
 
     // 2. Each side's build, and that it can measure every suspect.
     SideBuild base_build = resolve_side_build("BASE", "--base-kwb", flags.base_kwb, base.run.git_sha,
@@ -106,12 +128,23 @@ std::optional<int> confirm_suspects(CompareReport& report, const Report& base, c
                             keys.size(), keys.size() == 1 ? "" : "s", base_hello.device.name, flags.rounds,
                             base_hello.timer, base_build.label(), new_build.label());
 
-    // 4. The rounds, then each suspect's confirmed verdict.
+    // 4. The rounds, each record judged as `kwb run` judges its cases (figures and the roof rule,
+    //    with the ceilings BASE's cases were derived with: the reports' GPU, checked above), then
+    //    each suspect's confirmed verdict.
+    const RoundJudging judging{base.run.ceilings ? *base.run.ceilings : datasheet_ceilings(base_hello.device),
+                               base_hello.device.l2_bytes};
     bool lost = false;
+    std::vector<bool> told_alone(keys.size(), false);
     const std::vector<InterleavedCase> measured =
-        run_interleaved(base_worker, new_worker, requests, flags.rounds, [&](const InterleavedCase& c) {
+        run_interleaved(base_worker, new_worker, requests, flags.rounds, judging, [&](const InterleavedCase& c) {
           const InterleavedRound& r = c.rounds.back();
           const auto i = static_cast<std::size_t>(c.request.index);
+          if (c.sides_alone && !told_alone[i]) {
+            told_alone[i] = true;
+            progress << fmt::format("  [{}/{}] {}: does not fit in device memory beside the other build's worker; "
+                                    "each side measures it with the other's worker stopped\n",
+                                    i + 1, keys.size(), keys[i]);
+          }
           progress << fmt::format("  [{}/{}] round {}/{} {}: BASE {}, NEW {}\n", i + 1, keys.size(), c.rounds.size(),
                                   flags.rounds, keys[i],
                                   timed_record(r.base) ? fmt::format("{:.4g} us", r.base.timing->span.median)

@@ -165,15 +165,13 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
     p.cases = select_shard(p.cases, spec);
   }
   check_choice("--timer", f.timer, {"auto", "cupti", "events"});
-  std::string slowed;  // a test switch: the report must say it was on
-  for (const TestSlowdown& slowdown : test_slowdowns_from_env()) {
+  // A test switch: the report must say it was on, and hold its exact value for --confirm.
+  const std::vector<TestSlowdown> slowdowns = test_slowdowns_from_env();
+  for (const TestSlowdown& slowdown : slowdowns)
     if (!Registry::instance().find_variant(slowdown.op, slowdown.variant))
       throw FlagError(fmt::format("{}: there is no variant '{}' of op '{}' (`kwb list` shows them)",
                                   kTestSlowdownEnv, slowdown.variant, slowdown.op));
-    slowed += fmt::format("{}{}:{} +{:.3g}%", slowed.empty() ? "" : ", ", slowdown.op, slowdown.variant,
-                          100 * slowdown.fraction);
-  }
-  if (!slowed.empty()) options.settings["test_slowdown"] = fmt::format("{} (on purpose, {})", slowed, kTestSlowdownEnv);
+  for (auto& [key, value] : test_slowdown_settings(slowdowns)) options.settings[key] = std::move(value);
   options.device = parse_device_index("--device", f.device);
   if (!f.devices.empty()) {
     const DeviceList list = parse_device_list("--devices", f.devices);
@@ -269,7 +267,9 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   }
   const Report& report = result.report;
   print_summary(std::cout, report);
-  for (const auto& w : derive_warnings(report.cases)) std::cerr << "kwb run: warning: " << w << "\n";
+  // The L2 size the session judged the roofs with (its worker's), so the warnings read the same figures.
+  const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
+  for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
   for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
   if (result.write_errors.empty())
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),

@@ -60,7 +60,10 @@ std::string executed_work_note(const Derived& derived);
 void derive_speedups(std::vector<CaseRecord>& records);
 
 // Human-readable warnings about figures above 100% of a roof that the roof rule let pass (within
-// kRoofMargin, or a hot case above the DRAM roof with no L2 ceiling to judge it by).
-std::vector<std::string> derive_warnings(const std::vector<CaseRecord>& records);
+// kRoofMargin, or a hot case above the DRAM roof with no L2 ceiling to judge it by). The DRAM
+// figure is the one the rule judges: `l2_bytes` (the GPU's L2, as given to judge_roofs) sets what
+// the clean flush discounts; a case above 100% only before that discount is explained, not
+// warned "within the margin".
+std::vector<std::string> derive_warnings(const std::vector<CaseRecord>& records, std::int64_t l2_bytes);
 
 }  // namespace kwb

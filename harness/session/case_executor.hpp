@@ -43,6 +43,11 @@ class CaseExecutor {
   // Runs one case; never throws for the case's own failure.
   virtual CaseRecord run_case(const CaseRequest& request) = 0;
 
+  // Lets go of the device: ends the execution side (a worker, and with it every allocation it
+  // holds) so that another process can have the GPU's memory; the next run_case starts afresh.
+  // Not a restart (restarts() does not count it). False when this executor cannot (the default).
+  virtual bool release_device() { return false; }
+
   // Thread-safe (also from a signal handler): makes a run_case in flight return soon with a
   // failed record, ending whatever executes it. A later run_case starts afresh.
   virtual void abandon() = 0;

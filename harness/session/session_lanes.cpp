@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "harness/catalogue/math_label.hpp"
-#include "harness/derive/derive.hpp"
 #include "harness/plan/planner.hpp"
+#include "harness/session/record_completion.hpp"
 #include "harness/session/session.hpp"
 
 namespace kwb {
@@ -105,21 +104,8 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
     if (rec.reason.rfind("cancelled", 0) != 0)
       rec.reason = "cancelled: abandoned while it ran" + (rec.reason.empty() ? "" : " (" + rec.reason + ")");
   }
-  rec.repro = repro_command(c);
   if (lanes_.size() > 1) rec.device = lanes_[lane].device;
-  if (const Variant* v = Registry::instance().find_variant(c.op, c.variant)) {
-    rec.role = v->role;
-    rec.workspace_bytes = v->workspace_bytes ? static_cast<std::int64_t>(v->workspace_bytes(c.shape, c.dtype)) : 0;
-    rec.uses = v->uses;
-    // A skipped case ran nothing: no math to claim (a tf32-only variant refusing bf16, say).
-    if (const Op* op = Registry::instance().find_op(c.op); op && rec.disposition != Disposition::skipped)
-      rec.math = math_label(*op, *v, c.dtype);
-  }
-  // Derived with the ceilings of the run, then the roof rule: a passed case above its roof by
-  // more than the margin is failed here, with its timing and figures kept in the record.
-  const std::int64_t l2_bytes = lanes_[lane].hello.device.l2_bytes;
-  derive_metrics(rec, Registry::instance(), ceilings, l2_bytes);
-  judge_roofs(rec, l2_bytes);
+  complete_record(rec, c, ceilings, lanes_[lane].hello.device.l2_bytes);  // labels, figures, roof rule
   if (rec.counters && !rec.counters->unavailable.empty() && !counters_refused_.exchange(true))
     note("note: counters not collected: " + rec.counters->unavailable + ". Cases go on with timing only.");
 

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -138,6 +140,20 @@ std::optional<CopyCheck> Supervisor::check_copy_ceiling(std::string* error) {
   return std::nullopt;
 }
 
+bool Supervisor::release_device() {
+  if (!worker_) return true;
+  worker_->send_line(R"({"cmd":"exit"})");
+  std::string rest;
+  // Until it has exited: the driver frees a process's device memory when its context goes. A
+  // worker that does not end in time is killed, which frees it as surely.
+  while (worker_->read_line(30, rest) == WorkerProcess::Status::line) {
+  }
+  worker_->kill();
+  worker_.reset();
+  released_ = true;
+  return true;
+}
+
 CaseRecord Supervisor::lost_case(const CaseRequest& req, const std::string& what) {
   CaseRecord rec = record_for(req);
   rec.disposition = Disposition::failed;
@@ -156,7 +172,7 @@ CaseRecord Supervisor::run_case(const CaseRequest& req) {
 
 CaseRecord Supervisor::run_case_in_worker(const CaseRequest& req) {
   if (!worker_) {
-    ++restarts_;
+    if (!std::exchange(released_, false)) ++restarts_;
     const WorkerHello hello = spawn();
     if (!hello.has_gpu) return lost_case(req, "could not restart the worker: " + hello.no_gpu_reason);
   }

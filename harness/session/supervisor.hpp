@@ -47,6 +47,10 @@ class Supervisor : public CaseExecutor {
   // Runs one case; never throws for the case's own failure.
   CaseRecord run_case(const CaseRequest& request) override;
 
+  // Asks the worker to exit and waits until it has (its context, and so its memory, freed); the
+  // next case starts a fresh one.
+  bool release_device() override;
+
   // Wakes a run_case in flight (or ends the next one at once), which kills its worker and returns
   // a failed record that says the case was abandoned. Only writes one byte to a pipe: safe from
   // any thread or a signal handler.
@@ -64,6 +68,7 @@ class Supervisor : public CaseExecutor {
   int wake_[2] = {-1, -1};  // abandon() writes, the case's read_line polls
   std::unique_ptr<WorkerProcess> worker_;
   int restarts_ = 0;
+  bool released_ = false;  // the worker was ended by release_device(): its successor is no restart
   std::size_t log_offset_ = 0;  // where the current worker's part of the log starts
 };
 

@@ -10,6 +10,7 @@
 
 #include "harness/catalogue/case_identity.hpp"
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/memory_skip.hpp"
 #include "harness/worker/prepare/device_fill.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
@@ -71,8 +72,6 @@ std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t,
   }
   return host;
 }
-
-std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 // cudaMemGetInfo's free bytes.
 std::size_t free_device_bytes() {
@@ -288,9 +287,7 @@ std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const s
   }
   std::size_t free_bytes = 0, total_bytes = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (needed > 0.95 * static_cast<double>(free_bytes))
-    return fmt::format("needs {} of device memory, {} free of {}", gib(needed), gib(static_cast<double>(free_bytes)),
-                       gib(static_cast<double>(total_bytes)));
+  if (needed > 0.95 * static_cast<double>(free_bytes)) return memory_skip_reason(needed, free_bytes, total_bytes);
   return std::nullopt;
 }
 

@@ -52,6 +52,22 @@ std::vector<TestSlowdown> test_slowdowns_from_env() {
   return parse_test_slowdowns(value);
 }
 
+std::string test_slowdown_value(const std::vector<TestSlowdown>& slowdowns) {
+  std::string value;
+  for (const TestSlowdown& s : slowdowns)  // {} is fmt's shortest round-trip form of a double
+    value += fmt::format("{}{}:{}:{}", value.empty() ? "" : ",", s.op, s.variant, s.fraction);
+  return value;
+}
+
+std::vector<std::pair<std::string, std::string>> test_slowdown_settings(const std::vector<TestSlowdown>& slowdowns) {
+  if (slowdowns.empty()) return {};
+  std::string people;
+  for (const TestSlowdown& s : slowdowns)
+    people += fmt::format("{}{}:{} +{:.3g}%", people.empty() ? "" : ", ", s.op, s.variant, 100 * s.fraction);
+  return {{kTestSlowdownSetting, fmt::format("{} (on purpose, {})", people, kTestSlowdownEnv)},
+          {kTestSlowdownValueSetting, test_slowdown_value(slowdowns)}};
+}
+
 const TestSlowdown* find_slowdown(const std::vector<TestSlowdown>& slowdowns, const std::string& op,
                                   const std::string& variant) {
   for (const TestSlowdown& s : slowdowns)

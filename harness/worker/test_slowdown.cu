@@ -23,9 +23,17 @@ __global__ void spin_kernel(unsigned long long ns) {
 
 double median_launch_ns(const std::function<void(cudaStream_t)>& launch,
                         const std::function<void(cudaStream_t)>& reset, cudaStream_t stream, int launches) {
-  cudaEvent_t begin = nullptr, end = nullptr;
-  cuda_check(cudaEventCreate(&begin), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&end), "cudaEventCreate");
+  // Destroyed on every path: a failed launch throws from the loop, and the worker goes on.
+  struct Events {
+    cudaEvent_t begin = nullptr, end = nullptr;
+    ~Events() {
+      if (begin) cudaEventDestroy(begin);
+      if (end) cudaEventDestroy(end);
+    }
+  } events;
+  cuda_check(cudaEventCreate(&events.begin), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&events.end), "cudaEventCreate");
+  const cudaEvent_t begin = events.begin, end = events.end;
   std::vector<double> ns;
   for (int i = 0; i < launches + 1; ++i) {  // the first launch warms up and is not counted
     if (reset) reset(stream);
@@ -37,8 +45,6 @@ double median_launch_ns(const std::function<void(cudaStream_t)>& launch,
     cuda_check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
     if (i > 0) ns.push_back(1e6 * ms);
   }
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
   std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
   return ns[ns.size() / 2];
 }

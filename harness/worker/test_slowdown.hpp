@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kwb {
@@ -38,6 +39,19 @@ std::vector<TestSlowdown> parse_test_slowdowns(const std::string& text);
 
 // The switch from the environment; empty when unset or empty. Throws as parse_test_slowdowns.
 std::vector<TestSlowdown> test_slowdowns_from_env();
+
+// The switch's value for `slowdowns` ("OP:VARIANT:FRACTION[,...]"), each fraction at full
+// precision (the shortest text that reads back as the same double): parse_test_slowdowns gives
+// back exactly these fractions.
+std::string test_slowdown_value(const std::vector<TestSlowdown>& slowdowns);
+
+// The report settings that say the switch was on (`kwb run` writes them, `kwb compare --confirm`
+// reads them back to give a side's worker the same switch): kTestSlowdownSetting for people,
+// "rmsnorm_fwd:fused_v2_vec16 +5% (on purpose, KWB_TEST_SLOWDOWN)" (3 significant digits), and
+// kTestSlowdownValueSetting, test_slowdown_value's exact text. Empty when the switch is off.
+inline constexpr const char* kTestSlowdownSetting = "test_slowdown";
+inline constexpr const char* kTestSlowdownValueSetting = "test_slowdown_value";
+std::vector<std::pair<std::string, std::string>> test_slowdown_settings(const std::vector<TestSlowdown>& slowdowns);
 
 // The entry that slows this variant, or null.
 const TestSlowdown* find_slowdown(const std::vector<TestSlowdown>& slowdowns, const std::string& op,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/worker/test_slowdown.hpp"
 #include "reports/compare/match.hpp"
 
 namespace kwb {
@@ -104,9 +105,21 @@ CaseRequest confirm_request(const CaseRecord& record, const Report& base, const 
 }
 
 std::optional<std::string> test_slowdown_of(const Report& report, const std::string& name) {
-  const auto it = report.run.settings.find("test_slowdown");
+  // The exact value, as the workers that measured the report parsed it.
+  if (const auto exact = report.run.settings.find(kTestSlowdownValueSetting); exact != report.run.settings.end()) {
+    try {
+      parse_test_slowdowns(exact->second);
+    } catch (const std::invalid_argument& e) {
+      throw ReportError(fmt::format("{}: run.settings.{}: {}; --confirm cannot give that side's worker the same "
+                                    "switch; compare reports that kwb run wrote",
+                                    name, kTestSlowdownValueSetting, e.what()));
+    }
+    return exact->second;
+  }
+  // A report written before the exact value was recorded: its text for people, whose percentages
+  // hold 3 significant digits ("OP:VARIANT +5%[, OP:VARIANT +2%...] (on purpose, KWB_TEST_SLOWDOWN)").
+  const auto it = report.run.settings.find(kTestSlowdownSetting);
   if (it == report.run.settings.end()) return std::nullopt;
-  // Written by `kwb run` as "OP:VARIANT +5%[, OP:VARIANT +2%...] (on purpose, KWB_TEST_SLOWDOWN)".
   const std::string& text = it->second;
   const auto refused = [&] {
     return ReportError(fmt::format("{}: run.settings.test_slowdown '{}' is not 'OP:VARIANT +PCT%[, ...] (on purpose, "

@@ -35,9 +35,10 @@ std::optional<std::string> confirm_settings_problem(const Report& base, const Re
 // position in the confirm run. Throws ReportError when BASE does not record a setting it needs.
 CaseRequest confirm_request(const CaseRecord& record, const Report& base, const std::string& base_name, int index);
 
-// The KWB_TEST_SLOWDOWN value ("OP:VARIANT:FRACTION") the report was measured with, from its
-// `test_slowdown` setting; nothing when the switch was off. Throws ReportError for a setting it
-// cannot read back.
+// The KWB_TEST_SLOWDOWN value ("OP:VARIANT:FRACTION[,...]") the report was measured with: its
+// `test_slowdown_value` setting, the exact value the workers parsed; for reports written before
+// that setting, rebuilt from the `test_slowdown` text (percentages to 3 significant digits).
+// Nothing when the switch was off. Throws ReportError for a setting it cannot read back.
 std::optional<std::string> test_slowdown_of(const Report& report, const std::string& name);
 
 }  // namespace kwb

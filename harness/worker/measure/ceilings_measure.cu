@@ -256,6 +256,17 @@ std::string today_utc() {
   return buf;
 }
 
+// The measurement stream, destroyed on every path out of a measurement: a failed allocation or
+// launch throws from anywhere in it, and whoever called it (the worker answering the session's
+// short copy, a test) must not be left a stream it cannot reach.
+struct ScopedStream {
+  cudaStream_t stream = nullptr;
+  ScopedStream() { cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~ScopedStream() { cudaStreamDestroy(stream); }
+  ScopedStream(const ScopedStream&) = delete;
+  ScopedStream& operator=(const ScopedStream&) = delete;
+};
+
 // The DRAM streams' buffers: 1 or 2 GiB each way (less on a small card), the source random.
 struct DramBuffers {
   void* in = nullptr;
@@ -368,8 +379,8 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   Ceilings c;
   c.source = "measured";
   c.measured_at = today_utc();
-  cudaStream_t stream;
-  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const ScopedStream owned_stream;  // declared first: outlives the buffers that work on it
+  cudaStream_t stream = owned_stream.stream;
 
   // 1. DRAM streams over 1 and 2 GiB (less on a small card), in cold mode like the cases they are
   //    the ceiling of, under both flushes. Each ceiling is the best of every method, size and
@@ -435,7 +446,6 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   c.tensor_tflops["bf16"] = gemm_tflops({CUDA_R_16BF, CUBLAS_COMPUTE_32F, DType::bf16}, stream, timer, &gemm_flush);
   c.tensor_tflops["fp16"] = gemm_tflops({CUDA_R_16F, CUBLAS_COMPUTE_32F, DType::fp16}, stream, timer, &gemm_flush);
   c.tensor_tflops["tf32"] = gemm_tflops({CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, DType::fp32}, stream, timer, &gemm_flush);
-  cudaStreamDestroy(stream);
   return c;
 }
 
@@ -444,8 +454,8 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
 namespace kwb {
 
 CopyCheck check_copy_ceiling(const DeviceInfo& device, TimerKind timer) {
-  cudaStream_t stream;
-  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const ScopedStream owned_stream;  // declared first: outlives the buffers that work on it
+  cudaStream_t stream = owned_stream.stream;
   CopyCheck check;
   {
     // Every copy method once, at 1 GiB under the cases' default dirty flush, with the quick
@@ -466,7 +476,6 @@ CopyCheck check_copy_ceiling(const DeviceInfo& device, TimerKind timer) {
       }
     }
   }
-  cudaStreamDestroy(stream);
   return check;
 }
 

@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "harness/derive/ceilings.hpp"
 
@@ -83,15 +86,15 @@ TEST(RoofRule, TheMarginIsThreePercentOfTheRoof) {
   EXPECT_FALSE(judge_roofs(within, kL2)) << within.reason;
   EXPECT_EQ(within.disposition, Disposition::passed);
   // Within the margin, above 100%: a warning, not a failure.
-  const auto warnings = derive_warnings({within});
+  const auto warnings = derive_warnings({within}, kL2);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("102.9% of the DRAM roof"), std::string::npos) << warnings[0];
 
   CaseRecord beyond = rmsnorm_at_pct_of_dram(103.1);
   EXPECT_TRUE(judge_roofs(beyond, kL2));
   EXPECT_NE(beyond.reason.find("103.1% of the DRAM roof"), std::string::npos) << beyond.reason;
-  EXPECT_TRUE(derive_warnings({beyond}).empty()) << "a failed case is not warned about again";
-  EXPECT_TRUE(derive_warnings({rmsnorm_at_pct_of_dram(99.5)}).empty());
+  EXPECT_TRUE(derive_warnings({beyond}, kL2).empty()) << "a failed case is not warned about again";
+  EXPECT_TRUE(derive_warnings({rmsnorm_at_pct_of_dram(99.5)}, kL2).empty());
 }
 
 TEST(RoofRule, OnlyPassedCasesAreJudged) {
@@ -152,7 +155,7 @@ TEST(RoofRule, HotCaseKeepsTheL2CopyCeilingWhateverItsSize) {
   CaseRecord unjudged = record("rmsnorm_fwd", "fused_v2_vec16", DType::bf16, rows_cols(16384, 4096), 20.0, Mode::hot);
   derive_metrics(unjudged, Registry::instance(), no_l2, kL2);
   EXPECT_FALSE(judge_roofs(unjudged, kL2));
-  const auto warnings = derive_warnings({unjudged});
+  const auto warnings = derive_warnings({unjudged}, kL2);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("hot mode"), std::string::npos) << warnings[0];
 }
@@ -168,6 +171,50 @@ TEST(RoofRule, CleanFlushDiscountsTheWritesAnL2CanStillHold) {
   CaseRecord cheat = rmsnorm_at_pct_of_dram(300, "clean");
   EXPECT_TRUE(judge_roofs(cheat, kL2));
   EXPECT_NE(cheat.reason.find("clean flush"), std::string::npos) << cheat.reason;
+}
+
+// The share of a clean-flush case's executed bytes the roof rule counts: all but the writes an
+// L2 can still hold when the kernel ends.
+double clean_flush_share(const CaseRecord& rec) {
+  const Derived& d = *rec.derived;
+  return 1 - std::min(d.write_fraction * d.executed_bytes, static_cast<double>(kL2)) / d.executed_bytes;
+}
+
+TEST(RoofRule, WarningsReadTheDramFigureTheRuleJudges) {
+  // 1. rmsnorm 16384 x 4096 bf16 under the clean flush: 52 MB of its 134 MB of writes may end in
+  //    L2, so the rule counts ~80% of its bytes. Times that put the judged figure at 101.5%
+  //    (within the margin) and at 110% counting every byte (89% judged).
+  const double share = clean_flush_share(rmsnorm_at_pct_of_dram(100, "clean"));
+  ASSERT_GT(share, 0.7);
+  ASSERT_LT(share, 0.9);
+  CaseRecord within = rmsnorm_at_pct_of_dram(101.5 / share, "clean");
+  CaseRecord below = rmsnorm_at_pct_of_dram(110, "clean");
+  // 2. The rule passes both.
+  EXPECT_FALSE(judge_roofs(within, kL2)) << within.reason;
+  EXPECT_FALSE(judge_roofs(below, kL2)) << below.reason;
+  // 3. The warning names the figure the rule judged, not the one counting every byte.
+  const auto w = derive_warnings({within}, kL2);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("101.5% of the DRAM roof (less the"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("within the 3% margin"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find(fmt::format("{:.1f}% counting them", within.derived->pct_of_bandwidth_ceiling)),
+            std::string::npos) << w[0];
+  // Above 100% only before the discount: explained as within its roof, never "within the margin".
+  const auto b = derive_warnings({below}, kL2);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].find("margin"), std::string::npos) << b[0];
+  EXPECT_NE(b[0].find("110.0% of the DRAM roof counting every byte"), std::string::npos) << b[0];
+  EXPECT_NE(b[0].find(fmt::format("{:.1f}% less the", 110 * share)), std::string::npos) << b[0];
+  EXPECT_NE(b[0].find("within its roof"), std::string::npos) << b[0];
+  // 4. Past the margin by the judged figure: failed with that figure, and no warning.
+  CaseRecord beyond = rmsnorm_at_pct_of_dram(103.5 / share, "clean");
+  EXPECT_TRUE(judge_roofs(beyond, kL2));
+  EXPECT_NE(beyond.reason.find("103.5% of the DRAM roof"), std::string::npos) << beyond.reason;
+  EXPECT_TRUE(derive_warnings({beyond}, kL2).empty());
+  // 5. The dirty flush discounts nothing: the warning's figure is the table's.
+  const auto d = derive_warnings({rmsnorm_at_pct_of_dram(101.5)}, kL2);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].find("101.5% of the DRAM roof:"), std::string::npos) << d[0];
 }
 
 // newton_schulz 4096^2 bf16: the baseline executes the model's FLOPs, fused_v2 declares 5/6 of

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
+#include <vector>
 
 namespace kwb {
 namespace {
@@ -44,6 +46,37 @@ TEST(TestSlowdown, SeveralVariantsEachWithItsOwnFraction) {
   EXPECT_EQ(find_slowdown(list, "a", "d"), nullptr);
   for (const char* bad : {"a:b:0.05,", ",a:b:0.05", "a:b:0.05,,c:d:0.1", "a:b:0.05,a:b:0.1"})
     EXPECT_THROW(parse_test_slowdowns(bad), std::invalid_argument) << bad;
+}
+
+}  // namespace
+}  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// The report keeps the switch's exact value beside the rounded text for people, so that
+// `kwb compare --confirm` gives a side's worker the fractions that side was measured with.
+TEST(TestSlowdown, SettingsHoldTheExactFractionsBesideTheRoundedText) {
+  std::mt19937_64 rng(2511);
+  std::uniform_real_distribution<double> fraction(1e-4, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::vector<TestSlowdown> slowdowns = {{"rmsnorm_fwd", "fused_v2_vec16", fraction(rng)},
+                                                 {"softmax_fwd", "fused_v1_row_per_block", fraction(rng)}};
+    const auto settings = test_slowdown_settings(slowdowns);
+    ASSERT_EQ(settings.size(), 2u);
+    EXPECT_EQ(settings[0].first, kTestSlowdownSetting);
+    EXPECT_NE(settings[0].second.find("(on purpose, KWB_TEST_SLOWDOWN)"), std::string::npos) << settings[0].second;
+    EXPECT_EQ(settings[1].first, kTestSlowdownValueSetting);
+    const std::vector<TestSlowdown> back = parse_test_slowdowns(settings[1].second);
+    ASSERT_EQ(back.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(back[i].op, slowdowns[i].op);
+      EXPECT_EQ(back[i].variant, slowdowns[i].variant);
+      EXPECT_EQ(back[i].fraction, slowdowns[i].fraction) << settings[1].second << ": bit for bit, not to 3 digits";
+    }
+  }
+  EXPECT_TRUE(test_slowdown_settings({}).empty()) << "switch off: nothing in the report";
+  EXPECT_EQ(test_slowdown_value({{"a", "b", 0.012345678}}), "a:b:0.012345678");
 }
 
 }  // namespace

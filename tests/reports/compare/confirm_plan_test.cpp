@@ -2,6 +2,9 @@
 // request rebuilt from BASE's record and settings, and each side's test slowdown switch.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "harness/worker/test_slowdown.hpp"
 #include "reports/compare/confirm_plan.hpp"
 #include "tests/reports/compare/compare_test_support.hpp"
@@ -97,6 +100,35 @@ TEST(ConfirmPlan, TestSlowdownIsReadBackAsTheSwitchsValue) {
   EXPECT_EQ(*test_slowdown_of(r, "r.json"), "rmsnorm_fwd:fused_v2_vec16:0.05,softmax_fwd:online:0.02");
   r.run.settings["test_slowdown"] = "on";
   EXPECT_THROW(test_slowdown_of(r, "r.json"), ReportError);
+}
+
+// The report holds the switch's exact value (test_slowdown_value); confirm gives a side's worker
+// that, not the 3-digit percentage written for people.
+TEST(ConfirmPlan, TestSlowdownIsTheExactValueTheWorkersRan) {
+  std::mt19937_64 rng(2512);
+  Report r = report_with("default");
+  for (int trial = 0; trial < 50; ++trial) {
+    const std::vector<TestSlowdown> slowdowns = {
+        {"rmsnorm_fwd", "fused_v2_vec16", std::uniform_real_distribution<double>(1e-3, 0.2)(rng)}};
+    r.run.settings.clear();
+    for (const auto& [key, value] : test_slowdown_settings(slowdowns)) r.run.settings[key] = value;
+    const auto value = test_slowdown_of(r, "r.json");
+    ASSERT_TRUE(value);
+    EXPECT_EQ(parse_test_slowdown(*value).fraction, slowdowns[0].fraction) << *value;
+  }
+  // 1.2345%: the text for people says +1.23%, the value 0.012345.
+  r.run.settings = {{"test_slowdown", "rmsnorm_fwd:fused_v2_vec16 +1.23% (on purpose, KWB_TEST_SLOWDOWN)"},
+                    {"test_slowdown_value", "rmsnorm_fwd:fused_v2_vec16:0.012345"}};
+  EXPECT_EQ(*test_slowdown_of(r, "r.json"), "rmsnorm_fwd:fused_v2_vec16:0.012345");
+  // A value the workers could not have run is refused, naming the setting.
+  r.run.settings["test_slowdown_value"] = "rmsnorm_fwd:fused_v2_vec16:5%";
+  try {
+    test_slowdown_of(r, "r.json");
+    FAIL() << "an unreadable value must be refused";
+  } catch (const ReportError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("r.json: run.settings.test_slowdown_value"), std::string::npos) << m;
+  }
 }
 
 }  // namespace
