@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/run_columns.hpp"
 #include "harness/plan/counter_sets.hpp"
 #include "harness/plan/metric_host.hpp"
 #include "harness/worker/counters/range_profiler.hpp"
@@ -48,6 +49,7 @@ void print_sets(const MetricCatalog& catalogue) {
                            "pass).\nMore: --metrics NAME[,NAME...] with full names (base and rollup: "
                            "dram__bytes_read.sum); `kwb counters --list --all` shows every base metric.\n",
                            catalogue.passes_as_collected(every), kDurationMetric);
+  std::cout << "\n" << figures_listing();
 }
 
 void print_all(const MetricCatalog& catalogue) {

@@ -89,7 +89,8 @@ void on_stop_signal(int) {
 
 // The reports of a resumed sweep from its journal alone: every case recorded (--no-measure, or
 // nothing left to measure). Marked incomplete when cases of the plan are missing.
-int write_journal_reports(const std::filesystem::path& out, const JournalHeader& header, const ResumePlan& plan) {
+int write_journal_reports(const std::filesystem::path& out, const JournalHeader& header, const ResumePlan& plan,
+                          const std::vector<CounterColumn>& columns) {
   Report report{header.run, recorded_in_plan_order(header, plan)};
   report.run.complete = plan.remaining.empty();
   if (!plan.remaining.empty()) report.run.settings["cases_missing"] = std::to_string(plan.remaining.size());
@@ -101,7 +102,7 @@ int write_journal_reports(const std::filesystem::path& out, const JournalHeader&
     std::cerr << "kwb run: error: cannot write the reports: " << e.what() << "\n";
     return kExitCaseFailed;
   }
-  print_summary(std::cout, report);
+  print_summary(std::cout, report, columns);
   std::cerr << fmt::format("kwb run: wrote {} and {} from the journal alone ({} of {} planned cases{})\n",
                            (out / "report.json").string(), (out / "report.csv").string(), report.cases.size(),
                            header.plan.size(), plan.remaining.empty() ? "" : "; marked incomplete");
@@ -114,6 +115,7 @@ int write_journal_reports(const std::filesystem::path& out, const JournalHeader&
 struct RunPlan {
   std::vector<CaseRequest> cases;
   SessionOptions options;
+  std::vector<CounterColumn> columns;  // --columns, checked against the counters the plan collects
 };
 
 std::filesystem::path journal_path_of(const std::string& resume_dir) {
@@ -137,6 +139,7 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.out = f.resume;
     recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
     recorded.devices = f.devices;
+    recorded.columns = f.columns;  // what is printed is chosen now
     f = std::move(recorded);
   } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
     std::cerr << "kwb run: " << e.what() << "\n";
@@ -179,6 +182,7 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
     options.devices = list.indices;
   }
   options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
+  p.columns = parse_counter_columns(f.columns, planned.counters);
   return p;
 }
 
@@ -189,7 +193,7 @@ std::optional<int> resume_against(const RunFlags& f, const JournalContents& jour
   std::vector<std::string> identities;
   for (const auto& c : p.cases) identities.push_back(case_identity(c));
   const ResumePlan plan = plan_resume(journal, journal_path_of(f.resume).string(), given_flags, identities);
-  if (f.no_measure || plan.remaining.empty()) return write_journal_reports(f.resume, *journal.header, plan);
+  if (f.no_measure || plan.remaining.empty()) return write_journal_reports(f.resume, *journal.header, plan, p.columns);
   p.options.resume = SessionOptions::Resume{*journal.header, plan.recorded};
   p.options.plan_flags = journal.header->plan_flags;
   return std::nullopt;
@@ -253,7 +257,8 @@ SessionResult run_session(RunPlan p) {
 }
 
 // Phase 6: the summary, the warnings and where the reports went; the exit code.
-int report_outcome(const SessionResult& result, const std::filesystem::path& out) {
+int report_outcome(const SessionResult& result, const std::filesystem::path& out,
+                   const std::vector<CounterColumn>& columns) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
       std::cerr << "kwb run: " << result.message << "\n";
@@ -266,7 +271,7 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
       break;
   }
   const Report& report = result.report;
-  print_summary(std::cout, report);
+  print_summary(std::cout, report, columns);
   // The L2 size the session judged the roofs with (its worker's), so the warnings read the same figures.
   const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
   for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
@@ -305,7 +310,8 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.timer = f.timer;
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
-  return report_outcome(run_session(std::move(plan)), f.out);
+  const std::vector<CounterColumn> columns = plan.columns;
+  return report_outcome(run_session(std::move(plan)), f.out, columns);
 }
 
 
@@ -364,6 +370,13 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
   cmd->add_option("--metrics", f.metrics,
                   "Extra counters by full name (dram__bytes_read.sum, ...), collected with --counters' sets; "
                   "checked against the GPU's chip before any case runs")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME...]");
+  cmd->add_option("--columns", f.columns,
+                  "Add counter figures to the results table: traffic_ratio, dram_read, dram_write, l2_hit_rate, "
+                  "l1_hit_rate, ld_sectors_per_request, issue_active, tensor_active, achieved_occupancy, waves, ... "
+                  "(`kwb counters --list` explains each), or the full name of a metric the run collects; needs "
+                  "--counters or --metrics")
       ->delimiter(',')
       ->type_name("NAME[,NAME...]");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");

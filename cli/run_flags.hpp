@@ -23,6 +23,9 @@ struct RunFlags : RunSettings {
   bool list_cases = false;  // print the plan and exit, no GPU
   std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
   bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
+  // --columns: counter figures or metric totals added to the summary table (cli/run_columns.hpp);
+  // what is printed only, so neither the plan nor the journal holds them.
+  std::vector<std::string> columns;
 };
 
 // Plans, runs and reports as `kwb run` does (journal, report.json/csv, progress and summary on the

@@ -1,6 +1,8 @@
 // Progress lines and the summary table, formatted in one place.
 #include "cli/run_output.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/catalogue/math_label.hpp"
@@ -76,25 +78,51 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total, s
   out << line << "\n";
 }
 
-void print_summary(std::ostream& out, const Report& report) {
-  // The speedup comes last: where the case's math differs from its baseline's it says "(tf32 vs fp32)".
-  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>8}\n", "op",
+void print_summary(std::ostream& out, const Report& report, const std::vector<CounterColumn>& columns) {
+  // The speedup comes last of the fixed columns: where the case's math differs from its
+  // baseline's it says "(tf32 vs fp32)"; the chosen counter columns follow it, each as wide as its
+  // name or its widest cell.
+  std::vector<std::vector<std::string>> extra(report.cases.size());
+  std::vector<std::size_t> widths;
+  for (const CounterColumn& column : columns) widths.push_back(std::max<std::size_t>(column.name.size(), 8));
+  for (std::size_t i = 0; i < report.cases.size(); ++i)
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      extra[i].push_back(counter_column_cell(columns[k], report.cases[i]));
+      widths[k] = std::max(widths[k], extra[i].back().size());
+    }
+  // A speedup with a math note is wider than its column: with counter columns after it, every
+  // speedup cell takes the widest one's width, so that they stay aligned.
+  std::vector<std::string> speedups;
+  std::size_t speedup_width = 8;
+  for (const CaseRecord& r : report.cases) {
+    const bool s = r.derived && r.derived->speedup_vs_baseline;
+    speedups.push_back(s ? speedup_cell(*r.derived->speedup_vs_baseline, math_comparison(r.math, r.derived->baseline_math))
+                         : "-");
+    if (!columns.empty()) speedup_width = std::max(speedup_width, speedups.back().size());
+  }
+  auto extra_cells = [&](auto cell) {
+    std::string s;
+    for (std::size_t k = 0; k < columns.size(); ++k) s += fmt::format(" {:>{}}", cell(k), widths[k]);
+    return s;
+  };
+  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>{}}", "op",
                      "variant", "dtype", "shape", "math", "uses", "status", "median_us", "GB/s", "%DRAM", "noise%",
-                     "speedup");
+                     "speedup", speedup_width)
+      << extra_cells([&](std::size_t k) { return columns[k].name; }) << "\n";
   int passed = 0, failed = 0, skipped = 0;
-  for (const auto& r : report.cases) {
+  for (std::size_t i = 0; i < report.cases.size(); ++i) {
+    const CaseRecord& r = report.cases[i];
     passed += r.disposition == Disposition::passed;
     failed += r.disposition == Disposition::failed;
     skipped += r.disposition == Disposition::skipped;
     const bool d = r.derived.has_value();
-    const bool s = d && r.derived->speedup_vs_baseline.has_value();
-    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>8}\n", r.op,
+    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>{}}", r.op,
                        r.variant, to_string(r.dtype), r.shape.to_compact(), or_dash(r.math), or_dash(uses_text(r.uses)),
                        status_cell(r), time_cell(r), optional_cell(d, d ? r.derived->bandwidth_gbps : 0, "{:.0f}"),
                        optional_cell(d, d ? r.derived->pct_of_bandwidth_ceiling : 0, "{:.1f}"),
                        optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"),
-                       s ? speedup_cell(*r.derived->speedup_vs_baseline, math_comparison(r.math, r.derived->baseline_math))
-                         : "-");
+                       speedups[i], speedup_width)
+        << extra_cells([&](std::size_t k) { return extra[i][k]; }) << "\n";
   }
   print_speedups(out, report);
   const auto& c = report.run.ceilings;

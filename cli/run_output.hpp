@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 
+#include "cli/run_columns.hpp"
 #include "harness/record/report.hpp"
 
 namespace kwb::cli {
@@ -12,6 +13,8 @@ namespace kwb::cli {
 // One line per finished case; `eta_s` (the session's estimate for the rest) is appended when given.
 void print_progress(std::ostream& out, const CaseRecord& record, std::size_t total,
                     std::optional<double> eta_s = std::nullopt);
-void print_summary(std::ostream& out, const Report& report);
+// The results table; `columns` (kwb run --columns) adds counter figures or metric totals at the
+// end of each row.
+void print_summary(std::ostream& out, const Report& report, const std::vector<CounterColumn>& columns = {});
 
 }  // namespace kwb::cli

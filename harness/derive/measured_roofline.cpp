@@ -22,31 +22,48 @@ std::optional<double> measured_dram_bytes(const std::map<std::string, double>& t
   return *read + *write;
 }
 
+const std::vector<FlopCounter>& flop_counters() {
+  // Tensor-path operations count FLOPs already; the rest are per-thread instruction counts.
+  static const std::vector<FlopCounter> counters = {
+      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1, true},
+      {"sm__ops_path_tensor_src_fp16.sum", 1, true},
+      {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 1, true},
+      {"sm__ops_path_tensor_src_fp8.sum", 1, true},
+      {"sm__ops_path_tensor_src_fp64.sum", 1, true},
+      {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2, false},
+      {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1, false},
+      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1, false},
+      {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2, false},
+      {"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1, false},
+      {"sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 1, false},
+      {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 2, false},
+      {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 1, false},
+      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 1, false},
+  };
+  return counters;
+}
+
 std::optional<double> measured_tensor_flops(const std::map<std::string, double>& total) {
   std::optional<double> sum;
-  for (const char* m : {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum",
-                        "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
-                        "sm__ops_path_tensor_src_fp64.sum"})
-    if (auto v = value(total, m)) sum = sum.value_or(0) + *v;
+  for (const FlopCounter& c : flop_counters())
+    if (c.tensor)
+      if (auto v = value(total, c.metric)) sum = sum.value_or(0) + c.flops * *v;
   return sum;
 }
 
 std::optional<double> measured_flops(const std::map<std::string, double>& total) {
-  std::optional<double> sum = measured_tensor_flops(total);
-  // Per-thread instruction counts; an FMA does two FLOPs.
-  const struct {
-    const char* metric;
-    double flops;
-  } scalar[] = {
-      {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2},
-      {"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 1},
-  };
-  for (const auto& s : scalar)
-    if (auto v = value(total, s.metric)) sum = sum.value_or(0) + s.flops * *v;
+  std::optional<double> sum;
+  for (const FlopCounter& c : flop_counters())
+    if (auto v = value(total, c.metric)) sum = sum.value_or(0) + c.flops * *v;
   return sum;
+}
+
+bool traffic_ratio_judged(const CaseRecord& rec) {
+  // Extra DRAM traffic is a finding where DRAM is the limit: a cold, memory-bound case larger
+  // than the L2. A compute-bound GEMM re-reads its tiles from DRAM by design; its ratio is shown,
+  // not flagged.
+  return rec.derived && rec.timing && rec.timing->mode == Mode::cold && !rec.derived->l2_resident &&
+         rec.derived->bound == "memory";
 }
 
 void derive_measured(CaseRecord& rec, double traffic_threshold) {
@@ -57,10 +74,7 @@ void derive_measured(CaseRecord& rec, double traffic_threshold) {
   const auto flops = measured_flops(total);
   if (!bytes && !flops) return;
   MeasuredWork m;
-  // Extra DRAM traffic is a finding where DRAM is the limit: a cold, memory-bound case larger
-  // than the L2. A compute-bound GEMM re-reads its tiles from DRAM by design; its ratio is shown,
-  // not flagged.
-  const bool beyond_l2 = rec.timing && rec.timing->mode == Mode::cold && !d.l2_resident && d.bound == "memory";
+  const bool beyond_l2 = traffic_ratio_judged(rec);
   if (bytes) {
     m.dram_bytes = *bytes;
     m.traffic_ratio = d.model_bytes > 0 ? *bytes / d.model_bytes : 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/record/record.hpp"
 
@@ -30,6 +31,21 @@ std::optional<double> measured_flops(const std::map<std::string, double>& total)
 std::optional<double> measured_tensor_flops(const std::map<std::string, double>& total);
 // DRAM bytes read + written; nullopt unless both were collected.
 std::optional<double> measured_dram_bytes(const std::map<std::string, double>& total);
+
+// The counters measured_flops adds up, each with the FLOPs one count stands for (an FMA 2, a
+// tensor-path operation 1): what a FLOP figure needs at least one of.
+struct FlopCounter {
+  const char* metric;
+  double flops;
+  bool tensor;  // a tensor-pipe count (measured_tensor_flops)
+};
+const std::vector<FlopCounter>& flop_counters();
+
+// Whether a case's traffic ratio is judged against kTrafficRatioThreshold and kTrafficRatioFloor:
+// a cold, memory-bound case beyond the L2, whose every byte must come from and go to DRAM. A hot
+// or L2-resident case reads from the L2, so its DRAM bytes say nothing about its access pattern;
+// a compute-bound one (a GEMM) re-reads its tiles by design.
+bool traffic_ratio_judged(const CaseRecord& record);
 
 // Fills record.derived->measured from record.counters (when both exist and the counters were
 // read), with the flags of the rules above; leaves it absent otherwise.

@@ -30,6 +30,18 @@ std::string if_present(const std::optional<T>& part, F&& cell) {
   return part ? cell(*part) : std::string();
 }
 
+// Whether the case's counters read its DRAM bytes (both directions): without them its measured
+// work holds 0 bytes, which must not read as a measured 0.
+bool dram_measured(const CaseRecord& c) {
+  return c.counters && c.counters->total.count("dram__bytes_read.sum") > 0 &&
+         c.counters->total.count("dram__bytes_write.sum") > 0;
+}
+
+template <class F>
+std::string if_measured(const CaseRecord& c, F&& cell) {
+  return c.derived && c.derived->measured ? cell(*c.derived, *c.derived->measured) : std::string();
+}
+
 struct Column {
   const char* name;
   std::function<std::string(const CaseRecord&)> cell;
@@ -130,6 +142,27 @@ const std::vector<Column>& trailing_columns() {
       {"rows_total", verify([](const VerifyResult& v) { return num(v.rows_total); })},
       {"nvtx_range", [](const CaseRecord& c) { return c.nvtx_range; }},
       {"repro", [](const CaseRecord& c) { return c.repro; }},
+      // The measured roofline (hardware counters, harness/derive/measured_roofline.hpp): empty where
+      // the case collected none, or not the counters a figure needs. Last, so that the columns
+      // before them keep their places in files read by position.
+      {"measured_dram_bytes", [](const CaseRecord& c) {
+         return if_measured(c, [&](const Derived&, const MeasuredWork& m) {
+           return dram_measured(c) ? num(m.dram_bytes) : std::string();
+         });
+       }},
+      {"traffic_ratio", [](const CaseRecord& c) {
+         return if_measured(c, [&](const Derived& d, const MeasuredWork& m) {
+           return dram_measured(c) && d.model_bytes > 0 ? num(m.traffic_ratio) : std::string();
+         });
+       }},
+      {"measured_flops", [](const CaseRecord& c) {
+         return if_measured(c, [](const Derived&, const MeasuredWork& m) { return m.flops ? num(*m.flops) : std::string(); });
+       }},
+      {"flop_ratio", [](const CaseRecord& c) {
+         return if_measured(c, [](const Derived&, const MeasuredWork& m) {
+           return m.flop_ratio ? num(*m.flop_ratio) : std::string();
+         });
+       }},
   };
   return columns;
 }

@@ -27,6 +27,8 @@ std::string roofline_svg(const ReviewModel& model) {
   for (const RooflinePoint& p : model.points) {
     x_min = std::min(x_min, p.intensity), x_max = std::max(x_max, p.intensity);
     y_min = std::min(y_min, p.tflops), y_max = std::max(y_max, p.tflops);
+    if (p.measured_intensity)
+      x_min = std::min(x_min, *p.measured_intensity), x_max = std::max(x_max, *p.measured_intensity);
   }
   double top_bandwidth = 0;
   for (const RooflineCeiling& c : model.ceilings)
@@ -74,13 +76,28 @@ std::string roofline_svg(const ReviewModel& model) {
     }
   }
 
-  // 3. The cases, coloured by op, each with its identity as a tooltip.
+  // 3. The cases, coloured by op, each with its identity as a tooltip. A case with counters is
+  // drawn twice, at the same rate: a dot at the work model's intensity and a ring at the measured
+  // one (measured FLOPs / measured DRAM bytes), joined, so that a kernel that moves more than its
+  // model shows as a ring left of its dot.
+  bool any_measured = false;
   for (const RooflinePoint& p : model.points) {
     const auto op = std::find(model.ops.begin(), model.ops.end(), p.op) - model.ops.begin();
-    chart.point(p.intensity, p.tflops, palette_colour(op),
+    const std::string colour = palette_colour(static_cast<std::size_t>(op));
+    if (p.measured_intensity) {
+      any_measured = true;
+      chart.polyline({{p.intensity, p.tflops}, {*p.measured_intensity, p.tflops}}, colour, false, 1.2);
+      chart.ring(*p.measured_intensity, p.tflops, colour,
+                 fmt::format("{}: measured {:.3g} FLOP/byte (work model {:.3g}){}, {:.3g} TFLOP/s", p.case_name,
+                             *p.measured_intensity, p.intensity,
+                             p.traffic_ratio ? fmt::format(", traffic ratio {:.2f}", *p.traffic_ratio) : "",
+                             p.tflops));
+    }
+    chart.point(p.intensity, p.tflops, colour,
                 fmt::format("{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s", p.case_name, p.intensity, p.tflops));
   }
   for (std::size_t i = 0; i < model.ops.size(); ++i) chart.legend_entry(model.ops[i], palette_colour(i));
+  if (any_measured) chart.legend_entry("model -> measured (counters)", "#555555", false, true);
   chart.legend_entry("measured ceiling", "#333333");
   chart.legend_entry("datasheet ceiling", "#808080", true);
   return chart.str();

@@ -1,6 +1,7 @@
 // The HTML review report: the model's tables and charts in one page, styled for screen and A4.
 #include "reports/review/review_html.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -41,6 +42,8 @@ svg .grid { stroke: #e4e4e4; stroke-width: 1; }
 svg text { font: 11px "DejaVu Sans", Arial, sans-serif; fill: #333; }
 svg text.axis { font-size: 12px; } svg text.roof { font-size: 10.5px; }
 svg circle.pt { stroke: #fff; stroke-width: 0.6; fill-opacity: 0.9; }
+table td.flag { background: #fde8c8; font-weight: 600; }  /* a counter figure beyond its usual threshold */
+ul.notes { color: #555; font-size: 12px; margin: 4px 0 12px; padding-left: 20px; }
 .note { color: #666; font-size: 12px; }
 @page { size: A4 portrait; margin: 12mm; }
 @media print {
@@ -70,11 +73,17 @@ std::string table_html(const Table& t) {
   std::string s = "<table>\n<thead><tr>";
   for (const auto& h : t.headers) s += "<th>" + xml_escape(h) + "</th>";
   s += "</tr></thead>\n<tbody>\n";
-  for (const auto& row : t.rows) {
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const auto& row = t.rows[r];
     s += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i)
-      s += i < t.numeric.size() && t.numeric[i] ? "<td class=\"num\">" + xml_escape(row[i]) + "</td>"
-                                                 : "<td>" + breakable(row[i]) + "</td>";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const bool flagged = r < t.flagged.size() && i < t.flagged[r].size() && t.flagged[r][i];
+      const bool numeric = i < t.numeric.size() && t.numeric[i];
+      std::string cls = numeric ? "num" : "";
+      if (flagged) cls += cls.empty() ? "flag" : " flag";
+      s += (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") + (numeric ? xml_escape(row[i]) : breakable(row[i])) +
+           "</td>";
+    }
     s += "</tr>\n";
   }
   return s + "</tbody>\n</table>\n";
@@ -112,7 +121,12 @@ std::string review_html(const review::ReviewModel& m) {
   // 3. Roofline.
   s += "<h2 id=\"roofline\">Roofline</h2>\n<figure>\n" + review::roofline_svg(m);
   s += "<figcaption class=\"note\">Log-log. Solid: measured ceilings; dashed: datasheet. One point per "
-       "timed case, coloured by op; hover a point for its case.</figcaption>\n</figure>\n";
+       "timed case, coloured by op; hover a point for its case.";
+  if (std::any_of(m.points.begin(), m.points.end(), [](const review::RooflinePoint& p) { return p.measured_intensity.has_value(); }))
+    s += " A case with hardware counters also has a ring at its measured intensity (measured FLOPs over measured "
+         "DRAM bytes) at the same rate, joined to its dot: a ring left of its dot moves more bytes per FLOP "
+         "than its work model says.";
+  s += "</figcaption>\n</figure>\n";
 
   // 4. Speedups.
   s += "<h2 id=\"speedups\">Speedups: unfused baseline against the best fused variant</h2>\n";
@@ -143,6 +157,28 @@ std::string review_html(const review::ReviewModel& m) {
     s += fmt::format("<h3 id=\"op-{}\">{} <span class=\"note\">({}-bound)</span></h3>\n", anchor(g.op),
                      xml_escape(g.op), g.compute_bound ? "compute" : "memory") +
          table_html(review::op_table(g));
+
+  // 5b. Hardware counters per op (only where the run collected them).
+  if (m.counter_summary.cases_asked > 0) {
+    s += "<h2 id=\"counters\">Hardware counters per op</h2>\n";
+    s += "<p class=\"note\">" + xml_escape(review::counters_summary_text(m.counter_summary)) + "</p>\n";
+    for (const review::CounterGroup& g : m.counters) {
+      s += fmt::format("<h3 id=\"counters-{}\">{}</h3>\n", anchor(g.op), xml_escape(g.op)) +
+           table_html(review::counters_table(g));
+      const auto attention = review::counters_attention_lines(g);
+      if (!attention.empty()) {
+        s += "<p>Beyond the usual thresholds (highlighted):</p>\n<ul>\n";
+        for (const std::string& line : attention) s += "<li>" + xml_escape(line) + "</li>\n";
+        s += "</ul>\n";
+      }
+    }
+    const auto notes = review::counters_column_notes(m.counters);
+    if (!notes.empty()) {
+      s += "<p class=\"note\">What the columns mean:</p>\n<ul class=\"notes\">\n";
+      for (const std::string& note : notes) s += "<li>" + xml_escape(note) + "</li>\n";
+      s += "</ul>\n";
+    }
+  }
 
   // 6. Sweeps.
   s += "<h2 id=\"sweeps\">Sweeps</h2>\n";

@@ -1,6 +1,8 @@
 // The Markdown review report: headings, bullet facts and pipe tables.
 #include "reports/review/review_markdown.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/review/review_tables.hpp"
@@ -32,9 +34,13 @@ std::string markdown_table(const review::Table& t) {
   for (std::size_t i = 0; i < t.headers.size(); ++i)
     s += i < t.numeric.size() && t.numeric[i] ? " ---: |" : " --- |";
   s += "\n";
-  for (const auto& row : t.rows) {
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
     s += "|";
-    for (const auto& cell : row) s.append(" ").append(md_cell(cell)).append(" |");
+    for (std::size_t i = 0; i < t.rows[r].size(); ++i) {
+      // A figure beyond its usual threshold is marked, as the HTML highlights it.
+      const bool flagged = r < t.flagged.size() && i < t.flagged[r].size() && t.flagged[r][i];
+      s.append(" ").append(md_cell(t.rows[r][i])).append(flagged ? " ! |" : " |");
+    }
     s += "\n";
   }
   return s + "\n";
@@ -59,6 +65,12 @@ std::string review_markdown(const review::ReviewModel& m) {
                    "against {} ceiling(s); each case's intensity, rate and % of roofline are in the tables "
                    "below.\n\n",
                    m.points.size(), m.ceilings.size());
+  if (const auto measured = std::count_if(m.points.begin(), m.points.end(),
+                                          [](const review::RooflinePoint& p) { return p.measured_intensity.has_value(); });
+      measured > 0)
+    s += fmt::format("{} of them also at their measured intensity (hardware counters: measured FLOPs over measured DRAM "
+                     "bytes); their traffic ratios are in *Hardware counters per op*.\n\n",
+                     measured);
 
   s += "## Speedups: unfused baseline against the best fused variant\n\n";
   s += m.speedups.empty() ? "No shape has both a passed baseline and a passed fused variant.\n\n"
@@ -70,6 +82,25 @@ std::string review_markdown(const review::ReviewModel& m) {
   for (const review::OpGroup& g : m.groups)
     s += fmt::format("### {} ({}-bound)\n\n", g.op, g.compute_bound ? "compute" : "memory") +
          table_md(review::op_table(g));
+
+  if (m.counter_summary.cases_asked > 0) {
+    s += "## Hardware counters per op\n\n" + review::counters_summary_text(m.counter_summary) + "\n\n";
+    for (const review::CounterGroup& g : m.counters) {
+      s += "### " + g.op + "\n\n" + table_md(review::counters_table(g));
+      const auto attention = review::counters_attention_lines(g);
+      if (!attention.empty()) {
+        s += "Beyond the usual thresholds (marked `!`):\n\n";
+        for (const std::string& line : attention) s += "- " + line + "\n";
+        s += "\n";
+      }
+    }
+    const auto notes = review::counters_column_notes(m.counters);
+    if (!notes.empty()) {
+      s += "What the columns mean:\n\n";
+      for (const std::string& note : notes) s += "- " + note + "\n";
+      s += "\n";
+    }
+  }
 
   s += "## Sweeps\n\n";
   if (m.sweeps.empty()) s += "No op was measured at three or more values of one axis.\n\n";

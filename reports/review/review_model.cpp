@@ -97,6 +97,48 @@ void add_findings(const CaseRecord& c, std::vector<Finding>& out) {
     out.push_back({"noisy", name,
                    fmt::format("stopped on {}, noise {:.1f}% (relative IQR)",
                                to_string(c.timing->stop_reason), 100 * c.timing->span.noise)});
+  if (c.derived && c.derived->measured)
+    for (const std::string& flag : c.derived->measured->flags) out.push_back({"measured roofline", name, flag});
+}
+
+// The case's row of its op's counters table; nullopt when it has no counter values.
+std::optional<CounterRow> counter_row(const CaseRecord& c) {
+  const CaseCounters* counters = figure_counters(c);
+  if (!counters) return std::nullopt;
+  CounterRow row;
+  row.case_name = case_name(c);
+  row.variant = c.variant;
+  if (!c.tunables.empty()) row.variant += " [" + to_assignments(c.tunables) + "]";
+  row.dtype = std::string(to_string(c.dtype));
+  row.shape = c.shape.to_compact();
+  row.source = counters->source;
+  row.figures = case_figures(c);
+  return row;
+}
+
+void add_counters(const CaseRecord& c, ReviewModel& m) {
+  CounterSummary& s = m.counter_summary;
+  if (!c.counters && !c.ncu_counters) return;
+  ++s.cases_asked;
+  if (c.counters) {
+    for (const std::string& set : c.counters->sets)
+      if (std::find(s.sets.begin(), s.sets.end(), set) == s.sets.end()) s.sets.push_back(set);
+    if (!c.counters->unavailable.empty()) {
+      auto it = std::find_if(s.unavailable.begin(), s.unavailable.end(),
+                             [&](const auto& u) { return u.first == c.counters->unavailable; });
+      if (it == s.unavailable.end()) s.unavailable.push_back({c.counters->unavailable, 1});
+      else ++it->second;
+    } else if (c.counters->passes > 0) {
+      s.min_passes = s.min_passes == 0 ? c.counters->passes : std::min(s.min_passes, c.counters->passes);
+      s.max_passes = std::max(s.max_passes, c.counters->passes);
+    }
+  }
+  auto row = counter_row(c);
+  if (!row) return;
+  ++s.cases_read;
+  auto group = std::find_if(m.counters.begin(), m.counters.end(), [&](const CounterGroup& g) { return g.op == c.op; });
+  if (group == m.counters.end()) group = m.counters.insert(m.counters.end(), CounterGroup{c.op, {}});
+  group->rows.push_back(std::move(*row));
 }
 
 }  // namespace
@@ -205,9 +247,16 @@ ReviewModel build_review_model(const RunInfo& run, const std::vector<CaseRecord>
       it = m.ops.end() - 1;
     }
     m.groups[it - m.ops.begin()].rows.push_back(make_row(c));
-    if (is_timed(c) && c.derived->intensity > 0 && c.derived->tflops > 0)
-      m.points.push_back({c.op, case_name(c), c.derived->intensity, c.derived->tflops});
+    if (is_timed(c) && c.derived->intensity > 0 && c.derived->tflops > 0) {
+      RooflinePoint p{c.op, case_name(c), c.derived->intensity, c.derived->tflops, std::nullopt, std::nullopt};
+      if (const auto& measured = c.derived->measured; measured && measured->intensity && *measured->intensity > 0) {
+        p.measured_intensity = measured->intensity;
+        if (measured->dram_bytes > 0 && c.derived->model_bytes > 0) p.traffic_ratio = measured->traffic_ratio;
+      }
+      m.points.push_back(std::move(p));
+    }
     add_findings(c, m.findings);
+    add_counters(c, m);
   }
   for (OpGroup& g : m.groups) {
     int timed = 0, compute = 0;

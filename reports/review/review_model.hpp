@@ -6,9 +6,11 @@
 // I/O and no formatting beyond names, so every decision here is unit-tested on hand-made records.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/derive/counter_figures.hpp"
 #include "harness/record/speedup_summary.hpp"
 #include "harness/record/record.hpp"
 #include "reports/select/selection.hpp"
@@ -31,6 +33,10 @@ struct RooflinePoint {
   std::string case_name;  // the case identity (nvtx_range)
   double intensity = 0;   // FLOP per byte
   double tflops = 0;
+  // The same case at its measured intensity (measured FLOPs / measured DRAM bytes, from its
+  // counters) and the same rate; absent without counters that give both.
+  std::optional<double> measured_intensity;
+  std::optional<double> traffic_ratio;  // measured DRAM bytes / the model's, for the tooltip
 };
 
 // One row of an op's table: a case, with the figures a reviewer compares.
@@ -67,9 +73,32 @@ struct SweepChart {
   std::vector<SweepSeries> series;  // one per variant
 };
 
+// One case's hardware-counter figures (harness/derive/counter_figures.hpp), for its op's
+// counters table.
+struct CounterRow {
+  std::string case_name;  // the identity
+  std::string variant, dtype, shape;
+  std::string source;  // "cupti" (kwb's own) or "ncu" (imported from Nsight Compute)
+  std::vector<CounterFigure> figures;
+};
+struct CounterGroup {
+  std::string op;
+  std::vector<CounterRow> rows;  // the op's cases with counters, in report order
+};
+// How the counters were taken, for the section's note.
+struct CounterSummary {
+  int cases_asked = 0;     // cases that carry counters (read or not)
+  int cases_read = 0;      // cases with counter values
+  std::vector<std::string> sets;  // union over the cases, first-seen order
+  int min_passes = 0, max_passes = 0;
+  std::vector<std::pair<std::string, int>> unavailable;  // why none were read, and for how many cases
+};
+
 // Something a reviewer must not miss.
 struct Finding {
-  std::string kind;       // "failed", "skipped", "above ceiling", "throttled", "noisy"
+  // "failed", "skipped", "above ceiling", "throttled", "noisy", "measured roofline" (a flag of
+  // the case's counters against its work model: extra DRAM traffic, other FLOPs)
+  std::string kind;
   std::string case_name;  // the identity
   std::string detail;
 };
@@ -83,6 +112,8 @@ struct ReviewModel {
   std::vector<SpeedupRow> speedups;
   select::Selection selection;            // fastest verified variant per (op, dtype, shape, mode)
   std::vector<SweepChart> sweeps;
+  std::vector<CounterGroup> counters;     // one per op with counters, in op order
+  CounterSummary counter_summary;
   std::vector<Finding> findings;
   int cases_total = 0, cases_failed = 0, cases_skipped = 0;
 };

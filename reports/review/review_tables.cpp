@@ -1,6 +1,7 @@
 // The review tables, formatted once: units, precision and the empty cells of untimed cases.
 #include "reports/review/review_tables.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -137,6 +138,101 @@ Table findings_table(const ReviewModel& m) {
   Table t{{"kind", "case", "detail"}, {}, {false, false, false}};
   for (const Finding& f : m.findings) t.rows.push_back({f.kind, f.case_name, f.detail});
   return t;
+}
+
+namespace {
+
+// The figure columns a group shows: those any of its rows has, in figure_specs() order.
+std::vector<const FigureSpec*> shown_figures(const CounterGroup& g) {
+  std::vector<const FigureSpec*> shown;
+  for (const FigureSpec& spec : figure_specs())
+    for (const CounterRow& r : g.rows)
+      if (find_figure(r.figures, spec.id)) {
+        shown.push_back(&spec);
+        break;
+      }
+  return shown;
+}
+
+// "DRAM read", "L2 hit rate %", "sectors per load request": the unit where the cell does not say it.
+std::string figure_header(const FigureSpec& spec) {
+  const bool unit_in_cell = spec.unit == "B" || spec.unit == "%" || spec.unit == "x" || spec.unit == "FLOP" ||
+                            spec.unit.empty() || spec.unit == "sectors/request" || spec.unit == "waves";
+  return unit_in_cell ? spec.label : spec.label + " (" + spec.unit + ")";
+}
+
+bool mixed_sources(const CounterGroup& g) {
+  for (const CounterRow& r : g.rows)
+    if (r.source != g.rows.front().source) return true;
+  return false;
+}
+
+}  // namespace
+
+Table counters_table(const CounterGroup& g) {
+  const auto shown = shown_figures(g);
+  const bool sources = mixed_sources(g);
+  Table t{{"variant", "dtype", "shape"}, {}, {false, false, false}};
+  if (sources) t.headers.push_back("source"), t.numeric.push_back(false);
+  for (const FigureSpec* spec : shown) t.headers.push_back(figure_header(*spec)), t.numeric.push_back(true);
+  bool any_flag = false;
+  std::vector<std::vector<bool>> flagged;
+  for (const CounterRow& r : g.rows) {
+    std::vector<std::string> row = {r.variant, r.dtype, r.shape};
+    std::vector<bool> flags(row.size() + (sources ? 1 : 0), false);
+    if (sources) row.push_back(r.source == "ncu" ? "Nsight Compute" : "kwb (CUPTI)");
+    for (const FigureSpec* spec : shown) {
+      const CounterFigure* f = find_figure(r.figures, spec->id);
+      row.push_back(f ? figure_value_text(*f) : "-");
+      flags.push_back(f && f->verdict == FigureVerdict::attention);
+      any_flag = any_flag || flags.back();
+    }
+    t.rows.push_back(std::move(row));
+    flagged.push_back(std::move(flags));
+  }
+  if (any_flag) t.flagged = std::move(flagged);
+  return t;
+}
+
+std::vector<std::string> counters_column_notes(const std::vector<CounterGroup>& groups) {
+  std::vector<const FigureSpec*> shown;
+  for (const CounterGroup& g : groups)
+    for (const FigureSpec* spec : shown_figures(g))
+      if (std::find(shown.begin(), shown.end(), spec) == shown.end()) shown.push_back(spec);
+  std::vector<std::string> notes;
+  for (const FigureSpec& spec : figure_specs())  // in table order
+    if (std::find(shown.begin(), shown.end(), &spec) != shown.end())
+      notes.push_back(fmt::format("{}: {}{}", spec.label, spec.explanation,
+                                  spec.threshold.empty() ? "" : " (" + spec.threshold + ")"));
+  return notes;
+}
+
+std::vector<std::string> counters_attention_lines(const CounterGroup& g) {
+  std::vector<std::string> lines;
+  for (const CounterRow& r : g.rows)
+    for (const CounterFigure& f : r.figures)
+      if (f.verdict == FigureVerdict::attention)
+        lines.push_back(fmt::format("{} {} {}: {} {}: {}", r.variant, r.dtype, r.shape, f.label, figure_value_text(f),
+                                    f.verdict_text));
+  return lines;
+}
+
+std::string counters_summary_text(const CounterSummary& s) {
+  std::string text = fmt::format("Hardware counters of {} case(s), read in replay passes of their own after timing "
+                                 "(times never come from them)",
+                                 s.cases_read);
+  if (!s.sets.empty()) {
+    std::string sets;
+    for (const std::string& set : s.sets) sets += (sets.empty() ? "" : ", ") + set;
+    text += "; sets: " + sets;
+  }
+  if (s.max_passes > 0)
+    text += s.min_passes == s.max_passes ? fmt::format("; {} replay pass(es) per case", s.max_passes)
+                                         : fmt::format("; {} to {} replay passes per case", s.min_passes, s.max_passes);
+  text += ". Each figure is over the sample's kernels: counts summed, rates from the summed counts.";
+  for (const auto& [why, cases] : s.unavailable)
+    text += fmt::format(" No counters for {} case(s): {}{}", cases, why, why.ends_with('.') ? "" : ".");
+  return text;
 }
 
 std::string sweep_summary(const SweepChart& c) {

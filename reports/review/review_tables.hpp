@@ -13,6 +13,9 @@ struct Table {
   std::vector<std::string> headers;
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> numeric;  // per column: right-aligned
+  // Per row and column: the cell's figure is beyond its usual threshold (drawn highlighted); empty
+  // when no cell is.
+  std::vector<std::vector<bool>> flagged = {};
 };
 
 // Title block lines: what, when, GPU, git SHA, command.
@@ -29,6 +32,18 @@ inline constexpr const char* kSpeedupMathNote =
     "ran other math than the baseline (tf32 against full fp32), its speedup says so and the next row "
     "gives the fastest variant of the baseline's own math, when there is one.";
 Table findings_table(const ReviewModel& m);
+// An op's hardware counters: variant, dtype, shape (and where the counters came from, when some
+// were imported from Nsight Compute), then one column per counter figure that any of its cases
+// has, in figure_specs() order; a figure beyond its threshold is flagged.
+Table counters_table(const CounterGroup& group);
+// What each figure column of these groups' tables means, with its usual threshold, once each:
+// "L2 hit rate: ...".
+std::vector<std::string> counters_column_notes(const std::vector<CounterGroup>& groups);
+// The group's figures beyond their thresholds, one line each: "fused_v1 fp32 4096x4096: useful
+// bytes per load sector 16.00: ...".
+std::vector<std::string> counters_attention_lines(const CounterGroup& group);
+// How the counters were taken, in a sentence: sets, replay passes, cases without counters and why.
+std::string counters_summary_text(const CounterSummary& summary);
 // A sweep in words, for the Markdown report: "fused_v2_vec16 2900 GB/s at cols=4096 ...".
 std::string sweep_summary(const SweepChart& chart);
 

@@ -107,14 +107,21 @@ void SvgChart::point(double x, double y, const std::string& colour, const std::s
                        x_.to_px(x), y_.to_px(y), r, xml_escape(colour), xml_escape(tooltip));
 }
 
+void SvgChart::ring(double x, double y, const std::string& colour, const std::string& tooltip, double r) {
+  if (!x_.contains(x) || !y_.contains(y)) return;
+  body_ += fmt::format("<circle class=\"ring\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"#fff\" stroke=\"{}\" "
+                       "stroke-width=\"1.8\"><title>{}</title></circle>\n",
+                       x_.to_px(x), y_.to_px(y), r, xml_escape(colour), xml_escape(tooltip));
+}
+
 void SvgChart::label(double x, double y, const std::string& text, const std::string& colour, double dx,
                      double dy) {
   if (!x_.contains(x) || !y_.contains(y)) return;
   labels_.push_back({x_.to_px(x) + dx, y_.to_px(y) + dy, text, colour});
 }
 
-void SvgChart::legend_entry(const std::string& text, const std::string& colour, bool dashed) {
-  legend_.push_back({text, {colour, dashed}});
+void SvgChart::legend_entry(const std::string& text, const std::string& colour, bool dashed, bool ring) {
+  legend_.push_back({text, colour, dashed, ring});
 }
 
 std::string SvgChart::axes() const {
@@ -166,10 +173,18 @@ std::string SvgChart::str() const {
   // Legend: right of the plot area, one row per entry.
   const double lx = std::max(x_.px_lo, x_.px_hi) + 12;
   double ly = std::min(y_.px_lo, y_.px_hi) + 8;
-  for (const auto& [text, style] : legend_) {
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"3\"{}/>\n",
-                     lx, ly, lx + 18, ly, xml_escape(style.first), style.second ? " stroke-dasharray=\"6,4\"" : "");
-    s += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 24, ly + 4, xml_escape(text));
+  for (const LegendEntry& e : legend_) {
+    if (e.ring) {  // a dot joined to a ring, as the marks it names
+      s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"1.2\"/>\n",
+                       lx + 2, ly, lx + 16, ly, xml_escape(e.colour));
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", lx + 2, ly, xml_escape(e.colour));
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#fff\" stroke=\"{}\" stroke-width=\"1.8\"/>\n",
+                       lx + 16, ly, xml_escape(e.colour));
+    } else {
+      s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"3\"{}/>\n",
+                       lx, ly, lx + 18, ly, xml_escape(e.colour), e.dashed ? " stroke-dasharray=\"6,4\"" : "");
+    }
+    s += fmt::format("<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 24, ly + 4, xml_escape(e.text));
     ly += 16;
   }
   s += "</svg>\n";

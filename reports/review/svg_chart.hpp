@@ -47,11 +47,16 @@ class SvgChart {
                 bool dashed, double stroke_width = 1.5);
   // A filled circle with a <title> tooltip.
   void point(double x, double y, const std::string& colour, const std::string& tooltip, double r = 3.5);
+  // A hollow circle (white inside, `colour` around) with a tooltip: a second mark of a case that
+  // point() draws, such as its measured position beside its model position.
+  void ring(double x, double y, const std::string& colour, const std::string& tooltip, double r = 3.5);
   // Text anchored at a data coordinate, nudged by (dx, dy) pixels. Labels are placed when the
   // chart is written: one that would overlap an earlier one moves down a line until it is clear.
   void label(double x, double y, const std::string& text, const std::string& colour, double dx = 4,
              double dy = -4);
-  void legend_entry(const std::string& text, const std::string& colour, bool dashed = false);
+  // A legend row: a line sample (dashed or solid), or with `ring` a line ending in a ring (a
+  // point joined to its hollow twin).
+  void legend_entry(const std::string& text, const std::string& colour, bool dashed = false, bool ring = false);
 
   // The whole <svg> element.
   std::string str() const;
@@ -70,7 +75,11 @@ class SvgChart {
     std::string text, colour;
   };
   std::vector<Label> labels_;
-  std::vector<std::pair<std::string, std::pair<std::string, bool>>> legend_;
+  struct LegendEntry {
+    std::string text, colour;
+    bool dashed = false, ring = false;
+  };
+  std::vector<LegendEntry> legend_;
 };
 
 }  // namespace kwb::review

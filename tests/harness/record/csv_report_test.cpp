@@ -45,9 +45,40 @@ TEST(CsvReport, HeaderHasUnitBearingNamesInOrder) {
       "intensity_flop_per_byte", "bound", "roofline_tflops", "pct_of_roofline",
       "pct_of_bandwidth_ceiling", "pct_of_l2_ceiling", "speedup_vs_baseline", "baseline_variant", "baseline_math", "verify_passed",
       "max_abs_err", "max_rel_err", "rel_l2_err", "mismatches", "unwritten", "rows_checked",
-      "rows_total", "nvtx_range", "repro"};
+      "rows_total", "nvtx_range", "repro", "measured_dram_bytes", "traffic_ratio", "measured_flops", "flop_ratio"};
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows[0], expected);
+}
+
+TEST(CsvReport, MeasuredRooflineColumnsHoldTheCountersFiguresAndAreEmptyWithoutThem) {
+  // 1. Prepare: a case whose counters read its DRAM bytes and FLOPs, one whose counters read only
+  // FLOPs, one without counters.
+  Report report = rich_report();
+  report.cases.push_back(report.cases[0]);
+  CaseRecord& both = report.cases[0];
+  both.counters = CaseCounters{};
+  both.counters->total = {{"dram__bytes_read.sum", 3e8}, {"dram__bytes_write.sum", 1.0 / 3.0}};
+  both.derived->measured = MeasuredWork{3e8 + 1.0 / 3.0, 1.0 / 7.0, 6.02e11, 0.1 + 0.2, 2006.6, {"moves 37% more"}};
+  CaseRecord& flops_only = report.cases[1];
+  flops_only.counters = CaseCounters{};
+  flops_only.counters->total = {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 5e8}};
+  flops_only.derived->measured = MeasuredWork{0, 0, 1e9, 2.0, std::nullopt, {}};
+  report.cases[2].counters.reset();
+  report.cases[2].derived->measured.reset();
+  // 2. Run.
+  const Rows rows = parse_csv(to_csv(report));
+  // 3. Verify: exact doubles back; empty cells where not measured, never a 0.
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(parse_double(cell(rows, 1, "measured_dram_bytes")), 3e8 + 1.0 / 3.0);
+  EXPECT_EQ(parse_double(cell(rows, 1, "traffic_ratio")), 1.0 / 7.0);
+  EXPECT_EQ(parse_double(cell(rows, 1, "measured_flops")), 6.02e11);
+  EXPECT_EQ(parse_double(cell(rows, 1, "flop_ratio")), 0.1 + 0.2);
+  EXPECT_EQ(cell(rows, 2, "measured_dram_bytes"), "");
+  EXPECT_EQ(cell(rows, 2, "traffic_ratio"), "");
+  EXPECT_EQ(cell(rows, 2, "measured_flops"), "1000000000");
+  EXPECT_EQ(cell(rows, 2, "flop_ratio"), "2");
+  for (const char* column : {"measured_dram_bytes", "traffic_ratio", "measured_flops", "flop_ratio"})
+    EXPECT_EQ(cell(rows, 3, column), "") << column;
 }
 
 TEST(CsvReport, WhatRanACaseIsInItsOwnColumnsAndEmptyWhereNotRecorded) {

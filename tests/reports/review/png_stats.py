@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The screenshot test's PNG decoder when stb_image.h (libstb-dev) is absent: standard library only.
 
-Prints "WIDTH HEIGHT COLOURS DOMINANT_PIXELS NEAR_4E79A7_PIXELS" (pixels within 30 per channel of
-the first op's colour, anti-aliased edges included) for an 8-bit, non-interlaced RGB or
+Prints "WIDTH HEIGHT COLOURS DOMINANT_PIXELS NEAR_4E79A7_PIXELS NEAR_FDE8C8_PIXELS" (pixels
+within 30 per channel of the first op's colour, anti-aliased edges included, and within 4 of a
+flagged counter cell's fill) for an 8-bit, non-interlaced RGB or
 RGBA PNG (what Chromium writes); exits 1 with the reason on anything else.
 """
 import struct
@@ -60,7 +61,9 @@ def main():
         colours.update(bytes(line[i:i + 3]) for i in range(0, len(line), bpp))
     near = sum(n for rgb, n in colours.items()
                if max(abs(rgb[0] - 0x4E), abs(rgb[1] - 0x79), abs(rgb[2] - 0xA7)) <= 30)
-    print(width, height, len(colours), max(colours.values()), near)
+    flag = sum(n for rgb, n in colours.items()
+               if max(abs(rgb[0] - 0xFD), abs(rgb[1] - 0xE8), abs(rgb[2] - 0xC8)) <= 4)
+    print(width, height, len(colours), max(colours.values()), near, flag)
 
 
 if __name__ == "__main__":

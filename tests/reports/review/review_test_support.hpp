@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/derive/measured_roofline.hpp"
 #include "harness/record/record.hpp"
 
 namespace kwb::test {
@@ -55,6 +56,58 @@ inline CaseRecord make_case(const CaseSpec& s) {
   d.pct_of_roofline = d.pct_of_bandwidth_ceiling;
   c.derived = d;
   return c;
+}
+
+// Hardware counters of one sample, as `kwb run --counters memory,compute,occupancy` records them:
+// DRAM bytes `traffic_ratio` times the case's model (half read, half written), FP32 FMAs for
+// `flop_ratio` of its FLOPs, `useful_bytes` of each global-load sector used, in `kernels` equal
+// kernels; the measured roofline derived from them as the session does.
+struct CounterSpec {
+  double traffic_ratio = 1.0;
+  double flop_ratio = 1.0;
+  double useful_bytes = 32;
+  double l2_hit = 0.25;
+  int kernels = 1;
+};
+
+inline void attach_counters(CaseRecord& c, const CounterSpec& s) {
+  const Derived& d = *c.derived;
+  const double sectors = d.model_bytes / 2 / 32;  // the inputs' half of the model, in 32-byte sectors
+  const std::map<std::string, double> sample = {
+      {"gpu__time_duration.sum", 1000 * c.timing->span.median},
+      {"dram__bytes_read.sum", s.traffic_ratio * d.model_bytes / 2},
+      {"dram__bytes_write.sum", s.traffic_ratio * d.model_bytes / 2},
+      {"lts__t_sectors_lookup_hit.sum", s.l2_hit * 4 * sectors},
+      {"lts__t_sectors_lookup_miss.sum", (1 - s.l2_hit) * 4 * sectors},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", sectors},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum", sectors / 8},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", sectors / 4},
+      {"smsp__sass_data_bytes_mem_global_op_ld.sum", s.useful_bytes * sectors},
+      {"smsp__issue_active.sum", 3e6},
+      {"smsp__cycles_active.sum", 1e7},
+      {"sm__warps_active.sum", 0.6 * 64 * 2e6},
+      {"sm__cycles_active.sum", 2e6},
+      {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", s.flop_ratio * d.model_flops / 2}};
+  CaseCounters k;
+  k.source = "cupti";
+  k.chip = "GH100";
+  k.sets = {"memory", "compute", "occupancy"};
+  for (const auto& [metric, value] : sample) k.metrics.push_back(metric);
+  k.passes = 3;
+  for (int i = 0; i < s.kernels; ++i) {
+    KernelCounters kernel;
+    kernel.name = "kernel_" + std::to_string(i);
+    for (const auto& [metric, value] : sample) kernel.values[metric] = value / s.kernels;
+    KernelLaunch launch;
+    launch.registers_per_thread = 40 + 8 * i;
+    launch.theoretical_occupancy = 1.0;
+    launch.waves = 8;
+    kernel.launch = launch;
+    k.kernels.push_back(kernel);
+  }
+  k.total = total_over_kernels(k.kernels);
+  c.counters = k;
+  derive_measured(c);
 }
 
 inline RunInfo sample_run() {
