@@ -19,6 +19,7 @@ std::string_view setting_id(Setting setting) {
     case Setting::suite: return "suite";
     case Setting::tuning: return "tuning";
     case Setting::datasheet_ceilings: return "datasheet-ceilings";
+    case Setting::launch: return "launch";
   }
   return "?";
 }

@@ -22,7 +22,7 @@ std::string shouted(Setting s) {
 const Setting kEverySetting[] = {Setting::op,        Setting::variant, Setting::dtype,     Setting::axis,
                                  Setting::shapes,    Setting::mode,    Setting::flush,     Setting::preset,
                                  Setting::seed,      Setting::max_cases, Setting::include_test_variants,
-                                 Setting::suite,     Setting::tuning,  Setting::datasheet_ceilings};
+                                 Setting::suite,     Setting::tuning,  Setting::datasheet_ceilings, Setting::launch};
 
 TEST(SettingText, EachMentionOfASettingIsWordedByTheNamesGiven) {
   const SettingText text(Setting::flush, " clean: hot mode flushes nothing; drop ", Setting::flush, " or use ",
