@@ -396,11 +396,11 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
 // 5. Times the variant's launches under the request's preset, mode and launch: fills rec.timing
 // (and, when slowed on purpose, says so in rec.reason). In graph mode one sample's launches are
 // captured in a CUDA graph first and every sample replays it (GraphCaptureError: the case is
-// skipped). The last sample of every batch runs on
-// poisoned outputs and its output is checked (harness/worker/verify/timed_output.hpp): bit for
-// bit against the verified output, or, for a variant that varies run to run (or whose copy does
-// not fit), scanned for poison and re-verified against the oracle after the last batch. Throws
-// TimedOutputMismatch when the timed launches do not reproduce the verified output.
+// skipped). The last sample of every batch runs on poisoned outputs and its output is checked
+// (harness/worker/verify/timed_output.hpp): bit for bit against the verified output, or, for a
+// variant that varies run to run (or whose copy does not fit), scanned for poison and re-verified
+// against the oracle after the last batch. Throws TimedOutputMismatch when the timed launches do
+// not reproduce the verified output.
 void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseRequest& req,
                            const std::vector<TensorSpec>& specs, const LaunchArgs& args, CaseRecord& rec) {
   ScopedRange r{"measure"};
