@@ -63,6 +63,8 @@ GraphLaunch::GraphLaunch(const LaunchFn& launch, cudaStream_t stream) {
   std::string failure;
   try {
     launch(stream);
+  } catch (const CudaError& e) {
+    failure = e.what() + hint_for(e.code);
   } catch (const std::exception& e) {
     failure = e.what();
   }
