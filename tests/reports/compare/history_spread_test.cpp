@@ -1,5 +1,5 @@
 // Run-to-run spread from the result history's rows: only stored runs of BASE's build measured
-// alike count (same git SHA, GPU, driver, mode, flush, preset), BASE's own row is left out, and both
+// alike count (same git SHA, GPU, driver, mode, flush, preset, launch), BASE's own row is left out, and both
 // sources of spread merge per case (the larger spread, the runs added up).
 #include <gtest/gtest.h>
 
