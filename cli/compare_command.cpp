@@ -13,7 +13,7 @@
 // differ; with --confirm also no GPU, a report of another build than the kwb given for its side,
 // a suspect case that build cannot measure or this kwb cannot judge (no work model for its op and
 // shape: the rounds are judged against their roofs here), or reports measured under other settings (mode,
-// flush, preset, seed). Without --confirm compare never needs a GPU.
+// flush, launch, preset, seed). Without --confirm compare never needs a GPU.
 //
 // `--confirm` re-measures the suspects (slower, faster, ambiguous) on this machine's GPU, each
 // side by its own build, interleaved round by round (cli/compare_confirm.hpp); their confirmed
@@ -253,7 +253,7 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
       ->type_name("FILE,...");
   cmd->add_option("--history", f.history,
                   "A result history (`kwb history add`): its runs of BASE's build measured alike (same git SHA, GPU, "
-                  "mode, flush, preset) give each case its run-to-run spread, as --base-runs (both may be given)")
+                  "mode, flush, preset, launch) give each case its run-to-run spread, as --base-runs (both may be given)")
       ->type_name("DB");
   cmd->add_option("--fail-on", f.fail_on,
                   "Also exit 1 on these, as a comma list: ambiguous (cases the samples or clocks cannot judge), "
@@ -266,7 +266,7 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
                 "Re-measure the cases judged slower, faster or ambiguous on this machine's GPU, BASE's build against "
                 "NEW's, interleaved in rounds (B N, N B, ...) so that drift and throttling hit both sides; each "
                 "confirmed verdict replaces the reports' (both are shown) and the exit code follows them. Needs the "
-                "reports' GPU and settings (mode, flush, preset, seed)");
+                "reports' GPU and settings (mode, flush, launch, preset, seed)");
   cmd->add_option("--base-kwb", f.base_kwb,
                   "With --confirm: the kwb built from BASE's git SHA (default: this kwb, if it is built from it)")
       ->type_name("PATH");
@@ -280,7 +280,7 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
                   "With --confirm: seconds one measurement may take before its worker is ended (default 120)")
       ->type_name("S");
   cmd->add_flag("--strict-env", f.strict_env,
-                "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, preset, timer or test slowdown");
+                "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, launch, preset, timer or test slowdown");
   cmd->footer("Cases whose clocks were throttled (over 5% of a side's samples) or shifted (SM clock middles over 3% "
               "apart) are \"ambiguous (throttled)\", never slower or faster. Every judged case needs its per-sample "
               "times (kwb run keeps them; the reports under samples/ drop them).\n"

@@ -152,6 +152,8 @@ std::vector<std::string> list_case_args(const CaseRequest& r) {
   for (const auto& [name, value] : r.tunables) a.insert(a.end(), {"--axis", name + "=" + std::to_string(value)});
   a.insert(a.end(), {"--mode", std::string(to_string(r.mode)), "--preset", r.preset, "--seed", std::to_string(r.seed)});
   if (r.mode == Mode::cold) a.insert(a.end(), {"--flush", std::string(to_string(r.flush))});
+  // Only when not the default: a build from before graph launches plans stream cases without it.
+  if (r.launch != LaunchKind::stream) a.insert(a.end(), {"--launch", std::string(to_string(r.launch))});
   if (r.include_test_variants) a.push_back("--include-test-variants");
   a.push_back("--list-cases");
   return a;

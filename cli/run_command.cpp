@@ -37,6 +37,7 @@ const std::vector<PlanFlag> kPlanFlags = {
     {"op", nullptr, &RunFlags::ops}, {"variant", nullptr, &RunFlags::variants},
     {"dtype", nullptr, &RunFlags::dtypes}, {"axis", nullptr, &RunFlags::axes},
     {"shapes", &RunFlags::shapes}, {"mode", &RunFlags::mode}, {"flush", &RunFlags::flush},
+    {"launch", &RunFlags::launch},
     {"preset", &RunFlags::preset}, {"seed", &RunFlags::seed}, {"timer", &RunFlags::timer},
     {"case-timeout", &RunFlags::case_timeout_s}, {"max-cases", &RunFlags::max_cases},
     {"suite", &RunFlags::suite}, {"shard", &RunFlags::shard},  // a preempted shard resumes its own slice
@@ -72,7 +73,8 @@ RunFlags flags_from_journal(const nlohmann::ordered_json& recorded) {
   }
   f.given = {.axis = recorded.contains("axis"), .shapes = recorded.contains("shapes"),
              .mode = recorded.contains("mode"), .flush = recorded.contains("flush"),
-             .preset = recorded.contains("preset"), .seed = recorded.contains("seed")};
+             .preset = recorded.contains("preset"), .seed = recorded.contains("seed"),
+             .launch = recorded.contains("launch")};
   return f;
 }
 
@@ -219,9 +221,10 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
                                                           options.shard->index, options.shard->count,
                                                           options.shard->plan_cases, options.shard->plan_digest)
                                             : "";
-    std::cerr << fmt::format("kwb run: {} cases planned{}{}, mode {}, preset {}; nothing run (--list-cases)\n",
+    std::cerr << fmt::format("kwb run: {} cases planned{}{}, mode {}{}, preset {}; nothing run (--list-cases)\n",
                              p.cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
-                             to_string(p.cases.front().mode), p.cases.front().preset);
+                             to_string(p.cases.front().mode), launch_note(p.cases.front().launch),
+                             p.cases.front().preset);
     return kExitOk;
   }
   if (f.out.empty()) {
@@ -330,6 +333,9 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "(small and odd sizes at every axis's edges, for correctness checks)");
   cmd->add_option("--mode", f.mode, "cold (L2 flushed before every sample, default) or hot");
   cmd->add_option("--flush", f.flush, "Cold-mode L2 flush: dirty (memset, default) or clean (as Nsight Compute)");
+  cmd->add_option("--launch", f.launch,
+                  "stream (each sample launches the variant, default) or graph (one sample's launches captured in a "
+                  "CUDA graph and replayed: no host launch gaps; a variant that cannot be captured is skipped)");
   cmd->add_option("--preset", f.preset,
                   "Stopping rule: quick, default or precise; verify checks every case and times none");
   cmd->add_option("--out", f.out, "Output folder (default: results)");
@@ -350,7 +356,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
   cmd->add_flag("--datasheet-ceilings", f.datasheet_ceilings, "Use datasheet ceilings, measure none");
   cmd->add_option("--suite", f.suite,
                   "Plan from a suite file (suites/*.yaml); --op/--variant/--dtype narrow it, --mode/--flush/"
-                  "--preset/--seed override it, --axis/--shapes are refused")
+                  "--launch/--preset/--seed override it, --axis/--shapes are refused")
       ->type_name("FILE");
   cmd->add_option("--shard", f.shard,
                   "Run only slice I of N of the plan (counted from 0: 0/4 .. 3/4): the cases at plan positions k "
@@ -401,7 +407,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
     }
     f.given = {.axis = cmd->count("--axis") > 0, .shapes = cmd->count("--shapes") > 0,
                .mode = cmd->count("--mode") > 0, .flush = cmd->count("--flush") > 0,
-               .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0};
+               .preset = cmd->count("--preset") > 0, .seed = cmd->count("--seed") > 0,
+               .launch = cmd->count("--launch") > 0};
     exit_code = run_from_flags(f, given_plan_flags(*cmd, f), self_exe, invoked_command_line());
   });
 }

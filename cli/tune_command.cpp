@@ -111,6 +111,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
   cmd->add_option("--preset", f.run.preset, "Stopping rule: quick, default (the default) or precise");
   cmd->add_option("--mode", f.run.mode, "cold (default) or hot");
   cmd->add_option("--flush", f.run.flush, "Cold-mode L2 flush: dirty (default) or clean");
+  cmd->add_option("--launch", f.run.launch, "stream (default) or graph (each sample a CUDA graph replay)");
   cmd->add_option("--out", f.run.out, "Output folder (default: tune)");
   cmd->add_option("--device", f.run.device, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_option("--seed", f.run.seed, "Seed of the input generator (default: 1)")->type_name("UINT");
@@ -124,7 +125,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     std::string error;
     if (!f.run.resume.empty()) {
       for (const char* flag : {"--op", "--variant", "--dtype", "--axis", "--shapes", "--preset", "--mode", "--flush",
-                               "--seed", "--out", "--list-cases"})
+                               "--launch", "--seed", "--out", "--list-cases"})
         if (cmd->count(flag)) {
           std::cerr << "kwb tune: --resume: the search's plan and folder come from its journal; leave out " << flag
                     << "\n";
@@ -170,14 +171,15 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
     }
     run.given = {.axis = !run.axes.empty(), .shapes = cmd->count("--shapes") > 0, .mode = cmd->count("--mode") > 0,
                  .flush = cmd->count("--flush") > 0, .preset = cmd->count("--preset") > 0,
-                 .seed = cmd->count("--seed") > 0};
+                 .seed = cmd->count("--seed") > 0, .launch = cmd->count("--launch") > 0};
     // The journal's header records the plan as `kwb run` flags, so `kwb run --resume DIR` continues
     // an interrupted search.
     nlohmann::ordered_json given = {{"op", run.ops}, {"variant", run.variants}, {"axis", run.axes}};
     if (!run.dtypes.empty()) given["dtype"] = run.dtypes;
     const std::pair<const char*, const std::string*> written[] = {
         {"shapes", &run.shapes}, {"preset", &run.preset}, {"mode", &run.mode},
-        {"flush", &run.flush},   {"seed", &run.seed},     {"case-timeout", &run.case_timeout_s}};
+        {"flush", &run.flush},   {"launch", &run.launch}, {"seed", &run.seed},
+        {"case-timeout", &run.case_timeout_s}};
     for (const auto& [name, value] : written)
       if (cmd->count(std::string("--") + name)) given[name] = *value;
     const int rc = run_from_flags(run, given, self_exe, invoked_command_line());

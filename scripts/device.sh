@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck tune sweep peers extra main\n# (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck tune sweep graph peers extra main\n# (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -206,6 +206,23 @@ timeout 240 ncu --clock-control none --cache-control all --nvtx --nvtx-include "
 tail -3 "$OUT/ncu.err"
 fi
 
+if want graph; then
+# suites/graph-vs-stream.yaml (1024-row shapes, multi-launch baselines, cases over 50 us) timed twice,
+# with --launch stream and --launch graph (CUPTI, quick preset): one table of both medians, graph/stream,
+# kernels a sample and the host's launch time per kernel; then whether the cases over 50 us agree
+# within 3% and the launch-bound cases' gain (scripts/graph_table.py; exit 1: a long case disagrees).
+log "stream launches against graph replays (suites/graph-vs-stream.yaml)"
+for launch in stream graph; do
+  start=$(date +%s.%N)
+  ./build/kwb run --suite suites/graph-vs-stream.yaml --launch $launch --timer cupti --out "$OUT/graph-$launch" \
+    > "$OUT/graph-$launch.txt" 2> "$OUT/graph-$launch-progress.txt"
+  echo "--launch $launch: exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+  grep -E " (failed|skipped) " "$OUT/graph-$launch.txt" | head -20
+done
+python3 scripts/graph_table.py "$OUT/graph-stream/report.json" "$OUT/graph-graph/report.json" | tee "$OUT/graph-table.txt"
+echo "graph_table exit ${PIPESTATUS[0]}"
+fi
+
 if want peers && [ -f .peers/torch_peers.py ]; then
   log "PyTorch peers"
   timeout 400 python3 .peers/torch_peers.py --ops "${KWB_PEER_OPS:-ceilings,rmsnorm,layernorm,softmax,swiglu,rope,ce}" > "$OUT/peers.txt" 2>&1
@@ -263,10 +280,10 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench counters counters-*.* 2>/dev/null | \
+  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
-  for f in summary.txt checks.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
+  for f in summary.txt checks.txt graph-table.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
            smoke-report.json faults-report.csv xcheck.json; do
     [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
   done

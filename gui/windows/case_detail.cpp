@@ -76,8 +76,10 @@ void timing_section(const CaseRecord& c, plot::View& view) {
   ImGui::SameLine(), widgets::label_value("samples", std::to_string(t.span.count));
   ImGui::SameLine(), widgets::label_value("noise (IQR/median)", format_percent(100 * t.span.noise));
   widgets::label_value(
-      "timer", fmt::format("{} {}, flush {}, preset {}, stop: {}", t.timer, to_string(t.mode),
-                           t.flush, t.preset, to_string(t.stop_reason)));
+      "timer", fmt::format("{} {}, flush {}, launch {}, preset {}, stop: {}", t.timer, to_string(t.mode),
+                           t.flush, to_string(t.launch), t.preset, to_string(t.stop_reason)));
+  if (t.launch_overhead_us)
+    widgets::label_value("host launch", format_time_us(*t.launch_overhead_us) + " per kernel");
   if (c.derived) {
     const Derived& d = *c.derived;
     widgets::label_value("rates",

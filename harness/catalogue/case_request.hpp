@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/catalogue/flush_kind.hpp"
+#include "harness/catalogue/launch_kind.hpp"
 #include "harness/catalogue/types.hpp"
 
 namespace kwb {
@@ -22,6 +23,7 @@ struct CaseRequest {
   std::uint64_t seed = 1;
   bool include_test_variants = false;
   FlushKind flush = FlushKind::dirty;  // cold mode only
+  LaunchKind launch = LaunchKind::stream;  // each sample a stream launch, or a graph replay
   TunableValues tunables;  // the variant's tunables, in its declaration order
   // Hardware counters to collect after timing (harness/plan/counter_sets.hpp): the sets asked
   // for, by name, and every metric to collect, full names; empty: none (no cost).

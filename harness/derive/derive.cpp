@@ -167,7 +167,7 @@ void derive_speedups(std::vector<CaseRecord>& records) {
     for (const auto& base : records) {
       if (base.role != Role::baseline || base.disposition != Disposition::passed || !base.timing) continue;
       if (base.op != rec.op || base.dtype != rec.dtype || !(base.shape == rec.shape)) continue;
-      if (base.timing->mode != rec.timing->mode) continue;
+      if (base.timing->mode != rec.timing->mode || base.timing->launch != rec.timing->launch) continue;
       rec.derived->speedup_vs_baseline = base.timing->span.median / rec.timing->span.median;
       rec.derived->baseline_variant = base.variant;
       rec.derived->baseline_math = base.math;  // the tables say "tf32 vs fp32" where they differ

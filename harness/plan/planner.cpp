@@ -372,6 +372,7 @@ std::vector<CaseRequest> build_cases(const PlanRequest& req, const Selection& s)
             c.tunables = std::move(tunables);
             c.mode = req.mode;
             c.flush = req.flush;
+            c.launch = req.launch;
             c.preset = req.preset;
             c.seed = req.seed;
             c.include_test_variants = v->test_only || op->test_only;
@@ -464,6 +465,7 @@ std::string repro_command(const CaseRequest& c) {
   for (const auto& [name, value] : c.tunables) cmd += fmt::format(" --axis {}={}", name, value);
   cmd += fmt::format(" --mode {} --preset {} --seed {}", to_string(c.mode), c.preset, c.seed);
   if (c.mode == Mode::cold && c.flush != FlushKind::dirty) cmd += fmt::format(" --flush {}", to_string(c.flush));
+  if (c.launch != LaunchKind::stream) cmd += fmt::format(" --launch {}", to_string(c.launch));
   if (c.include_test_variants) cmd += " --include-test-variants";
   if (!c.counter_sets.empty()) cmd += fmt::format(" --counters {}", fmt::join(c.counter_sets, ","));
   // The extra metrics: those no asked-for set holds (the duration rides along with any).

@@ -36,6 +36,7 @@ struct PlanRequest {
   ShapeSet shape_set = ShapeSet::standard;
   Mode mode = Mode::cold;
   FlushKind flush = FlushKind::dirty;
+  LaunchKind launch = LaunchKind::stream;
   std::string preset = "default";
   std::uint64_t seed = 1;
   bool include_test_variants = false;  // also brings in test-only ops

@@ -52,6 +52,16 @@ Mode mode_from(const std::string& text) {
   return *mode;
 }
 
+LaunchKind launch_from(const std::string& text) {
+  const auto launch = parse_launch_kind(text);
+  if (!launch)
+    throw SettingError(Setting::launch, SettingText(Setting::launch, ": unknown launch '" + text +
+                                                                         "'; use stream (the variant's launches, each "
+                                                                         "sample as a program issues it) or graph (one "
+                                                                         "sample captured in a CUDA graph and replayed)"));
+  return *launch;
+}
+
 std::string preset_from(const std::string& text) {
   if (!stopping_preset(text) && text != kVerifyOnlyPreset)
     throw SettingError(Setting::preset, SettingText(Setting::preset, ": unknown preset '" + text +
@@ -93,6 +103,7 @@ void plan_from_suite(const RunSettings& settings, const Registry& registry, Plan
   flags.dtypes = given.dtypes;
   if (settings.given.mode) flags.mode = given.mode;
   if (settings.given.flush) flags.flush = given.flush;
+  if (settings.given.launch) flags.launch = given.launch;
   if (settings.given.preset) flags.preset = given.preset;
   if (settings.given.seed) flags.seed = given.seed;
   flags.include_test_variants = given.include_test_variants;
@@ -128,6 +139,7 @@ PlanRequest plan_request_from(const RunSettings& settings, const Registry& regis
   r.shape_set = shape_set_from(settings.shapes);
   r.mode = mode_from(settings.mode);
   r.flush = parse_flush_flag(settings.flush, r.mode);
+  r.launch = launch_from(settings.launch);
   r.preset = preset_from(settings.preset);
   r.seed = parse_seed(Setting::seed, settings.seed);
   r.max_cases = max_cases_from(settings.max_cases);

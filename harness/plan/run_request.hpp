@@ -11,7 +11,8 @@
 //
 // How the settings combine with a suite file (README, "Suites"):
 //   op, variant, dtype          narrow the suite's plan (they cannot add to it)
-//   mode, flush, preset, seed   win over the suite's values when given
+//   mode, flush, launch,        win over the suite's values when given
+//   preset, seed
 //   datasheet-ceilings          wins over the suite's `ceilings` (nothing is measured)
 //   axis, shapes                refused: the suite's entries give the shapes
 //   max-cases                   applies to each entry and to the whole suite
@@ -32,7 +33,7 @@ namespace kwb {
 // Which settings were given rather than left at their defaults: a suite's values yield only to
 // those (and axis and shapes are refused beside a suite only when given).
 struct GivenSettings {
-  bool axis = false, shapes = false, mode = false, flush = false, preset = false, seed = false;
+  bool axis = false, shapes = false, mode = false, flush = false, preset = false, seed = false, launch = false;
 };
 
 // A run's settings as given. Defaults are those of `kwb run`.
@@ -41,6 +42,7 @@ struct RunSettings {
   std::vector<std::string> axes;                   // NAME=VALUES each; empty: the ops' own shapes
   std::string shapes = "default";                  // default | edge: shapes of ops no axis names
   std::string mode = "cold", flush = "dirty", preset = "default";
+  std::string launch = "stream";                   // stream | graph: how each sample is launched
   std::string seed = "1";                          // 0 to 2^64-1
   std::string max_cases = std::to_string(PlanRequest::kDefaultMaxCases);
   bool include_test_variants = false;

@@ -21,6 +21,7 @@ std::string_view setting_id(Setting setting) {
     case Setting::datasheet_ceilings: return "datasheet-ceilings";
     case Setting::counters: return "counters";
     case Setting::metrics: return "metrics";
+    case Setting::launch: return "launch";
   }
   return "?";
 }

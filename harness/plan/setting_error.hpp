@@ -29,7 +29,7 @@ struct PlanError : std::invalid_argument {
 // The settings a run is asked for with.
 enum class Setting {
   op, variant, dtype, axis, shapes, mode, flush, preset, seed, max_cases, include_test_variants,
-  suite, tuning, datasheet_ceilings, counters, metrics,
+  suite, tuning, datasheet_ceilings, counters, metrics, launch,
 };
 
 // The setting's id: the long name of `kwb run`'s flag and the key of a journal's plan flags

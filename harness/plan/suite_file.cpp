@@ -17,10 +17,11 @@
 namespace kwb {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "description", "mode", "flush", "preset", "seed",
+const std::vector<std::string> kTopKeys = {"name", "description", "mode", "flush", "launch", "preset", "seed",
                                            "ceilings", "thresholds", "compare", "entries"};
 const std::vector<std::string> kEntryKeys = {"ops", "variants", "dtypes", "shapes"};
-const std::vector<std::string> kSuiteLevelKeys = {"mode", "flush", "preset", "seed", "ceilings", "thresholds", "compare"};
+const std::vector<std::string> kSuiteLevelKeys = {"mode", "flush", "launch", "preset", "seed",
+                                                  "ceilings", "thresholds", "compare"};
 const std::vector<std::string> kCompareKeys = {"fail_on"};
 
 std::string located_text(const std::string& file, const SuiteLocation& at, const std::string& message) {
@@ -168,8 +169,8 @@ SuiteEntry read_entry(const Reader& r, const YAML::Node& n, const SuiteLocation&
       if (it->first.IsScalar() &&
           std::count(kSuiteLevelKeys.begin(), kSuiteLevelKeys.end(), it->first.Scalar()))
         r.fail(Reader::at(it->first, at.key + "." + it->first.Scalar(), at),
-               fmt::format("'{}' is a suite-level setting, not an entry's: a report holds one mode, flush, preset, "
-                           "seed and one set of thresholds per run (compare refuses to mix them); move it to the top "
+               fmt::format("'{}' is a suite-level setting, not an entry's: a report holds one mode, flush, launch, "
+                           "preset, seed and one set of thresholds per run (compare refuses to mix them); move it to the top "
                            "level of the file, or put these cases in a suite of their own", it->first.Scalar()));
   const auto pairs = r.pairs(n, at, at.key, &kEntryKeys, "an entry (a map with ops and optional variants, dtypes, shapes)");
   SuiteEntry e;
@@ -261,6 +262,12 @@ SuiteFile parse_suite(std::string_view text, const std::string& path) {
     if (!flush_fits_mode(*flush, s.mode))
       r.fail(p->value_at, "hot mode flushes nothing; drop 'flush' or set mode: cold");
     s.flush = *flush;
+  }
+  if (find(pairs, "launch", &p)) {
+    const std::string text = r.scalar(p->value, p->value_at, "a launch (stream or graph)");
+    const auto launch = parse_launch_kind(text);
+    if (!launch) r.fail(p->value_at, unknown_name_message("launch", text, {"stream", "graph"}));
+    s.launch = *launch;
   }
   if (find(pairs, "preset", &p)) {
     s.preset = r.scalar(p->value, p->value_at, "a preset (quick, default, precise or verify)");

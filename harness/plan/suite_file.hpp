@@ -3,8 +3,9 @@
 //   name: smoke                      # required
 //   description: every op once       # optional
 //   mode: cold                       # cold | hot; flush: dirty | clean; preset: quick | default |
-//   flush: dirty                     #   precise | verify; seed: 0..2^64-1 (suite-level only: a
-//   preset: quick                    #   report holds one mode, flush and preset per run)
+//   flush: dirty                     #   precise | verify; seed: 0..2^64-1; launch: stream |
+//   preset: quick                    #   graph (suite-level only: a report holds one mode,
+//                                    #   flush, launch and preset per run)
 //   ceilings: cached                 # cached (default) | measure (fresh, as `kwb ceilings
 //                                    #   --refresh`, before the cases) | datasheet
 //   thresholds: {default: 3%, rmsnorm_fwd: 2%}   # smallest slowdown that is a regression
@@ -30,6 +31,7 @@
 
 #include "harness/catalogue/types.hpp"
 #include "harness/catalogue/flush_kind.hpp"
+#include "harness/catalogue/launch_kind.hpp"
 #include "harness/plan/planner.hpp"
 #include "harness/record/fail_on.hpp"
 
@@ -81,6 +83,7 @@ struct SuiteFile {
   std::string description;
   Mode mode = Mode::cold;
   FlushKind flush = FlushKind::dirty;
+  LaunchKind launch = LaunchKind::stream;
   std::string preset = "default";
   std::uint64_t seed = 1;
   SuiteCeilings ceilings = SuiteCeilings::cached;
@@ -94,7 +97,7 @@ struct SuiteFile {
 
 // Parses suite text; `path` names it in messages. Throws SuiteError for YAML syntax errors,
 // unknown or repeated keys (with a "did you mean"), wrong types, unknown dtypes, modes,
-// flushes, presets and ceilings, bad thresholds and missing required keys.
+// flushes, launches, presets and ceilings, bad thresholds and missing required keys.
 SuiteFile parse_suite(std::string_view text, const std::string& path);
 
 // Reads and parses the file; an unreadable file is a SuiteError at line 0.

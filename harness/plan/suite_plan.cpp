@@ -99,6 +99,7 @@ std::vector<SuiteRequest> suite_requests(const SuiteFile& suite, const Registry&
     base.shape_set = e.shape_set;
     base.mode = mode;
     base.flush = flush;
+    base.launch = flags.launch.value_or(suite.launch);
     base.preset = flags.preset.value_or(suite.preset);
     base.seed = flags.seed.value_or(suite.seed);
     base.include_test_variants = flags.include_test_variants;

@@ -31,13 +31,15 @@ struct SuiteRunFlags {
   std::vector<DType> dtypes;
   std::optional<Mode> mode;
   std::optional<FlushKind> flush;
+  std::optional<LaunchKind> launch;
   std::optional<std::string> preset;
   std::optional<std::uint64_t> seed;
   bool include_test_variants = false;
   std::size_t max_cases = PlanRequest::kDefaultMaxCases;  // per entry and for the whole suite
 };
 
-// The requests of every entry, with the suite's (or the flags') mode, flush, preset and seed.
+// The requests of every entry, with the suite's (or the flags') mode, flush, launch, preset and
+// seed.
 // Throws SuiteError for unknown ops, variants and axes, and malformed axis values; PlanError
 // when the flags and the suite conflict (--mode hot with a suite that asks for flush: clean).
 std::vector<SuiteRequest> suite_requests(const SuiteFile& suite, const Registry& registry,

@@ -15,6 +15,7 @@
 #include "harness/record/counters.hpp"
 #include "harness/record/stats.hpp"
 #include "harness/catalogue/elem_type.hpp"
+#include "harness/catalogue/launch_kind.hpp"
 #include "harness/catalogue/types.hpp"
 
 namespace kwb {
@@ -99,6 +100,9 @@ struct TimingResult {
   std::string timer;  // "cupti" or "cuda_events"
   Mode mode = Mode::cold;
   std::string flush = "dirty";  // L2 state before each sample: "dirty", "clean", "none" (hot)
+  // How each sample was launched: the variant's launch on the stream, or a replay of a CUDA graph
+  // captured from it (harness/catalogue/launch_kind.hpp). Older reports: stream.
+  LaunchKind launch = LaunchKind::stream;
   std::string preset;
   SummaryStats span;        // first kernel start to last kernel end: the headline time
   SummaryStats busy;        // union of kernel intervals
@@ -109,6 +113,11 @@ struct TimingResult {
   double warmup_ms = 0;
   double measure_wall_ms = 0;
   std::vector<double> samples_us;  // span of each sample, in order
+  // Host wall time of one sample's launch call (the variant's launch; cudaGraphLaunch in graph
+  // mode) divided by the kernels the sample ran: the median over the samples, in microseconds.
+  // What issuing a kernel costs the host, beside what it costs the device. Absent where the timer
+  // cannot count kernels (CUDA events) and in older reports.
+  std::optional<double> launch_overhead_us;
   std::optional<ClockSummary> clocks;  // absent when NVML is unavailable
   // How the timed launches' output was checked against the verified one ("bit-identical to the
   // verified output: ..."), in words; empty in reports written before it was checked.

@@ -129,6 +129,7 @@ Json timing_json(const TimingResult& t) {
   j["timer"] = t.timer;
   j["mode"] = to_string(t.mode);
   j["flush"] = t.flush;
+  j["launch"] = to_string(t.launch);
   j["preset"] = t.preset;
   j["span"] = stats_json(t.span);
   j["busy"] = stats_json(t.busy);
@@ -147,6 +148,7 @@ Json timing_json(const TimingResult& t) {
   j["warmup_ms"] = number(t.warmup_ms);
   j["measure_wall_ms"] = number(t.measure_wall_ms);
   j["samples_us"] = numbers(t.samples_us);
+  if (t.launch_overhead_us) j["launch_overhead_us"] = number(*t.launch_overhead_us);
   if (t.clocks) j["clocks"] = clocks_json(*t.clocks);
   if (!t.output_check.empty()) j["output_check"] = t.output_check;
   return j;
@@ -277,6 +279,7 @@ Json ceilings_json(const Ceilings& c) {
 
 constexpr Role kAllRoles[] = {Role::fused, Role::baseline, Role::vendor};
 constexpr Mode kAllModes[] = {Mode::cold, Mode::hot};
+constexpr LaunchKind kAllLaunchKinds[] = {LaunchKind::stream, LaunchKind::graph};
 constexpr Disposition kAllDispositions[] = {Disposition::passed, Disposition::failed,
                                             Disposition::skipped, Disposition::not_verified};
 constexpr StopReason kAllStopReasons[] = {StopReason::converged, StopReason::time_limit,
@@ -409,6 +412,8 @@ TimingResult read_timing(const Node& n) {
   t.flush = flush.string();
   if (t.flush != "dirty" && t.flush != "clean" && t.flush != "none")
     flush.fail(fmt::format("unknown flush \"{}\" (expected one of: dirty, clean, none)", t.flush));
+  // Older reports: every sample was a stream launch.
+  if (auto launch = n.find("launch")) t.launch = launch->enumeration(parse_launch_kind, kAllLaunchKinds);
   t.preset = n["preset"].string();
   t.span = read_stats(n["span"]);
   t.busy = read_stats(n["busy"]);
@@ -424,6 +429,7 @@ TimingResult read_timing(const Node& n) {
   t.warmup_ms = n["warmup_ms"].number();
   t.measure_wall_ms = n["measure_wall_ms"].number();
   t.samples_us = read_numbers(n["samples_us"]);
+  if (auto o = n.find("launch_overhead_us")) t.launch_overhead_us = o->number();  // older reports: none
   if (auto c = n.find("clocks")) t.clocks = read_clocks(*c);
   if (auto c = n.find("output_check")) t.output_check = c->string();  // older reports: none
   return t;

@@ -8,7 +8,8 @@ namespace {
 bool timed_pass(const CaseRecord& r) { return r.disposition == Disposition::passed && r.timing.has_value(); }
 
 bool same_case(const CaseRecord& a, const CaseRecord& b) {
-  return a.op == b.op && a.dtype == b.dtype && a.shape == b.shape && a.timing->mode == b.timing->mode;
+  return a.op == b.op && a.dtype == b.dtype && a.shape == b.shape && a.timing->mode == b.timing->mode &&
+         a.timing->launch == b.timing->launch;
 }
 
 SpeedupRow make_row(const CaseRecord& base, const CaseRecord& best) {

@@ -106,7 +106,8 @@ std::optional<Ceilings> Session::measured_ceilings(const DeviceInfo& device) {
 void Session::describe_settings(Report& report, const WorkerHello& hello) const {
   const CaseRequest& first = cases_.front();
   const std::string mode(to_string(first.mode));
-  report.run.settings = {{"mode", mode}, {"preset", first.preset}, {"seed", std::to_string(first.seed)},
+  report.run.settings = {{"mode", mode}, {"launch", std::string(to_string(first.launch))},
+                         {"preset", first.preset}, {"seed", std::to_string(first.seed)},
                          {"timer", hello.timer}, {"case_timeout_s", fmt::format("{}", options_.case_timeout_s)},
                          {"cases_planned", std::to_string(cases_.size())}};
   if (!hello.timer_note.empty()) report.run.settings["timer_note"] = hello.timer_note;
@@ -132,8 +133,8 @@ void Session::announce_plan(const WorkerHello& hello) const {
     }
     where = fmt::format("{} GPUs {} ({}), one worker each", lanes_.size(), indices, hello.device.name);
   }
-  note(fmt::format("{} cases on {}, timer {}, mode {}, preset {}{}", progress_.total, where, hello.timer, mode,
-                   first.preset,
+  note(fmt::format("{} cases on {}, timer {}, mode {}{}, preset {}{}", progress_.total, where, hello.timer, mode,
+                   launch_note(first.launch), first.preset,
                    options_.resume ? fmt::format(" ({} recorded before, resumed)", options_.resume->recorded.size())
                                    : ""));
   if (!counters_plan_.empty()) note("counters: " + counters_plan_);

@@ -10,6 +10,7 @@
 
 #include "harness/catalogue/case_identity.hpp"
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/worker/measure/graph_launch.hpp"
 #include "harness/worker/memory_skip.hpp"
 #include "harness/worker/prepare/device_fill.hpp"
 #include "harness/catalogue/registry.hpp"
@@ -266,6 +267,11 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     rec.disposition = Disposition::failed;
     rec.reason = e.what();
     rec.timing.reset();  // what was timed is not what was verified
+  } catch (const GraphCaptureError& e) {
+    // Verified, and correct as a stream launch; only this way of timing it does not apply.
+    rec.disposition = Disposition::skipped;
+    rec.reason = e.what();
+    rec.timing.reset();
   } catch (const CudaError& e) {
     fail_on_cuda_error(rec, phase, e);
   } catch (const std::exception& e) {
@@ -391,12 +397,14 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
   return result;
 }
 
-// 5. Times the variant's launches under the request's preset and mode: fills rec.timing (and,
-// when slowed on purpose, says so in rec.reason). The last sample of every batch runs on
-// poisoned outputs and its output is checked (harness/worker/verify/timed_output.hpp): bit for
-// bit against the verified output, or, for a variant that varies run to run (or whose copy does
-// not fit), scanned for poison and re-verified against the oracle after the last batch. Throws
-// TimedOutputMismatch when the timed launches do not reproduce the verified output.
+// 5. Times the variant's launches under the request's preset, mode and launch: fills rec.timing
+// (and, when slowed on purpose, says so in rec.reason). In graph mode one sample's launches are
+// captured in a CUDA graph first and every sample replays it (GraphCaptureError: the case is
+// skipped). The last sample of every batch runs on poisoned outputs and its output is checked
+// (harness/worker/verify/timed_output.hpp): bit for bit against the verified output, or, for a
+// variant that varies run to run (or whose copy does not fit), scanned for poison and re-verified
+// against the oracle after the last batch. Throws TimedOutputMismatch when the timed launches do
+// not reproduce the verified output.
 void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseRequest& req,
                            const std::vector<TensorSpec>& specs, const LaunchArgs& args, CaseRecord& rec) {
   ScopedRange r{"measure"};
@@ -436,6 +444,14 @@ void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseReque
     rec.reason = fmt::format("slowed on purpose by {}: +{:.3g}% ({:.2f} us spin after each launch, {:.2f} us "
                              "for the extra launch itself)",
                              kTestSlowdownEnv, 100 * slowdown->fraction, spin_ns / 1000, extra_launch_ns / 1000);
+  }
+
+  std::optional<GraphLaunch> graph;
+  if (req.launch == LaunchKind::graph) {
+    graph.emplace(launch, stream_);
+    settings.launch = LaunchKind::graph;
+    settings.graph_kernels = graph->kernels();
+    launch = [&](cudaStream_t s) { graph->replay(s); };
   }
 
   rec.timing = measure(launch, stream_, settings, timer_, flusher_.get());

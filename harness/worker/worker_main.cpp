@@ -17,7 +17,7 @@
 namespace kwb {
 namespace {
 
-// The request's enumerations (dtype, mode, flush) travel as their names: to_string() writes them
+// The request's enumerations (dtype, mode, flush, launch) travel as their names: to_string() writes them
 // and the type's own parser reads them back, so a name has one spelling on both sides of the pipe
 // and no second list of names exists here. A name the parser refuses is a malformed request
 // naming the field.
@@ -42,7 +42,7 @@ nlohmann::ordered_json to_json(const CaseRequest& r) {
   for (const auto& [name, value] : r.tunables) tunables[name] = value;
   return {{"index", r.index}, {"op", r.op}, {"variant", r.variant},
           {"dtype", to_string(r.dtype)}, {"shape", shape}, {"tunables", tunables},
-          {"mode", to_string(r.mode)}, {"flush", to_string(r.flush)},
+          {"mode", to_string(r.mode)}, {"flush", to_string(r.flush)}, {"launch", to_string(r.launch)},
           {"preset", r.preset}, {"seed", r.seed}, {"include_test_variants", r.include_test_variants},
           {"counter_sets", r.counter_sets}, {"counter_metrics", r.counter_metrics}};
 }
@@ -63,6 +63,8 @@ CaseRequest case_request_from_json(const nlohmann::ordered_json& j) {
     r.tunables.push_back({name, value.get<std::int64_t>()});
   r.mode = named(j, "mode", parse_mode);
   r.flush = named(j, "flush", parse_flush_kind);
+  // A parent from before graph launches sends none: its cases are stream launches.
+  if (j.contains("launch")) r.launch = named(j, "launch", parse_launch_kind);
   r.preset = j.at("preset").get<std::string>();
   r.seed = j.at("seed").get<std::uint64_t>();
   r.include_test_variants = j.value("include_test_variants", false);

@@ -7,7 +7,7 @@
 //                     {"event":"ceilings","ceilings":{...}}   {"event":"error","message":"..."}
 //
 // A case request crosses the pipe as the CaseRequest the planner made, field by field; its
-// enumerations (dtype, mode, flush) as their names, written and read back only by the two
+// enumerations (dtype, mode, flush, launch) as their names, written and read back only by the two
 // functions below (the flush is a FlushKind on both sides: parsed once, from the setting, by the
 // planner).
 #pragma once

@@ -54,7 +54,7 @@ std::string compare_markdown(const CompareReport& r) {
   for (const std::string& line : gate_lines(r)) md += "- " + cell(line) + "\n";
 
   if (r.environment.empty()) {
-    md += "\n## Environment\n\nSame GPU, driver, CUDA runtime, mode, flush, preset and timer in both reports.\n";
+    md += "\n## Environment\n\nSame GPU, driver, CUDA runtime, mode, flush, launch, preset and timer in both reports.\n";
   } else {
     md += "\n## Environment differs\n\nThe two reports were not measured alike; read the ratios with that in mind.\n\n";
     md += "| | BASE | NEW |\n|---|---|---|\n";

@@ -23,7 +23,7 @@ const TimingResult* first_timing(const Report& r) {
 // The settings a case's measurement depends on, as the report records them (its run settings,
 // else its first timed case's).
 struct MeasureSettings {
-  std::string mode, flush, preset, seed;
+  std::string mode, flush, launch, preset, seed;
 };
 
 MeasureSettings measure_settings(const Report& r) {
@@ -35,6 +35,7 @@ MeasureSettings measure_settings(const Report& r) {
   MeasureSettings s;
   s.mode = get("mode", t ? std::string(to_string(t->mode)) : "");
   s.flush = s.mode == "hot" ? "none" : get("flush", t ? t->flush : "");
+  s.launch = launch_of(r);
   s.preset = get("preset", t ? t->preset : "");
   s.seed = r.run.settings.count("seed") ? r.run.settings.at("seed") : kNotRecorded;
   return s;
@@ -62,6 +63,7 @@ std::optional<std::string> confirm_settings_problem(const Report& base, const Re
   };
   check("mode", b.mode, n.mode);
   check("flush", b.flush, n.flush);
+  check("launch", b.launch, n.launch);
   check("preset", b.preset, n.preset);
   check("seed", b.seed, n.seed);
   if (differ.empty()) return std::nullopt;
@@ -93,6 +95,11 @@ CaseRequest confirm_request(const CaseRecord& record, const Report& base, const 
     if (!flush) throw missing("flush");
     r.flush = *flush;
   }
+  const auto launch = parse_launch_kind(s.launch);
+  if (!launch)
+    throw ReportError(fmt::format("{}: run.settings.launch: unknown launch \"{}\" (expected stream or graph)",
+                                  base_name, s.launch));
+  r.launch = *launch;
   if (s.preset == kNotRecorded) throw missing("preset");
   r.preset = s.preset;
   char* end = nullptr;

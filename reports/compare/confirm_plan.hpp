@@ -2,7 +2,7 @@
 // not settle (slower, faster, ambiguous), each as the CaseRequest `kwb run` would send its worker,
 // with the settings both reports were measured under. Pure: reports in, requests or refusals out.
 //
-// The settings that decide what a case measures (mode, flush, preset, seed) must agree between
+// The settings that decide what a case measures (mode, flush, launch, preset, seed) must agree between
 // BASE and NEW: the interleaved rounds run both sides under one set of them, so a confirmed ratio
 // between reports measured differently would answer another question than the one compared.
 // The test-only slowdown switch (harness/worker/test_slowdown.hpp) is part of how a report was
@@ -27,7 +27,7 @@ bool is_suspect(const ComparedCase& c);
 std::vector<std::string> suspect_keys(const CompareReport& report);
 
 // Why BASE and NEW cannot be re-measured under one set of settings: "preset: BASE quick, NEW
-// default; ..." with how to fix it; nothing when mode, flush, preset and seed agree.
+// default; ..." with how to fix it; nothing when mode, flush, launch, preset and seed agree.
 std::optional<std::string> confirm_settings_problem(const Report& base, const Report& next,
                                                     const std::string& base_name, const std::string& new_name);
 

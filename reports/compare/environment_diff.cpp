@@ -49,6 +49,7 @@ std::vector<EnvDifference> environment_differences(const Report& base, const Rep
       {"CUDA runtime", runtime},
       {"mode", [](const Report& r) { return setting(r, "mode", [](const TimingResult& t) { return std::string(to_string(t.mode)); }); }},
       {"flush", [](const Report& r) { return setting(r, "flush", [](const TimingResult& t) { return t.flush; }); }},
+      {"launch", launch_of},
       {"preset", [](const Report& r) { return setting(r, "preset", [](const TimingResult& t) { return t.preset; }); }},
       {"timer", [](const Report& r) { return setting(r, "timer", [](const TimingResult& t) { return t.timer; }); }},
       // A report timed with the test-only slowdown switch on (harness/worker/test_slowdown.hpp) says so.

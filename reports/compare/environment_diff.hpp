@@ -1,5 +1,5 @@
 // What differs between the environments of two reports: GPU, driver, CUDA runtime, and the
-// settings that change what a time means (mode, flush, preset, timer). A comparison across such a
+// settings that change what a time means (mode, flush, launch, preset, timer). A comparison across such a
 // difference is still made, but every output says so first (and `--strict-env` refuses it): a
 // dirty flush costs a kernel 3-8 us, and an H200 is not an H100.
 #pragma once
@@ -12,7 +12,7 @@
 namespace kwb {
 
 struct EnvDifference {
-  std::string what;  // "GPU", "driver", "CUDA runtime", "mode", "flush", "preset", "timer"
+  std::string what;  // "GPU", "driver", "CUDA runtime", "mode", "flush", "launch", "preset", "timer"
   std::string base, next;
 };
 

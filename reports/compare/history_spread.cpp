@@ -19,8 +19,10 @@ std::string setting(const RunInfo& run, const std::string& key) {
 
 HistorySpread history_spread(const Report& base, const std::vector<history::TrendRow>& rows) {
   // The history's own words for a run's settings (HistoryStore::trend), built from BASE's.
+  const std::string launch = launch_of(base);
   const std::string settings = "mode " + setting(base.run, "mode") + ", flush " + setting(base.run, "flush") +
-                               ", preset " + setting(base.run, "preset");
+                               ", preset " + setting(base.run, "preset") +
+                               (launch == kDefaultLaunchName ? "" : ", launch " + launch);
   const std::string gpu = base.run.device ? base.run.device->name : "";
   const std::string driver = history::driver_label(base.run.device.value_or(DeviceInfo{}));
   std::map<std::string, double> base_median;  // history identity (the record's nvtx_range) -> median

@@ -1,7 +1,7 @@
 // Each case's run-to-run spread from the result history (`kwb compare --history DB`), the same
 // measure as --base-runs (run_spread.hpp) taken from the runs `kwb history add` kept: the largest
 // |median(run) / median(BASE) - 1| over the stored runs of BASE's build measured alike (same git
-// SHA, GPU name, mode, flush and preset; BASE's own row, if stored, is left out). Runs of other
+// SHA, GPU name, mode, flush, preset and launch; BASE's own row, if stored, is left out). Runs of other
 // builds are history, not noise, and are not read. Pure: the rows come from HistoryStore::trend,
 // so this builds and is tested without SQLite.
 #pragma once

@@ -8,7 +8,7 @@
 // per-sample arrays serve as well.
 //
 // The runs must be of BASE's build measured alike (same git SHA, GPU, driver, CUDA runtime, mode,
-// flush, preset, timer, test slowdown): the spread between two builds is a change of code, and
+// flush, launch, preset, timer, test slowdown): the spread between two builds is a change of code, and
 // would widen the band over the very regressions the gate is for. Another is refused.
 #pragma once
 

@@ -17,7 +17,7 @@ CREATE TABLE reports (
   started_at TEXT NOT NULL, host TEXT NOT NULL, git_sha TEXT NOT NULL, tool_version TEXT NOT NULL,
   device_name TEXT NOT NULL, device_uuid TEXT NOT NULL, driver TEXT NOT NULL,
   mode TEXT NOT NULL, flush TEXT NOT NULL, preset TEXT NOT NULL,
-  source_path TEXT NOT NULL, added_at TEXT NOT NULL);
+  source_path TEXT NOT NULL, added_at TEXT NOT NULL, launch TEXT NOT NULL DEFAULT 'stream');
 CREATE TABLE results (
   report_id INTEGER NOT NULL REFERENCES reports(id),
   identity TEXT NOT NULL, op TEXT NOT NULL, variant TEXT NOT NULL, dtype TEXT NOT NULL,
@@ -26,8 +26,20 @@ CREATE TABLE results (
   PRIMARY KEY (report_id, identity));
 CREATE INDEX results_by_identity ON results(identity);
 CREATE INDEX results_by_op ON results(op);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )sql";
+
+// Version 1 -> 2: runs record how their samples were launched; every earlier run was a stream launch.
+constexpr const char* kAddLaunch = R"sql(
+ALTER TABLE reports ADD COLUMN launch TEXT NOT NULL DEFAULT 'stream';
+PRAGMA user_version = 2;
+)sql";
+
+// The words of a run's settings that make one series: runs measured differently never share one.
+// Stream launches, the default, add nothing (the words of the runs before the setting existed).
+constexpr const char* kSettingsText =
+    "'mode ' || p.mode || ', flush ' || p.flush || ', preset ' || p.preset || "
+    "CASE p.launch WHEN 'stream' THEN '' ELSE ', launch ' || p.launch END";
 
 // A prepared statement, finalized on every path out.
 class Statement {
@@ -136,6 +148,10 @@ HistoryStore::HistoryStore(const std::filesystem::path& path) : path_(path) {
       exec(db_, "BEGIN", path_);
       exec(db_, kCreateSchema, path_);
       exec(db_, "COMMIT", path_);
+    } else if (found == 1) {
+      exec(db_, "BEGIN IMMEDIATE", path_);
+      exec(db_, kAddLaunch, path_);
+      exec(db_, "COMMIT", path_);
     }
   } catch (...) {
     sqlite3_close(db_);
@@ -153,15 +169,15 @@ AddResult HistoryStore::add_report(const Report& report, const std::string& sour
   try {
     Statement insert_report(db_,
                             "INSERT OR IGNORE INTO reports (report_key, started_at, host, git_sha, tool_version, "
-                            "device_name, device_uuid, driver, mode, flush, preset, source_path, added_at) "
-                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                            "device_name, device_uuid, driver, mode, flush, preset, source_path, added_at, launch) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                             path_);
     const DeviceInfo device = run.device.value_or(DeviceInfo{});
     const std::string driver = driver_label(device);
     const std::string fields[] = {report_key(run), run.started_at, run.host, run.git_sha, run.tool_version,
                                   device.name, device.uuid, driver, setting(run, "mode"), setting(run, "flush"),
-                                  setting(run, "preset"), source_path, now_utc()};
-    for (int i = 0; i < 13; ++i) insert_report.bind(i + 1, fields[i]);
+                                  setting(run, "preset"), source_path, now_utc(), launch_of(report)};
+    for (int i = 0; i < 14; ++i) insert_report.bind(i + 1, fields[i]);
     insert_report.step(path_);
     if (sqlite3_changes(db_) == 0) {
       exec(db_, "ROLLBACK", path_);
@@ -203,14 +219,14 @@ AddResult HistoryStore::add_report(const Report& report, const std::string& sour
 
 std::vector<TrendRow> HistoryStore::trend(const TrendQuery& query) const {
   // instr() rather than LIKE: identities hold '_' and ':' and must match literally.
-  Statement select(db_,
-                   "SELECT r.identity, r.op, r.variant, r.disposition, p.started_at, p.git_sha, p.device_name, "
-                   "p.driver, r.median_us, r.p10_us, r.p90_us, r.gbps, r.pct_of_copy, "
-                   "'mode ' || p.mode || ', flush ' || p.flush || ', preset ' || p.preset "
-                   "FROM results r JOIN reports p ON p.id = r.report_id "
-                   "WHERE (?1 = '' OR r.op = ?1) AND instr(r.identity, ?2) > 0 AND instr(p.device_name, ?3) > 0 "
-                   "ORDER BY r.identity, p.device_name, 14, p.started_at, p.id",
-                   path_);
+  const std::string sql =
+      std::string("SELECT r.identity, r.op, r.variant, r.disposition, p.started_at, p.git_sha, p.device_name, "
+                  "p.driver, r.median_us, r.p10_us, r.p90_us, r.gbps, r.pct_of_copy, ") +
+      kSettingsText +
+      " FROM results r JOIN reports p ON p.id = r.report_id "
+      "WHERE (?1 = '' OR r.op = ?1) AND instr(r.identity, ?2) > 0 AND instr(p.device_name, ?3) > 0 "
+      "ORDER BY r.identity, p.device_name, 14, p.started_at, p.id";
+  Statement select(db_, sql.c_str(), path_);
   select.bind(1, query.op);
   select.bind(2, query.identity_contains);
   select.bind(3, query.device_contains);

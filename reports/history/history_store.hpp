@@ -2,14 +2,15 @@
 // runs. Built only when CMake finds SQLite3 (KWB_HAVE_SQLITE3); `kwb history` says how to get it
 // otherwise.
 //
-// Schema (PRAGMA user_version = 1):
+// Schema (PRAGMA user_version = 2):
 //   reports(id, report_key UNIQUE, started_at, host, git_sha, tool_version, device_name,
-//           device_uuid, driver, mode, flush, preset, source_path, added_at)
+//           device_uuid, driver, mode, flush, preset, source_path, added_at, launch)
 //   results(report_id -> reports.id, identity, op, variant, dtype, disposition, median_us, p10_us,
 //           p90_us, noise, gbps, pct_of_copy; PRIMARY KEY (report_id, identity))
 // The report key is "started_at|host|device uuid|git sha" from the report's run block: adding the
 // same report again (or a copy of it) adds nothing. Timing columns are NULL for a case without
-// timing (skipped, failed before measuring).
+// timing (skipped, failed before measuring). Version 1 had no `launch` column: it is added on
+// opening, its rows `stream` (every run then launched that way).
 #pragma once
 
 #include <filesystem>
@@ -26,7 +27,7 @@ struct sqlite3;
 
 namespace kwb::history {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Opening, migrating or writing failed; the message names the database file.
 struct HistoryError : std::runtime_error {
@@ -64,8 +65,8 @@ class HistoryStore {
   // One transaction per report: all its cases or none.
   AddResult add_report(const Report& report, const std::string& source_path);
 
-  // Rows ordered by identity, device, settings (mode, flush, preset), then run start time (then
-  // insertion order).
+  // Rows ordered by identity, device, settings (mode, flush, preset, launch), then run start time
+  // (then insertion order).
   std::vector<TrendRow> trend(const TrendQuery& query) const;
 
   int report_count() const;

@@ -1,5 +1,5 @@
 // The text `kwb history show` prints: one block per case, device and settings (mode, flush,
-// preset: runs measured differently are never one series), one line per run in time
+// preset, launch: runs measured differently are never one series), one line per run in time
 // order (date, git SHA, median, change vs the previous run, GB/s, % of the DRAM roof) and CHANGE on the
 // runs find_change_points flags. No SQL: the rows come from HistoryStore::trend.
 #pragma once

@@ -39,8 +39,10 @@ void check_same_plan(const ShardReport& first, const ShardReport& s, const Merge
     throw MergeError(fmt::format("{} and {} come from different plans (plan digest {} of {} cases vs {} of {}); run "
                                  "every shard with the same suite, filters and kwb build", first.file, s.file,
                                  a.plan_digest, a.plan_cases, b.plan_digest, b.plan_cases));
+  // A shard written before the launch was recorded launched on the stream (launch_of).
+  auto value = [](const Report& r, const std::string& key) { return key == "launch" ? launch_of(r) : setting(r.run, key); };
   for (const auto& key : kMergeSettings) {
-    const std::string x = setting(first.report.run, key), y = setting(s.report.run, key);
+    const std::string x = value(first.report, key), y = value(s.report, key);
     if (x != y)
       throw MergeError(fmt::format("{} and {} were measured with different {} ({} vs {}); their times cannot be "
                                    "joined into one report: rerun the odd shard with the same settings",

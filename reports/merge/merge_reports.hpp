@@ -3,7 +3,7 @@
 //
 // Refused (MergeError, naming the files): a report that is not a shard, shards of different
 // plans (digest, case count) or shard counts, a shard given twice, a case in the wrong shard or in
-// two, different settings (mode, flush, preset, seed, timer) and, unless allowed, GPUs of
+// two, different settings (mode, flush, launch, preset, seed, timer) and, unless allowed, GPUs of
 // different kinds (device name). Shards that hold cases but were not given are reported, and the
 // merged report is then marked incomplete (run.complete = false), as is one that joins an
 // interrupted shard.
@@ -38,7 +38,7 @@ struct MergeResult {
 };
 
 // The settings every shard must share: each changes what a time means.
-inline const std::vector<std::string> kMergeSettings = {"mode", "flush", "preset", "seed", "timer"};
+inline const std::vector<std::string> kMergeSettings = {"mode", "flush", "launch", "preset", "seed", "timer"};
 
 MergeResult merge_shard_reports(const std::vector<ShardReport>& shards, const MergeOptions& options);
 

@@ -50,6 +50,7 @@ CaseRow make_row(const CaseRecord& c) {
   if (c.timing) {
     row.mode = std::string(to_string(c.timing->mode));
     if (c.timing->mode == Mode::hot) flags.push_back("hot");
+    if (c.timing->launch == LaunchKind::graph) flags.push_back("graph");  // replays: no host launch gaps
     if (is_throttled(*c.timing)) flags.push_back("throttled");
     if (is_noisy(*c.timing)) flags.push_back("noisy");
   }

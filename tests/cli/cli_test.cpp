@@ -95,6 +95,25 @@ TEST_F(CliBadInput, CleanFlushInHotModeIsRefused) {
   EXPECT_TRUE(Mentions(r, "--flush clean"));
 }
 
+TEST_F(CliBadInput, UnknownLaunchListsTheKnownOnes) {
+  const CliResult r = run("--launch graphs");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "--launch: unknown launch 'graphs'"));
+  EXPECT_TRUE(Mentions(r, "use stream"));
+  EXPECT_TRUE(Mentions(r, "or graph"));
+}
+
+TEST(CliLaunch, GraphLaunchesArePlannedAndSaidBesideTheMode) {
+  const CliResult r = run_kwb("run --op rmsnorm_fwd --variant baseline_eager_8_launches --dtype bf16 --axis rows=1024 "
+                              "--axis cols=4096 --mode hot --launch graph --list-cases");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Mentions(r, "rmsnorm_fwd:baseline_eager_8_launches:bf16:1024x4096"));
+  EXPECT_TRUE(Mentions(r, "mode hot, launch graph, preset default"));
+  const CliResult stream = run_kwb("run --op rmsnorm_fwd --variant baseline_eager_8_launches --dtype bf16 --axis "
+                                   "rows=1024 --axis cols=4096 --list-cases");
+  EXPECT_TRUE(Mentions(stream, "mode cold, preset default")) << "the default is not spelled out: " << stream.output;
+}
+
 TEST_F(CliBadInput, UnknownPresetListsTheKnownOnes) {
   const CliResult r = run("--preset fast");
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -84,6 +84,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   t.measure_wall_ms = 1500.0000000000002;
   t.samples_us = {12.3, 12.4, 0.1 + 0.2, 6.02e23};
   t.flush = "none";
+  t.launch_overhead_us = 2.0 / 3.0 + 1e-9;
   ClockSummary clocks;
   clocks.sm_min_mhz = 1755.0000000000002;
   clocks.sm_max_mhz = 1980;
@@ -178,6 +179,8 @@ inline Report rich_report() {
   second.timing->mode = Mode::cold;
   second.timing->flush = "clean";
   second.timing->clocks.reset();  // NVML unavailable: absent, not zero
+  second.timing->launch = LaunchKind::graph;
+  second.timing->launch_overhead_us.reset();  // not measured (the events timer): absent
   second.timing->stop_reason = StopReason::max_samples;
   r.cases.push_back(second);
   return r;
@@ -272,6 +275,7 @@ inline void expect_same(const TimingResult& a, const TimingResult& b) {
   KWB_SAME(timer);
   KWB_SAME(mode);
   KWB_SAME(flush);
+  KWB_SAME(launch);
   KWB_SAME(preset);
   { SCOPED_TRACE("span"); expect_same(a.span, b.span); }
   { SCOPED_TRACE("busy"); expect_same(a.busy, b.busy); }
@@ -288,6 +292,8 @@ inline void expect_same(const TimingResult& a, const TimingResult& b) {
   KWB_SAME_D(warmup_ms);
   KWB_SAME_D(measure_wall_ms);
   KWB_SAME(output_check);
+  ASSERT_EQ(a.launch_overhead_us.has_value(), b.launch_overhead_us.has_value());
+  if (a.launch_overhead_us) expect_same_double(*a.launch_overhead_us, *b.launch_overhead_us, "launch_overhead_us");
   ASSERT_EQ(a.clocks.has_value(), b.clocks.has_value());
   if (a.clocks) {
     SCOPED_TRACE("clocks");

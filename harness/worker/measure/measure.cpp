@@ -30,6 +30,7 @@ std::uint64_t next_external_id() {
 struct SampleSink {
   std::vector<double> span_us, busy_us, sum_us;
   std::vector<double> kernel_counts;
+  std::vector<double> launch_overhead_us;  // host time of the launch call per kernel (CUPTI only)
   std::map<std::string, std::vector<double>> per_kernel_us;     // name -> per-sample sum
   std::map<std::string, std::int64_t> per_kernel_launches;       // name -> launches in sample 0
 
@@ -41,7 +42,7 @@ struct SampleSink {
   }
 };
 
-void add_cupti_sample(SampleSink& sink, const std::vector<KernelActivity>& kernels) {
+void add_cupti_sample(SampleSink& sink, const std::vector<KernelActivity>& kernels, double host_launch_ns) {
   std::vector<KernelInterval> intervals;
   std::map<std::string, std::pair<std::int64_t, double>> by_name;
   for (const auto& k : kernels) {
@@ -52,10 +53,19 @@ void add_cupti_sample(SampleSink& sink, const std::vector<KernelActivity>& kerne
   }
   const bool first = sink.span_us.empty();
   sink.add(sample_times(intervals));
+  sink.launch_overhead_us.push_back(host_launch_ns / 1e3 / static_cast<double>(kernels.size()));
   for (const auto& [name, count_ns] : by_name) {
     sink.per_kernel_us[name].push_back(count_ns.second / 1e3);
     if (first) sink.per_kernel_launches[name] = count_ns.first;
   }
+}
+
+// The host's wall time of one launch call: what issuing the sample cost the calling thread (under
+// CUPTI, its API tracing included). The launch's errors are checked after the sample, untimed.
+double timed_launch_ns(const LaunchFn& launch, cudaStream_t stream) {
+  const auto t0 = Clock::now();
+  launch(stream);
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
 }
 
 std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms,
@@ -125,6 +135,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   while (!stop) {
     const std::size_t batch = next_batch(rule, sink.span_us.size(), ms_since(measure0), per_call_ms);
     std::vector<std::uint64_t> ids(batch);
+    std::vector<double> host_launch_ns(batch);  // wall time of each sample's launch call
     if (timer == TimerKind::events) {
       while (events.size() < 2 * batch) {
         cudaEvent_t e;
@@ -140,11 +151,11 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
       if (timer == TimerKind::cupti) {
         ids[i] = next_external_id();
         tracer.push_sample(ids[i]);
-        launch(stream);
+        host_launch_ns[i] = timed_launch_ns(launch, stream);
         tracer.pop_sample();
       } else {
         cuda_check(cudaEventRecord(events[2 * i], stream), "cudaEventRecord");
-        launch(stream);
+        host_launch_ns[i] = timed_launch_ns(launch, stream);
         cuda_check(cudaEventRecord(events[2 * i + 1], stream), "cudaEventRecord");
       }
       cuda_check_launch("launch (measure)");
@@ -176,11 +187,18 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
       if (auto dropped = tracer.take_dropped())
         throw std::runtime_error("CUPTI dropped " + std::to_string(dropped) +
                                  " activity records; the samples are incomplete");
-      for (auto id : ids) {
-        auto it = by_sample.find(id);
-        if (it == by_sample.end() || it->second.empty())
-          throw std::runtime_error("a sample recorded no kernel: the variant launched no GPU work");
-        add_cupti_sample(sink, it->second);
+      for (std::size_t i = 0; i < batch; ++i) {
+        auto it = by_sample.find(ids[i]);
+        const std::size_t kernels = it == by_sample.end() ? 0 : it->second.size();
+        if (kernels == 0)
+          throw std::runtime_error(settings.launch == LaunchKind::graph
+                                       ? "a graph replay recorded no kernel: the captured launch holds no GPU work"
+                                       : "a sample recorded no kernel: the variant launched no GPU work");
+        if (static_cast<std::int64_t>(kernels) < settings.graph_kernels)
+          throw std::runtime_error(fmt::format("CUPTI recorded {} kernels of a graph replay that runs {}: the samples "
+                                               "are incomplete; time this case with --timer events",
+                                               kernels, settings.graph_kernels));
+        add_cupti_sample(sink, it->second, host_launch_ns[i]);
       }
     } else {
       for (std::size_t i = 0; i < batch; ++i) {
@@ -197,6 +215,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   TimingResult result;
   result.timer = std::string(to_string(timer));
   result.mode = settings.mode;
+  result.launch = settings.launch;
   result.flush = cold ? std::string(to_string(flusher->kind())) : "none";
   result.preset = rule.preset;
   result.span = summarize(sink.span_us);
@@ -210,6 +229,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   result.warmup_ms = warmup_ms;
   result.measure_wall_ms = ms_since(measure0);
   if (settings.keep_samples) result.samples_us = sink.span_us;
+  if (!sink.launch_overhead_us.empty()) result.launch_overhead_us = summarize(sink.launch_overhead_us).median;
   result.clocks = summarize_clocks(batch_clocks, clocks.max_sm_mhz());
   return result;
 }

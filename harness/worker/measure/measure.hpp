@@ -4,6 +4,10 @@
 // kernels' own GPU timestamps (sum, busy, span). With CUDA events (the fallback when CUPTI
 // cannot attach, e.g. under Nsight Compute) each sample is the interval between two events on
 // the stream, which also holds launch latency: the record names the timer so nobody mixes them.
+//
+// Around each sample's launch call the host's wall clock is read too: that time per kernel is the
+// record's launch overhead (TimingResult::launch_overhead_us). In graph mode the launch given is
+// a graph replay (harness/worker/measure/graph_launch.hpp) and nothing else here changes.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,6 +30,11 @@ using LaunchFn = std::function<void(cudaStream_t)>;
 
 struct MeasureSettings {
   Mode mode = Mode::cold;
+  // What `launch` issues, for the record: the variant's launches, or a replay of their graph.
+  LaunchKind launch = LaunchKind::stream;
+  // Graph mode: the kernel nodes of the replayed graph. A CUPTI sample that shows fewer kernels
+  // lost records (CUPTI reports each kernel node of a replay), and measure() refuses it.
+  std::int64_t graph_kernels = 0;
   StoppingRule rule;
   bool keep_samples = true;
   // Optional: called before every launch (warm-up included), outside the measured interval:

@@ -188,6 +188,24 @@ TEST(DeriveSpeedups, UsesOnlyThePassedBaselineOfTheSameOpDtypeShapeAndMode) {
   EXPECT_DOUBLE_EQ(*records[3].derived->speedup_vs_baseline, 1.0);
 }
 
+// A graph replay against a stream launch would credit the fused variant with the baseline's host
+// launch gaps: a speedup is quoted only between cases launched the same way.
+TEST(DeriveSpeedups, GraphReplaysAreComparedOnlyWithGraphReplays) {
+  const Shape shape = rmsnorm_shape(1024, 4096);
+  std::vector<CaseRecord> records = {
+      timed_record("baseline_eager_8_launches", Role::baseline, DType::bf16, shape, 40.0),  // stream
+      timed_record("fused_v2_vec16", Role::fused, DType::bf16, shape, 5.0),
+  };
+  records[1].timing->launch = LaunchKind::graph;
+  for (auto& r : records) derive_metrics(r, Registry::instance(), h100_like());
+  derive_speedups(records);
+  EXPECT_FALSE(records[1].derived->speedup_vs_baseline.has_value());
+  records[0].timing->launch = LaunchKind::graph;
+  derive_speedups(records);
+  ASSERT_TRUE(records[1].derived->speedup_vs_baseline.has_value());
+  EXPECT_DOUBLE_EQ(*records[1].derived->speedup_vs_baseline, 8.0);
+}
+
 TEST(DeriveSpeedups, NoSpeedupWhenTheOnlyBaselineFailedOrIsMissing) {
   const Shape shape = rmsnorm_shape(4096, 5120);
   std::vector<CaseRecord> records = {

@@ -77,6 +77,7 @@ TEST(RunRequest, SettingsPlanTheSameCasesAsThePlannerDoesForTheParsedRequest) {
     EXPECT_EQ(run.cases[i].index, static_cast<int>(i));
     EXPECT_EQ(run.cases[i].mode, Mode::cold);
     EXPECT_EQ(run.cases[i].flush, FlushKind::dirty);
+    EXPECT_EQ(run.cases[i].launch, LaunchKind::stream);
     EXPECT_EQ(run.cases[i].preset, "default");
     EXPECT_EQ(run.cases[i].seed, 1u);
   }
@@ -110,6 +111,23 @@ TEST(RunRequest, TheFlushIsParsedOnceIntoTheKindEveryCaseCarries) {
   EXPECT_STREQ(e->what(), "--flush clean: hot mode flushes nothing; drop --flush or use --mode cold");
 }
 
+TEST(RunRequest, TheLaunchIsParsedOnceIntoTheKindEveryCaseCarriesInHotAndColdMode) {
+  RunSettings s = small_sweep();
+  s.launch = "graph";
+  for (const char* mode : {"cold", "hot"}) {
+    s.mode = mode;
+    const PlannedRun run = plan_run(s, registry());
+    ASSERT_EQ(run.cases.size(), 2u);
+    for (const CaseRequest& c : run.cases) {
+      EXPECT_EQ(c.launch, LaunchKind::graph) << mode;
+      EXPECT_TRUE(Mentions(repro_command(c), "--launch graph")) << repro_command(c);
+    }
+  }
+  s.launch = "stream";
+  for (const CaseRequest& c : plan_run(s, registry()).cases)
+    EXPECT_FALSE(Mentions(repro_command(c), "--launch")) << "the default is not written: " << repro_command(c);
+}
+
 TEST(RunRequest, EveryBadSettingIsRefusedNamingThatSetting) {
   struct Bad {
     const char* what;
@@ -126,6 +144,9 @@ TEST(RunRequest, EveryBadSettingIsRefusedNamingThatSetting) {
       {"mode", [](RunSettings& s) { s.mode = "warm"; }, Setting::mode,
        "--mode: unknown mode 'warm'; use cold (L2 flushed before every sample) or hot"},
       {"flush", [](RunSettings& s) { s.flush = "Clean"; }, Setting::flush, "--flush: unknown flush 'Clean'"},
+      {"launch", [](RunSettings& s) { s.launch = "graphs"; }, Setting::launch,
+       "--launch: unknown launch 'graphs'; use stream (the variant's launches, each sample as a program issues it) "
+       "or graph (one sample captured in a CUDA graph and replayed)"},
       {"preset", [](RunSettings& s) { s.preset = "sloppy"; }, Setting::preset,
        "--preset: unknown preset 'sloppy'; use quick, default or precise (or verify: check, do not time)"},
       {"seed", [](RunSettings& s) { s.seed = "-1"; }, Setting::seed, "--seed: '-1' is not a whole number >= 0"},
@@ -215,6 +236,17 @@ TEST(RunRequest, AxesAndShapesGivenBesideASuiteAreRefusedBeforeTheFileIsRead) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->setting, Setting::shapes);
   EXPECT_TRUE(Mentions(e->what(), "--shapes cannot be combined with --suite"));
+}
+
+TEST(RunRequest, ASuitesLaunchStandsUnlessTheLaunchIsGiven) {
+  test::TempDir dir;
+  RunSettings s;
+  s.suite = write_suite(dir, "name: t\nlaunch: graph\nentries: [{ops: rmsnorm_fwd, variants: fused_v2_vec16, "
+                             "dtypes: bf16}]\n").string();
+  s.launch = "stream";  // not given: the suite's graph stands
+  for (const CaseRequest& c : plan_run(s, registry()).cases) EXPECT_EQ(c.launch, LaunchKind::graph);
+  s.given.launch = true;
+  for (const CaseRequest& c : plan_run(s, registry()).cases) EXPECT_EQ(c.launch, LaunchKind::stream);
 }
 
 TEST(RunRequest, AFlushGivenBesideAHotSuiteIsRefusedByTheSameRule) {

@@ -23,7 +23,7 @@ const Setting kEverySetting[] = {Setting::op,        Setting::variant, Setting::
                                  Setting::shapes,    Setting::mode,    Setting::flush,     Setting::preset,
                                  Setting::seed,      Setting::max_cases, Setting::include_test_variants,
                                  Setting::suite,     Setting::tuning,  Setting::datasheet_ceilings,
-                                 Setting::counters,  Setting::metrics};
+                                 Setting::counters,  Setting::metrics,  Setting::launch};
 
 TEST(SettingText, EachMentionOfASettingIsWordedByTheNamesGiven) {
   const SettingText text(Setting::flush, " clean: hot mode flushes nothing; drop ", Setting::flush, " or use ",

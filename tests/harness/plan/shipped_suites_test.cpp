@@ -110,6 +110,28 @@ TEST(ShippedSuites, RooflineReviewMeasuresTheCeilingsAndCoversEveryOp) {
   EXPECT_GT(*bytes.rbegin(), 1.0 * (1 << 30));
 }
 
+// Run once per launch, it leaves the launch to the command line, and holds what a graph changes
+// (small shapes, baselines of many launches) beside what it must not (GiB-sized cases).
+TEST(ShippedSuites, GraphVsStreamHoldsLaunchBoundAndLongCasesAndLeavesTheLaunchToTheFlag) {
+  SuiteFile s;
+  const auto cases = plan_of("graph-vs-stream.yaml", &s);
+  EXPECT_EQ(s.launch, LaunchKind::stream);
+  int baselines = 0, small = 0, large = 0;
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.dtype, DType::bf16) << case_identity(c);
+    baselines += Registry::instance().find_variant(c.op, c.variant)->role == Role::baseline;
+    const double bytes = case_device_bytes(c, registry());
+    small += bytes < 64.0 * (1 << 20);
+    large += bytes > 512.0 * (1 << 20);
+  }
+  EXPECT_GE(baselines, 10);
+  EXPECT_GE(small, 20);
+  EXPECT_GE(large, 5);
+  SuiteRunFlags graph;
+  graph.launch = LaunchKind::graph;
+  for (const auto& c : plan_suite(s, registry(), graph)) EXPECT_EQ(c.launch, LaunchKind::graph);
+}
+
 TEST(ShippedSuites, ThresholdsAreFractions) {
   SuiteFile s;
   plan_of("smoke.yaml", &s);

@@ -20,6 +20,7 @@ TEST(SuiteFile, ReadsEveryKeyIntoThePlainStruct) {
                                       "name: review",
                                       "description: a bit of everything",
                                       "mode: hot",
+                                      "launch: graph",
                                       "preset: quick",
                                       "seed: 18446744073709551615",
                                       "ceilings: measure",
@@ -42,6 +43,7 @@ TEST(SuiteFile, ReadsEveryKeyIntoThePlainStruct) {
   EXPECT_EQ(s.description, "a bit of everything");
   EXPECT_EQ(s.mode, Mode::hot);
   EXPECT_EQ(s.flush, FlushKind::dirty);
+  EXPECT_EQ(s.launch, LaunchKind::graph);
   EXPECT_EQ(s.preset, "quick");
   EXPECT_EQ(s.seed, 18446744073709551615ull);
   EXPECT_EQ(s.ceilings, SuiteCeilings::measure);
@@ -56,7 +58,7 @@ TEST(SuiteFile, ReadsEveryKeyIntoThePlainStruct) {
   const SuiteEntry& first = s.entries[0];
   ASSERT_EQ(first.ops.size(), 1u);
   EXPECT_EQ(first.ops[0].value, "rmsnorm_fwd");
-  EXPECT_EQ(first.ops[0].at.line, 9);
+  EXPECT_EQ(first.ops[0].at.line, 10);
   EXPECT_EQ(first.ops[0].at.column, 10);
   ASSERT_EQ(first.variants.size(), 2u);
   EXPECT_EQ(first.variants[1].value, "baseline_eager_8_launches");
@@ -66,7 +68,7 @@ TEST(SuiteFile, ReadsEveryKeyIntoThePlainStruct) {
   ASSERT_EQ(first.grids[0].size(), 2u);
   EXPECT_EQ(first.grids[0][0].assignment(), "rows=16384");
   EXPECT_EQ(first.grids[0][1].assignment(), "cols=1024:16384:x2");
-  EXPECT_EQ(first.grids[0][1].values.at.line, 12);
+  EXPECT_EQ(first.grids[0][1].values.at.line, 13);
 
   const SuiteEntry& second = s.entries[1];
   ASSERT_EQ(second.ops.size(), 2u);
@@ -85,6 +87,7 @@ TEST(SuiteFile, LeftOutSettingsTakeTheRunDefaults) {
   const SuiteFile s = parse_suite(yaml_lines({"name: tiny", "entries: [{ops: rmsnorm_fwd}]"}), "t.yaml");
   EXPECT_EQ(s.mode, Mode::cold);
   EXPECT_EQ(s.flush, FlushKind::dirty);
+  EXPECT_EQ(s.launch, LaunchKind::stream);
   EXPECT_EQ(s.preset, "default");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_EQ(s.ceilings, SuiteCeilings::cached);
@@ -210,6 +213,14 @@ TEST(SuiteFileErrors, SettingsAreCheckedByName) {
   e = suite_error(yaml_lines({"name: t", "mode: hot", "flush: clean", "entries: [{ops: rmsnorm_fwd}]"}));
   EXPECT_TRUE(At(e, 3, 8, "flush"));
   EXPECT_TRUE(Mentions(e->what(), "hot mode flushes nothing"));
+
+  e = suite_error(yaml_lines({"name: t", "launch: grap", "entries: [{ops: rmsnorm_fwd}]"}));
+  EXPECT_TRUE(At(e, 2, 9, "launch"));
+  EXPECT_TRUE(Mentions(e->what(), "did you mean 'graph'?"));
+
+  e = suite_error(yaml_lines({"name: t", "entries:", "  - ops: rmsnorm_fwd", "    launch: graph"}));
+  EXPECT_TRUE(At(e, 4, 5, "entries[0].launch"));
+  EXPECT_TRUE(Mentions(e->what(), "suite-level setting"));
 
   e = suite_error(yaml_lines({"name: t", "preset: precize", "entries: [{ops: rmsnorm_fwd}]"}));
   EXPECT_TRUE(Mentions(e->what(), "did you mean 'precise'?"));

@@ -38,9 +38,9 @@ TEST(CsvReport, HeaderHasUnitBearingNamesInOrder) {
   const Rows rows = parse_csv(to_csv(rich_report()));
   const std::vector<std::string> expected = {
       "index", "op", "variant", "role", "uses", "math", "dtype", "shape", "axis_rows", "axis_cols", "mode",
-      "disposition", "reason", "flush", "timer", "preset", "samples", "time_median_us", "time_p10_us",
+      "disposition", "reason", "flush", "launch", "timer", "preset", "samples", "time_median_us", "time_p10_us",
       "time_p90_us", "time_min_us", "time_max_us", "time_mean_us", "time_stdev_us",
-      "noise_rel_iqr", "busy_median_us", "kernel_sum_median_us", "kernels_per_sample",
+      "noise_rel_iqr", "busy_median_us", "kernel_sum_median_us", "kernels_per_sample", "launch_overhead_us",
       "workspace_bytes", "device_memory_bytes", "stop_reason", "sm_clock_min_mhz", "sm_clock_max_mhz", "sm_clock_mean_mhz", "throttled_samples", "model_bytes", "model_flops", "executed_bytes", "executed_flops", "bandwidth_gbps", "tflops",
       "intensity_flop_per_byte", "bound", "roofline_tflops", "pct_of_roofline",
       "pct_of_bandwidth_ceiling", "pct_of_l2_ceiling", "speedup_vs_baseline", "baseline_variant", "baseline_math", "verify_passed",

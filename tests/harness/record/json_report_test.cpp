@@ -217,6 +217,41 @@ TEST(JsonReport, UnknownFlushIsRejectedListingTheKnownOnes) {
   EXPECT_EQ(read_error(j), "cases[1].timing.flush: unknown flush \"lukewarm\" (expected one of: dirty, clean, none)");
 }
 
+TEST(JsonReport, LaunchKindAndLaunchOverheadAreWrittenAndReadBack) {
+  const Json j = report_to_json(rich_report());
+  EXPECT_EQ(j["cases"][0]["timing"]["launch"], "stream");
+  EXPECT_EQ(j["cases"][1]["timing"]["launch"], "graph");
+  EXPECT_DOUBLE_EQ(j["cases"][0]["timing"]["launch_overhead_us"].get<double>(), 2.0 / 3.0 + 1e-9);
+  EXPECT_FALSE(j["cases"][1]["timing"].contains("launch_overhead_us"));  // not measured: absent
+  const Report back = through_text(rich_report());
+  EXPECT_EQ(back.cases[1].timing->launch, LaunchKind::graph);
+  EXPECT_FALSE(back.cases[1].timing->launch_overhead_us.has_value());
+}
+
+// A report written before graph launches and the launch overhead existed reads as stream
+// launches with no overhead measured, and is otherwise the same report.
+TEST(JsonReport, OlderReportWithoutLaunchFieldsReadsAsStreamLaunches) {
+  Report original = rich_report();
+  for (auto& c : original.cases) {
+    c.timing->launch = LaunchKind::stream;
+    c.timing->launch_overhead_us.reset();
+  }
+  Json j = report_to_json(original);
+  for (auto& c : j["cases"]) {
+    c["timing"].erase("launch");
+    c["timing"].erase("launch_overhead_us");
+  }
+  const Report back = report_from_json(j);
+  expect_same(original, back);
+  for (const auto& c : back.cases) EXPECT_EQ(c.timing->launch, LaunchKind::stream);
+}
+
+TEST(JsonReport, UnknownLaunchIsRejectedListingTheKnownOnes) {
+  Json j = report_to_json(rich_report());
+  j["cases"][1]["timing"]["launch"] = "warp";
+  EXPECT_EQ(read_error(j), "cases[1].timing.launch: unknown value \"warp\" (expected one of: stream, graph)");
+}
+
 TEST(JsonReport, ClocksAreAbsentNotZeroWithoutNvml) {
   const Json j = report_to_json(rich_report());
   EXPECT_TRUE(j["cases"][0]["timing"].contains("clocks"));

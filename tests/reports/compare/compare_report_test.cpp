@@ -267,6 +267,27 @@ TEST(CompareEnvironment, AReportTimedWithTheTestSlowdownOnSaysSo) {
   EXPECT_NE(d[0].next.find("+5%"), std::string::npos);
 }
 
+// A graph-replay report against a stream one: the difference is named (and --strict-env refuses
+// it); a report written before launches were recorded is a stream report.
+TEST(CompareEnvironment, GraphAndStreamLaunchesAreAnEnvironmentDifference) {
+  const Report older = empty_report();  // no launch recorded
+  Report stream = empty_report(), graph = empty_report();
+  stream.run.settings["launch"] = "stream";
+  graph.run.settings["launch"] = "graph";
+  EXPECT_TRUE(environment_differences(older, stream).empty());
+  const auto d = environment_differences(stream, graph);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].what, "launch");
+  EXPECT_EQ(d[0].base, "stream");
+  EXPECT_EQ(d[0].next, "graph");
+  // Without the setting, the cases say how they were launched.
+  Report replayed = empty_report();
+  replayed.cases = {timed_case("x", "a", 1, {1, 2, 3})};
+  replayed.cases[0].timing->launch = LaunchKind::graph;
+  ASSERT_EQ(environment_differences(older, replayed).size(), 1u);
+  EXPECT_EQ(environment_differences(older, replayed)[0].next, "graph");
+}
+
 TEST(CompareEnvironment, SettingsMissingFromTheRunAreTakenFromTheCases) {
   Report cold = empty_report(), hot = empty_report();
   cold.run.settings.clear();

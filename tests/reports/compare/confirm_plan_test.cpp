@@ -69,6 +69,16 @@ TEST(ConfirmPlan, RequestIsBasesCaseUnderBasesSettings) {
   EXPECT_TRUE(r.include_test_variants);
 }
 
+TEST(ConfirmPlan, GraphReplaysAreReMeasuredAsGraphReplaysAndNotAgainstStreamLaunches) {
+  Report graph = report_with("default");
+  graph.run.settings["launch"] = "graph";
+  const auto problem = confirm_settings_problem(report_with("default"), graph, "a", "b");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("launch: BASE stream, NEW graph"), std::string::npos) << *problem;
+  EXPECT_EQ(confirm_request(graph.cases[0], graph, "a", 0).launch, LaunchKind::graph);
+  EXPECT_EQ(confirm_request(graph.cases[0], report_with("default"), "a", 0).launch, LaunchKind::stream);
+}
+
 TEST(ConfirmPlan, RequestWithoutARecordedSeedIsRefused) {
   Report base = report_with("default");
   base.run.settings.erase("seed");

@@ -1,5 +1,5 @@
 // Run-to-run spread from the result history's rows: only stored runs of BASE's build measured
-// alike count (same git SHA, GPU, driver, mode, flush, preset), BASE's own row is left out, and both
+// alike count (same git SHA, GPU, driver, mode, flush, preset, launch), BASE's own row is left out, and both
 // sources of spread merge per case (the larger spread, the runs added up).
 #include <gtest/gtest.h>
 
@@ -63,6 +63,21 @@ TEST(CompareHistorySpread, OtherBuildsGpusSettingsBaseItselfAndUntimedRowsAreLef
                                                 untimed});
   EXPECT_TRUE(h.spreads.empty());
   EXPECT_EQ(h.runs, 0);
+}
+
+// Stored graph replays are not stream runs of the same case, and the reverse.
+TEST(CompareHistorySpread, RunsLaunchedTheOtherWayAreLeftOut) {
+  const Report stream = base_report();
+  const std::string graph_settings = std::string(kSettings) + ", launch graph";
+  EXPECT_TRUE(history_spread(stream, {row("2026-11-24T01:00:00Z", 60.0, "abc", "NVIDIA H100 80GB HBM3",
+                                          graph_settings)}).spreads.empty());
+  Report graph = base_report();
+  graph.run.settings["launch"] = "graph";
+  EXPECT_TRUE(history_spread(graph, {row("2026-11-24T01:00:00Z", 130.0)}).spreads.empty());
+  const HistorySpread h =
+      history_spread(graph, {row("2026-11-24T01:00:00Z", 102.0, "abc", "NVIDIA H100 80GB HBM3", graph_settings)});
+  ASSERT_EQ(h.spreads.count(kRms), 1u);
+  EXPECT_NEAR(h.spreads.at(kRms).spread, 0.02, 1e-12);
 }
 
 TEST(CompareHistorySpread, BothSourcesMergePerCase) {

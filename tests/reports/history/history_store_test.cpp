@@ -102,6 +102,67 @@ TEST_F(HistoryStoreTest, FiltersByOpCaseAndDevice) {
   EXPECT_EQ(rms[0].device_name, "NVIDIA H100 80GB HBM3");
 }
 
+// Graph replays and stream launches of one case are two series: a graph run never reads as a
+// speedup of the stream runs before it.
+TEST_F(HistoryStoreTest, RunsLaunchedAsGraphsFormTheirOwnSeries) {
+  HistoryStore store(db());
+  store.add_report(history_report("2026-11-01T02:00:00Z", "a", 40, 15), "stream.json");
+  Report graph = history_report("2026-11-02T02:00:00Z", "a", 38, 9);
+  graph.run.settings["launch"] = "graph";
+  store.add_report(graph, "graph.json");
+  const auto rows = store.trend({.op = "rmsnorm_fwd"});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].settings, "mode cold, flush dirty, preset default");
+  EXPECT_EQ(rows[1].settings, "mode cold, flush dirty, preset default, launch graph");
+}
+
+// A database written before launches were recorded (schema 1) gains the column on opening; its
+// runs were stream launches and keep their series.
+TEST_F(HistoryStoreTest, SchemaOneDatabaseGainsTheLaunchColumnAsStream) {
+  std::filesystem::create_directories(db().parent_path());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  const char* v1 = R"sql(
+CREATE TABLE reports (
+  id INTEGER PRIMARY KEY, report_key TEXT NOT NULL UNIQUE,
+  started_at TEXT NOT NULL, host TEXT NOT NULL, git_sha TEXT NOT NULL, tool_version TEXT NOT NULL,
+  device_name TEXT NOT NULL, device_uuid TEXT NOT NULL, driver TEXT NOT NULL,
+  mode TEXT NOT NULL, flush TEXT NOT NULL, preset TEXT NOT NULL,
+  source_path TEXT NOT NULL, added_at TEXT NOT NULL);
+CREATE TABLE results (
+  report_id INTEGER NOT NULL REFERENCES reports(id),
+  identity TEXT NOT NULL, op TEXT NOT NULL, variant TEXT NOT NULL, dtype TEXT NOT NULL,
+  disposition TEXT NOT NULL,
+  median_us REAL, p10_us REAL, p90_us REAL, noise REAL, gbps REAL, pct_of_copy REAL,
+  PRIMARY KEY (report_id, identity));
+INSERT INTO reports VALUES (1, 'k', '2026-10-01T00:00:00Z', 'h', 'old', '0.1', 'NVIDIA H100 80GB HBM3', 'GPU-HBM3',
+  '580.95.05', 'cold', 'dirty', 'default', 'old.json', '2026-10-01T00:00:00Z');
+INSERT INTO results VALUES (1, 'rmsnorm_fwd:fused_v2_vec16:bf16:16384', 'rmsnorm_fwd', 'fused_v2_vec16', 'bf16',
+  'passed', 41, 40, 42, 0.01, 2500, 83.5);
+PRAGMA user_version = 1;
+)sql";
+  ASSERT_EQ(sqlite3_exec(raw, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+
+  HistoryStore store(db());
+  Report graph = history_report("2026-11-02T02:00:00Z", "a", 38, 9);
+  graph.run.settings["launch"] = "graph";
+  store.add_report(graph, "graph.json");
+  const auto rows = store.trend({.op = "rmsnorm_fwd"});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].git_sha, "old");
+  EXPECT_EQ(rows[0].settings, "mode cold, flush dirty, preset default");
+  EXPECT_EQ(rows[1].settings, "mode cold, flush dirty, preset default, launch graph");
+
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* version = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &version, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(version), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(version, 0), kSchemaVersion);
+  sqlite3_finalize(version);
+  sqlite3_close(raw);
+}
+
 TEST_F(HistoryStoreTest, NewerSchemaIsRefusedWithItsVersion) {
   { HistoryStore store(db()); }
   sqlite3* raw = nullptr;

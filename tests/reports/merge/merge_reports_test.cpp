@@ -185,6 +185,19 @@ TEST_F(MergeReports, RefusesDifferentSettingsAlways) {
   }
 }
 
+// A shard written before the launch was recorded launched on the stream: it joins a stream shard,
+// and a graph shard is refused beside either.
+TEST_F(MergeReports, ShardsLaunchedDifferentlyAreRefusedAndAnUnrecordedLaunchIsStream) {
+  auto shards = all(2);
+  shards[0].report.run.settings.erase("launch");
+  shards[1].report.run.settings["launch"] = "stream";
+  EXPECT_EQ(refusal(shards), "(merged)");
+  shards[1].report.run.settings["launch"] = "graph";
+  const std::string why = refusal(shards);
+  EXPECT_NE(why.find("different launch ("), std::string::npos) << why;
+  EXPECT_NE(why.find("graph"), std::string::npos) << why;
+}
+
 TEST_F(MergeReports, MixedDevicesRefusedUnlessAllowed) {
   std::vector<ShardReport> shards = {shard(0, 2), shard(1, 2, "NVIDIA H200")};
   const std::string why = refusal(shards);

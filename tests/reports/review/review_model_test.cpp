@@ -128,5 +128,13 @@ TEST(ReviewModel, FindingsNameFailedAboveCeilingThrottledAndNoisyCases) {
   EXPECT_EQ(m.groups[0].rows[2].flags, "throttled");
 }
 
+TEST(ReviewModel, GraphReplaysAreFlaggedBesideTheMode) {
+  CaseRecord graph = make_case({.variant = "replayed"});
+  graph.timing->launch = LaunchKind::graph;
+  const review::ReviewModel m = review::build_review_model(test::sample_run(), {make_case({}), graph});
+  EXPECT_EQ(m.groups[0].rows[0].flags, "");
+  EXPECT_EQ(m.groups[0].rows[1].flags, "graph");
+}
+
 }  // namespace
 }  // namespace kwb
