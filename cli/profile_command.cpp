@@ -8,8 +8,9 @@
 //   kwb profile CASE --run [--report R] [--out DIR] [--ncu PATH]
 //   kwb profile --import FILE.csv --report R --case CASE
 //
-// Exit codes: 0 done; 1 ncu ran but gave no usable table (its log says why); 2 bad input (the
-// case, a flag, the report, the CSV) or no ncu to run.
+// Exit codes: 0 done; 1 ncu ran but gave no usable table (its log says why), or it (or the run
+// under it) failed, whatever figures it gave being written; 2 bad input (the case, a flag, the
+// report, the CSV) or no ncu to run.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -299,9 +300,10 @@ int profile(const ProfileFlags& f, const std::string& self_exe) {
     return kExitCaseFailed;
   }
   if (status != 0)
-    std::cerr << fmt::format("kwb profile: warning: ncu exited with {} (the run under it failed a case?); its log: "
-                             "{}\n",
-                             status, log.string());
+    std::cerr << fmt::format("kwb profile: ncu exited with {} (the run under it failed its case, or ncu reported an "
+                             "error: its log {} and the run's report in {} say which); the figures it gave are "
+                             "written all the same\n",
+                             status, log.string(), run_out_of(f, t).string());
   try {
     write_and_show(f, t, counters, run_out_of(f, t) / "report.json");
   } catch (const ReportError& e) {  // the run under ncu wrote no report to take the record from
@@ -309,7 +311,7 @@ int profile(const ProfileFlags& f, const std::string& self_exe) {
                              e.what(), log.string(), last_lines(log, 12));
     return kExitCaseFailed;
   }
-  return kExitOk;
+  return status == 0 ? kExitOk : kExitCaseFailed;
 }
 
 }  // namespace

@@ -160,6 +160,39 @@ TEST(ProfileCli, RunRunsExactlyThePrintedCommandAndImportsItsCsv) {
   EXPECT_TRUE(has(ran, "off by +3.00%")) << ran.output;
 }
 
+// A stand-in ncu: prints `stdout_text`'s file (or nothing), a line on stderr, exits with `code`.
+std::filesystem::path fake_ncu(const std::filesystem::path& dir, const std::string& csv, int code) {
+  const auto path = dir / "fake_ncu";
+  std::ofstream out(path);
+  out << "#!/bin/sh\n" << (csv.empty() ? "" : "cat " + shell_quote(csv) + "\n")
+      << "echo '==ERROR== the profiled process failed' >&2\nexit " << code << "\n";
+  out.close();
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(ProfileCli, AFailedRunUnderNcuExitsOneWritingWhatCameBack) {
+  Fixture f;
+  const std::string args = "profile " + kCase + " --run --report " + shell_quote(f.report.string()) + " --out " +
+                           shell_quote((f.dir / "out").string()) + " --ncu ";
+  // Figures came back but ncu failed: written, exit 1.
+  const CommandResult partial = kwb(args + shell_quote(fake_ncu(f.dir.path(), kCsv, 1).string()));
+  EXPECT_EQ(partial.exit_code, 1) << partial.output;
+  EXPECT_TRUE(has(partial, "ncu exited with 1")) << partial.output;
+  EXPECT_TRUE(read_report_json(f.report).cases[0].ncu_counters) << "what came back is kept";
+
+  // Nothing came back: exit 1, ncu's log shown, the report as it was.
+  Fixture g;
+  const std::string before = read_text_file(g.report);
+  const CommandResult none = kwb("profile " + kCase + " --run --report " + shell_quote(g.report.string()) + " --out " +
+                                 shell_quote((g.dir / "out").string()) + " --ncu " +
+                                 shell_quote(fake_ncu(g.dir.path(), "", 3).string()));
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_TRUE(has(none, "ncu exited with 3 and its output")) << none.output;
+  EXPECT_TRUE(has(none, "==ERROR== the profiled process failed")) << "the log's last lines" << none.output;
+  EXPECT_EQ(read_text_file(g.report), before);
+}
+
 TEST(ProfileCli, RunWithoutNcuPrintsTheCommandToRunElsewhere) {
   Fixture f;
   const std::string before = read_text_file(f.report);
