@@ -41,6 +41,10 @@ void add_merge_command(CLI::App& app, int& exit_code);
 // (cli/tune_command.cpp).
 void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe);
 
+// `kwb profile`: the Nsight Compute command of one case, run with --run and its CSV imported into
+// the case's record (cli/profile_command.cpp).
+void add_profile_command(CLI::App& app, int& exit_code, const std::string& self_exe);
+
 // What to say when there is no GPU: the reason and what can be done instead.
 std::string no_gpu_message(const std::string& verb, const std::string& reason);
 

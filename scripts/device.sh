@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck tune sweep graph peers extra main\n# (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep graph peers extra main\n# (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -194,6 +194,39 @@ for spec in bf16:1x512 bf16:2048x4096 bf16:4096x4096 bf16:16384x4096 bf16:16384x
 done
 fi
 
+if want profile; then
+# kwb's own counters against Nsight Compute's on 8 cases (memory-bound and tensor-core, one- and
+# three-kernel launches): `kwb run --counters memory,tensor`, then `kwb profile --run` of the same
+# case (the ncu command it prints: the same metric names, only that case's second warm-up launch,
+# ncu's --cache-control all for the cold start, the GPU's own clocks), which writes ncu's figures
+# into the report's case. One table last: case, metric, kwb, ncu, ncu/kwb; byte and instruction
+# counts must agree within 2%. $KWB_PROFILE_CASES (numbers 1-8) narrows them.
+log "kwb counters against Nsight Compute (kwb profile --run), bf16"
+mkdir -p "$OUT/profile"
+n=0
+for spec in \
+  "rmsnorm_fwd|fused_v2_vec16|--axis rows=16384 --axis cols=4096" \
+  "softmax_fwd|fused_v1_row_in_registers|--axis rows=16384 --axis cols=4096" \
+  "swiglu_fwd|fused_v1_flat_vec16|--axis rows=16384 --axis cols=7168" \
+  "layernorm_fwd|fused_v1_vec16_two_pass|--axis rows=16384 --axis cols=4096" \
+  "rope_fwd|fused_v1_vec16_shared_table|--axis batch=1 --axis seq=8192 --axis heads=32 --axis kv_heads=8 --axis head_dim=128 --axis positions=index" \
+  "cross_entropy|fused_v1_cluster_row_in_registers|--axis tokens=8192 --axis vocab=128256" \
+  "linear_bias_relu|fused_v4_wgmma_tma_warp_specialized|--axis m=4096 --axis n=4096 --axis k=4096" \
+  "linear_bias_relu|fused_v3_mma_sync_cp_async|--axis m=4096 --axis n=4096 --axis k=4096"; do
+  n=$((n + 1))
+  [ -n "${KWB_PROFILE_CASES:-}" ] && [[ " $KWB_PROFILE_CASES " != *" $n "* ]] && continue
+  IFS='|' read -r op variant axes <<< "$spec"
+  dir="$OUT/profile/$n-$op"
+  ./build/kwb run --op "$op" --variant "$variant" --dtype bf16 $axes --counters memory,tensor --preset quick \
+    --datasheet-ceilings --out "$dir" > "$dir.txt" 2>&1 || echo "kwb run $op:$variant exit $?"
+  id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["cases"][0]["nvtx_range"])' "$dir/report.json" 2>/dev/null)
+  [ -n "$id" ] || { echo "$op:$variant: no report (see $dir.txt)"; continue; }
+  timeout "${KWB_PROFILE_TIMEOUT:-240}" ./build/kwb profile "$id" --run --report "$dir/report.json" --out "$dir" \
+    >> "$dir.txt" 2>&1; echo "kwb profile $id: exit $?"
+done
+python3 scripts/device_summary.py "$OUT" --profile-table | tee "$OUT/profile-table.txt"
+fi
+
 if false; then  # the fp32 v1 cross-check of earlier runs, kept for reference
 log "Nsight Compute cross-check (gpu__time_duration.sum, --clock-control none, caches flushed)"
 case_name="rmsnorm_fwd:fused_v1_row_per_block:fp32:32768x16384"
@@ -283,8 +316,8 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
-  for f in summary.txt checks.txt graph-table.txt extra.txt bench-report.json bench.txt gpu-tests.log peers.txt ceilings.txt \
-           smoke-report.json faults-report.csv xcheck.json; do
+  for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \
+           peers.txt ceilings.txt smoke-report.json faults-report.csv xcheck.json; do
     [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
   done
 fi

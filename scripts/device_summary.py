@@ -38,6 +38,44 @@ if "--tune-check" in sys.argv[2:]:
               f'{len(e["configurations"])} timed, {e["failed"]} failed, {e["skipped"]} skipped; run --tuning: {ran}')
     sys.exit(0)
 
+if "--profile-table" in sys.argv[2:]:
+    # kwb's own counters against Nsight Compute's (`kwb profile --run`), one row per case and
+    # metric: totals over the launch's kernels, ncu over kwb. Counts that depend on neither timing
+    # nor cache state (bytes, sectors, requests, instructions, tensor ops, blocks and warps
+    # launched: the rule of reports/profile/counter_comparison.cpp) must agree within 2%.
+    def checked(m):
+        return (m.endswith(".sum") and not any(v in m for v in ("_hit", "_miss", "cycles", "time_duration", "warps_active"))
+                and any(k in m for k in ("bytes", "sectors", "requests", "inst_executed", "ops_path", "ctas_launched",
+                                         "warps_launched")))
+    print(f'{"case":<72} {"metric":<58} {"kwb":>16} {"ncu":>16} {"ncu/kwb":>8}  check')
+    agree, off, missing = 0, [], []
+    for path in sorted((out / "profile").glob("*/report.json")):
+        for c in json.loads(path.read_text())["cases"]:
+            kwb, ncu = c.get("counters") or {}, c.get("ncu_counters")
+            if not ncu:
+                missing.append(f'{c["nvtx_range"]} (no ncu figures: {path.parent.name}.txt says why)'); continue
+            if kwb.get("unavailable"):
+                missing.append(f'{c["nvtx_range"]} (kwb counters unavailable: {kwb["unavailable"]})')
+            metrics = ncu["metrics"] + [m for m in kwb.get("metrics", []) if m not in ncu["metrics"]]
+            for m in metrics:
+                a, b = kwb.get("total", {}).get(m), ncu["total"].get(m)
+                ratio = b / a if a not in (None, 0) and b is not None else (1.0 if a == 0 and b == 0 else None)
+                verdict = "-"
+                if checked(m):
+                    if ratio is not None and abs(ratio - 1) <= 0.02:
+                        verdict, agree = "ok", agree + 1
+                    else:
+                        verdict = "OFF" if ratio is not None else "missing"
+                        off.append(f'{c["nvtx_range"]} {m}')
+                show = lambda v: "-" if v is None else (f"{v:.0f}" if v == int(v) else f"{v:.6g}")
+                print(f'{c["nvtx_range"]:<72} {m:<58} {show(a):>16} {show(b):>16} '
+                      f'{"-" if ratio is None else f"{ratio:.4f}":>8}  {verdict}')
+    print(f"agreement within 2%: {agree} of {agree + len(off)} byte and instruction counts"
+          + (f"; off or missing: {'; '.join(off)}" if off else ""))
+    for m in missing:
+        print(f"not compared: {m}")
+    sys.exit(0)
+
 smoke, smoke2 = load("smoke"), load("smoke2")
 bench = load("bench")
 if bench_json:
