@@ -102,7 +102,10 @@ const std::vector<Probe>& probes() {
                  [](int, cudaStream_t, std::uint64_t* out) {
                    unsigned flags = 0;
                    const cudaError_t status = cudaGetDeviceFlags(&flags);
-                   *out = flags;
+                   // Without cudaDeviceLmemResizeToMax: the driver sets it on its own when a CUDA
+                   // graph is instantiated (the harness's --launch graph does, for every case), and
+                   // it only keeps the largest local-memory allocation instead of shrinking it.
+                   *out = flags & ~static_cast<unsigned>(cudaDeviceLmemResizeToMax);
                    return status;
                  },
                  show_flags, [](int, std::uint64_t v) { return cudaSetDeviceFlags(static_cast<unsigned>(v)); }});
