@@ -196,12 +196,12 @@ TEST_F(BadInput, RepeatedOpVariantAndDtypeAreDeduplicated) {
 
 TEST_F(BadInput, UnknownVerbSuggestsTheClosestAndListsTheCommands) {
   const CommandResult r = kwb_in(dir_.path(), "lst");
-  EXPECT_TRUE(Refused(r, {"unknown command 'lst'", "did you mean 'list'", "commands: list, run, tune, ceilings"}));
-  EXPECT_TRUE(Refused(kwb_in(dir_.path(), "benchmark"), {"unknown command 'benchmark'", "commands: list, run, tune, ceilings"}));
+  EXPECT_TRUE(Refused(r, {"unknown command 'lst'", "did you mean 'list'", "commands: list, counters, run, tune, ceilings"}));
+  EXPECT_TRUE(Refused(kwb_in(dir_.path(), "benchmark"), {"unknown command 'benchmark'", "commands: list, counters, run, tune, ceilings"}));
 }
 
 TEST_F(BadInput, NoVerbSaysWhichCommandsExist) {
-  EXPECT_TRUE(Refused(kwb_in(dir_.path(), ""), {"commands: list, run, tune, ceilings"}));
+  EXPECT_TRUE(Refused(kwb_in(dir_.path(), ""), {"commands: list, counters, run, tune, ceilings"}));
 }
 
 TEST_F(BadInput, ListOfAnUnknownOpIsAnErrorWithASuggestion) {
