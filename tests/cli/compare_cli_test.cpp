@@ -271,7 +271,10 @@ TEST_F(CompareCli, BadInputExitsTwoWithFileAndJsonPath) {
   EXPECT_TRUE(has(malformed, "bad.json: cases[0].timing.span.median: expected a number")) << malformed.output;
 
   std::string newer = read_text_file(base);
-  newer.replace(newer.find("kwb.report/2"), 12, "kwb.report/9");
+  const std::string schema_now = kReportSchema;  // whichever this build writes
+  const auto schema_at = newer.find(schema_now);
+  ASSERT_NE(schema_at, std::string::npos);
+  newer.replace(schema_at, schema_now.size(), "kwb.report/9");
   atomic_write_file(dir_ / "newer.json", newer);
   const CommandResult schema = kwb((dir_ / "newer.json").string() + " " + base);
   EXPECT_EQ(schema.exit_code, 2) << schema.output;

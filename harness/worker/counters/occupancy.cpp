@@ -2,7 +2,6 @@
 #include "harness/worker/counters/occupancy.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace kwb {
 namespace {
@@ -10,6 +9,18 @@ namespace {
 std::int64_t round_up(std::int64_t v, std::int64_t unit) { return unit > 0 ? (v + unit - 1) / unit * unit : v; }
 
 }  // namespace
+
+SmLimits sm_limits(const cudaDeviceProp& p) {
+  SmLimits sm;
+  sm.sm_count = p.multiProcessorCount;
+  sm.max_warps = p.warpSize > 0 ? p.maxThreadsPerMultiProcessor / p.warpSize : 0;
+  sm.max_blocks = p.maxBlocksPerMultiProcessor;
+  sm.registers = p.regsPerMultiprocessor;
+  sm.max_registers_per_block = p.regsPerBlock;
+  sm.shared_bytes = static_cast<std::int64_t>(p.sharedMemPerMultiprocessor);
+  sm.reserved_shared_bytes = static_cast<std::int64_t>(p.reservedSharedMemPerBlock);
+  return sm;
+}
 
 void fill_occupancy(KernelLaunch& launch, const SmLimits& sm) {
   launch.blocks_per_sm = 0;

@@ -5,6 +5,8 @@
 // block in units of 128 bytes plus the driver's reserved 1 KiB.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 
 #include "harness/record/counters.hpp"
@@ -23,6 +25,9 @@ struct SmLimits {
   int sub_partitions = 4;     // the SM's scheduler partitions: each holds a quarter of the registers
   int shared_unit = 128;      // shared memory per block is allocated in units of this
 };
+
+// One SM's limits from the device's properties (cudaGetDeviceProperties).
+SmLimits sm_limits(const cudaDeviceProp& p);
 
 // Fills launch.blocks_per_sm, theoretical_occupancy and waves (all 0 when the block cannot run:
 // too many registers or too much shared memory for one SM).

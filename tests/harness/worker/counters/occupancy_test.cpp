@@ -25,6 +25,33 @@ SmLimits h100() {
   return sm;
 }
 
+// The properties cudaGetDeviceProperties gives on the lent H100 (those the limits read).
+cudaDeviceProp h100_properties() {
+  cudaDeviceProp p{};
+  p.multiProcessorCount = 132;
+  p.warpSize = 32;
+  p.maxThreadsPerMultiProcessor = 2048;
+  p.maxBlocksPerMultiProcessor = 32;
+  p.regsPerMultiprocessor = 65536;
+  p.regsPerBlock = 65536;
+  p.sharedMemPerMultiprocessor = 233472;
+  p.reservedSharedMemPerBlock = 1024;
+  return p;
+}
+
+TEST(Occupancy, TheSmLimitsComeFromTheDeviceProperties) {
+  const SmLimits got = sm_limits(h100_properties()), want = h100();
+  EXPECT_EQ(got.sm_count, want.sm_count);
+  EXPECT_EQ(got.max_warps, want.max_warps);
+  EXPECT_EQ(got.max_blocks, want.max_blocks);
+  EXPECT_EQ(got.registers, want.registers);
+  EXPECT_EQ(got.max_registers_per_block, want.max_registers_per_block);
+  EXPECT_EQ(got.shared_bytes, want.shared_bytes);
+  EXPECT_EQ(got.reserved_shared_bytes, want.reserved_shared_bytes);
+  EXPECT_EQ(got.register_unit, 256);
+  EXPECT_EQ(got.sub_partitions, 4);
+}
+
 KernelLaunch launch(std::int64_t blocks, std::int64_t threads, std::int64_t regs, std::int64_t static_smem = 0,
                     std::int64_t dynamic_smem = 0) {
   KernelLaunch l;
