@@ -76,6 +76,12 @@ void add_counters_command(CLI::App& app, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    // Not the chip's fault: this machine lacks CUPTI's host library (exit 1, not bad input).
+    if (auto why = host_api_problem()) {
+      std::cerr << "kwb counters: " << *why << "\n";
+      exit_code = kExitCaseFailed;
+      return;
+    }
     std::string source = "--chip";
     const std::string name = chip.empty() ? default_chip(&source) : chip;
     try {

@@ -1,7 +1,7 @@
 // The hardware-counter sets `kwb run --counters` names, and the request they make with
 // `--metrics`: which metrics the worker's counter passes collect (harness/worker/counters/).
 //
-// Each set is a handful of raw counts (.sum), chosen so that its replay passes stay few (1-4 on
+// Each set is a handful of raw counts (.sum), chosen so that its replay passes stay few (1-5 on
 // GH100) and every rate is computed on the host from counts and cycles: a percentage metric
 // costs extra passes of its own and cannot be summed over a sample's kernels. The duration
 // (gpu__time_duration.sum) rides along in every request: it weights the per-kernel averages and

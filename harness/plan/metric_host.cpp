@@ -39,6 +39,7 @@ struct HostObject {
     p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
     const CUptiResult r = cuptiProfilerHostInitialize(&p);
     if (r != CUPTI_SUCCESS) {
+      if (auto why = host_api_problem()) throw CounterError(*why);
       const auto chips = supported_chips();
       if (std::find(chips.begin(), chips.end(), chip) == chips.end())
         throw CounterError(unknown_name_message("chip", chip, chips) + " (CUPTI's chip names; a GPU's is in its "
@@ -118,6 +119,15 @@ std::vector<std::string> supported_chips() {
   return out;
 }
 
+std::optional<std::string> host_api_problem() {
+  CUpti_Profiler_Host_GetSupportedChips_Params p{CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+  const CUptiResult r = cuptiProfilerHostGetSupportedChips(&p);
+  if (r == CUPTI_SUCCESS && p.numChips > 0) return std::nullopt;
+  return fmt::format("CUPTI's profiler host API is not usable here ({}): it needs libnvperf_host.so beside "
+                     "libcupti.so (the CUDA toolkit's lib64 or extras/CUPTI/lib64) on the library path",
+                     r == CUPTI_SUCCESS ? std::string("it lists no chip") : cupti_result_name(r));
+}
+
 MetricCatalog::MetricCatalog(std::string chip) : chip_(std::move(chip)) {
   HostObject host(chip_, {});
   for (auto type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
@@ -152,10 +162,17 @@ std::optional<std::string> MetricCatalog::problem(const std::string& metric) con
                                [](const MetricInfo& m, const std::string& n) { return m.name < n; });
     if (it != bases_.end() && it->name == prefix) base = &*it;
   }
+  std::vector<std::string> names;
+  for (const MetricInfo& m : bases_) names.push_back(m.name);
+  // A bare base name collects nothing: say which rollup its type takes.
+  const auto bare = std::lower_bound(bases_.begin(), bases_.end(), metric,
+                                     [](const MetricInfo& m, const std::string& n) { return m.name < n; });
+  if (!base && bare != bases_.end() && bare->name == metric)
+    return fmt::format("{0} is a base metric of {1} (a {2}), not a full metric name: give it a rollup, e.g. {0}{3}",
+                       metric, chip_, bare->type,
+                       bare->type == "counter" ? ".sum" : bare->type == "ratio" ? ".pct" : ".avg.pct_of_peak_sustained_elapsed");
   if (!base) {
     const std::string given = metric.substr(0, metric.find('.'));
-    std::vector<std::string> names;
-    for (const MetricInfo& m : bases_) names.push_back(m.name);
     const auto near = closest_match(given, names);
     return fmt::format("'{}' is not a metric of {}: no base metric '{}'{}", metric, chip_, given,
                        near ? fmt::format(" (did you mean '{}'?)", *near) : std::string(

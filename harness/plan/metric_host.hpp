@@ -20,8 +20,13 @@ struct CounterError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Chip names the installed CUPTI knows ("GA100", "GH100", ...).
+// Chip names the installed CUPTI knows ("GA100", "GH100", ...); empty when its host API cannot
+// be used here (host_api_problem says why).
 std::vector<std::string> supported_chips();
+
+// Why CUPTI's profiler host API cannot be used on this machine (its libnvperf_host missing or
+// refusing to load: it lists no chip), with how to fix it; nullopt when it can.
+std::optional<std::string> host_api_problem();
 
 struct MetricInfo {
   std::string name;         // base name: dram__bytes_read

@@ -478,6 +478,8 @@ std::string repro_command(const CaseRequest& c) {
         in_set = true;
     if (!in_set) extra.push_back(m);
   }
+  // The duration is implied by any other name; asked for alone, it must be named.
+  if (c.counter_sets.empty() && extra.empty() && !c.counter_metrics.empty()) extra.push_back(kDurationMetric);
   if (!extra.empty()) cmd += fmt::format(" --metrics {}", fmt::join(extra, ","));
   return cmd;
 }

@@ -478,7 +478,9 @@ CaseCounters read_counters(const Node& n) {
     if (auto l = k.find("launch")) {
       KernelLaunch launch;
       Node grid = (*l)["grid"], block = (*l)["block"];
-      if (grid.size() != 3 || block.size() != 3) grid.fail("expected 3 grid and 3 block dimensions");
+      // Each names its own path: a block of 2 dimensions is the block's fault, not the grid's.
+      for (const Node* dims : {&grid, &block})
+        if (dims->size() != 3) dims->fail(fmt::format("expected 3 dimensions (x, y, z), got {}", dims->size()));
       for (std::size_t d = 0; d < 3; ++d) {
         launch.grid[d] = grid.at(d).integer<std::int64_t>();
         launch.block[d] = block.at(d).integer<std::int64_t>();

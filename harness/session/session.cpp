@@ -322,6 +322,13 @@ std::optional<std::string> Session::check_counters(const WorkerHello& hello) {
                                  sets, first.counter_metrics.size());
     return std::nullopt;
   }
+  // Without CUPTI's host library here the worker cannot read counters either: the run goes on
+  // timing, and the worker's records say why (noted once).
+  if (auto why = host_api_problem()) {
+    counters_plan_ = fmt::format("{}: {} metrics, not checked against {}: {}", sets, first.counter_metrics.size(),
+                                 chip, *why);
+    return std::nullopt;
+  }
   try {
     MetricCatalog catalogue(chip);
     for (const std::string& metric : first.counter_metrics)

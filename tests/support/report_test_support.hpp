@@ -31,6 +31,40 @@ inline SummaryStats sample_stats(double base) {
   return s;
 }
 
+// Counters of two kernels (the second launched without the first's shape figures known) with
+// non-round values.
+inline CaseCounters sample_counters(const std::string& source) {
+  CaseCounters c;
+  c.source = source;
+  c.chip = "GH100";
+  c.sets = {"memory", "occupancy"};
+  c.metrics = {"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "sm__warps_active.sum",
+               "lts__t_sector_hit_rate.pct"};
+  c.passes = 4;
+  c.note = "4 replay passes of the launch (a range per kernel), each after the variant's reset and the L2 flushed (clean)";
+  KernelCounters first;
+  first.name = "rmsnorm_kernel<bf16, 16>";
+  first.values = {{"gpu__time_duration.sum", 10240}, {"dram__bytes_read.sum", 268443648.0 + 1.0 / 3.0},
+                  {"dram__bytes_write.sum", 134221824}, {"sm__warps_active.sum", 6.02e23},
+                  {"lts__t_sector_hit_rate.pct", 0.1 + 0.2}};
+  KernelLaunch launch;
+  launch.grid[0] = 16384, launch.grid[1] = 3, launch.grid[2] = 1;
+  launch.block[0] = 256, launch.block[1] = 2, launch.block[2] = 1;
+  launch.registers_per_thread = 40;
+  launch.static_shared_bytes = 4096;
+  launch.dynamic_shared_bytes = 65536 + 1;
+  launch.blocks_per_sm = 3;
+  launch.theoretical_occupancy = 1.0 / 3.0;
+  launch.waves = 16384.0 * 3 / (3 * 132);
+  first.launch = launch;
+  KernelCounters second;
+  second.name = "kernel 1";
+  second.values = {{"gpu__time_duration.sum", 0.5}, {"dram__bytes_read.sum", 0}, {"dram__bytes_write.sum", 32}};
+  c.kernels = {first, second};
+  c.total = total_over_kernels(c.kernels);
+  return c;
+}
+
 // A case with every optional set and deliberately non-round numbers.
 inline CaseRecord rich_case(int index, Shape shape) {
   CaseRecord c;
@@ -113,7 +147,19 @@ inline CaseRecord rich_case(int index, Shape shape) {
   d.speedup_vs_baseline = 1.0 / 7.0;
   d.baseline_variant = "torch_eager";
   d.baseline_math = "fp32";
+  MeasuredWork measured;
+  measured.dram_bytes = 402653184.0 + 1.0 / 3.0;
+  measured.traffic_ratio = 1.0 + 1.0 / 7.0;
+  measured.flops = 6.7e7 * 2;
+  measured.flop_ratio = 2.0 / 3.0;
+  measured.intensity = 0.1 + 0.2;
+  measured.flags = {"moves 14% more DRAM traffic than the work model (ratio 1.14)", "a \"quoted\" flag"};
+  d.measured = measured;
   c.derived = d;
+  c.counters = sample_counters("cupti");
+  c.ncu_counters = sample_counters("ncu");
+  c.ncu_counters->kernels.pop_back();
+  c.ncu_counters->kernels[0].launch.reset();
 
   c.workspace_bytes = 5 * 4096 * 4;
   c.device_memory_bytes = 2 << 20;
@@ -164,6 +210,7 @@ inline Report rich_report() {
   d.driver_version = 13000;
   d.runtime_version = 12080;
   d.cupti_version = 4000000000u;  // above INT32_MAX: must stay unsigned
+  d.chip = "GH100";
   d.driver_release = "580.159.04";
   r.run.device = d;
   r.run.ceilings = sample_ceilings("measured", 1.0 / 3.0);
@@ -311,6 +358,45 @@ inline void expect_same(const TimingResult& a, const TimingResult& b) {
     expect_same_double(a.samples_us[i], b.samples_us[i], "samples_us");
 }
 
+inline void expect_same(const MeasuredWork& a, const MeasuredWork& b) {
+  KWB_SAME_D(dram_bytes);
+  KWB_SAME_D(traffic_ratio);
+  KWB_SAME(flops);  // optional<double>: exact
+  KWB_SAME(flop_ratio);
+  KWB_SAME(intensity);
+  KWB_SAME(flags);
+}
+
+inline void expect_same(const CaseCounters& a, const CaseCounters& b) {
+  KWB_SAME(source);
+  KWB_SAME(chip);
+  KWB_SAME(sets);
+  KWB_SAME(metrics);
+  KWB_SAME(passes);
+  KWB_SAME(note);
+  KWB_SAME(unavailable);
+  KWB_SAME(total);  // exact double equality inside the map
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    SCOPED_TRACE("kernels[" + std::to_string(i) + "]");
+    KWB_SAME(kernels[i].name);
+    KWB_SAME(kernels[i].values);
+    ASSERT_EQ(a.kernels[i].launch.has_value(), b.kernels[i].launch.has_value());
+    if (!a.kernels[i].launch) continue;
+    const KernelLaunch &x = *a.kernels[i].launch, &y = *b.kernels[i].launch;
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(x.grid[d], y.grid[d]) << "grid[" << d << "]";
+      EXPECT_EQ(x.block[d], y.block[d]) << "block[" << d << "]";
+    }
+    EXPECT_EQ(x.registers_per_thread, y.registers_per_thread);
+    EXPECT_EQ(x.static_shared_bytes, y.static_shared_bytes);
+    EXPECT_EQ(x.dynamic_shared_bytes, y.dynamic_shared_bytes);
+    EXPECT_EQ(x.blocks_per_sm, y.blocks_per_sm);
+    expect_same_double(x.theoretical_occupancy, y.theoretical_occupancy, "theoretical_occupancy");
+    expect_same_double(x.waves, y.waves, "waves");
+  }
+}
+
 inline void expect_same(const Derived& a, const Derived& b) {
   KWB_SAME_D(model_bytes);
   KWB_SAME_D(model_flops);
@@ -328,6 +414,8 @@ inline void expect_same(const Derived& a, const Derived& b) {
     expect_same_double(*a.speedup_vs_baseline, *b.speedup_vs_baseline, "speedup_vs_baseline");
   KWB_SAME(baseline_variant);
   KWB_SAME(baseline_math);
+  ASSERT_EQ(a.measured.has_value(), b.measured.has_value());
+  if (a.measured) { SCOPED_TRACE("measured"); expect_same(*a.measured, *b.measured); }
 }
 
 inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
@@ -348,6 +436,10 @@ inline void expect_same(const CaseRecord& a, const CaseRecord& b) {
   if (a.timing) { SCOPED_TRACE("timing"); expect_same(*a.timing, *b.timing); }
   ASSERT_EQ(a.derived.has_value(), b.derived.has_value());
   if (a.derived) { SCOPED_TRACE("derived"); expect_same(*a.derived, *b.derived); }
+  ASSERT_EQ(a.counters.has_value(), b.counters.has_value());
+  if (a.counters) { SCOPED_TRACE("counters"); expect_same(*a.counters, *b.counters); }
+  ASSERT_EQ(a.ncu_counters.has_value(), b.ncu_counters.has_value());
+  if (a.ncu_counters) { SCOPED_TRACE("ncu_counters"); expect_same(*a.ncu_counters, *b.ncu_counters); }
   KWB_SAME(workspace_bytes);
   KWB_SAME(device_memory_bytes);
   KWB_SAME(nvtx_range);
@@ -369,6 +461,7 @@ inline void expect_same(const DeviceInfo& a, const DeviceInfo& b) {
   KWB_SAME(driver_version);
   KWB_SAME(runtime_version);
   KWB_SAME(cupti_version);
+  KWB_SAME(chip);
   KWB_SAME(driver_release);
 }
 

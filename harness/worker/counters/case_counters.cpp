@@ -21,15 +21,7 @@ SmLimits current_sm_limits() {
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp p{};
   cuda_check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
-  SmLimits sm;
-  sm.sm_count = p.multiProcessorCount;
-  sm.max_warps = p.maxThreadsPerMultiProcessor / 32;
-  sm.max_blocks = p.maxBlocksPerMultiProcessor;
-  sm.registers = p.regsPerMultiprocessor;
-  sm.max_registers_per_block = p.regsPerBlock;
-  sm.shared_bytes = static_cast<std::int64_t>(p.sharedMemPerMultiprocessor);
-  sm.reserved_shared_bytes = static_cast<std::int64_t>(p.reservedSharedMemPerBlock);
-  return sm;
+  return sm_limits(p);
 }
 
 // A configuration per metric list, built once per worker: the host API's work is the same for

@@ -2,7 +2,6 @@
 #include "harness/worker/counters/occupancy.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace kwb {
 namespace {
@@ -10,6 +9,18 @@ namespace {
 std::int64_t round_up(std::int64_t v, std::int64_t unit) { return unit > 0 ? (v + unit - 1) / unit * unit : v; }
 
 }  // namespace
+
+SmLimits sm_limits(const cudaDeviceProp& p) {
+  SmLimits sm;
+  sm.sm_count = p.multiProcessorCount;
+  sm.max_warps = p.warpSize > 0 ? p.maxThreadsPerMultiProcessor / p.warpSize : 0;
+  sm.max_blocks = p.maxBlocksPerMultiProcessor;
+  sm.registers = p.regsPerMultiprocessor;
+  sm.max_registers_per_block = p.regsPerBlock;
+  sm.shared_bytes = static_cast<std::int64_t>(p.sharedMemPerMultiprocessor);
+  sm.reserved_shared_bytes = static_cast<std::int64_t>(p.reservedSharedMemPerBlock);
+  return sm;
+}
 
 void fill_occupancy(KernelLaunch& launch, const SmLimits& sm) {
   launch.blocks_per_sm = 0;
@@ -21,8 +32,13 @@ void fill_occupancy(KernelLaunch& launch, const SmLimits& sm) {
   std::int64_t blocks = std::min<std::int64_t>(sm.max_blocks, sm.max_warps / warps);
   if (launch.registers_per_thread > 0) {
     const std::int64_t per_warp = round_up(launch.registers_per_thread * 32, sm.register_unit);
-    if (per_warp * warps > sm.max_registers_per_block && sm.max_registers_per_block > 0) return;
-    blocks = std::min(blocks, sm.registers / per_warp / warps);
+    // The launch check counts the block's warps rounded up to whole partitions.
+    const std::int64_t partitions = std::max(sm.sub_partitions, 1);
+    if (sm.max_registers_per_block > 0 && per_warp * round_up(warps, partitions) > sm.max_registers_per_block) return;
+    // Each partition holds whole warps of its own quarter of the registers: 40 registers a thread
+    // fit 12 warps a partition (48 an SM), not 65536 / 1280 = 51.
+    const std::int64_t warps_per_sm = sm.registers / partitions / per_warp * partitions;
+    blocks = std::min(blocks, warps_per_sm / warps);
   }
   const std::int64_t shared = launch.static_shared_bytes + launch.dynamic_shared_bytes;
   if (shared > 0 || sm.reserved_shared_bytes > 0) {

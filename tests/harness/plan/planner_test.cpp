@@ -1,6 +1,7 @@
 // Filters -> cases against the real catalogue (rmsnorm_fwd and its variants), the memory check
 // and the repro command line.
 #include "harness/plan/planner.hpp"
+#include "harness/plan/counter_sets.hpp"
 #include "tests/support/plan_errors.hpp"
 
 #include <gtest/gtest.h>
@@ -494,6 +495,48 @@ TEST(ReproCommand, DefaultDirtyFlushAddsNoFlag) {
   const auto cases = plan_cases(r, registry());
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(flag(parse_flags(repro_command(cases[0])), "--flush"), "<absent>");
+}
+
+// A case of rmsnorm_fwd's fused_v2_vec16 with the counters of these sets and extra metrics.
+CaseRequest counted_case(const std::vector<std::string>& sets, const std::vector<std::string>& metrics) {
+  PlanRequest r = rmsnorm_request();
+  r.variants = {"fused_v2_vec16"};
+  r.dtypes = {DType::bf16};
+  r.axes = {parse_axis_assignment("rows=2048"), parse_axis_assignment("cols=4096")};
+  auto cases = plan_cases(r, registry());
+  EXPECT_EQ(cases.size(), 1u);
+  const CounterRequest counters = parse_counter_request(sets, metrics);
+  cases[0].counter_sets = counters.sets;
+  cases[0].counter_metrics = counters.metrics;
+  return cases[0];
+}
+
+TEST(ReproCommand, CountersNameTheSetsAndOnlyTheMetricsNoSetHolds) {
+  const CaseRequest c = counted_case({"memory", "tensor"}, {"dram__bytes_read.sum", "l1tex__t_bytes.sum",
+                                                            "sm__cycles_elapsed.sum", "lts__t_sector_hit_rate.pct"});
+  const std::string cmd = repro_command(c);
+  const auto flags = parse_flags(cmd);
+  EXPECT_EQ(flag(flags, "--counters"), "memory,tensor") << cmd;
+  // dram__bytes_read.sum is memory's and sm__cycles_elapsed.sum tensor's; the duration rides along.
+  EXPECT_EQ(flag(flags, "--metrics"), "l1tex__t_bytes.sum,lts__t_sector_hit_rate.pct") << cmd;
+  // Replanned from the line: the same metrics in the same order.
+  const CounterRequest again = parse_counter_request({"memory", "tensor"}, {"l1tex__t_bytes.sum", "lts__t_sector_hit_rate.pct"});
+  EXPECT_EQ(again.metrics, c.counter_metrics);
+}
+
+TEST(ReproCommand, MetricsAloneAreNamedWithoutTheDuration) {
+  const std::string cmd = repro_command(counted_case({}, {"dram__bytes_read.sum"}));
+  EXPECT_EQ(flag(parse_flags(cmd), "--counters"), "<absent>") << cmd;
+  EXPECT_EQ(flag(parse_flags(cmd), "--metrics"), "dram__bytes_read.sum") << cmd;
+  // The duration rides along with any request, but asked for alone it is the request.
+  const std::string duration = repro_command(counted_case({}, {kDurationMetric}));
+  EXPECT_EQ(flag(parse_flags(duration), "--metrics"), kDurationMetric) << duration;
+}
+
+TEST(ReproCommand, NoCountersNoFlags) {
+  const std::string cmd = repro_command(counted_case({}, {}));
+  EXPECT_EQ(flag(parse_flags(cmd), "--counters"), "<absent>") << cmd;
+  EXPECT_EQ(flag(parse_flags(cmd), "--metrics"), "<absent>") << cmd;
 }
 
 TEST(FlushFlag, DirtyAndCleanAreAcceptedInColdMode) {

@@ -160,6 +160,10 @@ TEST(RunRequest, EveryBadSettingIsRefusedNamingThatSetting) {
       {"axis name", [](RunSettings& s) { s.axes = {"colz=4"}; }, Setting::axis, "unknown axis 'colz'"},
       {"axis twice", [](RunSettings& s) { s.axes = {"rows=1", "rows=2"}; }, Setting::axis,
        "--axis: axis 'rows' is given twice; give all its values in one --axis, e.g. --axis rows=512,4096"},
+      {"counters", [](RunSettings& s) { s.counter_sets = {"memry"}; }, Setting::counters,
+       "--counters: unknown counter set 'memry' (did you mean 'memory'?)"},
+      {"metrics", [](RunSettings& s) { s.metrics = {"dram__bytes_read"}; }, Setting::metrics,
+       "--metrics: 'dram__bytes_read' is not a full metric name"},
   };
   for (const Bad& b : bad) {
     SCOPED_TRACE(b.what);
@@ -170,6 +174,41 @@ TEST(RunRequest, EveryBadSettingIsRefusedNamingThatSetting) {
     EXPECT_EQ(e->setting, b.setting) << e->what();
     EXPECT_TRUE(Mentions(e->what(), b.message));
   }
+}
+
+TEST(RunRequest, TheCounterRequestIsOnEveryCaseAndOnTheRun) {
+  RunSettings s = small_sweep();
+  s.counter_sets = {"memory", "tensor", "memory"};
+  s.metrics = {"l1tex__t_bytes.sum"};
+  const PlannedRun run = plan_run(s, registry());
+  const CounterRequest want = parse_counter_request(s.counter_sets, s.metrics);
+  EXPECT_EQ(run.counters.sets, (std::vector<std::string>{"memory", "tensor"}));
+  EXPECT_EQ(run.counters.metrics, want.metrics);
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const CaseRequest& c : run.cases) {
+    EXPECT_EQ(c.counter_sets, want.sets);
+    EXPECT_EQ(c.counter_metrics, want.metrics);
+    EXPECT_EQ(c.counter_metrics.front(), kDurationMetric);
+  }
+}
+
+TEST(RunRequest, WithoutCountersNoCaseCollectsAny) {
+  const PlannedRun run = plan_run(small_sweep(), registry());
+  EXPECT_TRUE(run.counters.empty());
+  for (const CaseRequest& c : run.cases) {
+    EXPECT_TRUE(c.counter_sets.empty());
+    EXPECT_TRUE(c.counter_metrics.empty());
+  }
+}
+
+TEST(RunRequest, ASuitesCasesTakeTheCountersGivenBesideIt) {
+  test::TempDir dir;
+  RunSettings s;
+  s.suite = write_suite(dir, kColdSuite).string();
+  s.counter_sets = {"occupancy"};
+  const PlannedRun run = plan_run(s, registry());
+  ASSERT_EQ(run.cases.size(), 2u);
+  for (const CaseRequest& c : run.cases) EXPECT_EQ(c.counter_sets, (std::vector<std::string>{"occupancy"}));
 }
 
 TEST(RunRequest, NoCaseSelectedNamesTheFilters) {

@@ -46,6 +46,9 @@ class FakeExecutor : public CaseExecutor {
   WorkerHello hello_;
   std::chrono::milliseconds slow_case_delay_{0};  // for the case at slow_case_
   int slow_case_ = -1;
+  // The counters every passed record carries (as the worker's counter passes would give them),
+  // for cases that ask for some; none: records without counters.
+  std::optional<CaseCounters> counters_;
 
   WorkerHello start() override {
     std::lock_guard lock(shared_->mutex);
@@ -94,6 +97,7 @@ class FakeExecutor : public CaseExecutor {
     rec.timing = TimingResult{};
     rec.timing->span.median = std::uniform_real_distribution<double>(20, 900)(rng_);
     rec.timing->span.count = 10;
+    if (counters_ && !request.counter_metrics.empty()) rec.counters = counters_;
     return rec;
   }
 
