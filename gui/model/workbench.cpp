@@ -82,7 +82,8 @@ int Workbench::add_live_report(LoadedReport report) {
 void Workbench::append_cases(int report, std::vector<CaseRecord> cases) {
   if (report < 0 || report >= static_cast<int>(reports_.size()) || cases.empty()) return;
   auto& held = reports_[report].report.cases;
-  held.insert(held.end(), std::make_move_iterator(cases.begin()), std::make_move_iterator(cases.end()));
+  held.insert(held.end(), std::make_move_iterator(cases.begin()),
+              std::make_move_iterator(cases.end()));
   rebuild();  // a few cases a second at most: rebuilding every row is cheap next to a frame
 }
 
@@ -216,7 +217,9 @@ std::string Workbench::marked_as_csv() {
 }
 
 namespace {
-bool on_log_axes(double x, double y) { return x > 0 && y > 0 && std::isfinite(x) && std::isfinite(y); }
+bool on_log_axes(double x, double y) {
+  return x > 0 && y > 0 && std::isfinite(x) && std::isfinite(y);
+}
 }  // namespace
 
 std::optional<MeasuredPoint> measured_point(const CaseRecord& c) {

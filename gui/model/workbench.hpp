@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/compare/compare_report.hpp"
 #include "gui/model/case_table.hpp"
 #include "gui/model/report_loader.hpp"
+#include "reports/compare/compare_report.hpp"
 #include "reports/review/review_model.hpp"
 
 namespace kwb::gui {

@@ -10,11 +10,11 @@
 #include <cmath>
 
 #include "gui/app/layout.hpp"
-#include "harness/catalogue/math_label.hpp"
 #include "gui/model/sample_histogram.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
+#include "harness/catalogue/math_label.hpp"
 
 namespace kwb::gui {
 
@@ -89,8 +89,9 @@ void timing_section(const CaseRecord& c, plot::View& view) {
                                      format_percent(d.pct_of_bandwidth_ceiling)));
     if (d.speedup_vs_baseline) {
       const std::string maths = math_comparison(c.math, d.baseline_math);
-      widgets::label_value("speedup", fmt::format("{} vs {}{}", format_ratio(*d.speedup_vs_baseline),
-                                                  d.baseline_variant, maths.empty() ? "" : " (" + maths + ")"));
+      widgets::label_value(
+          "speedup", fmt::format("{} vs {}{}", format_ratio(*d.speedup_vs_baseline),
+                                 d.baseline_variant, maths.empty() ? "" : " (" + maths + ")"));
     }
   }
   if (t.clocks)
@@ -166,8 +167,8 @@ constexpr float kTwoColumnWidth = 1200;
 void counters_section(const CaseRecord& c) {
   // The header's title says what is inside before it is opened; its id stays the same.
   const char* what = c.counters && !c.counters->unavailable.empty() ? "unavailable"
-                     : c.counters || c.ncu_counters                  ? "collected"
-                                                                     : "none";
+                     : c.counters || c.ncu_counters                 ? "collected"
+                                                                    : "none";
   const std::string title = fmt::format("Counters ({})###counters", what);
   if (ImGui::CollapsingHeader(title.c_str(), ImGuiTreeNodeFlags_DefaultOpen))
     draw_counters_panel(c);
@@ -197,8 +198,9 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   widgets::label_value("disposition",
                        c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
   // What ran it, before any figure: a tf32 GEMM and a full-fp32 one are not the same contest.
-  widgets::label_value("ran", fmt::format("{} math, {}", row.math.empty() ? "unrecorded" : row.math,
-                                          row.uses.empty() ? "the project's own kernels" : "calls " + row.uses));
+  widgets::label_value(
+      "ran", fmt::format("{} math, {}", row.math.empty() ? "unrecorded" : row.math,
+                         row.uses.empty() ? "the project's own kernels" : "calls " + row.uses));
   ImGui::TextDisabled("repro:");
   ImGui::SameLine();
   widgets::copy_button("repro", c->repro);

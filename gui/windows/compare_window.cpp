@@ -153,8 +153,7 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
                                    : ImGui::GetContentRegionAvail().y * 0.45f;
   if (ImGui::BeginChild("##reports", {0, reports_height})) draw_report_comparison(wb, ui);
   ImGui::EndChild();
-  if (counters &&
-      ImGui::CollapsingHeader("Counters side by side", ImGuiTreeNodeFlags_DefaultOpen))
+  if (counters && ImGui::CollapsingHeader("Counters side by side", ImGuiTreeNodeFlags_DefaultOpen))
     draw_counters_side_by_side(wb, ui);
   ImGui::End();
 }

@@ -39,14 +39,16 @@ ImVec2 table_size(int rows, int cap) {
 
 void how_to_collect(const CounterPanel& p) {
   ImGui::TextDisabled(
-      "Measure it again with counters (each set costs a few replay passes after timing):");
+      "Measure it again with counters (replay passes after timing; kwb prints how many first):");
   widgets::copy_button("counters_command", p.how_to_collect);
   ImGui::SameLine();
   ImGui::TextWrapped("%s", p.how_to_collect.c_str());
-  ImGui::TextDisabled(
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped(
       "Sets: %s (kwb counters --list shows their metrics); --metrics NAME,... adds any metric of "
       "the GPU's chip.",
       all_counter_sets().c_str());
+  ImGui::PopStyleColor();
 }
 
 void measured_section(const CounterPanel& p) {

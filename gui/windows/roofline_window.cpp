@@ -80,8 +80,8 @@ constexpr ImU32 kFlagColour = IM_COL32(210, 30, 30, 255);
 std::string measured_tooltip(const TableRow& row, const RooflineDot& d, const CaseRecord& c) {
   const MeasuredWork& m = *c.derived->measured;
   std::string text = fmt::format(
-      "{}\nmeasured: {:.3g} FLOP/byte (model {:.3g}), {}{}\nDRAM {} moved, {:.2f}x the model's", row.key,
-      d.measured->intensity, d.intensity, format_tflops(d.measured->tflops),
+      "{}\nmeasured: {:.3g} FLOP/byte (model {:.3g}), {}{}\nDRAM {} moved, {:.2f}x the model's",
+      row.key, d.measured->intensity, d.intensity, format_tflops(d.measured->tflops),
       d.measured->flops_measured ? "" : " (FLOP counters not collected: the model's FLOPs)",
       format_bytes(static_cast<std::int64_t>(m.dram_bytes)), m.traffic_ratio);
   if (m.flop_ratio) text += fmt::format("\nFLOPs executed {:.3g}x the model's", *m.flop_ratio);
@@ -124,8 +124,8 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
         "stand in and the point moves sideways only.");
   }
   const bool show_measured = any_measured && ui.roofline_measured;
-  const std::string key = fmt::format("{}:{}:{}:{}", wb.reports().size(), wb.rows().size(),
-                                      dots.size(), show_measured);
+  const std::string key =
+      fmt::format("{}:{}:{}:{}", wb.reports().size(), wb.rows().size(), dots.size(), show_measured);
   if (ui.roofline_view.fit_key != key) {
     fit_view(ui.roofline_view, dots, roofs, show_measured);
     ui.roofline_view.fit_key = key;
@@ -142,7 +142,8 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
     const TableRow& row = rows[d.row];
     return plot::palette(index_in(groups, ui.colour_by_variant ? row.variant : row.op), alpha);
   };
-  // Measured points first joined to their model points, under them; hover ids n + i.
+  // The joins first, under every point (dashed where the model's FLOPs stand in for uncounted
+  // ones); then the model points (hover ids 0..n-1) and the measured ones (n + i).
   if (show_measured)
     for (const auto& d : dots)
       if (d.measured)
