@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/model/case_table.hpp"
 #include "gui/model/live_run.hpp"
 #include "gui/plot/plot.hpp"
 
@@ -42,6 +43,9 @@ struct UiState {
   // Charts and views.
   plot::View roofline_view, sweep_view;
   bool colour_by_variant = false;
+  // The roofline's "measured" toggle: cases with counters also at their measured point.
+  bool roofline_measured = true;
+  CaseRef counter_partner;  // the compare view's counters side by side: the case beside the focus
   int sweep_report = 0, sweep_chart = 0;
   int sweep_metric = -1;  // a SweepMetric; -1: the review report's choice for the op
   int compare_base = 0, compare_next = 1;

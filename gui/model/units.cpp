@@ -36,6 +36,15 @@ std::string format_bytes(std::int64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", v, kUnits[unit]);
 }
 
+std::string format_count(double count) {
+  if (missing(count)) return "-";
+  static const char* kPrefixes[] = {"", " k", " M", " G", " T", " P"};
+  double v = count;
+  int prefix = 0;
+  while (std::fabs(v) >= 1000 && prefix < 5) v /= 1000, ++prefix;
+  return prefix == 0 ? fmt::format("{:.4g}", v) : fmt::format("{:.3g}{}", v, kPrefixes[prefix]);
+}
+
 std::string format_tick(double value) {
   if (missing(value)) return "-";
   const double a = std::fabs(value);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "gui/model/counter_panel.hpp"
 #include "reports/compare/gate_settings.hpp"
 
 namespace kwb::gui {
@@ -53,8 +54,11 @@ bool Workbench::take_in(const std::filesystem::path& path, LoadOutcome outcome) 
     return false;
   }
   if (!outcome.note.empty()) add_message(Message::Level::warning, outcome.note);
-  const std::size_t cases = outcome.loaded->report.cases.size();
-  add_message(Message::Level::info, fmt::format("opened {} ({} cases)", path.string(), cases));
+  const auto& cases = outcome.loaded->report.cases;
+  const auto counted = std::count_if(cases.begin(), cases.end(), has_counter_values);
+  add_message(Message::Level::info,
+              fmt::format("opened {} ({} cases{})", path.string(), cases.size(),
+                          counted ? fmt::format(", {} with hardware counters", counted) : ""));
   reports_.push_back(std::move(*outcome.loaded));
   rebuild();
   return true;
@@ -78,7 +82,8 @@ int Workbench::add_live_report(LoadedReport report) {
 void Workbench::append_cases(int report, std::vector<CaseRecord> cases) {
   if (report < 0 || report >= static_cast<int>(reports_.size()) || cases.empty()) return;
   auto& held = reports_[report].report.cases;
-  held.insert(held.end(), std::make_move_iterator(cases.begin()), std::make_move_iterator(cases.end()));
+  held.insert(held.end(), std::make_move_iterator(cases.begin()),
+              std::make_move_iterator(cases.end()));
   rebuild();  // a few cases a second at most: rebuilding every row is cheap next to a frame
 }
 
@@ -106,9 +111,11 @@ void Workbench::rebuild() {
   sweeps_.clear();
   compared_pair_.reset();
   comparison_.reset();
+  cases_with_counters_ = 0;
   for (int r = 0; r < static_cast<int>(reports_.size()); ++r) {
     const auto& cases = reports_[r].report.cases;
     for (int i = 0; i < static_cast<int>(cases.size()); ++i) {
+      cases_with_counters_ += has_counter_values(cases[i]);
       row_index_[{r, i}] = static_cast<int>(rows_.size());
       rows_.push_back(make_row({r, i}, reports_[r].name, cases[i]));
       add_unique(ops_, rows_.back().op);
@@ -209,17 +216,61 @@ std::string Workbench::marked_as_csv() {
   return rows_to_csv(picked);
 }
 
+namespace {
+bool on_log_axes(double x, double y) {
+  return x > 0 && y > 0 && std::isfinite(x) && std::isfinite(y);
+}
+}  // namespace
+
+std::optional<MeasuredPoint> measured_point(const CaseRecord& c) {
+  if (!c.derived || !c.derived->measured || !c.timing) return std::nullopt;
+  const MeasuredWork& m = *c.derived->measured;
+  const double us = c.timing->span.median;
+  if (!(m.dram_bytes > 0) || !(us > 0)) return std::nullopt;
+  MeasuredPoint p;
+  p.flops_measured = m.flops.has_value();
+  const double flops = m.flops.value_or(c.derived->model_flops);
+  p.intensity = flops / m.dram_bytes;
+  p.tflops = flops / us / 1e6;
+  p.flagged = !m.flags.empty();
+  if (!on_log_axes(p.intensity, p.tflops)) return std::nullopt;
+  return p;
+}
+
 std::vector<RooflineDot> Workbench::roofline_dots() {
   std::vector<RooflineDot> dots;
   for (int i : visible_rows()) {
     const CaseRecord* c = find(rows_[i].ref);
     if (!c || !c->derived || !c->timing) continue;
     const double x = c->derived->intensity, y = c->derived->tflops;
-    if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y))
-      continue;  // no place on log axes
-    dots.push_back({rows_[i].ref, i, x, y});
+    if (!on_log_axes(x, y)) continue;  // no place on log axes
+    dots.push_back({rows_[i].ref, i, x, y, measured_point(*c)});
   }
   return dots;
+}
+
+std::vector<CaseRef> Workbench::counter_partners(CaseRef of) const {
+  const int at = row_of(of);
+  if (at < 0) return {};
+  const TableRow& me = rows_[at];
+  // Ranks: 0 the same case in another report, then (baseline, other variant) in the focus's
+  // report, then the same in the other reports.
+  std::vector<std::pair<int, CaseRef>> ranked;
+  for (const TableRow& row : rows_) {
+    if (row.ref == of || row.op != me.op || row.dtype != me.dtype || row.shape != me.shape ||
+        row.mode != me.mode)
+      continue;
+    const CaseRecord* c = find(row.ref);
+    if (!c || !has_counter_values(*c)) continue;
+    const int elsewhere = row.ref.report == of.report ? 0 : 2;
+    const int rank = row.key == me.key ? 0 : 1 + elsewhere + (c->role == Role::baseline ? 0 : 1);
+    ranked.emplace_back(rank, row.ref);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CaseRef> partners;
+  for (const auto& [rank, ref] : ranked) partners.push_back(ref);
+  return partners;
 }
 
 const std::vector<review::SweepChart>& Workbench::sweeps(int report) {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/compare/compare_report.hpp"
 #include "gui/model/case_table.hpp"
 #include "gui/model/report_loader.hpp"
+#include "reports/compare/compare_report.hpp"
 #include "reports/review/review_model.hpp"
 
 namespace kwb::gui {
@@ -28,11 +28,24 @@ struct Message {
   std::string text;
 };
 
-// One case on the roofline chart.
+// Where a case's hardware counters put it on the roofline (Derived::measured): the FLOPs the
+// pipes executed over the DRAM bytes really moved, at the executed FLOPs' rate over the median
+// time. Without FLOP counters the model's FLOPs stand in (flops_measured false): the point then
+// moves along the intensity axis by the traffic ratio alone, at the model point's height.
+struct MeasuredPoint {
+  double intensity = 0, tflops = 0;
+  bool flops_measured = false;
+  bool flagged = false;  // the measured work has flags (MeasuredWork::flags)
+};
+// Absent without measured DRAM bytes, a timing, or a place on log axes.
+std::optional<MeasuredPoint> measured_point(const CaseRecord& c);
+
+// One case on the roofline chart: its model point, and its measured point where it has one.
 struct RooflineDot {
   CaseRef ref;
   int row = -1;  // index into Workbench::rows()
   double intensity = 0, tflops = 0;
+  std::optional<MeasuredPoint> measured;
 };
 
 class Workbench {
@@ -98,6 +111,12 @@ class Workbench {
   std::vector<RooflineDot> roofline_dots();
   // The sweep charts of one report (review::sweep_charts), computed once.
   const std::vector<review::SweepChart>& sweeps(int report);
+  // The cases whose counters can stand beside `of`'s (the compare view's side by side): the same
+  // op, dtype, shape and mode in any open report, with counter values, `of` itself left out.
+  // First the same case in the other reports (BASE against NEW), then the op's baselines and
+  // the other variants of `of`'s report, then those of the other reports, in table order.
+  std::vector<CaseRef> counter_partners(CaseRef of) const;
+  int cases_with_counters() const { return cases_with_counters_; }  // over the open reports
   // NEW (`next`) against BASE; null with `error` set when they cannot be compared.
   const CompareReport* comparison(int base, int next, std::string& error);
 
@@ -121,6 +140,7 @@ class Workbench {
   bool sort_ascending_ = true;
   bool sort_set_ = false;
   std::vector<int> visible_;
+  int cases_with_counters_ = 0;
   bool visible_dirty_ = true;
   CaseRef focus_;
   std::set<CaseRef> marked_;

@@ -162,6 +162,20 @@ bool Plot::point(double x, double y, ImU32 colour, float radius, int id) {
                        {p.x + radius * 0.8f, p.y + radius * 0.8f}, colour);
   else
     dl_->AddCircleFilled(p, radius, colour, 12);
+  return hover_test(p, id);
+}
+
+bool Plot::hollow_point(double x, double y, ImU32 colour, float radius, int id) {
+  const ImVec2 p = to_screen(x, y);
+  if (p.x < area_min_.x - radius || p.x > area_max_.x + radius || p.y < area_min_.y - radius ||
+      p.y > area_max_.y + radius)
+    return false;
+  dl_->AddCircleFilled(p, radius, IM_COL32(255, 255, 255, 255), 12);
+  dl_->AddCircle(p, radius, colour, 12, 2.0f);
+  return hover_test(p, id);
+}
+
+bool Plot::hover_test(ImVec2 p, int id) {
   if (!hovered_) return false;
   const ImVec2 m = ImGui::GetIO().MousePos;
   const float d2 = (m.x - p.x) * (m.x - p.x) + (m.y - p.y) * (m.y - p.y);
@@ -192,7 +206,15 @@ void Plot::legend(const std::vector<LegendEntry>& entries) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const float y = at.y + 4 + line_h * i + line_h / 2 - 1;
     const ImU32 c = entries[i].colour;
-    if (entries[i].dashed) {
+    using Glyph = LegendEntry::Glyph;
+    if (entries[i].glyph == Glyph::dot) {
+      dl_->AddCircleFilled({at.x + 13, y}, 4, c, 12);
+    } else if (entries[i].glyph == Glyph::hollow_dot) {
+      dl_->AddCircleFilled({at.x + 13, y}, 4.5f, IM_COL32(255, 255, 255, 255), 12);
+      dl_->AddCircle({at.x + 13, y}, 4.5f, c, 12, 2.0f);
+    } else if (entries[i].glyph == Glyph::ring) {
+      dl_->AddCircle({at.x + 13, y}, 7, c, 16, 2.0f);
+    } else if (entries[i].dashed) {
       dl_->AddLine({at.x + 4, y}, {at.x + 10, y}, c, 2);
       dl_->AddLine({at.x + 16, y}, {at.x + 22, y}, c, 2);
     } else {

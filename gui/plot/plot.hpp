@@ -31,6 +31,8 @@ struct LegendEntry {
   std::string label;
   ImU32 colour = 0;
   bool dashed = false;
+  // What stands before the label: a line (a roof, a series) or a point's own mark.
+  enum class Glyph { line, dot, hollow_dot, ring } glyph = Glyph::line;
 };
 
 class Plot {
@@ -54,6 +56,9 @@ class Plot {
   // last true one in a frame is the hovered item: ask `nearest()` after drawing every point).
   bool point(double x, double y, ImU32 colour, float radius = 4.0f, int id = -1);
   int nearest() const { return nearest_id_; }
+  // The same as point() drawn as a ring around a white centre: a second point of one item (the
+  // roofline's measured point beside its model point).
+  bool hollow_point(double x, double y, ImU32 colour, float radius = 4.5f, int id = -1);
   void ring(double x, double y, ImU32 colour, float radius);  // highlight of the selected item
   void text(double x, double y, const char* text, ImU32 colour, ImVec2 offset = {4, -14});
   void legend(const std::vector<LegendEntry>& entries);  // top-left, inside the frame
@@ -62,6 +67,7 @@ class Plot {
  private:
   void handle_input();
   void draw_axes();
+  bool hover_test(ImVec2 p, int id);  // true when p is the nearest to the mouse so far
 
   View& view_;
   ImDrawList* dl_ = nullptr;

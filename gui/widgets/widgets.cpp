@@ -18,6 +18,13 @@ void help_marker(const char* text) {
   }
 }
 
+void subheading(const char* title, const char* help) {
+  ImGui::Spacing();
+  ImGui::TextUnformatted(title);
+  if (help) help_marker(help);
+  ImGui::Separator();
+}
+
 void label_value(const char* label, const std::string& value) {
   ImGui::TextDisabled("%s:", label);
   ImGui::SameLine();
@@ -74,6 +81,25 @@ ImU32 efficiency_colour(double pct) {
   if (pct > 100) return IM_COL32(170, 60, 200, 255);  // above a roof: the model or ceiling is wrong
   const float t = static_cast<float>(std::clamp(pct / 100.0, 0.0, 1.0));
   return IM_COL32(static_cast<int>(210 - 170 * t), static_cast<int>(70 + 90 * t), 50, 255);
+}
+
+ImU32 verdict_colour(Verdict v) {
+  switch (v) {
+    case Verdict::good: return IM_COL32(40, 140, 60, 255);
+    case Verdict::warn: return IM_COL32(190, 120, 10, 255);
+    case Verdict::bad: return IM_COL32(200, 40, 40, 255);
+    case Verdict::none: break;
+  }
+  return ImGui::GetColorU32(ImGuiCol_Text);
+}
+
+void item_tooltip(const std::string& text) {
+  if (text.empty() || !ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
 }
 
 void coloured_text(ImU32 colour, const std::string& text) {

@@ -1,6 +1,8 @@
 // The case detail: everything about the selected case. Its sample histogram with the median
-// and p10/p90 marked, the per-kernel breakdown, the verification's error statistics, the
-// environment it was measured in, and the repro command with a copy button.
+// and p10/p90 marked, the per-kernel breakdown, its hardware counters (the Counters panel,
+// counters_panel.cpp), the verification's error statistics, the environment it was measured
+// in, and the repro command with a copy button. A wide window puts the counters in a column of
+// their own beside the rest.
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -8,11 +10,11 @@
 #include <cmath>
 
 #include "gui/app/layout.hpp"
-#include "harness/catalogue/math_label.hpp"
 #include "gui/model/sample_histogram.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
+#include "harness/catalogue/math_label.hpp"
 
 namespace kwb::gui {
 
@@ -89,8 +91,9 @@ void timing_section(const CaseRecord& c, plot::View& view) {
                                      format_percent(d.pct_of_bandwidth_ceiling)));
     if (d.speedup_vs_baseline) {
       const std::string maths = math_comparison(c.math, d.baseline_math);
-      widgets::label_value("speedup", fmt::format("{} vs {}{}", format_ratio(*d.speedup_vs_baseline),
-                                                  d.baseline_variant, maths.empty() ? "" : " (" + maths + ")"));
+      widgets::label_value(
+          "speedup", fmt::format("{} vs {}{}", format_ratio(*d.speedup_vs_baseline),
+                                 d.baseline_variant, maths.empty() ? "" : " (" + maths + ")"));
     }
   }
   if (t.clocks)
@@ -161,6 +164,18 @@ void environment_section(const RunInfo& run) {
     ImGui::TextDisabled("%s = %s", name.c_str(), value.c_str());
 }
 
+constexpr float kTwoColumnWidth = 1200;
+
+void counters_section(const CaseRecord& c) {
+  // The header's title says what is inside before it is opened; its id stays the same.
+  const char* what = c.counters && !c.counters->unavailable.empty() ? "unavailable"
+                     : c.counters || c.ncu_counters                 ? "collected"
+                                                                    : "none";
+  const std::string title = fmt::format("Counters ({})###counters", what);
+  if (ImGui::CollapsingHeader(title.c_str(), ImGuiTreeNodeFlags_DefaultOpen))
+    draw_counters_panel(c);
+}
+
 }  // namespace
 
 void draw_case_detail(Workbench& wb, UiState& ui) {
@@ -185,13 +200,17 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   widgets::label_value("disposition",
                        c->reason.empty() ? row.disposition : row.disposition + ": " + c->reason);
   // What ran it, before any figure: a tf32 GEMM and a full-fp32 one are not the same contest.
-  widgets::label_value("ran", fmt::format("{} math, {}", row.math.empty() ? "unrecorded" : row.math,
-                                          row.uses.empty() ? "the project's own kernels" : "calls " + row.uses));
+  widgets::label_value(
+      "ran", fmt::format("{} math, {}", row.math.empty() ? "unrecorded" : row.math,
+                         row.uses.empty() ? "the project's own kernels" : "calls " + row.uses));
   ImGui::TextDisabled("repro:");
   ImGui::SameLine();
   widgets::copy_button("repro", c->repro);
   ImGui::SameLine();
   ImGui::TextWrapped("%s", c->repro.c_str());
+  // Wide enough for two columns of tables: the counters beside the rest, each scrolling.
+  const bool two_columns = ImGui::GetContentRegionAvail().x >= kTwoColumnWidth;
+  if (two_columns) ImGui::BeginChild("##case", {ImGui::GetContentRegionAvail().x * 0.45f, 0});
   plot::View histogram_view;  // refitted every frame to the samples: nothing to keep
   if (ImGui::CollapsingHeader("Timing", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (c->timing)
@@ -199,6 +218,7 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
     else
       ImGui::TextDisabled("Not timed.");
   }
+  if (!two_columns) counters_section(*c);
   if (ImGui::CollapsingHeader("Verification", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (c->verify)
       verify_section(*c->verify);
@@ -207,6 +227,13 @@ void draw_case_detail(Workbench& wb, UiState& ui) {
   }
   if (ImGui::CollapsingHeader("Environment", ImGuiTreeNodeFlags_DefaultOpen))
     environment_section(wb.reports()[wb.focus().report].report.run);
+  if (two_columns) {
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("##counters", {0, 0});
+    counters_section(*c);
+    ImGui::EndChild();
+  }
   ImGui::End();
 }
 

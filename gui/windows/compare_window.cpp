@@ -1,6 +1,8 @@
 // Compare: two open reports side by side through `kwb compare`'s own model (compare/): per-case
 // ratio NEW/BASE with its bootstrap interval, the verdict, sorted by the largest change with
-// failures first; the per-op geometric means and the environment differences above.
+// failures first; the per-op geometric means and the environment differences above. Where the
+// open reports hold hardware counters, the selected case's counters beside another variant's
+// (or the same case in the other report) below (counters_side_by_side.cpp).
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -8,6 +10,7 @@
 #include <cmath>
 
 #include "gui/app/layout.hpp"
+#include "gui/model/counter_panel.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
@@ -41,21 +44,13 @@ ImU32 outcome_colour(CaseOutcome o) {
   }
 }
 
-}  // namespace
-
-void draw_compare_window(Workbench& wb, UiState& ui) {
-  if (!ui.shown(View::compare)) return;
-  place_view_window(ui, View::compare);
-  if (!ImGui::Begin("Compare", ui.show_flag(View::compare))) {
-    ImGui::End();
-    return;
-  }
+// BASE against NEW: the verdicts of `kwb compare`.
+void draw_report_comparison(Workbench& wb, UiState& ui) {
   const int n = static_cast<int>(wb.reports().size());
   if (n < 2) {
     ImGui::TextDisabled(
         "Open two reports to compare them: BASE first, then NEW (File > Open, or both on the "
         "command line).");
-    ImGui::End();
     return;
   }
   ui.compare_base = std::clamp(ui.compare_base, 0, n - 1);
@@ -67,7 +62,6 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
   const CompareReport* cmp = wb.comparison(ui.compare_base, ui.compare_next, error);
   if (!cmp) {
     ImGui::TextColored({0.8f, 0.1f, 0.1f, 1}, "Cannot compare: %s", error.c_str());
-    ImGui::End();
     return;
   }
   for (const OpSummary& op : cmp->ops) {
@@ -133,6 +127,34 @@ void draw_compare_window(Workbench& wb, UiState& ui) {
       }
     ImGui::EndTable();
   }
+}
+
+}  // namespace
+
+void draw_compare_window(Workbench& wb, UiState& ui) {
+  if (!ui.shown(View::compare)) return;
+  place_view_window(ui, View::compare);
+  if (!ImGui::Begin("Compare", ui.show_flag(View::compare))) {
+    ImGui::End();
+    return;
+  }
+  // A headless screenshot with nothing selected shows the first case that has counters.
+  if (ui.solo && !wb.focus().valid())
+    for (int i : wb.visible_rows())
+      if (const CaseRecord* c = wb.find(wb.rows()[i].ref); c && has_counter_values(*c)) {
+        wb.select(wb.rows()[i].ref);
+        break;
+      }
+  const bool counters = wb.cases_with_counters() > 0;
+  // The report comparison's table fills what it is given: with counters below, under half.
+  const float reports_height = !counters ? 0
+                               : wb.reports().size() < 2
+                                   ? 2.5f * ImGui::GetTextLineHeightWithSpacing()
+                                   : ImGui::GetContentRegionAvail().y * 0.45f;
+  if (ImGui::BeginChild("##reports", {0, reports_height})) draw_report_comparison(wb, ui);
+  ImGui::EndChild();
+  if (counters && ImGui::CollapsingHeader("Counters side by side", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_counters_side_by_side(wb, ui);
   ImGui::End();
 }
 

@@ -40,6 +40,8 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
   }
   ImGui::TextDisabled("  %d report(s), %d cases", static_cast<int>(wb.reports().size()),
                       static_cast<int>(wb.rows().size()));
+  if (wb.cases_with_counters() > 0)
+    ImGui::SameLine(0, 0), ImGui::TextDisabled(", %d with counters", wb.cases_with_counters());
   ImGui::EndMainMenuBar();
 
   const ImGuiIO& io = ImGui::GetIO();

@@ -18,6 +18,11 @@ void draw_compare_window(Workbench& wb, UiState& ui);   // compare_window.cpp
 // Polls the live run every frame (records join the model even while the panel is hidden).
 void draw_live_run_window(Workbench& wb, UiState& ui);  // live_run_window.cpp
 
+// Parts of windows in files of their own: the case detail's Counters panel
+// (counters_panel.cpp) and the compare view's counters side by side (counters_side_by_side.cpp).
+void draw_counters_panel(const CaseRecord& c);
+void draw_counters_side_by_side(Workbench& wb, UiState& ui);
+
 // Every window opens reports with Workbench::open_in_background (menu, dialog, drop); once a
 // frame this takes in the reports read and remembers them as recent files.
 void finish_opening(Workbench& wb, UiState& ui);  // open_dialog.cpp

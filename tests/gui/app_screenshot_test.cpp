@@ -3,11 +3,19 @@
 // a real picture: the window's size, many colours, not one flat fill. And a report it cannot
 // open (malformed, empty, newer schema) gives the message, with exit 0 for a screenshot run.
 //
+// A report whose cases carry hardware counters (tests/gui/counters_report.hpp) is rendered the
+// same way: the case detail with its Counters panel, the roofline with the measured points, the
+// compare view with two variants' counters side by side; the panel's verdict colours and the
+// roofline's flag rings are looked for in the pixels. Set KWB_GUI_SCREENSHOTS=DIR to keep those
+// PNGs (and the report) in DIR.
+//
 // Without xvfb-run (Debian package xvfb) the screenshot tests are SKIPPED with the reason.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
+#include "tests/gui/counters_report.hpp"
 #include "tests/gui/gui_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -35,6 +43,11 @@ struct PngStats {
   int width = 0, height = 0;
   long colours = 0;
   double dominant_share = 1;
+  std::map<unsigned, long> pixels_of;  // 0xRRGGBB -> how many pixels have it
+  long count(unsigned rgb) const {
+    auto it = pixels_of.find(rgb);
+    return it == pixels_of.end() ? 0 : it->second;
+  }
 };
 
 PngStats png_stats(const std::filesystem::path& png) {
@@ -42,7 +55,7 @@ PngStats png_stats(const std::filesystem::path& png) {
   int channels = 0;
   unsigned char* pixels = stbi_load(png.c_str(), &st.width, &st.height, &channels, 3);
   if (!pixels) return st;
-  std::map<unsigned, long> colours;
+  std::map<unsigned, long>& colours = st.pixels_of;
   const long n = static_cast<long>(st.width) * st.height;
   for (long i = 0; i < n; ++i)
     ++colours[(pixels[3 * i] << 16) | (pixels[3 * i + 1] << 8) | pixels[3 * i + 2]];
@@ -82,6 +95,66 @@ TEST_P(GuiScreenshot, SampleReportRendersTheView) {
 INSTANTIATE_TEST_SUITE_P(EveryView, GuiScreenshot,
                          ::testing::Values("table", "roofline", "sweep", "detail", "compare"));
 
+// Colours the counters draw in and nothing else in these views does (gui/widgets: the verdicts;
+// gui/windows/roofline_window.cpp: the flag ring). ImGui's default font is a bitmap font, so text
+// keeps its exact colour.
+constexpr unsigned kVerdictGood = 0x288c3c;  // IM_COL32(40, 140, 60)
+constexpr unsigned kFlagRing = 0xd21e1e;     // IM_COL32(210, 30, 30)
+
+class GuiCountersScreenshot : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GuiCountersScreenshot, CountersReportRendersTheView) {
+  if (!have_xvfb())
+    GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
+  // 1. Prepare: the synthetic counters report, and the sample (no counters) to set it against.
+  const std::string view = GetParam();
+  test::TempDir dir;
+  const auto report = test::write_counters_report(dir.path());
+  const auto png = dir / ("counters-" + view + ".png"), plain = dir / ("plain-" + view + ".png");
+  const std::string size = " --size " + std::to_string(kWidth) + "x" + std::to_string(kHeight);
+  // 2. Run: one report (compare sets two variants of it side by side).
+  const auto r = run_gui(shell_quote(report.string()) + " --view " + view + size +
+                         " --screenshot " + shell_quote(png.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(png)) << r.output;
+  const auto p = run_gui(shell_quote(test::kSampleReport.string()) + " --view " + view + size +
+                         " --screenshot " + shell_quote(plain.string()));
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  if (const char* keep = std::getenv("KWB_GUI_SCREENSHOTS")) {
+    std::filesystem::create_directories(keep);
+    std::filesystem::copy_file(png, std::filesystem::path(keep) / png.filename(),
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(report, std::filesystem::path(keep) / report.filename(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  // 3. Verify: a real picture, and what only the counters draw.
+  const PngStats st = png_stats(png), without = png_stats(plain);
+  EXPECT_EQ(st.width, kWidth);
+  EXPECT_EQ(st.height, kHeight);
+  EXPECT_GT(st.colours, 64) << "too few colours for text, tables and charts";
+  EXPECT_LT(st.dominant_share, 0.9);
+  if (view == std::string("detail")) {  // the Counters panel's figures, judged good in green
+    EXPECT_GT(st.count(kVerdictGood), 20) << "no verdict colour: is the Counters panel drawn?";
+    EXPECT_EQ(without.count(kVerdictGood), 0);
+  }
+  if (view == std::string("roofline")) {  // measured points, the flagged ones ringed
+    EXPECT_GT(st.count(kFlagRing), 20) << "no flag ring: are the measured points drawn?";
+    EXPECT_EQ(without.count(kFlagRing), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CountersViews, GuiCountersScreenshot,
+                         ::testing::Values("detail", "roofline", "compare"));
+
+TEST(GuiCounters, CheckCountsTheCasesWithCounters) {
+  test::TempDir dir;
+  const auto report = test::write_counters_report(dir.path());
+  const auto r =
+      test::run_command(shell_quote(KWB_GUI_PATH) + " --check " + shell_quote(report.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(7 cases, 5 with hardware counters)"), std::string::npos) << r.output;
+}
+
 TEST(GuiBadReports, ScreenshotRunSaysWhyAndExitsZero) {
   if (!have_xvfb())
     GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
@@ -101,7 +174,8 @@ TEST(GuiBadReports, CheckPrintsTheMessageForEachKindOfBadFile) {
   const auto empty = test::write_file(dir / "empty.json", "");
   const auto broken =
       test::write_file(dir / "broken.json", "{\"schema\": \"kwb.report/2\", \"cases\": [");
-  const auto newer = test::write_file(dir / "newer.json", test::sample_with_schema("kwb.report/3"));
+  const auto newer =
+      test::write_file(dir / "newer.json", test::sample_with_schema(test::newer_schema()));
   // 2. Run: --check needs no display.
   const auto r =
       test::run_command(shell_quote(KWB_GUI_PATH) + " --check " + shell_quote(empty.string()) +
@@ -113,7 +187,7 @@ TEST(GuiBadReports, CheckPrintsTheMessageForEachKindOfBadFile) {
       << r.output;
   EXPECT_NE(r.output.find("error: " + broken.string() + ": invalid JSON"), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("kwb.report/3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(test::newer_schema()), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(127 cases)"), std::string::npos) << r.output;
 }
 

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "harness/record/report.hpp"
+
 namespace kwb::test {
 
 inline const std::filesystem::path kSampleReport =
@@ -15,6 +17,14 @@ inline std::filesystem::path write_file(const std::filesystem::path& path,
                                         const std::string& text) {
   std::ofstream(path) << text;
   return path;
+}
+
+// A schema this build does not know yet: one past the one it writes ("kwb.report/4" while it
+// writes /3), so the tests of a refused newer report follow the schema as it moves.
+inline std::string newer_schema() {
+  const std::string current = kReportSchema;
+  const auto slash = current.rfind('/');
+  return current.substr(0, slash + 1) + std::to_string(std::stoi(current.substr(slash + 1)) + 1);
 }
 
 // The sample report's text with its schema replaced: a report of a version this build predates.

@@ -43,10 +43,10 @@ TEST(GuiReportLoader, WrongShapeNamesTheJsonPath) {
 
 TEST(GuiReportLoader, NewerSchemaSaysWhichAndWhatToDo) {
   test::TempDir dir;
-  const LoadOutcome out =
-      load_report(test::write_file(dir / "report.json", test::sample_with_schema("kwb.report/3")));
+  const LoadOutcome out = load_report(
+      test::write_file(dir / "report.json", test::sample_with_schema(test::newer_schema())));
   EXPECT_FALSE(out.loaded.has_value());
-  EXPECT_NE(out.error.find("kwb.report/3"), std::string::npos) << out.error;
+  EXPECT_NE(out.error.find(test::newer_schema()), std::string::npos) << out.error;
   EXPECT_NE(out.error.find("newer"), std::string::npos) << out.error;
 }
 
