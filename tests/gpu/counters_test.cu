@@ -114,6 +114,37 @@ TEST(Counters, StreamingCopyDramBytesMatchTheBytesMoved) {
   cudaStreamDestroy(stream);
 }
 
+__global__ void touch_kernel(float* out) { out[threadIdx.x] = 1.0f; }
+
+// What the L2 still holds dirty after the counter pass's clean flush is written back inside the
+// profiled range: measured with a range that writes one 128-byte line.
+TEST(Counters, ARangeAfterTheCleanFlushWritesOnlyItsOwnBytes) {
+  KWB_REQUIRE_GPU();
+  const CounterAccess& access = access_or_skip();
+  KWB_REQUIRE_COUNTERS(access);
+  DeviceMemory out(4096);
+  cudaStream_t stream;
+  cuda_check(cudaStreamCreate(&stream), "stream");
+  int l2 = 0;
+  cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  L2Flusher clean(static_cast<std::size_t>(l2), FlushKind::clean);
+  MetricConfig config(access.chip, {kDurationMetric, "dram__bytes_read.sum", "dram__bytes_write.sum"},
+                      access.availability);
+  auto launch = [&](cudaStream_t s) { touch_kernel<<<1, 32, 0, s>>>(static_cast<float*>(out.ptr)); };
+  const auto once = totals(config, profile_ranges(config, {[&](cudaStream_t s) { clean.flush(s); }, launch}, stream));
+  const auto twice = totals(config, profile_ranges(config, {[&](cudaStream_t s) {
+                                                               clean.flush(s);
+                                                               clean.sweep(s);
+                                                             },
+                                                             launch},
+                                                   stream));
+  std::printf("after a clean flush: DRAM written %.0f, read %.0f; after one more sweep: written %.0f, read %.0f\n",
+              once.at("dram__bytes_write.sum"), once.at("dram__bytes_read.sum"), twice.at("dram__bytes_write.sum"),
+              twice.at("dram__bytes_read.sum"));
+  EXPECT_LT(std::min(once.at("dram__bytes_write.sum"), twice.at("dram__bytes_write.sum")), 0.01 * l2);
+  cudaStreamDestroy(stream);
+}
+
 TEST(Counters, FmaKernelCountsEveryFmaExactly) {
   KWB_REQUIRE_GPU();
   const CounterAccess& access = access_or_skip();

@@ -42,7 +42,12 @@ void L2Flusher::flush(cudaStream_t stream) {
   // A different byte each time, so no layer can skip writing what is already there.
   static unsigned char pattern = 0;
   cudaMemsetAsync(buffer_, ++pattern, bytes_, stream);
-  if (kind_ == FlushKind::clean) {
+  if (kind_ == FlushKind::clean) sweep(stream);
+}
+
+void L2Flusher::sweep(cudaStream_t stream) {
+  if (kind_ != FlushKind::clean) throw std::logic_error("a dirty L2 flusher has no clean sweep");
+  {
     int device = 0, sms = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);

@@ -31,6 +31,9 @@ class L2Flusher {
   L2Flusher& operator=(const L2Flusher&) = delete;
 
   void flush(cudaStream_t stream);
+  // A clean flusher's read sweep alone: evicts (and so writes back) the dirty lines, leaves the
+  // L2 holding clean lines. Throws std::logic_error for a dirty flusher.
+  void sweep(cudaStream_t stream);
   std::size_t bytes() const { return bytes_; }
   FlushKind kind() const { return kind_; }
 
