@@ -2,7 +2,6 @@
 #include "harness/worker/counters/case_counters.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -88,7 +87,6 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
     if (pass.reset) pass.reset(s);
     if (pass.mode == Mode::cold) {
       if (pass.flusher) pass.flusher->flush(s);
-      if (pass.flusher && std::getenv("KWB_EXP_SWEEP")) pass.flusher->sweep(s);  // experiment
     } else {  // hot: the samples start from the previous launch's L2 contents
       pass.launch(s);
       if (pass.reset) pass.reset(s);

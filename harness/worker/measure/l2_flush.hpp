@@ -31,13 +31,13 @@ class L2Flusher {
   L2Flusher& operator=(const L2Flusher&) = delete;
 
   void flush(cudaStream_t stream);
-  // A clean flusher's read sweep alone: evicts (and so writes back) the dirty lines, leaves the
-  // L2 holding clean lines. Throws std::logic_error for a dirty flusher.
-  void sweep(cudaStream_t stream);
   std::size_t bytes() const { return bytes_; }
   FlushKind kind() const { return kind_; }
 
  private:
+  // The clean flush's read sweep: evicts (and so writes back) the dirty lines, leaves the L2
+  // holding clean lines.
+  void sweep(cudaStream_t stream);
   FlushKind kind_;
   void* buffer_ = nullptr;
   void* clean_buffer_ = nullptr;  // read by the clean sweep, written once at construction
