@@ -49,14 +49,14 @@ test::CommandResult graph_table(const test::TempDir& dir, const Report& stream, 
                            shell_quote((dir / "stream.json").string()) + " " + shell_quote((dir / "graph.json").string()));
 }
 
-TEST(GraphTable, RowsPerCaseTheLongCasesAgreementAndTheLaunchBoundGain) {
+TEST(GraphTable, RowsPerCaseTheLongSingleKernelsAgreementAndTheMultiKernelGain) {
   if (!have_python3()) GTEST_SKIP() << "no python3 on the PATH: cannot run scripts/graph_table.py";
   const test::TempDir dir;
   const auto r = graph_table(dir, report_of(LaunchKind::stream, 400, 40), report_of(LaunchKind::graph, 404, 16));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Mentions(r.output, "rmsnorm_fwd:baseline_eager_8_launches:bf16:1024x4096       8      40.00      16.00        0.400           2.50"));
-  EXPECT_TRUE(Mentions(r.output, "cases of 50 us and more: 1 of 1 agree within 3%"));
-  EXPECT_TRUE(Mentions(r.output, "launch-bound cases (under 50 us): 1, stream/graph geometric mean 2.50x"));
+  EXPECT_TRUE(Mentions(r.output, "single-kernel cases of 50 us and more: 1 of 1 agree within 3%"));
+  EXPECT_TRUE(Mentions(r.output, "multi-kernel cases: 1, stream/graph geometric mean 2.50x"));
   EXPECT_TRUE(Mentions(r.output, "not timed in both: rmsnorm_fwd:test_graph_host_wait:bf16:1024x4096: cannot be "
                                  "captured in a CUDA graph"));
 }
