@@ -187,6 +187,7 @@ CaseRecord case_with_counters(Mode mode, double model_bytes, double dram_read, d
   d.model_bytes = model_bytes;
   d.model_flops = 1e9;
   d.executed_flops = 1e9;
+  d.bound = "memory";  // the traffic ratio is judged for memory-bound cases
   c.derived = d;
   CaseCounters k;
   k.source = "cupti";
