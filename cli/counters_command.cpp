@@ -29,12 +29,11 @@ std::string default_chip(std::string* source) {
 }
 
 void print_sets(const MetricCatalog& catalogue) {
-  std::vector<std::string> every;
+  std::vector<std::string> names;
   for (const CounterSet& set : counter_sets()) {
-    std::vector<std::string> metrics{kDurationMetric};
-    metrics.insert(metrics.end(), set.metrics.begin(), set.metrics.end());
-    every.insert(every.end(), set.metrics.begin(), set.metrics.end());
-    const int passes = catalogue.passes_as_collected(metrics);
+    names.push_back(set.name);
+    // As a run collects the set alone: the duration first, each metric once.
+    const int passes = catalogue.passes_as_collected(parse_counter_request({set.name}, {}).metrics);
     std::cout << fmt::format("{}  ({} metrics, {} pass{} with the duration)\n  {}\n", set.name, set.metrics.size(),
                              passes, passes == 1 ? "" : "es", set.what);
     for (const std::string& m : set.metrics) {
@@ -43,12 +42,11 @@ void print_sets(const MetricCatalog& catalogue) {
     }
     std::cout << "\n";
   }
-  every.insert(every.begin(), kDurationMetric);
   std::cout << fmt::format("All four sets together: {} passes per case. Every request also collects {} (the "
                            "kernels' duration in the counter pass, a cross-check; times come from the timing "
                            "pass).\nMore: --metrics NAME[,NAME...] with full names (base and rollup: "
                            "dram__bytes_read.sum); `kwb counters --list --all` shows every base metric.\n",
-                           catalogue.passes_as_collected(every), kDurationMetric);
+                           catalogue.passes_as_collected(parse_counter_request(names, {}).metrics), kDurationMetric);
   std::cout << "\n" << figures_listing();
 }
 
@@ -93,7 +91,7 @@ void add_counters_command(CLI::App& app, int& exit_code) {
         print_sets(catalogue);
       exit_code = kExitOk;
     } catch (const CounterError& e) {
-      std::cerr << "kwb counters: --chip: " << e.what() << "\n";
+      std::cerr << "kwb counters: " << (chip.empty() ? "" : "--chip: ") << e.what() << "\n";
       exit_code = kExitBadInput;
     }
   });

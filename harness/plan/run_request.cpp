@@ -155,6 +155,15 @@ PlannedRun plan_run(const RunSettings& settings, const Registry& registry) {
   else plan_from_suite(settings, registry, run);
   if (!settings.tuning.empty()) apply_tuning_files(settings.tuning, run);
   run.counters = parse_counter_request(settings.counter_sets, settings.metrics);
+  // Counter passes follow timing: a case checked and not timed collects none.
+  if (!run.counters.empty())
+    for (const CaseRequest& c : run.cases)
+      if (c.preset == kVerifyOnlyPreset)
+        throw SettingError(Setting::counters,
+                           SettingText(Setting::counters, ": the preset verify checks cases without timing them, and "
+                                                          "counters are read after timing; drop ",
+                                       Setting::counters, " or choose a timing ", Setting::preset,
+                                       " (quick, default, precise)"));
   for (CaseRequest& c : run.cases) {
     c.counter_sets = run.counters.sets;
     c.counter_metrics = run.counters.metrics;

@@ -83,7 +83,6 @@ const std::vector<Column>& trailing_columns() {
       {"disposition", [](const CaseRecord& c) { return std::string(to_string(c.disposition)); }},
       {"reason", [](const CaseRecord& c) { return c.reason; }},
       {"flush", timing([](const T& t) { return t.flush; })},
-      {"launch", timing([](const T& t) { return std::string(to_string(t.launch)); })},
       {"timer", timing([](const T& t) { return t.timer; })},
       {"preset", timing([](const T& t) { return t.preset; })},
       {"samples", timing([](const T& t) { return num(t.span.count); })},
@@ -102,10 +101,6 @@ const std::vector<Column>& trailing_columns() {
       // -1 means the timer cannot count kernels: not measured, so empty.
       {"kernels_per_sample", timing([](const T& t) {
          return t.kernels_per_sample < 0 ? std::string() : num(t.kernels_per_sample);
-       })},
-      // Host time of a sample's launch call per kernel; empty where not measured (events).
-      {"launch_overhead_us", timing([](const T& t) {
-         return t.launch_overhead_us ? num(*t.launch_overhead_us) : std::string();
        })},
       {"workspace_bytes", [](const CaseRecord& c) { return num(c.workspace_bytes); }},
       {"device_memory_bytes", [](const CaseRecord& c) { return c.device_memory_bytes ? num(*c.device_memory_bytes) : std::string(); }},
@@ -168,6 +163,11 @@ const std::vector<Column>& trailing_columns() {
            return m.flop_ratio ? num(*m.flop_ratio) : std::string();
          });
        }},
+      {"launch", timing([](const T& t) { return std::string(to_string(t.launch)); })},
+      // Host time of a sample's launch call per kernel; empty where not measured (events).
+      {"launch_overhead_us", timing([](const T& t) {
+         return t.launch_overhead_us ? num(*t.launch_overhead_us) : std::string();
+       })},
   };
   return columns;
 }

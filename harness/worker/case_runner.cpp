@@ -465,8 +465,11 @@ void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseReque
 }
 
 // 6. The counter passes (harness/worker/counters/case_counters.hpp): the variant's launch
-// replayed as the timed samples ran it, its reset and the cold flush outside the profiled range.
-// Counters that cannot be read leave the case as it was, saying why in rec.counters.
+// replayed from the state the timed samples start from (its reset, the cold flush or a hot
+// warm-up launch outside the profiled range), as stream launches in either launch mode: a CUDA
+// graph is one opaque range to the profiler. Counters that cannot be read (the profiler refuses,
+// the clean flusher does not fit beside the case) leave the case as it was, saying why in
+// rec.counters; only a CUDA error of the variant's own launches fails it.
 void CaseRunner::collect_case_counters(const Variant& variant, const CaseRequest& req, const LaunchArgs& args,
                                        CaseRecord& rec) {
   ScopedRange r{"counters"};
@@ -483,8 +486,21 @@ void CaseRunner::collect_case_counters(const Variant& variant, const CaseRequest
   // Compute's --cache-control all): under the dirty flush the L2's dirty lines would be written
   // back during the kernel and counted as its DRAM writes (up to the L2's size of them).
   if (req.mode == Mode::cold) {
-    if (!counter_flusher_) counter_flusher_ = std::make_unique<L2Flusher>(l2_bytes_, FlushKind::clean);
-    pass.flusher = counter_flusher_.get();
+    if (flusher_ && flusher_->kind() == FlushKind::clean) {
+      pass.flusher = flusher_.get();
+    } else {
+      if (!counter_flusher_) {
+        try {
+          counter_flusher_ = std::make_unique<L2Flusher>(l2_bytes_, FlushKind::clean);
+        } catch (const std::runtime_error& e) {  // no room beside the case's tensors: not the variant's fault
+          cudaGetLastError();
+          rec.counters = CaseCounters{.source = "cupti", .sets = req.counter_sets, .metrics = req.counter_metrics};
+          rec.counters->unavailable = std::string("no room for the counter passes' clean L2 flush: ") + e.what();
+          return;
+        }
+      }
+      pass.flusher = counter_flusher_.get();
+    }
   }
   pass.timer = timer_;
   if (variant.reset) pass.reset = [&](cudaStream_t s) { variant.reset(on_stream(s)); };

@@ -55,6 +55,7 @@ const std::map<std::string, ReproFlag>& repro_flags() {
       {"shapes", {FlagUse::text, nullptr, &RunSettings::shapes}},
       {"mode", {FlagUse::text, nullptr, &RunSettings::mode}},
       {"flush", {FlagUse::text, nullptr, &RunSettings::flush}},
+      {"launch", {FlagUse::text, nullptr, &RunSettings::launch}},
       {"preset", {FlagUse::text, nullptr, &RunSettings::preset}},
       {"seed", {FlagUse::text, nullptr, &RunSettings::seed}},
       {"max-cases", {FlagUse::text, nullptr, &RunSettings::max_cases}},

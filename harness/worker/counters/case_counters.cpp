@@ -43,7 +43,8 @@ std::string how_taken(const CounterPass& pass, int passes) {
                           ? fmt::format("the L2 flushed ({})", pass.flusher ? std::string(to_string(pass.flusher->kind()))
                                                                              : std::string("none"))
                           : std::string("one warm-up launch (hot)");
-  return fmt::format("{} replay pass{} of the launch (a range per kernel), each after the variant's reset and {}",
+  return fmt::format("{} replay pass{} of the launch (a range per kernel), each after the variant's reset and {}; "
+                     "one more launch before them names the kernels",
                      passes, passes == 1 ? "" : "es", start);
 }
 
@@ -100,16 +101,23 @@ CaseCounters collect_counters(const CounterPass& pass, cudaStream_t stream) {
   if (named) kernels = launched_kernels(replay, stream);
   const MetricsByRange split = split_by_range(pass.metrics);
   RangeResult result, whole;
+  std::string whole_failed;  // the whole-launch passes' refusal: the per-kernel values stand
   try {
     if (!split.per_kernel.empty()) result = profile_ranges(config_for(access, split.per_kernel), replay, stream);
-    if (!split.whole_launch.empty())
-      whole = profile_ranges(config_for(access, split.whole_launch), replay, stream, RangeKind::whole_launch);
   } catch (const CounterError& e) {
     out.unavailable = e.what();
     return out;
   }
+  try {
+    if (!split.whole_launch.empty())
+      whole = profile_ranges(config_for(access, split.whole_launch), replay, stream, RangeKind::whole_launch);
+  } catch (const CounterError& e) {
+    whole_failed = e.what();
+  }
   out.passes = result.passes + whole.passes;
   out.note = how_taken(pass, out.passes);
+  if (!whole_failed.empty())
+    out.note += fmt::format("; {} not read: {}", fmt::join(split.whole_launch, ", "), whole_failed);
 
   const bool joined = kernels.size() == result.ranges.size();
   static const SmLimits sm = current_sm_limits();

@@ -169,10 +169,16 @@ RangeResult profile_ranges(const MetricConfig& config, const ReplayPass& pass, c
   struct PausedTracing {
     bool on;
     explicit PausedTracing(bool on) : on(on) {
-      if (on) CuptiTracer::instance().pause();
+      if (on && !CuptiTracer::instance().pause()) {
+        CuptiTracer::instance().resume();  // the kinds it did turn off
+        throw CounterError("CUPTI activity tracing could not be paused, and the SASS-instruction counters read "
+                           "zero while it runs");
+      }
     }
     ~PausedTracing() {
-      if (on) CuptiTracer::instance().resume();
+      // A tracer that did not resume would fail every later case ("a sample recorded no kernel").
+      if (on && !CuptiTracer::instance().resume())
+        std::fprintf(stderr, "kwb worker: CUPTI activity tracing did not resume after the counter passes\n");
     }
   } paused(whole);
   trace("cuptiRangeProfilerEnable");

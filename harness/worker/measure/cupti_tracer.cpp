@@ -88,15 +88,19 @@ bool CuptiTracer::start(std::string* why) {
   return true;
 }
 
-void CuptiTracer::pause() {
-  if (!active_) return;
+bool CuptiTracer::pause() {
+  if (!active_) return true;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  for (auto kind : kTracedKinds) cuptiActivityDisable(kind);
+  bool ok = true;
+  for (auto kind : kTracedKinds) ok = cuptiActivityDisable(kind) == CUPTI_SUCCESS && ok;
+  return ok;
 }
 
-void CuptiTracer::resume() {
-  if (!active_) return;
-  for (auto kind : kTracedKinds) cuptiActivityEnable(kind);
+bool CuptiTracer::resume() {
+  if (!active_) return true;
+  bool ok = true;
+  for (auto kind : kTracedKinds) ok = cuptiActivityEnable(kind) == CUPTI_SUCCESS && ok;
+  return ok;
 }
 
 void CuptiTracer::stop() {

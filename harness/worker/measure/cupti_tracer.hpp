@@ -36,8 +36,9 @@ class CuptiTracer {
   void stop();
   // Activity records off and on again, for a while in which nothing is timed: CUPTI's range
   // profiler reads the SASS-instruction counters as zero while kernel activity is traced.
-  void pause();
-  void resume();
+  // Both return false when CUPTI refused a kind (the caller must not trust what needed it).
+  bool pause();
+  bool resume();
 
   void push_sample(std::uint64_t external_id);
   void pop_sample();

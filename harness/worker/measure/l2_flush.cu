@@ -24,8 +24,14 @@ L2Flusher::L2Flusher(std::size_t l2_bytes, FlushKind kind) : kind_(kind) {
   bytes_ = std::max<std::size_t>(2 * l2_bytes, std::size_t{64} << 20);
   buffer_ = allocate(bytes_, "L2 flush buffer");
   if (kind_ == FlushKind::clean) {
-    clean_buffer_ = allocate(bytes_, "clean L2 flush buffer");
-    sink_ = static_cast<unsigned*>(allocate(sizeof(unsigned), "flush sink"));
+    try {
+      clean_buffer_ = allocate(bytes_, "clean L2 flush buffer");
+      sink_ = static_cast<unsigned*>(allocate(sizeof(unsigned), "flush sink"));
+    } catch (...) {  // the destructor does not run for a constructor that throws
+      cudaFree(buffer_);
+      cudaFree(clean_buffer_);
+      throw;
+    }
     // Filled once (never zeros by accident of a fresh allocation), then only ever read.
     cudaMemset(clean_buffer_, 0x5A, bytes_);
     cudaDeviceSynchronize();
@@ -46,13 +52,11 @@ void L2Flusher::flush(cudaStream_t stream) {
 }
 
 void L2Flusher::sweep(cudaStream_t stream) {
-  {
-    int device = 0, sms = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    read_stream<<<std::max(sms, 1) * 4, 512, 0, stream>>>(static_cast<const uint4*>(clean_buffer_),
-                                                         bytes_ / 16, sink_);
-  }
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  read_stream<<<std::max(sms, 1) * 4, 512, 0, stream>>>(static_cast<const uint4*>(clean_buffer_), bytes_ / 16,
+                                                       sink_);
 }
 
 }  // namespace kwb

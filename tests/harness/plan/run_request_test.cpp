@@ -192,6 +192,20 @@ TEST(RunRequest, TheCounterRequestIsOnEveryCaseAndOnTheRun) {
   }
 }
 
+TEST(RunRequest, CountersWithTheVerifyPresetAreRefusedNamingBoth) {
+  RunSettings s = small_sweep();
+  s.counter_sets = {"memory"};
+  s.preset = "verify";
+  try {
+    plan_run(s, registry());
+    FAIL() << "counters with --preset verify were accepted, though no counter pass would run";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.setting, Setting::counters);
+    EXPECT_NE(std::string(e.what()).find("--counters"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--preset"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RunRequest, WithoutCountersNoCaseCollectsAny) {
   const PlannedRun run = plan_run(small_sweep(), registry());
   EXPECT_TRUE(run.counters.empty());

@@ -38,14 +38,15 @@ TEST(CsvReport, HeaderHasUnitBearingNamesInOrder) {
   const Rows rows = parse_csv(to_csv(rich_report()));
   const std::vector<std::string> expected = {
       "index", "op", "variant", "role", "uses", "math", "dtype", "shape", "axis_rows", "axis_cols", "mode",
-      "disposition", "reason", "flush", "launch", "timer", "preset", "samples", "time_median_us", "time_p10_us",
+      "disposition", "reason", "flush", "timer", "preset", "samples", "time_median_us", "time_p10_us",
       "time_p90_us", "time_min_us", "time_max_us", "time_mean_us", "time_stdev_us",
-      "noise_rel_iqr", "busy_median_us", "kernel_sum_median_us", "kernels_per_sample", "launch_overhead_us",
+      "noise_rel_iqr", "busy_median_us", "kernel_sum_median_us", "kernels_per_sample",
       "workspace_bytes", "device_memory_bytes", "stop_reason", "sm_clock_min_mhz", "sm_clock_max_mhz", "sm_clock_mean_mhz", "throttled_samples", "model_bytes", "model_flops", "executed_bytes", "executed_flops", "bandwidth_gbps", "tflops",
       "intensity_flop_per_byte", "bound", "roofline_tflops", "pct_of_roofline",
       "pct_of_bandwidth_ceiling", "pct_of_l2_ceiling", "speedup_vs_baseline", "baseline_variant", "baseline_math", "verify_passed",
       "max_abs_err", "max_rel_err", "rel_l2_err", "mismatches", "unwritten", "rows_checked",
-      "rows_total", "nvtx_range", "repro", "measured_dram_bytes", "traffic_ratio", "measured_flops", "flop_ratio"};
+      "rows_total", "nvtx_range", "repro", "measured_dram_bytes", "traffic_ratio", "measured_flops", "flop_ratio",
+      "launch", "launch_overhead_us"};
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows[0], expected);
 }

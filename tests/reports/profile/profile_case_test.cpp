@@ -53,6 +53,11 @@ TEST(ProfileCase, AReproLineDecidesModeSeedAndFlush) {
       registry());
   EXPECT_EQ(clean.flush, FlushKind::clean);
   EXPECT_EQ(clean.mode, Mode::cold);
+  // A graph run's repro line (its records write --launch graph) plans too.
+  const CaseRequest graph = resolve_profile_case(
+      "kwb run --op rmsnorm_fwd --variant fused_v2_vec16 --dtype bf16 --axis rows=2048 --axis cols=4096 --launch graph",
+      registry());
+  EXPECT_EQ(graph.launch, LaunchKind::graph);
 }
 
 TEST(ProfileCase, EveryRecordOfTheCommittedSampleReplansToItsIdentity) {
