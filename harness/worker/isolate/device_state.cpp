@@ -80,8 +80,15 @@ const std::vector<Probe>& probes() {
     p.push_back(limit_probe("stack size per thread (cudaLimitStackSize)", cudaLimitStackSize, show_bytes, true));
     p.push_back(limit_probe("printf FIFO (cudaLimitPrintfFifoSize)", cudaLimitPrintfFifoSize, show_bytes));
     p.push_back(limit_probe("malloc heap (cudaLimitMallocHeapSize)", cudaLimitMallocHeapSize, show_bytes));
-    p.push_back(limit_probe("device runtime sync depth (cudaLimitDevRuntimeSyncDepth)", cudaLimitDevRuntimeSyncDepth,
-                            show_count));
+    // Device-side synchronisation went with CUDA Dynamic Parallelism 2: from sm_90 on the sync-depth
+    // limit is "not supported on this architecture", and asking for it is an API error that
+    // compute-sanitizer reports in every case (and fails the run on).
+    int device = 0, major = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (major < 9)
+      p.push_back(limit_probe("device runtime sync depth (cudaLimitDevRuntimeSyncDepth)", cudaLimitDevRuntimeSyncDepth,
+                              show_count));
     p.push_back(limit_probe("device runtime pending launches (cudaLimitDevRuntimePendingLaunchCount)",
                             cudaLimitDevRuntimePendingLaunchCount, show_count));
     p.push_back(limit_probe("L2 fetch granularity (cudaLimitMaxL2FetchGranularity)", cudaLimitMaxL2FetchGranularity,
