@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -211,10 +212,12 @@ class Session {
   // settings; empty when no cache was re-checked.
   std::string ceilings_check_;
   // The counters every case collects, as the report's settings say them ("memory, tensor: 22
-  // metrics, 5 replay passes per case on GH100"); empty without counters. The first record that
-  // says counters cannot be read is noted once (counters_refused_).
+  // metrics, 5 replay passes per case on GH100"); empty without counters. Each distinct reason a
+  // record gives for counters it could not read is noted once (counters_refused_, under
+  // counters_mutex_): a refusal of the whole run once, a case's own trouble once per kind.
   std::string counters_plan_;
-  std::atomic<bool> counters_refused_{false};
+  std::mutex counters_mutex_;
+  std::set<std::string> counters_refused_;
   std::vector<Lane> lanes_;  // [0] made by the constructor; the others by run(), before any case
   std::array<std::atomic<CaseExecutor*>, kMaxLanes> executors_{};  // lanes_' executors, for cancel()
 

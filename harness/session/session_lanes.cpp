@@ -106,8 +106,13 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
   }
   if (lanes_.size() > 1) rec.device = lanes_[lane].device;
   complete_record(rec, c, ceilings, lanes_[lane].hello.device.l2_bytes);  // labels, figures, roof rule
-  if (rec.counters && !rec.counters->unavailable.empty() && !counters_refused_.exchange(true))
-    note("note: counters not collected: " + rec.counters->unavailable + ". Cases go on with timing only.");
+  if (rec.counters && !rec.counters->unavailable.empty()) {
+    std::lock_guard lock(counters_mutex_);
+    if (counters_refused_.insert(rec.counters->unavailable).second)
+      note(fmt::format("note: counters not collected for {} ({}): {}. Cases go on with their timing.",
+                       rec.nvtx_range, counters_refused_.size() == 1 ? "the first such case" : "another reason",
+                       rec.counters->unavailable));
+  }
 
   std::lock_guard deliver(deliver_mutex_);  // one record at a time into the journal and callbacks
   if (journal) {
