@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -49,6 +50,8 @@ class FakeExecutor : public CaseExecutor {
   // The counters every passed record carries (as the worker's counter passes would give them),
   // for cases that ask for some; none: records without counters.
   std::optional<CaseCounters> counters_;
+  // When set, each case's counters come from it instead (per case: different reasons, say).
+  std::function<std::optional<CaseCounters>(const CaseRequest&)> counters_for_;
 
   WorkerHello start() override {
     std::lock_guard lock(shared_->mutex);
@@ -97,7 +100,7 @@ class FakeExecutor : public CaseExecutor {
     rec.timing = TimingResult{};
     rec.timing->span.median = std::uniform_real_distribution<double>(20, 900)(rng_);
     rec.timing->span.count = 10;
-    if (counters_ && !request.counter_metrics.empty()) rec.counters = counters_;
+    if (!request.counter_metrics.empty()) rec.counters = counters_for_ ? counters_for_(request) : counters_;
     return rec;
   }
 

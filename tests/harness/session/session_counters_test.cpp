@@ -167,6 +167,23 @@ TEST(SessionCounters, CountersTheWorkerCannotReadAreNotedOnceForTheWholeRunAndCa
   EXPECT_EQ(notes_mentioning(r.notes, "NVreg_RestrictProfilingToAdminUsers=0"), 1);
 }
 
+TEST(SessionCounters, EachDistinctReasonIsNotedOnceNamingTheFirstCaseThatGaveIt) {
+  KWB_REQUIRE_HOST_API();
+  // Cases 0, 2, 4 hit one kind of trouble, 1 and 3 another: two notes, not one and not five.
+  const SessionRun r = run_session(counted_plan(5, 12, {"memory"}, {}), [](FakeExecutor& e) {
+    e.counters_for_ = [](const CaseRequest& request) {
+      CaseCounters c;
+      c.source = "cupti";
+      c.unavailable = request.index % 2 ? "the launch ran more than 256 kernels" : "cuptiRangeProfilerSetConfig failed";
+      return std::optional<CaseCounters>(c);
+    };
+  });
+  ASSERT_EQ(r.result.outcome, SessionOutcome::completed) << r.result.message;
+  EXPECT_EQ(notes_mentioning(r.notes, "counters not collected"), 2) << ::testing::PrintToString(r.notes);
+  EXPECT_EQ(notes_mentioning(r.notes, "more than 256 kernels"), 1);
+  EXPECT_EQ(notes_mentioning(r.notes, "SetConfig failed"), 1);
+}
+
 TEST(SessionCounters, CountersThatWereReadGiveEachCaseItsMeasuredPoint) {
   KWB_REQUIRE_HOST_API();
   const SessionRun r = run_session(counted_plan(2, 12, {"memory"}, {}), [](FakeExecutor& e) {
