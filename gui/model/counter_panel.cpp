@@ -14,10 +14,6 @@ namespace kwb::gui {
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 bool collected(const std::optional<CaseCounters>& c) {
   return c && c->unavailable.empty() && (!c->total.empty() || !c->kernels.empty());
 }
@@ -118,12 +114,12 @@ std::string counters_command(const CaseRecord& c) {
 std::string format_metric_value(const std::string& metric, double v) {
   if (!std::isfinite(v)) return "-";
   if (metric.rfind("gpu__time_duration", 0) == 0) return format_time_us(v / 1000);  // ns
-  if (ends_with(metric, ".pct") || metric.find(".pct_of_peak") != std::string::npos)
+  if (metric.ends_with(".pct") || metric.find(".pct_of_peak") != std::string::npos)
     return format_percent(v);
-  if (metric.find("bytes") != std::string::npos && ends_with(metric, ".sum"))
+  if (metric.find("bytes") != std::string::npos && metric.ends_with(".sum"))
     return format_bytes(static_cast<std::int64_t>(std::llround(v)));
-  if (ends_with(metric, ".ratio")) return fmt::format("{:.3g}", v);
-  if (ends_with(metric, ".per_second")) return format_count(v) + "/s";
+  if (metric.ends_with(".ratio")) return fmt::format("{:.3g}", v);
+  if (metric.ends_with(".per_second")) return format_count(v) + "/s";
   return format_count(v);
 }
 

@@ -13,8 +13,6 @@ namespace kwb {
 namespace {
 
 // Metric names, once.
-constexpr const char* kDramRead = "dram__bytes_read.sum";
-constexpr const char* kDramWrite = "dram__bytes_write.sum";
 constexpr const char* kL2Hit = "lts__t_sectors_lookup_hit.sum";
 constexpr const char* kL2Miss = "lts__t_sectors_lookup_miss.sum";
 constexpr const char* kLdSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
@@ -104,14 +102,14 @@ const std::vector<FigureSpec>& figure_specs() {
   static const std::vector<FigureSpec> specs = {
       {"kernels", "kernels", "", "kernels the sample launched (each one a counter range)", "", {}, {}, true},
       {"dram_read", "DRAM read", "B", "bytes read from DRAM (dram__bytes_read.sum)",
-       "a streaming kernel reads each input byte once", {kDramRead}, {}},
+       "a streaming kernel reads each input byte once", {kDramBytesReadMetric}, {}},
       {"dram_write", "DRAM written", "B", "bytes written to DRAM (dram__bytes_write.sum)",
-       "each output byte once; a dirty L2 can hold back up to its size of them", {kDramWrite}, {}},
+       "each output byte once; a dirty L2 can hold back up to its size of them", {kDramBytesWriteMetric}, {}},
       {"traffic_ratio", "traffic ratio", "x",
        "DRAM bytes read + written over the work model's bytes: 2 for a kernel that reads its input twice",
        fmt::format("1.00 ideal; above {:.2f} or below {:.2f} flagged (cold cases beyond the L2)", kTrafficRatioThreshold,
                    kTrafficRatioFloor),
-       {kDramRead, kDramWrite}, {}, true},
+       {kDramBytesReadMetric, kDramBytesWriteMetric}, {}, true},
       {"measured_flops", "measured FLOPs", "FLOP",
        "FLOPs the pipes executed: tensor-path operations plus FP32/FP64/FP16 instructions (an FMA counts 2)", "", {},
        flop_metric_names(), true},
@@ -119,7 +117,7 @@ const std::vector<FigureSpec>& figure_specs() {
        "1.00 where the tensor pipes do the arithmetic (CUDA-core counts include the kernel's own bookkeeping)", {},
        flop_metric_names(), true},
       {"measured_intensity", "measured intensity", "FLOP/B", "measured FLOPs over measured DRAM bytes", "",
-       {kDramRead, kDramWrite}, flop_metric_names(), true},
+       {kDramBytesReadMetric, kDramBytesWriteMetric}, flop_metric_names(), true},
       {"l2_hit_rate", "L2 hit rate", "%", "L2 sector lookups that hit: hits / (hits + misses)",
        "high where blocks share data; a cold streaming kernel's reads miss", {kL2Hit, kL2Miss}, {}},
       {"l1_hit_rate", "L1 hit rate (global loads)", "%", "global-load sectors that hit in L1",
@@ -181,8 +179,8 @@ bool figure_collectable(const FigureSpec& spec, const std::vector<std::string>& 
 
 std::vector<CounterFigure> counter_figures(const std::map<std::string, double>& v) {
   std::vector<CounterFigure> out;
-  if (auto x = get(v, kDramRead)) out.push_back(figure_of("dram_read", *x));
-  if (auto x = get(v, kDramWrite)) out.push_back(figure_of("dram_write", *x));
+  if (auto x = get(v, kDramBytesReadMetric)) out.push_back(figure_of("dram_read", *x));
+  if (auto x = get(v, kDramBytesWriteMetric)) out.push_back(figure_of("dram_write", *x));
   if (auto hit = get(v, kL2Hit), miss = get(v, kL2Miss); hit && miss && *hit + *miss > 0)
     out.push_back(figure_of("l2_hit_rate", 100 * *hit / (*hit + *miss)));
   if (auto x = ratio(v, kLdHitSectors, kLdSectors)) out.push_back(figure_of("l1_hit_rate", 100 * *x));

@@ -16,8 +16,8 @@ std::optional<double> value(const std::map<std::string, double>& total, const ch
 }  // namespace
 
 std::optional<double> measured_dram_bytes(const std::map<std::string, double>& total) {
-  auto read = value(total, "dram__bytes_read.sum");
-  auto write = value(total, "dram__bytes_write.sum");
+  auto read = value(total, kDramBytesReadMetric);
+  auto write = value(total, kDramBytesWriteMetric);
   if (!read || !write) return std::nullopt;
   return *read + *write;
 }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/record/counters.hpp"  // kDurationMetric
+
 namespace kwb {
 
 struct CounterSet {
@@ -22,7 +24,6 @@ struct CounterSet {
 // Every set, in the order `kwb counters --list` shows them.
 const std::vector<CounterSet>& counter_sets();
 
-inline constexpr const char* kDurationMetric = "gpu__time_duration.sum";
 
 // What a run asked for: the sets by name, the extra metrics, and the union of both as the
 // metrics to collect (duration first, then each set's in order, then the extra ones; each once).

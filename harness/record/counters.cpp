@@ -2,32 +2,23 @@
 #include "harness/record/counters.hpp"
 
 #include <algorithm>
-#include <string_view>
 
 namespace kwb {
-namespace {
-
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
-}  // namespace
 
 std::map<std::string, double> total_over_kernels(const std::vector<KernelCounters>& kernels) {
-  constexpr std::string_view kDuration = "gpu__time_duration.sum";
   std::map<std::string, double> total, weight;
   std::map<std::string, bool> seen;
   for (const KernelCounters& k : kernels) {
-    const auto d = k.values.find(std::string(kDuration));
+    const auto d = k.values.find(kDurationMetric);
     const double w = d != k.values.end() && d->second > 0 ? d->second : 1.0;
     for (const auto& [metric, value] : k.values) {
       const bool first = !seen[metric];
       seen[metric] = true;
-      if (ends_with(metric, ".sum")) {
+      if (metric.ends_with(".sum")) {
         total[metric] += value;
-      } else if (ends_with(metric, ".max")) {
+      } else if (metric.ends_with(".max")) {
         total[metric] = first ? value : std::max(total[metric], value);
-      } else if (ends_with(metric, ".min")) {
+      } else if (metric.ends_with(".min")) {
         total[metric] = first ? value : std::min(total[metric], value);
       } else {  // an average, ratio, rate or percentage: weighted by duration
         total[metric] += w * value;

@@ -13,6 +13,12 @@
 
 namespace kwb {
 
+// Metrics more than one stage reads by name: the duration (every request collects it; it weighs
+// the per-kernel averages) and the DRAM bytes the measured roofline is made of.
+inline constexpr const char* kDurationMetric = "gpu__time_duration.sum";
+inline constexpr const char* kDramBytesReadMetric = "dram__bytes_read.sum";
+inline constexpr const char* kDramBytesWriteMetric = "dram__bytes_write.sum";
+
 // How a kernel was launched, from its CUPTI activity record (the same for every pass).
 struct KernelLaunch {
   std::int64_t grid[3] = {0, 0, 0};

@@ -33,8 +33,8 @@ std::string if_present(const std::optional<T>& part, F&& cell) {
 // Whether the case's counters read its DRAM bytes (both directions): without them its measured
 // work holds 0 bytes, which must not read as a measured 0.
 bool dram_measured(const CaseRecord& c) {
-  return c.counters && c.counters->total.count("dram__bytes_read.sum") > 0 &&
-         c.counters->total.count("dram__bytes_write.sum") > 0;
+  return c.counters && c.counters->total.count(kDramBytesReadMetric) > 0 &&
+         c.counters->total.count(kDramBytesWriteMetric) > 0;
 }
 
 template <class F>

@@ -3,6 +3,7 @@
 // string" instead of a bare type error. Used by every codec that reads what kwb wrote.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -121,4 +122,17 @@ class Node {
 };
 
 }  // namespace json_read
+
+namespace json_write {
+
+// JSON has no NaN or infinity (nlohmann would silently write null); a verify error or a speedup
+// can legitimately be non-finite, so those travel as the strings Node::number() reads back.
+inline nlohmann::ordered_json number(double v) {
+  if (std::isfinite(v)) return v;
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+}  // namespace json_write
+
 }  // namespace kwb

@@ -1,6 +1,7 @@
 // The record codec: CaseRecord, RunInfo, DeviceInfo and Ceilings to and from JSON. The worker
 // protocol, the journal, the reports and the ceilings cache all go through these functions, so
-// a new record field is written and read in this one file.
+// a new record field is written and read in this one file (a case's hardware counters and their
+// measured point: counters_json.cpp).
 #include "harness/record/record_json.hpp"
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/record/counters_json.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/run_provenance_json.hpp"
 
@@ -17,19 +19,13 @@ namespace kwb {
 namespace {
 
 using json_read::Node;
+using json_write::number;
 
 using Json = nlohmann::ordered_json;
 
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-// JSON has no NaN or infinity (nlohmann would silently write null); a verify error or a speedup
-// can legitimately be non-finite, so those travel as strings.
-Json number(double v) {
-  if (std::isfinite(v)) return v;
-  if (std::isnan(v)) return "nan";
-  return v > 0 ? "inf" : "-inf";
-}
 
 Json numbers(const std::vector<double>& values) {
   Json out = Json::array();
@@ -154,57 +150,6 @@ Json timing_json(const TimingResult& t) {
   return j;
 }
 
-Json measured_json(const MeasuredWork& m) {
-  Json j = Json::object();
-  j["dram_bytes"] = number(m.dram_bytes);
-  j["traffic_ratio"] = number(m.traffic_ratio);
-  if (m.flops) j["flops"] = number(*m.flops);
-  if (m.flop_ratio) j["flop_ratio"] = number(*m.flop_ratio);
-  if (m.intensity) j["intensity"] = number(*m.intensity);
-  j["flags"] = m.flags;
-  return j;
-}
-
-Json metric_values_json(const std::map<std::string, double>& values) {
-  Json j = Json::object();
-  for (const auto& [metric, value] : values) j[metric] = number(value);
-  return j;
-}
-
-Json counters_json(const CaseCounters& c) {
-  Json j = Json::object();
-  j["source"] = c.source;
-  j["chip"] = c.chip;
-  j["sets"] = c.sets;
-  j["metrics"] = c.metrics;
-  j["passes"] = c.passes;
-  j["note"] = c.note;
-  if (!c.unavailable.empty()) j["unavailable"] = c.unavailable;
-  Json kernels = Json::array();
-  for (const KernelCounters& k : c.kernels) {
-    Json e = Json::object();
-    e["name"] = k.name;
-    e["values"] = metric_values_json(k.values);
-    if (k.launch) {
-      const KernelLaunch& l = *k.launch;
-      Json launch = Json::object();
-      launch["grid"] = {l.grid[0], l.grid[1], l.grid[2]};
-      launch["block"] = {l.block[0], l.block[1], l.block[2]};
-      launch["registers_per_thread"] = l.registers_per_thread;
-      launch["static_shared_bytes"] = l.static_shared_bytes;
-      launch["dynamic_shared_bytes"] = l.dynamic_shared_bytes;
-      launch["blocks_per_sm"] = l.blocks_per_sm;
-      launch["theoretical_occupancy"] = number(l.theoretical_occupancy);
-      launch["waves"] = number(l.waves);
-      e["launch"] = std::move(launch);
-    }
-    kernels.push_back(std::move(e));
-  }
-  j["kernels"] = std::move(kernels);
-  j["total"] = metric_values_json(c.total);
-  return j;
-}
-
 Json derived_json(const Derived& d) {
   Json j = Json::object();
   j["model_bytes"] = number(d.model_bytes);
@@ -227,7 +172,7 @@ Json derived_json(const Derived& d) {
   if (d.speedup_vs_baseline) j["speedup_vs_baseline"] = number(*d.speedup_vs_baseline);
   j["baseline_variant"] = d.baseline_variant;
   j["baseline_math"] = d.baseline_math;
-  if (d.measured) j["measured"] = measured_json(*d.measured);
+  if (d.measured) j["measured"] = to_json(*d.measured);
   return j;
 }
 
@@ -435,70 +380,6 @@ TimingResult read_timing(const Node& n) {
   return t;
 }
 
-MeasuredWork read_measured(const Node& n) {
-  MeasuredWork m;
-  m.dram_bytes = n["dram_bytes"].number();
-  m.traffic_ratio = n["traffic_ratio"].number();
-  if (auto f = n.find("flops")) m.flops = f->number();
-  if (auto f = n.find("flop_ratio")) m.flop_ratio = f->number();
-  if (auto f = n.find("intensity")) m.intensity = f->number();
-  Node flags = n["flags"];
-  for (std::size_t i = 0; i < flags.size(); ++i) m.flags.push_back(flags.at(i).string());
-  return m;
-}
-
-std::map<std::string, double> read_metric_values(const Node& n) {
-  std::map<std::string, double> out;
-  for (const auto& item : n.object().items())
-    out[item.key()] = Node(item.value(), n.child_path(item.key())).number();
-  return out;
-}
-
-std::vector<std::string> read_strings(const Node& n) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < n.size(); ++i) out.push_back(n.at(i).string());
-  return out;
-}
-
-CaseCounters read_counters(const Node& n) {
-  CaseCounters c;
-  c.source = n["source"].string();
-  c.chip = n["chip"].string();
-  c.sets = read_strings(n["sets"]);
-  c.metrics = read_strings(n["metrics"]);
-  c.passes = n["passes"].integer<int>();
-  c.note = n["note"].string();
-  if (auto u = n.find("unavailable")) c.unavailable = u->string();
-  Node kernels = n["kernels"];
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    Node k = kernels.at(i);
-    KernelCounters kc;
-    kc.name = k["name"].string();
-    kc.values = read_metric_values(k["values"]);
-    if (auto l = k.find("launch")) {
-      KernelLaunch launch;
-      Node grid = (*l)["grid"], block = (*l)["block"];
-      // Each names its own path: a block of 2 dimensions is the block's fault, not the grid's.
-      for (const Node* dims : {&grid, &block})
-        if (dims->size() != 3) dims->fail(fmt::format("expected 3 dimensions (x, y, z), got {}", dims->size()));
-      for (std::size_t d = 0; d < 3; ++d) {
-        launch.grid[d] = grid.at(d).integer<std::int64_t>();
-        launch.block[d] = block.at(d).integer<std::int64_t>();
-      }
-      launch.registers_per_thread = (*l)["registers_per_thread"].integer<std::int64_t>();
-      launch.static_shared_bytes = (*l)["static_shared_bytes"].integer<std::int64_t>();
-      launch.dynamic_shared_bytes = (*l)["dynamic_shared_bytes"].integer<std::int64_t>();
-      launch.blocks_per_sm = (*l)["blocks_per_sm"].integer<std::int64_t>();
-      launch.theoretical_occupancy = (*l)["theoretical_occupancy"].number();
-      launch.waves = (*l)["waves"].number();
-      kc.launch = launch;
-    }
-    c.kernels.push_back(std::move(kc));
-  }
-  c.total = read_metric_values(n["total"]);
-  return c;
-}
-
 Derived read_derived(const Node& n) {
   Derived d;
   d.model_bytes = n["model_bytes"].number();
@@ -522,7 +403,7 @@ Derived read_derived(const Node& n) {
   if (auto s = n.find("speedup_vs_baseline")) d.speedup_vs_baseline = s->number();
   d.baseline_variant = n["baseline_variant"].string();
   if (auto m = n.find("baseline_math")) d.baseline_math = m->string();  // older reports: none
-  if (auto m = n.find("measured")) d.measured = read_measured(*m);
+  if (auto m = n.find("measured")) d.measured = measured_from_json(*m);
   return d;
 }
 
@@ -545,8 +426,8 @@ CaseRecord read_case(const Node& n) {
   if (auto v = n.find("verify")) c.verify = read_verify(*v);
   if (auto t = n.find("timing")) c.timing = read_timing(*t);
   if (auto d = n.find("derived")) c.derived = read_derived(*d);
-  if (auto k = n.find("counters")) c.counters = read_counters(*k);
-  if (auto k = n.find("ncu_counters")) c.ncu_counters = read_counters(*k);
+  if (auto k = n.find("counters")) c.counters = counters_from_json(*k);
+  if (auto k = n.find("ncu_counters")) c.ncu_counters = counters_from_json(*k);
   // Absent from the reports of builds before it was recorded.
   if (auto w = n.find("workspace_bytes")) c.workspace_bytes = w->integer<std::int64_t>();
   if (auto m = n.find("device_memory_bytes")) c.device_memory_bytes = m->integer<std::int64_t>();
@@ -664,8 +545,8 @@ Json to_json(const CaseRecord& c) {
   if (c.verify) j["verify"] = verify_json(*c.verify);
   if (c.timing) j["timing"] = timing_json(*c.timing);
   if (c.derived) j["derived"] = derived_json(*c.derived);
-  if (c.counters) j["counters"] = counters_json(*c.counters);
-  if (c.ncu_counters) j["ncu_counters"] = counters_json(*c.ncu_counters);
+  if (c.counters) j["counters"] = to_json(*c.counters);
+  if (c.ncu_counters) j["ncu_counters"] = to_json(*c.ncu_counters);
   j["workspace_bytes"] = c.workspace_bytes;
   if (c.device_memory_bytes) j["device_memory_bytes"] = *c.device_memory_bytes;
   j["nvtx_range"] = c.nvtx_range;
