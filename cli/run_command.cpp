@@ -20,6 +20,7 @@
 #include "harness/session/session.hpp"
 #include "harness/record/csv_report.hpp"
 #include "harness/record/journal_reader.hpp"
+#include "harness/record/stage_times.hpp"
 
 namespace kwb::cli {
 namespace {
@@ -261,7 +262,7 @@ SessionResult run_session(RunPlan p) {
 
 // Phase 6: the summary, the warnings and where the reports went; the exit code.
 int report_outcome(const SessionResult& result, const std::filesystem::path& out,
-                   const std::vector<CounterColumn>& columns) {
+                   const std::vector<CounterColumn>& columns, bool time_report_wanted) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
       std::cerr << "kwb run: " << result.message << "\n";
@@ -279,6 +280,11 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
   for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
   for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
+  if (time_report_wanted) {
+    auto stages = report.run.session_stages_s;
+    stages.emplace_back("reports", result.reports_s);
+    std::cout << "\n" << format_time_report(time_report(stages, report.cases));
+  }
   if (result.write_errors.empty())
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
                              (out / "report.csv").string(), (out / "journal.jsonl").string());
@@ -314,7 +320,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
   const std::vector<CounterColumn> columns = plan.columns;
-  return report_outcome(run_session(std::move(plan)), f.out, columns);
+  return report_outcome(run_session(std::move(plan)), f.out, columns, f.time_report);
 }
 
 
@@ -385,6 +391,10 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "--counters or --metrics")
       ->delimiter(',')
       ->type_name("NAME[,NAME...]");
+  cmd->add_flag("--time-report", f.time_report,
+                "After the summary, print where the run's time went: the session's stages (workers, ceilings, "
+                "cases, reports) and the cases' (inputs, oracle, verify, timing, ...); report.json holds them "
+                "either way");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

@@ -21,6 +21,7 @@ struct RunFlags : RunSettings {
   std::string devices;      // --devices all|0,1: one worker per GPU, one report
   std::string shard;        // --shard I/N: only plan positions k with k mod N == I
   bool list_cases = false;  // print the plan and exit, no GPU
+  bool time_report = false;  // print where the run's time went (stages of the session and the cases)
   std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
   bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
   // --columns: counter figures or metric totals added to the summary table (cli/run_columns.hpp);

@@ -114,6 +114,7 @@ struct SessionResult {
   std::string message;  // why, for no_gpu and bad_input
   Report report;        // complete or partial; empty for no_gpu and bad_input
   std::vector<std::string> write_errors;  // journal or report writes that failed (the run went on)
+  double reports_s = 0;  // writing report.json and report.csv (not in them: they were being written)
   bool any_case_failed() const;
 };
 
