@@ -37,29 +37,14 @@ double lce_token_grad(const double* z, std::int64_t vocab, long long label, doub
 
 namespace {
 
-// C (m x n) = beta C + A (m x k, ld lda) B (k x n, ld ldb), both plain row-major, summed over
-// blocks of k so that each matmul_fp64 call streams a B block of kBlock x 1024 doubles. With
-// magnitudes (ld ldc too), their sums of |term| and term^2 follow the same beta.
-void matmul_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, std::int64_t lda,
-                     const double* b, std::int64_t ldb, double* c, std::int64_t ldc, double beta,
-                     ref::TermMagnitudes mag = {}) {
+// C (m x n) = beta C + op(A) (m x k) B (k x n, ld ldb), summed over blocks of k so that each
+// block's CPU pass streams a B block of kBlock x 1024 doubles (ref::matmul_fp64_k_blocks; on the
+// GPU one launch makes the same roundings). With magnitudes (ld ldc too), their sums of |term|
+// and term^2 follow the same beta.
+void matmul_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, ref::MatrixView a, const double* b,
+                     std::int64_t ldb, double* c, std::int64_t ldc, double beta, ref::TermMagnitudes mag = {}) {
   constexpr std::int64_t kBlock = 128;  // 1 MB of B per 1024 columns: stays in a core's L2
-  if (k == 0) {
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        c[i * ldc + j] *= beta;
-        if (mag.abs_sum) mag.abs_sum[i * ldc + j] *= beta, mag.sum_sq[i * ldc + j] *= beta;
-      }
-    return;
-  }
-  for (std::int64_t k0 = 0; k0 < k; k0 += kBlock) {
-    const std::int64_t kn = std::min(kBlock, k - k0);
-    const double block_beta = k0 == 0 ? beta : 1.0;
-    if (mag.abs_sum)
-      ref::matmul_fp64(m, n, kn, {a + k0, lda}, {b + k0 * ldb, ldb}, c, ldc, block_beta, mag);
-    else
-      ref::matmul_fp64(m, n, kn, {a + k0, lda}, {b + k0 * ldb, ldb}, c, ldc, 1.0, block_beta);
-  }
+  ref::matmul_fp64_k_blocks(m, n, k, kBlock, a, {b, ldb}, c, ldc, beta, mag);
 }
 
 // Rows [0, rows) of a logits chunk replaced by their gradient rows, losses written; threaded by
@@ -106,31 +91,29 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
   for (std::int64_t v = 0; v < vocab; ++v)
     for (std::int64_t d = 0; d < hidden; ++d) wt[d * vocab + v] = w[v * hidden + d];
   std::vector<double> z(static_cast<std::size_t>(chunk_tokens * vocab));
-  std::vector<double> zt(z.size());  // dl^T [V, chunk]: dW's A operand
   std::vector<double> z_abs(mags ? z.size() : 0), z_sq(mags ? z.size() : 0);  // the logits' magnitudes
   for (std::int64_t n0 = 0; n0 < tokens; n0 += chunk_tokens) {
     const std::int64_t rows = std::min(chunk_tokens, tokens - n0);
     const double* hc = h + n0 * hidden;
     if (mags) {
-      matmul_k_blocks(rows, vocab, hidden, hc, hidden, wt.data(), vocab, z.data(), vocab, 0.0,
+      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.data(), vocab, z.data(), vocab, 0.0,
                       {z_abs.data(), z_sq.data()});
       chunk_grads(z.data(), z_sq.data(), rows, vocab, labels + n0, loss + n0, mags->loss_abs + n0,
                   mags->loss_rss + n0);
-      matmul_k_blocks(rows, hidden, vocab, z.data(), vocab, w, hidden, dh + n0 * hidden, hidden, 0.0,
+      matmul_k_blocks(rows, hidden, vocab, {z.data(), vocab}, w, hidden, dh + n0 * hidden, hidden, 0.0,
                       {mags->dh_abs + n0 * hidden, mags->dh_rss + n0 * hidden});
     } else {
-      matmul_k_blocks(rows, vocab, hidden, hc, hidden, wt.data(), vocab, z.data(), vocab, 0.0);  // logits
-      chunk_grads(z.data(), nullptr, rows, vocab, labels + n0, loss + n0, nullptr, nullptr);     // z := dl
-      matmul_k_blocks(rows, hidden, vocab, z.data(), vocab, w, hidden, dh + n0 * hidden, hidden, 0.0);
+      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.data(), vocab, z.data(), vocab, 0.0);  // logits
+      chunk_grads(z.data(), nullptr, rows, vocab, labels + n0, loss + n0, nullptr, nullptr);       // z := dl
+      matmul_k_blocks(rows, hidden, vocab, {z.data(), vocab}, w, hidden, dh + n0 * hidden, hidden, 0.0);
     }
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t v = 0; v < vocab; ++v) zt[v * rows + r] = z[r * vocab + v];
+    // dW += dl^T h: dl^T [V, rows] read through the transposed view of z (the CPU copies it plain).
+    const ref::MatrixView dl_t{z.data(), vocab, true};
     const double beta = n0 == 0 ? 0.0 : 1.0;
     if (mags)
-      matmul_k_blocks(vocab, hidden, rows, zt.data(), rows, hc, hidden, dw, hidden, beta,
-                      {mags->dw_abs, mags->dw_rss});
+      matmul_k_blocks(vocab, hidden, rows, dl_t, hc, hidden, dw, hidden, beta, {mags->dw_abs, mags->dw_rss});
     else
-      matmul_k_blocks(vocab, hidden, rows, zt.data(), rows, hc, hidden, dw, hidden, beta);
+      matmul_k_blocks(vocab, hidden, rows, dl_t, hc, hidden, dw, hidden, beta);
   }
   if (tokens == 0) std::fill(dw, dw + vocab * hidden, 0.0);
   if (!mags) return;

@@ -1,10 +1,20 @@
+// The CPU loop of the oracles' fp64 GEMM, and the dispatch to its GPU twin
+// (reference/matmul_fp64_gpu.cu) for the products where that pays. Built with -ffp-contract=off
+// (CMakeLists.txt): the compiler must not fuse a product and a sum into an FMA here, whatever
+// -march a build adds, or the GPU path (which never fuses) would differ in the last bit.
 #include "reference/matmul_fp64.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "reference/matmul_fp64_gpu.hpp"
 
 namespace kwb::ref {
 
@@ -23,6 +33,25 @@ std::vector<double> plain(std::int64_t rows, std::int64_t cols, const MatrixView
 }  // namespace
 
 int oracle_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+std::optional<bool> read_oracle_gpu_switch(const char* value) {
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "1") == 0 || std::strcmp(value, "on") == 0) return true;
+  if (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0) return false;
+  return std::nullopt;
+}
+
+bool oracle_gpu_allowed() {
+  const char* value = std::getenv("KWB_ORACLE_GPU");
+  if (const auto allowed = read_oracle_gpu_switch(value)) return *allowed;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::fprintf(stderr,
+                 "kwb: KWB_ORACLE_GPU='%s' is neither 0/off nor 1/on: the oracles' fp64 products use the GPU "
+                 "where one is usable (set KWB_ORACLE_GPU=0 to keep them on the CPU)\n",
+                 value);
+  });
+  return true;
+}
 
 namespace {
 
@@ -109,10 +138,17 @@ void matmul_impl(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
   for (auto& th : pool) th.join();
 }
 
+// Whether a product goes to the GPU first: big enough to pay for its copies, and not switched off.
+bool gpu_first(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds &&
+         oracle_gpu_allowed();
+}
+
 }  // namespace
 
 void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b, double* c,
                  std::int64_t ldc, double alpha, double beta) {
+  if (gpu_first(m, n, k) && matmul_fp64_gpu(m, n, k, a, b, c, ldc, alpha, beta)) return;
   matmul_impl(m, n, k, a, b, c, ldc, alpha, beta, {});
 }
 
@@ -120,7 +156,33 @@ void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
                  std::int64_t ldc, double beta, TermMagnitudes magnitudes) {
   if (magnitudes.abs_sum == nullptr || magnitudes.sum_sq == nullptr)
     throw std::invalid_argument("matmul_fp64: both magnitude outputs (abs_sum, sum_sq) are needed");
+  if (gpu_first(m, n, k) && matmul_fp64_gpu(m, n, k, a, b, c, ldc, 1.0, beta, magnitudes)) return;
   matmul_impl(m, n, k, a, b, c, ldc, 1.0, beta, magnitudes);
+}
+
+void matmul_fp64_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t k_block, MatrixView a,
+                          MatrixView b, double* c, std::int64_t ldc, double beta, TermMagnitudes magnitudes) {
+  if (k_block <= 0) throw std::invalid_argument("matmul_fp64_k_blocks: k_block must be positive");
+  if ((magnitudes.abs_sum == nullptr) != (magnitudes.sum_sq == nullptr))
+    throw std::invalid_argument("matmul_fp64_k_blocks: give both magnitude outputs (abs_sum, sum_sq) or neither");
+  const bool with_mag = magnitudes.abs_sum != nullptr;
+  if (k == 0) {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        c[i * ldc + j] *= beta;
+        if (with_mag) magnitudes.abs_sum[i * ldc + j] *= beta, magnitudes.sum_sq[i * ldc + j] *= beta;
+      }
+    return;
+  }
+  // All blocks in one GPU call (one upload of A and B), or block by block on the CPU.
+  if (gpu_first(m, n, k) && matmul_fp64_gpu(m, n, k, a, b, c, ldc, 1.0, beta, magnitudes, k_block)) return;
+  for (std::int64_t k0 = 0; k0 < k; k0 += k_block) {
+    const std::int64_t kn = std::min(k_block, k - k0);
+    // Columns k0.. of op(A) and rows k0.. of op(B), as stored.
+    const MatrixView a_block{a.transposed ? a.data + k0 * a.ld : a.data + k0, a.ld, a.transposed};
+    const MatrixView b_block{b.transposed ? b.data + k0 : b.data + k0 * b.ld, b.ld, b.transposed};
+    matmul_impl(m, n, kn, a_block, b_block, c, ldc, 1.0, k0 == 0 ? beta : 1.0, magnitudes);
+  }
 }
 
 }  // namespace kwb::ref

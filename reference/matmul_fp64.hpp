@@ -6,9 +6,17 @@
 // op(A) = A (m x k, ld lda) or, with trans_a, A^T of a stored k x m (ld lda); the same for B.
 // Plain loops in an order the compiler vectorises (i, kk, j with B's row contiguous), cache-
 // blocked over k and j; exactness is the point, speed only has to keep verification short.
+//
+// Each element is one fixed sequence of roundings: acc = 0, then acc += op(A)[i, kk] * op(B)[kk, j]
+// for kk = 0 .. k-1 in order (a product, then a sum: never contracted into an FMA, the file is
+// built with -ffp-contract=off), then alpha * acc + beta * C. A product large enough to matter
+// (kGpuMinMultiplyAdds) runs the same sequence on the GPU where one is usable in the process
+// (reference/matmul_fp64_gpu.hpp), bit for bit the same result; KWB_ORACLE_GPU=0 keeps every
+// product on the CPU, which stays the ground truth.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace kwb::ref {
 
@@ -33,6 +41,25 @@ struct TermMagnitudes {
 };
 void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b, double* c,
                  std::int64_t ldc, double beta, TermMagnitudes magnitudes);
+
+// The same product summed in blocks of `k_block` terms of k, each block one matmul_fp64 call
+// (alpha 1, beta for the first block and 1 after it), as an oracle does to keep its streamed B
+// block in a core's L2; the magnitudes (optional: both or none) follow the same beta. With k = 0,
+// C (and the magnitudes) are scaled by beta. On the GPU the blocks run in one launch with the
+// same roundings: the result is that of the calls, bit for bit.
+void matmul_fp64_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t k_block, MatrixView a,
+                          MatrixView b, double* c, std::int64_t ldc, double beta, TermMagnitudes magnitudes = {});
+
+// The smallest product (m n k multiply-adds) sent to the GPU: 2^27 takes a few milliseconds on
+// the worker's cores, about what a GPU call's allocations and copies cost; below it the CPU wins.
+inline constexpr double kGpuMinMultiplyAdds = 134217728.0;  // 2^27
+
+// Whether KWB_ORACLE_GPU lets matmul_fp64 use the GPU: unset, empty, "1" or "on" yes; "0" or
+// "off" no; any other value is read as yes, with one note on stderr per process saying so. Read
+// at each call, so that a test can compare both paths in one process.
+bool oracle_gpu_allowed();
+// The switch's reading of one value (nullptr: unset); nullopt for a value it does not know.
+std::optional<bool> read_oracle_gpu_switch(const char* value);
 
 // Threads matmul_fp64 uses (hardware_concurrency, at least 1); exposed for the tests.
 int oracle_threads();

@@ -1,10 +1,12 @@
 // The oracles' fp64 GEMM against the textbook triple loop: every transpose combination, alpha
-// and beta, leading dimensions wider than the matrix, and a product big enough to be threaded.
+// and beta, leading dimensions wider than the matrix, and a product big enough to be threaded;
+// its k-blocked form against the calls it stands for, bit for bit.
 #include "reference/matmul_fp64.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -85,6 +87,60 @@ TEST(MatmulFp64, TermMagnitudesMatchTheTripleLoopAndSumOverBlocksOfK) {
   check_magnitudes(5, 7, 9, false);
   check_magnitudes(3, 1100, 40, true);   // two column blocks
   check_magnitudes(300, 90, 600, true);  // threaded, k over two blocks of 256
+}
+
+// matmul_fp64_k_blocks against the matmul_fp64 calls it stands for (alpha 1, beta for the first
+// block and 1 after), compared bit for bit: every transpose, beta 0 and 1 over a non-zero C, with
+// and without magnitudes, k a multiple of the block and not. Small products: the CPU path.
+TEST(MatmulFp64, KBlocksAreTheSequenceOfCallsBitForBit) {
+  const std::int64_t m = 9, n = 13, pad = 2;
+  for (const std::int64_t k : {5, 21, 24})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (double beta : {0.0, 1.0})
+          for (bool mag : {false, true}) {
+            const std::int64_t block = 8, lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+            const auto a = random_values((ta ? k : m) * lda, 6);
+            const auto b = random_values((tb ? n : k) * ldb, 7);
+            const auto c0 = random_values(m * ldc, 8), abs0 = random_values(m * ldc, 9), sq0 = random_values(m * ldc, 10);
+            auto c = c0, abs_sum = abs0, sum_sq = sq0;
+            matmul_fp64_k_blocks(m, n, k, block, {a.data(), lda, ta}, {b.data(), ldb, tb}, c.data(), ldc, beta,
+                                 mag ? TermMagnitudes{abs_sum.data(), sum_sq.data()} : TermMagnitudes{});
+            auto want = c0, want_abs = abs0, want_sq = sq0;
+            for (std::int64_t k0 = 0; k0 < k; k0 += block) {
+              const std::int64_t kn = std::min(block, k - k0);
+              const MatrixView av{ta ? a.data() + k0 * lda : a.data() + k0, lda, ta};
+              const MatrixView bv{tb ? b.data() + k0 : b.data() + k0 * ldb, ldb, tb};
+              const double bb = k0 == 0 ? beta : 1.0;
+              if (mag)
+                matmul_fp64(m, n, kn, av, bv, want.data(), ldc, bb, {want_abs.data(), want_sq.data()});
+              else
+                matmul_fp64(m, n, kn, av, bv, want.data(), ldc, 1.0, bb);
+            }
+            const std::size_t bytes = want.size() * sizeof(double);
+            EXPECT_EQ(std::memcmp(c.data(), want.data(), bytes), 0) << k << " " << ta << tb << " " << beta << " " << mag;
+            EXPECT_EQ(std::memcmp(abs_sum.data(), want_abs.data(), bytes), 0) << k << " " << ta << tb << " " << beta;
+            EXPECT_EQ(std::memcmp(sum_sq.data(), want_sq.data(), bytes), 0) << k << " " << ta << tb << " " << beta;
+          }
+}
+
+TEST(MatmulFp64, KBlocksOfAnEmptySumScaleCByBeta) {
+  std::vector<double> c{1.0, -2.0, 4.0}, abs_sum{2.0, 3.0, 5.0}, sum_sq{7.0, 11.0, 13.0};
+  const std::vector<double> none;
+  matmul_fp64_k_blocks(1, 3, 0, 4, {none.data(), 0}, {none.data(), 3}, c.data(), 3, 0.5,
+                       {abs_sum.data(), sum_sq.data()});
+  EXPECT_EQ(c, (std::vector<double>{0.5, -1.0, 2.0}));
+  EXPECT_EQ(abs_sum, (std::vector<double>{1.0, 1.5, 2.5}));
+  EXPECT_EQ(sum_sq, (std::vector<double>{3.5, 5.5, 6.5}));
+}
+
+TEST(MatmulFp64, KBlocksRefuseABadBlockOrHalfTheMagnitudes) {
+  std::vector<double> a(4, 1.0), b(4, 1.0), c(4), abs_sum(4);
+  EXPECT_THROW(matmul_fp64_k_blocks(2, 2, 2, 0, {a.data(), 2}, {b.data(), 2}, c.data(), 2, 0.0),
+               std::invalid_argument);
+  EXPECT_THROW(matmul_fp64_k_blocks(2, 2, 2, 1, {a.data(), 2}, {b.data(), 2}, c.data(), 2, 0.0,
+                                    {abs_sum.data(), nullptr}),
+               std::invalid_argument);
 }
 
 }  // namespace
