@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/catalogue/oracle_device.hpp"
 #include "reference/matmul_fp64_gpu.hpp"
 
 namespace kwb::ref {
@@ -35,8 +36,9 @@ std::vector<double> plain(std::int64_t rows, std::int64_t cols, const MatrixView
 int oracle_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 std::optional<bool> read_oracle_gpu_switch(const char* value) {
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "1") == 0 || std::strcmp(value, "on") == 0) return true;
-  if (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0) return false;
+  const auto is = [&](const char* word) { return std::strcmp(value, word) == 0; };
+  if (value == nullptr || *value == '\0' || is("1") || is("on")) return true;
+  if (is("0") || is("off")) return false;
   return std::nullopt;
 }
 
@@ -138,9 +140,11 @@ void matmul_impl(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
   for (auto& th : pool) th.join();
 }
 
-// Whether a product goes to the GPU first: big enough to pay for its copies, and not switched off.
+// Whether a product goes to the GPU first: this thread named a device for the oracles (the
+// worker's does), the product is big enough to pay for its copies, and the GPU is not switched off.
 bool gpu_first(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds &&
+  return oracle_gpu_device() >= 0 &&
+         static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds &&
          oracle_gpu_allowed();
 }
 

@@ -10,9 +10,10 @@
 // Each element is one fixed sequence of roundings: acc = 0, then acc += op(A)[i, kk] * op(B)[kk, j]
 // for kk = 0 .. k-1 in order (a product, then a sum: never contracted into an FMA, the file is
 // built with -ffp-contract=off), then alpha * acc + beta * C. A product large enough to matter
-// (kGpuMinMultiplyAdds) runs the same sequence on the GPU where one is usable in the process
-// (reference/matmul_fp64_gpu.hpp), bit for bit the same result; KWB_ORACLE_GPU=0 keeps every
-// product on the CPU, which stays the ground truth.
+// (kGpuMinMultiplyAdds) runs the same sequence on the GPU when the calling thread named a device
+// for the oracles (harness/catalogue/oracle_device.hpp: the worker's thread does) and it is
+// usable (reference/matmul_fp64_gpu.hpp), bit for bit the same result; KWB_ORACLE_GPU=0 keeps
+// every product on the CPU, which stays the ground truth.
 #pragma once
 
 #include <cstdint>

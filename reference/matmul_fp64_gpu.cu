@@ -10,8 +10,6 @@
 // by default). The shared-memory tiles only move operands; the sum is walked in k order and the
 // tile's zero padding past k is never added. Transposed operands are read in place (the CPU copies
 // them into plain form first: the same values).
-#include "reference/matmul_fp64_gpu.hpp"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,6 +20,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "harness/catalogue/oracle_device.hpp"
+#include "reference/matmul_fp64_gpu.hpp"
 
 namespace kwb::ref {
 
@@ -39,8 +40,8 @@ struct DeviceOperand {
 // tile[r][c] = op(X)[r0 + r, c0 + c] inside rows x cols, 0 outside (never summed). A transposed
 // operand swaps which thread index walks which dim, so consecutive threads read consecutive
 // addresses either way.
-__device__ void load_tile(double (&tile)[kTile][kTile + 1], const DeviceOperand& x, std::int64_t rows,
-                          std::int64_t cols, std::int64_t r0, std::int64_t c0) {
+__device__ void load_tile(double (&tile)[kTile][kTile + 1], const DeviceOperand& x,
+                          std::int64_t rows, std::int64_t cols, std::int64_t r0, std::int64_t c0) {
   const int r = x.transposed ? threadIdx.x : threadIdx.y;
   const int c = x.transposed ? threadIdx.y : threadIdx.x;
   const std::int64_t gr = r0 + r, gc = c0 + c;
@@ -52,9 +53,10 @@ __device__ void load_tile(double (&tile)[kTile][kTile + 1], const DeviceOperand&
 // C (m x n, packed) as the CPU loop makes it; see the file comment. c is read only when beta != 0,
 // the magnitudes likewise.
 template <bool kMagnitudes>
-__global__ void matmul_fp64_kernel(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t k_block,
-                                   DeviceOperand a, DeviceOperand b, double* c, double* abs_sum, double* sum_sq,
-                                   double alpha, double beta) {
+__global__ void matmul_fp64_kernel(std::int64_t m, std::int64_t n, std::int64_t k,
+                                   std::int64_t k_block, DeviceOperand a, DeviceOperand b,
+                                   double* c, double* abs_sum, double* sum_sq, double alpha,
+                                   double beta) {
   __shared__ double a_tile[kTile][kTile + 1];  // (TILE_M, TILE_K), +1 against bank conflicts
   __shared__ double b_tile[kTile][kTile + 1];  // (TILE_K, TILE_N)
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
@@ -85,7 +87,8 @@ __global__ void matmul_fp64_kernel(std::int64_t m, std::int64_t n, std::int64_t 
       }
       __syncthreads();
     }
-    c_val = __dadd_rn(__dmul_rn(alpha, acc), block_beta == 0.0 ? 0.0 : __dmul_rn(block_beta, c_val));
+    c_val =
+        __dadd_rn(__dmul_rn(alpha, acc), block_beta == 0.0 ? 0.0 : __dmul_rn(block_beta, c_val));
     if constexpr (kMagnitudes) {
       abs_val = __dadd_rn(abs_acc, block_beta == 0.0 ? 0.0 : __dmul_rn(block_beta, abs_val));
       sq_val = __dadd_rn(sq_acc, block_beta == 0.0 ? 0.0 : __dmul_rn(block_beta, sq_val));
@@ -103,7 +106,8 @@ std::atomic<std::int64_t> g_runs{0};
 // No device, no driver, no memory: what the GPU path meets now and then; the CPU takes over
 // without a word.
 bool expected_error(cudaError_t e) {
-  return e == cudaErrorMemoryAllocation || e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver;
+  return e == cudaErrorMemoryAllocation || e == cudaErrorNoDevice ||
+         e == cudaErrorInsufficientDriver;
 }
 
 // Anything else is said once per process: the results stay right (the CPU computes them), only
@@ -112,28 +116,37 @@ void note_unexpected(cudaError_t e, const char* step) {
   if (expected_error(e)) return;
   static std::once_flag once;
   std::call_once(once, [&] {
-    std::fprintf(stderr,
-                 "kwb: the GPU fp64 reference (reference/matmul_fp64_gpu.cu) failed at '%s': %s (%s); the "
-                 "oracles' products run on the CPU instead, with the same results, only slower. "
-                 "KWB_ORACLE_GPU=0 keeps them there without trying.\n",
-                 step, cudaGetErrorName(e), cudaGetErrorString(e));
+    std::fprintf(
+        stderr,
+        "kwb: the GPU fp64 reference (reference/matmul_fp64_gpu.cu) failed at '%s': %s (%s); the "
+        "oracles' products run on the CPU instead, with the same results, only slower. "
+        "KWB_ORACLE_GPU=0 keeps them there without trying.\n",
+        step, cudaGetErrorName(e), cudaGetErrorString(e));
   });
 }
 
-// Whether this process sees a CUDA device at all; asked once (cudaGetDeviceCount fails without a
-// driver, as on the CPU-only machines, and the process never links libcuda).
-bool device_present() {
-  static const bool present = [] {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-      note_unexpected(e, "cudaGetDeviceCount");
-      cudaGetLastError();
-      return false;
-    }
-    return count > 0;
-  }();
-  return present;
+// Whether this thread named a device for the oracles (harness/catalogue/oracle_device.hpp) and
+// that device is its current one. CUDA is asked only once a device is named: a thread or process
+// that never named one never initialises CUDA here.
+bool on_oracle_device() {
+  const int device = oracle_gpu_device();
+  if (device < 0) return false;
+  int current = -1;
+  if (const cudaError_t e = cudaGetDevice(&current); e != cudaSuccess) {
+    note_unexpected(e, "cudaGetDevice");
+    cudaGetLastError();
+    return false;
+  }
+  if (current == device) return true;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::fprintf(stderr,
+                 "kwb: a thread named CUDA device %d for the oracles' fp64 products but its "
+                 "current device is %d; "
+                 "they run on the CPU (call cudaSetDevice(%d) on that thread first)\n",
+                 device, current, device);
+  });
+  return false;
 }
 
 // The device buffers and stream of one call, released on every path.
@@ -160,33 +173,39 @@ class Scratch {
 
 // rows x cols doubles of pitch `ld` (elements) on the host <-> packed on the device; one plain
 // copy where the host rows are packed too (the oracles' usual case).
-cudaError_t upload(double* device, const double* host, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                   cudaStream_t stream) {
+cudaError_t upload(double* device, const double* host, std::int64_t rows, std::int64_t cols,
+                   std::int64_t ld, cudaStream_t stream) {
   const std::size_t width = static_cast<std::size_t>(cols) * sizeof(double);
-  if (ld == cols) return cudaMemcpyAsync(device, host, width * static_cast<std::size_t>(rows), cudaMemcpyHostToDevice, stream);
-  return cudaMemcpy2DAsync(device, width, host, static_cast<std::size_t>(ld) * sizeof(double), width,
-                           static_cast<std::size_t>(rows), cudaMemcpyHostToDevice, stream);
+  if (ld == cols)
+    return cudaMemcpyAsync(device, host, width * static_cast<std::size_t>(rows),
+                           cudaMemcpyHostToDevice, stream);
+  return cudaMemcpy2DAsync(device, width, host, static_cast<std::size_t>(ld) * sizeof(double),
+                           width, static_cast<std::size_t>(rows), cudaMemcpyHostToDevice, stream);
 }
-cudaError_t download(double* host, std::int64_t ld, const double* device, std::int64_t rows, std::int64_t cols,
-                     cudaStream_t stream) {
+cudaError_t download(double* host, std::int64_t ld, const double* device, std::int64_t rows,
+                     std::int64_t cols, cudaStream_t stream) {
   const std::size_t width = static_cast<std::size_t>(cols) * sizeof(double);
-  if (ld == cols) return cudaMemcpyAsync(host, device, width * static_cast<std::size_t>(rows), cudaMemcpyDeviceToHost, stream);
-  return cudaMemcpy2DAsync(host, static_cast<std::size_t>(ld) * sizeof(double), device, width, width,
-                           static_cast<std::size_t>(rows), cudaMemcpyDeviceToHost, stream);
+  if (ld == cols)
+    return cudaMemcpyAsync(host, device, width * static_cast<std::size_t>(rows),
+                           cudaMemcpyDeviceToHost, stream);
+  return cudaMemcpy2DAsync(host, static_cast<std::size_t>(ld) * sizeof(double), device, width,
+                           width, static_cast<std::size_t>(rows), cudaMemcpyDeviceToHost, stream);
 }
 
 }  // namespace
 
 std::int64_t matmul_fp64_gpu_runs() { return g_runs.load(); }
 
-bool matmul_fp64_gpu(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b, double* c,
-                     std::int64_t ldc, double alpha, double beta, TermMagnitudes magnitudes, std::int64_t k_block) {
+bool matmul_fp64_gpu(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, MatrixView b,
+                     double* c, std::int64_t ldc, double alpha, double beta,
+                     TermMagnitudes magnitudes, std::int64_t k_block) {
   if (m <= 0 || n <= 0) return true;  // nothing to compute, as on the CPU
   if (k_block <= 0) k_block = std::max<std::int64_t>(k, 1);
   const bool with_mag = magnitudes.abs_sum != nullptr && magnitudes.sum_sq != nullptr;
-  if (!device_present()) return false;
+  if (!on_oracle_device()) return false;
   const std::int64_t row_tiles = (m + kTile - 1) / kTile, col_tiles = (n + kTile - 1) / kTile;
-  if (row_tiles > 65535 || col_tiles > 0x7fffffff) return false;  // the grid's limits: the CPU does it
+  if (row_tiles > 65535 || col_tiles > 0x7fffffff)
+    return false;  // the grid's limits: the CPU does it
 
   // The operands as stored: A is m x k, or k x m when transposed; B k x n, or n x k.
   const std::int64_t a_rows = a.transposed ? k : m, a_cols = a.transposed ? m : k;
@@ -204,7 +223,8 @@ bool matmul_fp64_gpu(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView 
   if ((e = s.allocate(&da, static_cast<std::size_t>(a_rows * a_cols))) != cudaSuccess ||
       (e = s.allocate(&db, static_cast<std::size_t>(b_rows * b_cols))) != cudaSuccess ||
       (e = s.allocate(&dc, mn)) != cudaSuccess ||
-      (with_mag && ((e = s.allocate(&dabs, mn)) != cudaSuccess || (e = s.allocate(&dsq, mn)) != cudaSuccess)))
+      (with_mag &&
+       ((e = s.allocate(&dabs, mn)) != cudaSuccess || (e = s.allocate(&dsq, mn)) != cudaSuccess)))
     return failed(e, "cudaMalloc");
 
   // The operands, and C (with its magnitudes) only where beta reads it.
@@ -212,34 +232,39 @@ bool matmul_fp64_gpu(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView 
   if (k > 0 && ((e = upload(da, a.data, a_rows, a_cols, a.ld, s.stream())) != cudaSuccess ||
                 (e = upload(db, b.data, b_rows, b_cols, b.ld, s.stream())) != cudaSuccess))
     return failed(e, copy_in);
-  if (beta != 0.0 && ((e = upload(dc, c, m, n, ldc, s.stream())) != cudaSuccess ||
-                      (with_mag && ((e = upload(dabs, magnitudes.abs_sum, m, n, ldc, s.stream())) != cudaSuccess ||
-                                    (e = upload(dsq, magnitudes.sum_sq, m, n, ldc, s.stream())) != cudaSuccess))))
+  if (beta != 0.0 &&
+      ((e = upload(dc, c, m, n, ldc, s.stream())) != cudaSuccess ||
+       (with_mag && ((e = upload(dabs, magnitudes.abs_sum, m, n, ldc, s.stream())) != cudaSuccess ||
+                     (e = upload(dsq, magnitudes.sum_sq, m, n, ldc, s.stream())) != cudaSuccess))))
     return failed(e, copy_in);
 
   const DeviceOperand dev_a{da, a_cols, a.transposed}, dev_b{db, b_cols, b.transposed};
-  const dim3 block(kTile, kTile), grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles));
+  const dim3 block(kTile, kTile),
+      grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles));
   if (with_mag)
-    matmul_fp64_kernel<true><<<grid, block, 0, s.stream()>>>(m, n, k, k_block, dev_a, dev_b, dc, dabs, dsq, alpha, beta);
+    matmul_fp64_kernel<true><<<grid, block, 0, s.stream()>>>(m, n, k, k_block, dev_a, dev_b, dc,
+                                                             dabs, dsq, alpha, beta);
   else
-    matmul_fp64_kernel<false><<<grid, block, 0, s.stream()>>>(m, n, k, k_block, dev_a, dev_b, dc, nullptr, nullptr,
-                                                              alpha, beta);
+    matmul_fp64_kernel<false><<<grid, block, 0, s.stream()>>>(m, n, k, k_block, dev_a, dev_b, dc,
+                                                              nullptr, nullptr, alpha, beta);
   if ((e = cudaGetLastError()) != cudaSuccess) return failed(e, "launch the kernel");
   if ((e = cudaStreamSynchronize(s.stream())) != cudaSuccess) return failed(e, "run the kernel");
 
   // The results back. Nothing of the caller's is written before this point; a failure here with
   // beta != 0 may have overwritten part of the C the CPU would need to redo the product.
   if ((e = download(c, ldc, dc, m, n, s.stream())) != cudaSuccess ||
-      (with_mag && ((e = download(magnitudes.abs_sum, ldc, dabs, m, n, s.stream())) != cudaSuccess ||
-                    (e = download(magnitudes.sum_sq, ldc, dsq, m, n, s.stream())) != cudaSuccess)) ||
+      (with_mag &&
+       ((e = download(magnitudes.abs_sum, ldc, dabs, m, n, s.stream())) != cudaSuccess ||
+        (e = download(magnitudes.sum_sq, ldc, dsq, m, n, s.stream())) != cudaSuccess)) ||
       (e = cudaStreamSynchronize(s.stream())) != cudaSuccess) {
     if (beta == 0.0) return failed(e, "copy the results to the host");
     cudaGetLastError();
-    throw std::runtime_error(std::string("the GPU fp64 reference (reference/matmul_fp64_gpu.cu) failed while "
-                                         "copying its result to the host: ") +
-                             cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-                             "); the oracle's output is incomplete. Run again with KWB_ORACLE_GPU=0 to "
-                             "keep the oracles on the CPU.");
+    throw std::runtime_error(
+        std::string("the GPU fp64 reference (reference/matmul_fp64_gpu.cu) failed while "
+                    "copying its result to the host: ") +
+        cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+        "); the oracle's output is incomplete. Run again with KWB_ORACLE_GPU=0 to "
+        "keep the oracles on the CPU.");
   }
   ++g_runs;
   return true;

@@ -9,6 +9,7 @@
 #include "harness/worker/counters/range_profiler.hpp"
 #include "harness/worker/measure/cupti_tracer.hpp"
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/oracle_device.hpp"
 #include "harness/worker/measure/device_info.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "harness/worker/worker_protocol.hpp"
@@ -125,6 +126,9 @@ int worker_main(int device, const std::string& timer_preference, bool counters) 
   try {
     cuda_check(cudaSetDevice(device), "cudaSetDevice");
     cuda_check(cudaFree(nullptr), "create the CUDA context");
+    // The oracles this thread runs between cases may put their fp64 products on this device (the
+    // same bits as the CPU's: reference/matmul_fp64_gpu.hpp); never while a case is timed.
+    set_oracle_gpu_device(device);
     info = query_device(device);
     // Counters: the profiler starts before any kernel loads, and names the chip the session checks
     // the metrics against (a refusal is said by the first case's record).

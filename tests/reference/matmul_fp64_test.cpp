@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace kwb::ref {
@@ -102,7 +103,8 @@ TEST(MatmulFp64, KBlocksAreTheSequenceOfCallsBitForBit) {
             const std::int64_t block = 8, lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
             const auto a = random_values((ta ? k : m) * lda, 6);
             const auto b = random_values((tb ? n : k) * ldb, 7);
-            const auto c0 = random_values(m * ldc, 8), abs0 = random_values(m * ldc, 9), sq0 = random_values(m * ldc, 10);
+            const auto c0 = random_values(m * ldc, 8), abs0 = random_values(m * ldc, 9);
+            const auto sq0 = random_values(m * ldc, 10);
             auto c = c0, abs_sum = abs0, sum_sq = sq0;
             matmul_fp64_k_blocks(m, n, k, block, {a.data(), lda, ta}, {b.data(), ldb, tb}, c.data(), ldc, beta,
                                  mag ? TermMagnitudes{abs_sum.data(), sum_sq.data()} : TermMagnitudes{});
@@ -118,9 +120,11 @@ TEST(MatmulFp64, KBlocksAreTheSequenceOfCallsBitForBit) {
                 matmul_fp64(m, n, kn, av, bv, want.data(), ldc, 1.0, bb);
             }
             const std::size_t bytes = want.size() * sizeof(double);
-            EXPECT_EQ(std::memcmp(c.data(), want.data(), bytes), 0) << k << " " << ta << tb << " " << beta << " " << mag;
-            EXPECT_EQ(std::memcmp(abs_sum.data(), want_abs.data(), bytes), 0) << k << " " << ta << tb << " " << beta;
-            EXPECT_EQ(std::memcmp(sum_sq.data(), want_sq.data(), bytes), 0) << k << " " << ta << tb << " " << beta;
+            const std::string where = "k " + std::to_string(k) + (ta ? " A^T" : " A") + (tb ? " B^T" : " B") +
+                                      " beta " + std::to_string(beta) + (mag ? " magnitudes" : "");
+            EXPECT_EQ(std::memcmp(c.data(), want.data(), bytes), 0) << where;
+            EXPECT_EQ(std::memcmp(abs_sum.data(), want_abs.data(), bytes), 0) << where;
+            EXPECT_EQ(std::memcmp(sum_sq.data(), want_sq.data(), bytes), 0) << where;
           }
 }
 
