@@ -11,7 +11,9 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_flags.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/run_output.hpp"
+#include "cli/session_progress.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/plan/run_request.hpp"
 #include "harness/plan/shard.hpp"
@@ -143,6 +145,7 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
     recorded.devices = f.devices;
     recorded.columns = f.columns;  // what is printed is chosen now
+    recorded.progress = f.progress;
     f = std::move(recorded);
   } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
     std::cerr << "kwb run: " << e.what() << "\n";
@@ -238,17 +241,16 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
 // Phase 5: the session. Records are journaled by it and printed here as they arrive; Ctrl-C
 // and SIGTERM stop it (on_stop_signal). Sharded cases keep their plan position as index:
 // progress counts against the whole plan; a resumed run counts the cases still to measure.
-SessionResult run_session(RunPlan p) {
+// The display (a bar on a terminal, lines in a log: `--progress`) is cleared when this returns,
+// before the summary is printed.
+SessionResult run_session(RunPlan p, ProgressStyle style) {
   const SessionOptions& options = p.options;
   const std::size_t total = options.shard    ? static_cast<std::size_t>(options.shard->plan_cases)
                             : options.resume ? p.cases.size() - options.resume->recorded.size()
                                              : p.cases.size();
-  SessionCallbacks callbacks;
-  callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress& progress) {
-    print_progress(std::cerr, rec, total, progress.eta_s);
-  };
-  callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
-  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{}, callbacks);
+  ProgressDisplay display(std::cerr, {.style = style});
+  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{},
+                  progress_callbacks(display, total, "kwb run"));
   g_session = &session;
   g_stop_signals = 0;
   auto previous_int = std::signal(SIGINT, on_stop_signal);
@@ -301,6 +303,13 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
 
 int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
                    const std::string& command_line) {
+  std::optional<ProgressStyle> progress;
+  try {
+    progress = parse_progress_flag("--progress", f.progress);
+  } catch (const FlagError& e) {
+    std::cerr << "kwb run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   std::optional<JournalContents> journal;
   if (!f.resume.empty())
     if (auto exit_code = take_journal_flags(f, journal)) return *exit_code;
@@ -320,7 +329,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
   const std::vector<CounterColumn> columns = plan.columns;
-  return report_outcome(run_session(std::move(plan)), f.out, columns, f.time_report);
+  return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report);
 }
 
 
@@ -395,6 +404,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                 "After the summary, print where the run's time went: the session's stages (workers, ceilings, "
                 "cases, reports) and the cases' (inputs, oracle, verify, timing, ...); report.json holds them "
                 "either way");
+  cmd->add_option("--progress", f.progress, kProgressFlagHelp)->type_name("bar|lines|none");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

@@ -27,6 +27,9 @@ struct RunFlags : RunSettings {
   // --columns: counter figures or metric totals added to the summary table (cli/run_columns.hpp);
   // what is printed only, so neither the plan nor the journal holds them.
   std::vector<std::string> columns;
+  // --progress bar|lines|none (cli/progress_display.hpp); auto: a bar on a terminal, else lines.
+  // How the run is shown, so not journaled: a resumed run chooses its own.
+  std::string progress = "auto";
 };
 
 // Plans, runs and reports as `kwb run` does (journal, report.json/csv, progress and summary on the
