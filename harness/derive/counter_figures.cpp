@@ -107,7 +107,9 @@ const std::vector<FigureSpec>& figure_specs() {
       {"dram_read", "DRAM read", "B", "bytes read from DRAM (dram__bytes_read.sum)",
        "a streaming kernel reads each input byte once", {kDramBytesReadMetric}, {}},
       {"dram_write", "DRAM written", "B", "bytes written to DRAM (dram__bytes_write.sum)",
-       "each output byte once; a dirty L2 can hold back up to its size of them", {kDramBytesWriteMetric}, {}},
+       "each output byte once, counted with the write-back of the lines left dirty in the L2 (Nsight Compute "
+       "leaves those out)",
+       {kDramBytesWriteMetric}, {}},
       {"traffic_ratio", "traffic ratio", "x",
        "DRAM bytes read + written over the work model's bytes: 2 for a kernel that reads its input twice",
        fmt::format("1.00 ideal; above {:.2f} or below {:.2f} flagged (cold cases beyond the L2)", kTrafficRatioThreshold,
