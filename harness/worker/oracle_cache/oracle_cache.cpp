@@ -9,7 +9,6 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include <fmt/format.h>
 
@@ -103,11 +102,15 @@ std::optional<std::vector<HostTensor>> OracleCache::load(const OracleKey& key, s
     return std::nullopt;
   };
   const fs::path path = entry_path(key);
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return missed("no entry");
-  // The open file stays readable even if another process removes or replaces it meanwhile.
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return missed(fmt::format("{}: cannot read", path.string()));
+  // The open file stays readable whole even if another process removes or replaces it meanwhile.
+  const std::streamoff size = in.tellg();
+  if (size < 0) return missed(fmt::format("{}: cannot read", path.string()));
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), size);
+  if (in.gcount() != size) return missed(fmt::format("{}: cannot read", path.string()));
   std::string why;
   std::optional<OracleEntry> entry = decode_oracle_entry(bytes, &why);
   if (!entry) {
@@ -124,8 +127,8 @@ std::optional<std::vector<HostTensor>> OracleCache::load(const OracleKey& key, s
 
 OracleCache::StoreResult OracleCache::store(const OracleKey& key, const std::vector<HostTensor>& outputs) {
   if (writes_failed_.load()) return StoreResult::failed;
-  const std::string bytes = encode_oracle_entry({key.text, outputs});
-  if (bytes.size() > max_bytes_ / 4) return StoreResult::too_large;
+  if (encoded_oracle_entry_size(key.text, outputs) > max_bytes_ / 4) return StoreResult::too_large;
+  const std::string bytes = encode_oracle_entry(key.text, outputs);
   try {
     atomic_write_file(entry_path(key), bytes);
   } catch (const std::exception& e) {

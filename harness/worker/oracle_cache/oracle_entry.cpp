@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "harness/worker/oracle_cache/hash128.hpp"
-#include "harness/worker/oracle_cache/oracle_key.hpp"
 
 namespace kwb {
 namespace {
@@ -94,13 +93,23 @@ Digest128 checksum(std::string_view bytes) { return Hash128().add_bytes(bytes.da
 
 }  // namespace
 
-std::string encode_oracle_entry(const OracleEntry& entry) {
-  std::string out(kMagic);
+std::uint64_t encoded_oracle_entry_size(std::string_view key_text, const std::vector<HostTensor>& outputs) {
+  std::uint64_t size = kMagic.size() + 4 + 4 + 8 + key_text.size() + 4;
+  for (const HostTensor& t : outputs)
+    size += 8 + t.name.size() + 4 + 8 * t.dims.size() +
+            3 * 8 + 8 * (t.values.size() + t.abs_sum.size() + t.root_sum_sq.size());
+  return size + 16;  // the checksum
+}
+
+std::string encode_oracle_entry(std::string_view key_text, const std::vector<HostTensor>& outputs) {
+  std::string out;
+  out.reserve(encoded_oracle_entry_size(key_text, outputs));  // one allocation, however large
+  out.append(kMagic);
   put<std::uint32_t>(out, kOracleEntryFormat);
   put<std::uint32_t>(out, kByteOrderMark);
-  put_text(out, entry.key_text);
-  put<std::uint32_t>(out, static_cast<std::uint32_t>(entry.outputs.size()));
-  for (const HostTensor& t : entry.outputs) {
+  put_text(out, key_text);
+  put<std::uint32_t>(out, static_cast<std::uint32_t>(outputs.size()));
+  for (const HostTensor& t : outputs) {
     put_text(out, t.name);
     put<std::uint32_t>(out, static_cast<std::uint32_t>(t.dims.size()));
     for (std::int64_t d : t.dims) put<std::int64_t>(out, d);

@@ -10,6 +10,7 @@
 // The trailing checksum catches a flipped bit as well as a cut file.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,12 +20,24 @@
 
 namespace kwb {
 
+// The version of the entry file format; part of every key too, so an entry of another format is
+// never read as this one's.
+inline constexpr std::uint32_t kOracleEntryFormat = 1;
+
+// The file name suffix of an entry (and, followed by ".tmp.", of one being written).
+inline constexpr std::string_view kOracleEntrySuffix = ".kwb-oracle";
+
 struct OracleEntry {
   std::string key_text;
   std::vector<HostTensor> outputs;
 };
 
-std::string encode_oracle_entry(const OracleEntry& entry);
+std::string encode_oracle_entry(std::string_view key_text, const std::vector<HostTensor>& outputs);
+inline std::string encode_oracle_entry(const OracleEntry& entry) {
+  return encode_oracle_entry(entry.key_text, entry.outputs);
+}
+// The size encode_oracle_entry's bytes will have, without making them.
+std::uint64_t encoded_oracle_entry_size(std::string_view key_text, const std::vector<HostTensor>& outputs);
 
 // nullopt when `bytes` are not a whole, intact entry of this format; `why` (when given) then says
 // what was wrong ("cut short at byte 120 of 4096", "checksum mismatch", ...).

@@ -20,6 +20,7 @@
 
 #include "harness/catalogue/host_tensor.hpp"
 #include "harness/worker/oracle_cache/hash128.hpp"
+#include "harness/worker/oracle_cache/oracle_entry.hpp"  // kOracleEntryFormat, kOracleEntrySuffix
 #include "harness/worker/verify/sampling.hpp"
 
 namespace kwb {
@@ -43,13 +44,6 @@ struct OracleKey {
   Digest128 digest;  // of text: names the entry's file
   std::string file_name() const;  // "<32 hex digits>.kwb-oracle"
 };
-
-// The file name suffix of an entry (and, followed by ".tmp.", of one being written).
-inline constexpr std::string_view kOracleEntrySuffix = ".kwb-oracle";
-
-// The version of the entry file format; part of every key, so entries of another format are
-// never read as this one's.
-inline constexpr std::uint32_t kOracleEntryFormat = 1;
 
 // The digest of the values an oracle reads: each tensor's name, dims and the bits of its values
 // (and magnitude fields, when any).

@@ -60,7 +60,7 @@ void expect_same_bits(const std::vector<HostTensor>& a, const std::vector<HostTe
 }
 
 std::uint64_t entry_bytes(std::size_t n) {
-  return encode_oracle_entry({key_named("op_a").text, outputs_of(n, 1)}).size();
+  return encode_oracle_entry(key_named("op_a").text, outputs_of(n, 1)).size();
 }
 
 void set_age(const fs::path& path, std::chrono::seconds age) {

@@ -70,6 +70,12 @@ TEST(OracleEntry, RoundTripsEveryDoubleBitForBitNaNInfAndMinusZeroIncluded) {
   }
 }
 
+TEST(OracleEntry, ItsSizeIsKnownBeforeItIsMade) {
+  const OracleEntry e = special_entry();
+  EXPECT_EQ(encoded_oracle_entry_size(e.key_text, e.outputs), encode_oracle_entry(e).size());
+  EXPECT_EQ(encoded_oracle_entry_size("", {}), encode_oracle_entry("", {}).size());
+}
+
 TEST(OracleEntry, AFileCutAtAnyByteIsRefused) {
   const std::string bytes = encode_oracle_entry(special_entry());
   for (std::size_t size = 0; size < bytes.size(); ++size) {
