@@ -11,7 +11,9 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_flags.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/run_output.hpp"
+#include "cli/session_progress.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/plan/run_request.hpp"
 #include "harness/plan/shard.hpp"
@@ -21,6 +23,7 @@
 #include "harness/session/session.hpp"
 #include "harness/record/csv_report.hpp"
 #include "harness/record/journal_reader.hpp"
+#include "harness/record/stage_times.hpp"
 
 namespace kwb::cli {
 namespace {
@@ -144,6 +147,7 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
     recorded.devices = f.devices;
     recorded.columns = f.columns;  // what is printed is chosen now
+    recorded.progress = f.progress;
     recorded.oracle_cache = f.oracle_cache;  // so is the oracle cache
     recorded.oracle_cache_max_bytes = f.oracle_cache_max_bytes;
     f = std::move(recorded);
@@ -242,17 +246,16 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
 // Phase 5: the session. Records are journaled by it and printed here as they arrive; Ctrl-C
 // and SIGTERM stop it (on_stop_signal). Sharded cases keep their plan position as index:
 // progress counts against the whole plan; a resumed run counts the cases still to measure.
-SessionResult run_session(RunPlan p) {
+// The display (a bar on a terminal, lines in a log: `--progress`) is cleared when this returns,
+// before the summary is printed.
+SessionResult run_session(RunPlan p, ProgressStyle style) {
   const SessionOptions& options = p.options;
   const std::size_t total = options.shard    ? static_cast<std::size_t>(options.shard->plan_cases)
                             : options.resume ? p.cases.size() - options.resume->recorded.size()
                                              : p.cases.size();
-  SessionCallbacks callbacks;
-  callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress& progress) {
-    print_progress(std::cerr, rec, total, progress.eta_s);
-  };
-  callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
-  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{}, callbacks);
+  ProgressDisplay display(std::cerr, {.style = style});
+  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{},
+                  progress_callbacks(display, total, "kwb run"));
   g_session = &session;
   g_stop_signals = 0;
   auto previous_int = std::signal(SIGINT, on_stop_signal);
@@ -266,7 +269,7 @@ SessionResult run_session(RunPlan p) {
 
 // Phase 6: the summary, the warnings and where the reports went; the exit code.
 int report_outcome(const SessionResult& result, const std::filesystem::path& out,
-                   const std::vector<CounterColumn>& columns) {
+                   const std::vector<CounterColumn>& columns, bool time_report_wanted) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
       std::cerr << "kwb run: " << result.message << "\n";
@@ -284,6 +287,11 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
   for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
   for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
+  if (time_report_wanted) {
+    auto stages = report.run.session_stages_s;
+    stages.emplace_back("reports", result.reports_s);
+    std::cout << "\n" << format_time_report(time_report(stages, report.cases));
+  }
   if (result.write_errors.empty())
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
                              (out / "report.csv").string(), (out / "journal.jsonl").string());
@@ -300,6 +308,13 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
 
 int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
                    const std::string& command_line) {
+  std::optional<ProgressStyle> progress;
+  try {
+    progress = parse_progress_flag("--progress", f.progress);
+  } catch (const FlagError& e) {
+    std::cerr << "kwb run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   std::optional<JournalContents> journal;
   if (!f.resume.empty())
     if (auto exit_code = take_journal_flags(f, journal)) return *exit_code;
@@ -322,7 +337,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << "kwb run: warning: " << *warning << "\n";
   plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
   const std::vector<CounterColumn> columns = plan.columns;
-  return report_outcome(run_session(std::move(plan)), f.out, columns);
+  return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report);
 }
 
 
@@ -393,6 +408,11 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "--counters or --metrics")
       ->delimiter(',')
       ->type_name("NAME[,NAME...]");
+  cmd->add_flag("--time-report", f.time_report,
+                "After the summary, print where the run's time went: the session's stages (workers, ceilings, "
+                "cases, reports) and the cases' (inputs, oracle, verify, timing, ...); report.json holds them "
+                "either way");
+  cmd->add_option("--progress", f.progress, kProgressFlagHelp)->type_name("bar|lines|none");
   cmd->add_option("--oracle-cache", f.oracle_cache,
                   "Where the fp64 oracles' answers are kept between runs (shared by every variant and later run; "
                   "`kwb cache show` and `kwb cache clear`), or off to compute every oracle. Default: "

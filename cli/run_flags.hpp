@@ -21,11 +21,15 @@ struct RunFlags : RunSettings {
   std::string devices;      // --devices all|0,1: one worker per GPU, one report
   std::string shard;        // --shard I/N: only plan positions k with k mod N == I
   bool list_cases = false;  // print the plan and exit, no GPU
+  bool time_report = false;  // print where the run's time went (stages of the session and the cases)
   std::string resume;       // --resume DIR: continue the sweep whose journal is DIR/journal.jsonl
   bool no_measure = false;  // with --resume: the reports from the journal alone, nothing measured
   // --columns: counter figures or metric totals added to the summary table (cli/run_columns.hpp);
   // what is printed only, so neither the plan nor the journal holds them.
   std::vector<std::string> columns;
+  // --progress bar|lines|none (cli/progress_display.hpp); auto: a bar on a terminal, else lines.
+  // How the run is shown, so not journaled: a resumed run chooses its own.
+  std::string progress = "auto";
   // --oracle-cache DIR|off and --oracle-cache-max-bytes SIZE ("": the environment's or the
   // default, harness/worker/oracle_cache/oracle_cache_settings.hpp); chosen per run, not journaled.
   std::string oracle_cache, oracle_cache_max_bytes;

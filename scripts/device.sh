@@ -6,7 +6,8 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep graph peers extra main\n# (build always runs).
+# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
+# stages graph peers extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -90,14 +91,14 @@ log "ceilings"
 fi
 
 if want smoke; then
-log "smoke sweep, run 1 (default shapes, all variants, 3 dtypes)"
+log "smoke suite, run 1 (every op and variant once, bf16)"
 start=$(date +%s.%N)
-./build/kwb run --out "$OUT/smoke" > "$OUT/smoke.txt" 2> "$OUT/smoke-progress.txt"
+./build/kwb run --suite suites/smoke.yaml --time-report --out "$OUT/smoke" > "$OUT/smoke.txt" 2> "$OUT/smoke-progress.txt"
 echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s" | tee "$OUT/smoke-wall.txt"
 fi
 if want smoke2; then
-log "smoke sweep, run 2 (reproducibility)"
-./build/kwb run --out "$OUT/smoke2" > "$OUT/smoke2.txt" 2> "$OUT/smoke2-progress.txt"; echo "exit $?"
+log "smoke suite, run 2 (reproducibility)"
+./build/kwb run --suite suites/smoke.yaml --time-report --out "$OUT/smoke2" > "$OUT/smoke2.txt" 2> "$OUT/smoke2-progress.txt"; echo "exit $?"
 fi
 
 if want bench; then
@@ -291,14 +292,31 @@ timeout -s INT "${KWB_SWEEP_LIMIT:-470}" ./build/kwb run --dtype bf16 --shard "$
 echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -3 "$OUT/sweep.txt"
 fi
 
+if want stages; then
+# Where the full default sweep's time goes (every op, shape, variant and dtype, default preset):
+# a uniform slice of its plan (positions k with k mod N == I), with the time report. A slice
+# splits input groups (each case of it is likely the first of its group): scripts/stage_estimate.py
+# scales the slice's case stages and its groups' inputs and oracle to the whole plan.
+log "default sweep, all dtypes, shard ${KWB_STAGES_SHARD:-0/16}, time report"
+start=$(date +%s.%N)
+timeout -s INT "${KWB_STAGES_LIMIT:-420}" ./build/kwb run --shard "${KWB_STAGES_SHARD:-0/16}" --time-report \
+  ${KWB_STAGES_ARGS:-} --out "$OUT/stages" > "$OUT/stages.txt" 2> "$OUT/stages-progress.txt"
+echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+sed -n '/where the time went/,$p' "$OUT/stages.txt"
+./build/kwb run --list-cases 2>/dev/null > "$OUT/full-plan.txt"
+python3 scripts/stage_estimate.py "$OUT/stages/report.json" "$OUT/full-plan.txt" | tee "$OUT/stages-estimate.txt"
+fi
+
 if want extra && [ -f extra.sh ]; then
 log "extra.sh (an untracked experiment script at the repository root)"
 OUT="$OUT" bash extra.sh > "$OUT/extra.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/extra.txt"
 fi
 
 if want main; then
-log "main job as the README gives it (scripts/run.sh), bf16 only to save time"
-scripts/run.sh --dtype bf16 --preset quick > "$OUT/main-job.txt" 2>&1; echo "exit $?"; tail -4 "$OUT/main-job.txt"
+log "main job as the README gives it (scripts/run.sh: the smoke suite and its review)"
+start=$(date +%s.%N)
+scripts/run.sh --time-report > "$OUT/main-job.txt" 2>&1; echo "exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+sed -n '/where the time went/,$p' "$OUT/main-job.txt"; tail -3 "$OUT/main-job.txt"; ls results/
 fi
 
 log "summary"
@@ -313,7 +331,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
+  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt stages stages*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \

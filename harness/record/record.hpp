@@ -180,6 +180,27 @@ struct Derived {
   std::optional<MeasuredWork> measured;
 };
 
+// Where a case's time went in the worker, in milliseconds of host wall time per stage of its run
+// (harness/worker/case_runner.cpp): what `kwb run --time-report` sums over a run. A group's
+// inputs and oracle are charged to its first case, which prepares them for the others.
+struct CaseStageTimes {
+  double setup_ms = 0;      // device state reset, fresh stream, memory check, flusher
+  double inputs_ms = 0;     // inputs drawn on the device, sampled slabs copied to the host
+  double oracle_ms = 0;     // the fp64 oracle (or its cached answer)
+  double prepare_ms = 0;    // the variant's prepare()
+  double verify_ms = 0;     // the launch on poisoned outputs, the scan and the comparison
+  double measure_ms = 0;    // warm-up, timed samples and the timed output's check
+  double counters_ms = 0;   // counter replay passes
+  double isolation_ms = 0;  // device state read before the variant and checked after it
+  // Round trip seen by the session (request sent to record received and completed) beyond the
+  // stages above: the protocol, the record's encoding and derivation. Filled by the session.
+  double overhead_ms = 0;
+  double total_ms() const {
+    return setup_ms + inputs_ms + oracle_ms + prepare_ms + verify_ms + measure_ms + counters_ms + isolation_ms +
+           overhead_ms;
+  }
+};
+
 struct CaseRecord {
   int index = 0;
   std::string op;
@@ -215,6 +236,8 @@ struct CaseRecord {
   // The GPU (CUDA index) that measured it, in a run spread over several (`kwb run --devices`);
   // absent when the whole run used one.
   std::optional<int> device;
+  // Host time per stage (absent in older reports and for a case the worker never answered).
+  std::optional<CaseStageTimes> stages;
 };
 
 // The device memory a case needs beyond its inputs and outputs: measured where it was, else the
@@ -325,6 +348,10 @@ struct RunInfo {
   std::optional<SuiteInfo> suite;              // absent for a run planned from flags alone
   std::optional<ShardInfo> shard;              // absent for a run of the whole plan
   std::optional<MergeInfo> merged;             // present in a report made by `kwb merge`
+  // The session's own stages, in seconds of wall time: "start workers", "ceilings", "cases",
+  // "reports" (the last written before the reports themselves: it is the previous writes'), in
+  // the order they ran. Absent in older reports.
+  std::vector<std::pair<std::string, double>> session_stages_s;
 };
 
 }  // namespace kwb

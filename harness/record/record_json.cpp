@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/record/counters_json.hpp"
+#include "harness/record/stage_times.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/run_provenance_json.hpp"
 
@@ -435,6 +436,7 @@ CaseRecord read_case(const Node& n) {
   if (auto m = n.find("device_memory_bytes")) c.device_memory_bytes = m->integer<std::int64_t>();
   c.nvtx_range = n["nvtx_range"].string();
   if (auto d = n.find("device")) c.device = d->integer<int>();  // only in runs over several GPUs
+  if (auto s = n.find("stages")) c.stages = stage_times_from_json(*s);
   c.repro = n["repro"].string();
   return c;
 }
@@ -505,6 +507,7 @@ RunInfo read_run(const Node& n) {
   if (auto s = n.find("suite")) r.suite = read_suite(*s);  // reports before suites have none
   if (auto s = n.find("shard")) r.shard = read_shard(*s);  // reports before shards have none
   if (auto m = n.find("merged")) r.merged = read_merge(*m);
+  if (auto s = n.find("session_stages")) r.session_stages_s = session_stages_from_json(*s);
   return r;
 }
 
@@ -554,6 +557,7 @@ Json to_json(const CaseRecord& c) {
   j["nvtx_range"] = c.nvtx_range;
   j["repro"] = c.repro;
   if (c.device) j["device"] = *c.device;
+  if (c.stages) j["stages"] = to_json(*c.stages);
   return j;
 }
 
@@ -583,6 +587,7 @@ Json to_json(const RunInfo& r) {
   if (r.suite) j["suite"] = suite_json(*r.suite);
   if (r.shard) j["shard"] = shard_json(*r.shard);
   if (r.merged) j["merged"] = merge_json(*r.merged);
+  if (!r.session_stages_s.empty()) j["session_stages"] = session_stages_json(r.session_stages_s);
   return j;
 }
 

@@ -178,6 +178,14 @@ SessionResult Session::run() {
     Session* s;
     ~FinishOnExit() { s->set_state(SessionState::finished); }
   } finish_on_exit{this};
+  // The session's stages, for the run's time report (RunInfo::session_stages_s).
+  std::vector<std::pair<std::string, double>> stages;
+  auto stage_start = started_at_;
+  const auto end_stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    stages.emplace_back(name, std::chrono::duration<double>(now - stage_start).count());
+    stage_start = now;
+  };
 
   // 1. Input: nothing has started yet.
   if (auto problem = check_options()) return refused(SessionOutcome::bad_input, *problem);
@@ -188,6 +196,7 @@ SessionResult Session::run() {
   if (auto problem = check_plan_on_device(hello)) return refused(SessionOutcome::bad_input, *problem);
   if (auto problem = check_counters(hello)) return refused(SessionOutcome::bad_input, *problem);
   if (!hello.timer_note.empty()) note("note: " + hello.timer_note);
+  end_stage("start workers");
 
   // 3. The run's description: who, when, where; the ceilings, cached per device and driver,
   //    measured once, datasheet as the labelled fallback; the settings.
@@ -195,10 +204,13 @@ SessionResult Session::run() {
   Report& report = result.report;
   describe_run(report, hello);
   announce_plan(hello);
+  end_stage("ceilings");
 
   // 4. Cases.
   set_state(SessionState::running);
   run_cases(report, result);
+  end_stage("cases");
+  report.run.session_stages_s = std::move(stages);
 
   // 5. Reports, atomically; cancelled runs still get theirs, marked incomplete.
   return finish(report, result);

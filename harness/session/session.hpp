@@ -5,7 +5,8 @@
 // Threads: run() blocks the thread that calls it (or start() runs it on a thread of its own and
 // wait() joins it). progress(), take_records(), wait_record() and cancel() may be called from any
 // other thread while it runs; cancel(CancelMode::finish_current) is also safe from a signal
-// handler. Callbacks are called on the session's thread, between cases.
+// handler. Callbacks are called on the session's thread (with several GPUs, on the lanes'
+// threads), between cases.
 //
 // Order of a run: the options are checked and the output folder probed (bad input: nothing has
 // started), the executor starts (a worker and its GPU), the plan is checked against the device
@@ -117,14 +118,20 @@ struct SessionResult {
   std::string message;  // why, for no_gpu and bad_input
   Report report;        // complete or partial; empty for no_gpu and bad_input
   std::vector<std::string> write_errors;  // journal or report writes that failed (the run went on)
+  double reports_s = 0;  // writing report.json and report.csv (not in them: they were being written)
   bool any_case_failed() const;
 };
 
 struct SessionCallbacks {
+  // A case handed to its GPU's worker: progress.current names it (and, on several GPUs, the
+  // others in flight), so a display can say what runs now rather than what finished last.
+  std::function<void(const CaseRequest&, const SessionProgress&)> on_started;
   // Each record, derived (metrics, repro, role), right after it is journaled: in plan order on
-  // one GPU, in the order they finish on several. Never called concurrently.
+  // one GPU, in the order they finish on several. Never called concurrently with each other or
+  // with on_started.
   std::function<void(const CaseRecord&, const SessionProgress&)> on_record;
-  // Notes for people: the device and plan line, the timer note, ceilings being measured.
+  // Notes for people: the device and plan line, the timer note, ceilings being measured. On
+  // several GPUs a lane's note may come while another lane delivers a record.
   std::function<void(const std::string&)> on_note;
 };
 

@@ -90,6 +90,10 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
     std::lock_guard lock(mutex_);
     in_flight_[lane] = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
   }
+  if (callbacks_.on_started) {
+    std::lock_guard deliver(deliver_mutex_);  // never beside another lane's record or start
+    callbacks_.on_started(c, progress());
+  }
   const auto case_start = std::chrono::steady_clock::now();
   CaseRecord rec;
   try {
@@ -106,6 +110,11 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
   }
   if (lanes_.size() > 1) rec.device = lanes_[lane].device;
   complete_record(rec, c, ceilings, lanes_[lane].hello.device.l2_bytes);  // labels, figures, roof rule
+  if (rec.stages) {  // the round trip beyond the worker's own stages
+    const double round_trip_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - case_start).count();
+    rec.stages->overhead_ms = std::max(0.0, round_trip_ms - rec.stages->total_ms());
+  }
   if (rec.counters && !rec.counters->unavailable.empty()) {
     std::lock_guard lock(counters_mutex_);
     if (counters_refused_.insert(rec.counters->unavailable).second)

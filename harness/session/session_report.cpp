@@ -4,6 +4,7 @@
 // ceilings.
 #include <unistd.h>
 
+#include <chrono>
 #include <ctime>
 #include <fmt/format.h>
 
@@ -171,12 +172,14 @@ SessionResult Session::finish(Report& report, SessionResult& result) {
   for (const auto& lane : lanes_) restarts += lane.executor->restarts();
   report.run.settings["worker_restarts"] = std::to_string(restarts);
   if (options_.out) {
+    const auto writing = std::chrono::steady_clock::now();
     try {
       write_report_json(*options_.out / "report.json", report);
       write_report_csv(*options_.out / "report.csv", report);
     } catch (const std::exception& e) {
       result.write_errors.push_back(std::string("cannot write the reports: ") + e.what());
     }
+    result.reports_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - writing).count();
   }
   result.outcome = cancelled ? SessionOutcome::cancelled : SessionOutcome::completed;
   return std::move(result);

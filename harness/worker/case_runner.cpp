@@ -5,6 +5,7 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -81,6 +82,20 @@ std::size_t free_device_bytes() {
   cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   return free_bytes;
 }
+
+// Host milliseconds since the last lap (or since it was made): the stage times of a case.
+class LapClock {
+ public:
+  double lap_ms() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 CaseRecord skipped(CaseRecord rec, std::string reason) {
   rec.disposition = Disposition::skipped;
@@ -213,6 +228,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   ScopedRange case_range{rec.nvtx_range};
   std::string phase = "prepare";
   std::optional<DeviceState> state_before;
+  CaseStageTimes stages;
+  LapClock clock;
   try {
     // 0. The device state the worker started with, and a fresh stream.
     // A failure here is not this variant's: it has not run yet. The state was left by what ran
@@ -234,24 +251,29 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (auto why = make_room(req, specs, workspace, key)) return skipped(std::move(rec), std::move(*why));
     if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
       flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
+    stages.setup_ms += clock.lap_ms();
 
     // 2. Inputs and oracle, once per group.
-    if (!group_) group_ = prepare_group(*op, req, specs, key);
+    if (!group_) group_ = prepare_group(*op, req, specs, key, stages);
+    clock.lap_ms();  // prepare_group timed its two stages itself
 
     // 3. The variant's own preparation, once per case and outside timing, with the device state
     // read just before it.
     state_before = state_guard_->capture(stream_);
+    stages.isolation_ms += clock.lap_ms();
     const std::size_t free_before_variant = free_device_bytes();
     CaseLaunch case_launch(workspace, *group_, req, specs, stream_);
     if (variant->prepare) {
       phase = "variant prepare";
       prepare_variant(*variant, case_launch);
     }
+    stages.prepare_ms += clock.lap_ms();
 
     // 4. Verify on poisoned outputs.
     phase = "verify";
     rec.device_memory_bytes = launch_on_poisoned_outputs(*variant, req, specs, case_launch.args, free_before_variant);
     rec.verify = verify_outputs(*op, req, specs);
+    stages.verify_ms += clock.lap_ms();
     if (!rec.verify->passed) {
       rec.disposition = Disposition::failed;
       rec.reason = failure_reason(*rec.verify);  // a wrong kernel's speed means nothing: not timed
@@ -262,10 +284,12 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       phase = "measure";
       time_case(*op, *variant, req, specs, case_launch.args, rec);
       rec.disposition = Disposition::passed;
+      stages.measure_ms += clock.lap_ms();
       // 6. Hardware counters, when asked for: replay passes of their own, after timing.
       if (!req.counter_metrics.empty()) {
         phase = "counter passes";
         collect_case_counters(*variant, req, case_launch.args, rec);
+        stages.counters_ms += clock.lap_ms();
       }
     }
   } catch (const TimedOutputMismatch& e) {
@@ -283,7 +307,10 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     rec.disposition = Disposition::failed;
     rec.reason = std::string("error during ") + phase + ": " + e.what();
   }
+  stages.prepare_ms += clock.lap_ms();  // the variant's state and workspace, freed with the try block
   if (state_before && !context_lost_) check_device_state(*state_before, rec);
+  stages.isolation_ms += clock.lap_ms();
+  rec.stages = stages;
   return rec;
 }
 
@@ -307,8 +334,9 @@ std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const s
 // oracle's answer comes from the cache when an earlier run stored it for these very input values.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
-                                                             std::string key) {
+                                                             std::string key, CaseStageTimes& stages) {
   ScopedRange range{"prepare inputs and oracle"};
+  LapClock clock;
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
   g->plan = plan_sample(op, req.shape, specs, req.seed);  // validates sample dims before any allocation
@@ -340,11 +368,13 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     decode_elements(raw.data(), type, count, h.values.data());
     host_inputs.push_back(std::move(h));
   }
+  stages.inputs_ms += clock.lap_ms();
   const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g->plan};
   g->oracle_source = expected_for_group(oracle_cache_.get(), key_parts, host_inputs, g->expected,
                                         [&](std::vector<HostTensor>& expected) {
                                           run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected);
                                         });
+  stages.oracle_ms += clock.lap_ms();  // the cache's lookup and store included
   return g;
 }
 

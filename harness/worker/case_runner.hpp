@@ -49,7 +49,8 @@ class CaseRunner {
   std::optional<std::string> make_room(const CaseRequest& request, const std::vector<TensorSpec>& specs,
                                        std::size_t workspace, const std::string& key);
   std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
-                                       const std::vector<TensorSpec>& specs, std::string key);
+                                       const std::vector<TensorSpec>& specs, std::string key,
+                                       CaseStageTimes& stages);
   void prepare_variant(const Variant& variant, CaseLaunch& case_launch);
   std::int64_t launch_on_poisoned_outputs(const Variant& variant, const CaseRequest& request,
                                           const std::vector<TensorSpec>& specs, const LaunchArgs& args,
