@@ -17,6 +17,7 @@
 #include "harness/derive/derive.hpp"
 #include "harness/plan/run_request.hpp"
 #include "harness/plan/shard.hpp"
+#include "harness/worker/oracle_cache/oracle_cache_settings.hpp"
 #include "harness/worker/test_slowdown.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/session/session.hpp"
@@ -121,6 +122,7 @@ struct RunPlan {
   std::vector<CaseRequest> cases;
   SessionOptions options;
   std::vector<CounterColumn> columns;  // --columns, checked against the counters the plan collects
+  OracleCacheSettings oracle_cache;    // --oracle-cache, --oracle-cache-max-bytes, the environment
 };
 
 std::filesystem::path journal_path_of(const std::string& resume_dir) {
@@ -146,6 +148,8 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.devices = f.devices;
     recorded.columns = f.columns;  // what is printed is chosen now
     recorded.progress = f.progress;
+    recorded.oracle_cache = f.oracle_cache;  // so is the oracle cache
+    recorded.oracle_cache_max_bytes = f.oracle_cache_max_bytes;
     f = std::move(recorded);
   } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
     std::cerr << "kwb run: " << e.what() << "\n";
@@ -189,6 +193,7 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
   }
   options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
   p.columns = parse_counter_columns(f.columns, planned.counters);
+  p.oracle_cache = resolve_oracle_cache_settings(f.oracle_cache, f.oracle_cache_max_bytes);
   return p;
 }
 
@@ -328,6 +333,9 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.timer = f.timer;
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
+  // A cache folder that cannot be written costs the run its cache, said once here, never a case.
+  if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << "kwb run: warning: " << *warning << "\n";
+  plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
   const std::vector<CounterColumn> columns = plan.columns;
   return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report);
 }
@@ -405,6 +413,15 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                 "cases, reports) and the cases' (inputs, oracle, verify, timing, ...); report.json holds them "
                 "either way");
   cmd->add_option("--progress", f.progress, kProgressFlagHelp)->type_name("bar|lines|none");
+  cmd->add_option("--oracle-cache", f.oracle_cache,
+                  "Where the fp64 oracles' answers are kept between runs (shared by every variant and later run; "
+                  "`kwb cache show` and `kwb cache clear`), or off to compute every oracle. Default: "
+                  "$KWB_ORACLE_CACHE, else the oracle folder of $KWB_CACHE_DIR, $XDG_CACHE_HOME/kwb or ~/.cache/kwb")
+      ->type_name("DIR|off");
+  cmd->add_option("--oracle-cache-max-bytes", f.oracle_cache_max_bytes,
+                  "Bound of the oracle cache: the least recently used answers go first (bytes, or 512M, 4G, ...; "
+                  "default: $KWB_CACHE_MAX_BYTES, else 4G)")
+      ->type_name("SIZE");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

@@ -30,6 +30,9 @@ struct RunFlags : RunSettings {
   // --progress bar|lines|none (cli/progress_display.hpp); auto: a bar on a terminal, else lines.
   // How the run is shown, so not journaled: a resumed run chooses its own.
   std::string progress = "auto";
+  // --oracle-cache DIR|off and --oracle-cache-max-bytes SIZE ("": the environment's or the
+  // default, harness/worker/oracle_cache/oracle_cache_settings.hpp); chosen per run, not journaled.
+  std::string oracle_cache, oracle_cache_max_bytes;
 };
 
 // Plans, runs and reports as `kwb run` does (journal, report.json/csv, progress and summary on the

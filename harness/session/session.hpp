@@ -85,6 +85,9 @@ struct SessionOptions {
   // GPUs the plan was made for: (what asks, device name), e.g. a tuning file's; another GPU is
   // refused once the worker names it (a configuration tuned on one GPU is no answer for another).
   std::vector<std::pair<std::string, std::string>> required_devices;
+  // Variables set in every worker's environment (the oracle cache's folder and bound, as
+  // harness/worker/oracle_cache/oracle_cache_settings.hpp gives them); the rest is inherited.
+  std::vector<std::pair<std::string, std::string>> worker_environment;
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
