@@ -43,12 +43,12 @@ std::string quoted_command_line(int argc, char** argv) {
 namespace {
 std::string g_command_line;
 
-const std::vector<std::string> kVerbs = {"list", "counters", "run", "tune", "profile", "ceilings", "compare", "report", "select", "merge", "history"};  // __worker is internal
+const std::vector<std::string> kVerbs = {"list", "counters", "run", "tune", "profile", "ceilings", "compare", "report", "select", "merge", "history", "cache"};  // __worker is internal
 
 // CLI11 says only "A subcommand is required" for `kwb lst`: name the word, the closest verb and
 // the list. nullopt when argv starts with a verb or an option (--help, --version).
 std::optional<std::string> verb_problem(int argc, char** argv) {
-  const std::string commands = "commands: list, counters, run, tune, profile, ceilings, compare, report, select, merge, history (see `kwb --help`)";
+  const std::string commands = "commands: list, counters, run, tune, profile, ceilings, compare, report, select, merge, history, cache (see `kwb --help`)";
   if (argc < 2) return "a command is required; " + commands;
   const std::string first = argv[1];
   if (first.starts_with("-") || first == "__worker" ||
@@ -92,6 +92,7 @@ int run_cli(int argc, char** argv) {
   add_select_command(app, exit_code);
   add_merge_command(app, exit_code);
   add_history_command(app, exit_code);
+  add_cache_command(app, exit_code);
   add_worker_command(app, exit_code);
   if (auto problem = verb_problem(argc, argv)) {
     std::cerr << "kwb: " << *problem << "\n";

@@ -33,6 +33,10 @@ void add_select_command(CLI::App& app, int& exit_code);
 // `kwb history add|show`: the result history in SQLite (cli/history_command.cpp).
 void add_history_command(CLI::App& app, int& exit_code);
 
+// `kwb cache show|clear`: the oracle cache's location and contents, and emptying it
+// (cli/cache_command.cpp).
+void add_cache_command(CLI::App& app, int& exit_code);
+
 // `kwb merge`: shard reports -> one report; exit 0 merged, 1 shards missing, 2 bad input
 // (cli/merge_command.cpp).
 void add_merge_command(CLI::App& app, int& exit_code);

@@ -33,6 +33,7 @@
 #include "cli/compare_confirm.hpp"
 #include "cli/compare_output.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/progress_display.hpp"
 #include "harness/record/output_paths.hpp"
 #include "reports/compare/compare_markdown.hpp"
 #include "reports/compare/compare_report.hpp"
@@ -57,7 +58,7 @@ struct CompareFlags {
   std::string junit, markdown;
   bool strict_env = false;
   bool confirm = false;
-  std::string base_kwb, new_kwb, confirm_rounds, case_timeout;  // empty: not given
+  std::string base_kwb, new_kwb, confirm_rounds, case_timeout, progress;  // empty: not given
 };
 
 // --confirm's flags, checked before any report is read; the others need --confirm.
@@ -66,7 +67,7 @@ ConfirmFlags parse_confirm_flags(const CompareFlags& f) {
   c.confirm = f.confirm;
   const std::pair<const char*, const std::string*> needing[] = {
       {"--base-kwb", &f.base_kwb}, {"--new-kwb", &f.new_kwb}, {"--confirm-rounds", &f.confirm_rounds},
-      {"--case-timeout", &f.case_timeout}};
+      {"--case-timeout", &f.case_timeout}, {"--progress", &f.progress}};
   for (const auto& [flag, value] : needing)
     if (!f.confirm && !value->empty())
       throw FlagError(fmt::format("{} is a setting of --confirm (the re-measurement of suspect cases); add --confirm, "
@@ -82,6 +83,7 @@ ConfirmFlags parse_confirm_flags(const CompareFlags& f) {
     c.rounds = static_cast<int>(rounds);
   }
   if (!f.case_timeout.empty()) c.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout);
+  if (!f.progress.empty()) c.progress = parse_progress_flag("--progress", f.progress);
   return c;
 }
 
@@ -206,8 +208,10 @@ int compare(const CompareFlags& f, const std::string& self_exe) {
     std::cerr << "kwb compare: " << *problem << "\n";
     return kExitBadInput;
   }
-  if (confirm.confirm)
-    if (auto refused = confirm_suspects(report, base, next, in.settings, confirm, self_exe, std::cerr)) return *refused;
+  if (confirm.confirm) {  // the display's bar is cleared before the table is printed
+    ProgressDisplay display(std::cerr, {.style = choose_progress_style(confirm.progress)});
+    if (auto refused = confirm_suspects(report, base, next, in.settings, confirm, self_exe, display)) return *refused;
+  }
 
   const bool colour = ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   print_comparison(std::cout, report, colour);
@@ -279,6 +283,10 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
   cmd->add_option("--case-timeout", f.case_timeout,
                   "With --confirm: seconds one measurement may take before its worker is ended (default 120)")
       ->type_name("S");
+  cmd->add_option("--progress", f.progress, "With --confirm: how the rounds' progress is shown on stderr, as for kwb run: bar "
+                  "(one line updated in place), lines (a line per round, for logs) or none. Default: bar on a "
+                  "terminal, lines otherwise")
+      ->type_name("bar|lines|none");
   cmd->add_flag("--strict-env", f.strict_env,
                 "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, launch, preset, timer or test slowdown");
   cmd->footer("Cases whose clocks were throttled (over 5% of a side's samples) or shifted (SM clock middles over 3% "

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -74,13 +75,33 @@ void check_judgeable(const CaseRequest& request, const std::string& key) {
 
 }  // namespace
 
+RoundProgress::RoundProgress(std::vector<std::string> keys, int rounds)
+    : keys_(std::move(keys)), rounds_(static_cast<std::size_t>(std::max(rounds, 1))) {
+  status_.total = keys_.size() * rounds_;
+  if (!keys_.empty()) status_.current = running(0, 1);
+}
+
+std::string RoundProgress::running(std::size_t case_index, std::size_t round) const {
+  return fmt::format("{} round {}/{}", keys_[case_index], round, rounds_);
+}
+
+ProgressStatus RoundProgress::after_round(std::size_t case_index, std::size_t rounds_done, bool lost) {
+  const bool case_over = lost || rounds_done >= rounds_;
+  status_.done = std::min(status_.total, case_index * rounds_ + (case_over ? rounds_ : rounds_done));
+  status_.failed += lost;
+  status_.current = !case_over                       ? running(case_index, rounds_done + 1)
+                    : case_index + 1 < keys_.size() ? running(case_index + 1, 1)
+                                                    : "";
+  return status_;
+}
+
 std::optional<int> confirm_suspects(CompareReport& report, const Report& base, const Report& next,
                                     const DecisionSettings& settings, const ConfirmFlags& flags,
-                                    const std::string& self_exe, std::ostream& progress) {
+                                    const std::string& self_exe, ProgressDisplay& progress) {
   const std::vector<std::string> keys = suspect_keys(report);
   report.confirm = ConfirmInfo{0, flags.rounds, "", "", ""};
   if (keys.empty()) {
-    progress << "kwb compare: --confirm: no case to re-measure (no slower, faster or ambiguous verdict)\n";
+    progress.line("kwb compare: --confirm: no case to re-measure (no slower, faster or ambiguous verdict)");
     return std::nullopt;
   }
   std::filesystem::path log_dir;
@@ -123,10 +144,10 @@ std::optional<int> confirm_suspects(CompareReport& report, const Report& base, c
     check_hellos(base_hello, new_hello, base);
     report.confirm = ConfirmInfo{static_cast<int>(keys.size()), flags.rounds, base_hello.device.name,
                                  base_build.label(), new_build.label()};
-    progress << fmt::format("kwb compare: --confirm: re-measuring {} case{} on {}, {} interleaved rounds each, timer "
-                            "{}; BASE by {}, NEW by {}\n",
-                            keys.size(), keys.size() == 1 ? "" : "s", base_hello.device.name, flags.rounds,
-                            base_hello.timer, base_build.label(), new_build.label());
+    progress.line(fmt::format("kwb compare: --confirm: re-measuring {} case{} on {}, {} interleaved rounds each, "
+                              "timer {}; BASE by {}, NEW by {}",
+                              keys.size(), keys.size() == 1 ? "" : "s", base_hello.device.name, flags.rounds,
+                              base_hello.timer, base_build.label(), new_build.label()));
 
     // 4. The rounds, each record judged as `kwb run` judges its cases (figures and the roof rule,
     //    with the ceilings BASE's cases were derived with: the reports' GPU, checked above), then
@@ -135,23 +156,31 @@ std::optional<int> confirm_suspects(CompareReport& report, const Report& base, c
                                base_hello.device.l2_bytes};
     bool lost = false;
     std::vector<bool> told_alone(keys.size(), false);
+    RoundProgress rounds_shown(keys, flags.rounds);
+    progress.status(rounds_shown.status());
     const std::vector<InterleavedCase> measured =
         run_interleaved(base_worker, new_worker, requests, flags.rounds, judging, [&](const InterleavedCase& c) {
           const InterleavedRound& r = c.rounds.back();
           const auto i = static_cast<std::size_t>(c.request.index);
           if (c.sides_alone && !told_alone[i]) {
             told_alone[i] = true;
-            progress << fmt::format("  [{}/{}] {}: does not fit in device memory beside the other build's worker; "
-                                    "each side measures it with the other's worker stopped\n",
-                                    i + 1, keys.size(), keys[i]);
+            progress.line(fmt::format("  [{}/{}] {}: does not fit in device memory beside the other build's worker; "
+                                      "each side measures it with the other's worker stopped",
+                                      i + 1, keys.size(), keys[i]));
           }
-          progress << fmt::format("  [{}/{}] round {}/{} {}: BASE {}, NEW {}\n", i + 1, keys.size(), c.rounds.size(),
-                                  flags.rounds, keys[i],
-                                  timed_record(r.base) ? fmt::format("{:.4g} us", r.base.timing->span.median)
-                                                       : std::string(to_string(r.base.disposition)),
-                                  timed_record(r.next) ? fmt::format("{:.4g} us", r.next.timing->span.median)
-                                                       : std::string(to_string(r.next.disposition)));
-          lost = lost || !timed_record(r.base) || !timed_record(r.next);
+          const bool round_lost = !timed_record(r.base) || !timed_record(r.next);
+          const std::string line =
+              fmt::format("  [{}/{}] round {}/{} {}: BASE {}, NEW {}", i + 1, keys.size(), c.rounds.size(),
+                          flags.rounds, keys[i],
+                          timed_record(r.base) ? fmt::format("{:.4g} us", r.base.timing->span.median)
+                                               : std::string(to_string(r.base.disposition)),
+                          timed_record(r.next) ? fmt::format("{:.4g} us", r.next.timing->span.median)
+                                               : std::string(to_string(r.next.disposition)));
+          // A line per round in a log; under a bar only a round not timed stays (it ends its case).
+          if (progress.style() == ProgressStyle::lines || (progress.style() == ProgressStyle::bar && round_lost))
+            progress.line(line);
+          progress.status(rounds_shown.after_round(i, c.rounds.size(), round_lost));
+          lost = lost || round_lost;
         });
     for (std::size_t i = 0; i < keys.size(); ++i)
       for (ComparedCase& c : report.cases)
@@ -159,14 +188,14 @@ std::optional<int> confirm_suspects(CompareReport& report, const Report& base, c
     summarise(report);
     std::error_code ec;
     if (lost)
-      progress << fmt::format("kwb compare: --confirm: a round was not timed on a side; the workers' logs are in {}\n",
-                              log_dir.string());
+      progress.line(fmt::format("kwb compare: --confirm: a round was not timed on a side; the workers' logs are in {}",
+                                log_dir.string()));
     else
       std::filesystem::remove_all(log_dir, ec);
   } catch (const std::runtime_error& e) {  // ConfirmRefusal, ReportError: what, where, how to fix
     std::error_code ec;
     if (!log_dir.empty()) std::filesystem::remove_all(log_dir, ec);
-    progress << "kwb compare: " << e.what() << "\n";
+    progress.line(std::string("kwb compare: ") + e.what());
     return kExitBadInput;
   }
   return std::nullopt;

@@ -11,10 +11,13 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/run_flags.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/run_output.hpp"
+#include "cli/session_progress.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/plan/run_request.hpp"
 #include "harness/plan/shard.hpp"
+#include "harness/worker/oracle_cache/oracle_cache_settings.hpp"
 #include "harness/worker/test_slowdown.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/session/session.hpp"
@@ -119,6 +122,7 @@ struct RunPlan {
   std::vector<CaseRequest> cases;
   SessionOptions options;
   std::vector<CounterColumn> columns;  // --columns, checked against the counters the plan collects
+  OracleCacheSettings oracle_cache;    // --oracle-cache, --oracle-cache-max-bytes, the environment
 };
 
 std::filesystem::path journal_path_of(const std::string& resume_dir) {
@@ -143,6 +147,9 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.device = f.device;  // the GPUs are chosen now (a different one is refused later)
     recorded.devices = f.devices;
     recorded.columns = f.columns;  // what is printed is chosen now
+    recorded.progress = f.progress;
+    recorded.oracle_cache = f.oracle_cache;  // so is the oracle cache
+    recorded.oracle_cache_max_bytes = f.oracle_cache_max_bytes;
     f = std::move(recorded);
   } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
     std::cerr << "kwb run: " << e.what() << "\n";
@@ -186,6 +193,7 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
   }
   options.case_timeout_s = parse_positive_seconds("--case-timeout", f.case_timeout_s);
   p.columns = parse_counter_columns(f.columns, planned.counters);
+  p.oracle_cache = resolve_oracle_cache_settings(f.oracle_cache, f.oracle_cache_max_bytes);
   return p;
 }
 
@@ -238,17 +246,16 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
 // Phase 5: the session. Records are journaled by it and printed here as they arrive; Ctrl-C
 // and SIGTERM stop it (on_stop_signal). Sharded cases keep their plan position as index:
 // progress counts against the whole plan; a resumed run counts the cases still to measure.
-SessionResult run_session(RunPlan p) {
+// The display (a bar on a terminal, lines in a log: `--progress`) is cleared when this returns,
+// before the summary is printed.
+SessionResult run_session(RunPlan p, ProgressStyle style) {
   const SessionOptions& options = p.options;
   const std::size_t total = options.shard    ? static_cast<std::size_t>(options.shard->plan_cases)
                             : options.resume ? p.cases.size() - options.resume->recorded.size()
                                              : p.cases.size();
-  SessionCallbacks callbacks;
-  callbacks.on_record = [total](const CaseRecord& rec, const SessionProgress& progress) {
-    print_progress(std::cerr, rec, total, progress.eta_s);
-  };
-  callbacks.on_note = [](const std::string& note) { std::cerr << "kwb run: " << note << "\n"; };
-  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{}, callbacks);
+  ProgressDisplay display(std::cerr, {.style = style});
+  Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{},
+                  progress_callbacks(display, total, "kwb run"));
   g_session = &session;
   g_stop_signals = 0;
   auto previous_int = std::signal(SIGINT, on_stop_signal);
@@ -301,6 +308,13 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
 
 int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
                    const std::string& command_line) {
+  std::optional<ProgressStyle> progress;
+  try {
+    progress = parse_progress_flag("--progress", f.progress);
+  } catch (const FlagError& e) {
+    std::cerr << "kwb run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
   std::optional<JournalContents> journal;
   if (!f.resume.empty())
     if (auto exit_code = take_journal_flags(f, journal)) return *exit_code;
@@ -319,8 +333,11 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.timer = f.timer;
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
+  // A cache folder that cannot be written costs the run its cache, said once here, never a case.
+  if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << "kwb run: warning: " << *warning << "\n";
+  plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
   const std::vector<CounterColumn> columns = plan.columns;
-  return report_outcome(run_session(std::move(plan)), f.out, columns, f.time_report);
+  return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report);
 }
 
 
@@ -395,6 +412,16 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                 "After the summary, print where the run's time went: the session's stages (workers, ceilings, "
                 "cases, reports) and the cases' (inputs, oracle, verify, timing, ...); report.json holds them "
                 "either way");
+  cmd->add_option("--progress", f.progress, kProgressFlagHelp)->type_name("bar|lines|none");
+  cmd->add_option("--oracle-cache", f.oracle_cache,
+                  "Where the fp64 oracles' answers are kept between runs (shared by every variant and later run; "
+                  "`kwb cache show` and `kwb cache clear`), or off to compute every oracle. Default: "
+                  "$KWB_ORACLE_CACHE, else the oracle folder of $KWB_CACHE_DIR, $XDG_CACHE_HOME/kwb or ~/.cache/kwb")
+      ->type_name("DIR|off");
+  cmd->add_option("--oracle-cache-max-bytes", f.oracle_cache_max_bytes,
+                  "Bound of the oracle cache: the least recently used answers go first (bytes, or 512M, 4G, ...; "
+                  "default: $KWB_CACHE_MAX_BYTES, else 4G)")
+      ->type_name("SIZE");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,
                   "Continue the interrupted sweep whose --out folder is DIR: re-plan from its journal, measure "

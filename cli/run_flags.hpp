@@ -27,6 +27,12 @@ struct RunFlags : RunSettings {
   // --columns: counter figures or metric totals added to the summary table (cli/run_columns.hpp);
   // what is printed only, so neither the plan nor the journal holds them.
   std::vector<std::string> columns;
+  // --progress bar|lines|none (cli/progress_display.hpp); auto: a bar on a terminal, else lines.
+  // How the run is shown, so not journaled: a resumed run chooses its own.
+  std::string progress = "auto";
+  // --oracle-cache DIR|off and --oracle-cache-max-bytes SIZE ("": the environment's or the
+  // default, harness/worker/oracle_cache/oracle_cache_settings.hpp); chosen per run, not journaled.
+  std::string oracle_cache, oracle_cache_max_bytes;
 };
 
 // Plans, runs and reports as `kwb run` does (journal, report.json/csv, progress and summary on the

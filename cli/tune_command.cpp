@@ -10,6 +10,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/run_flags.hpp"
 #include "harness/plan/suggest.hpp"
 #include "harness/record/atomic_file.hpp"
@@ -116,6 +117,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
   cmd->add_option("--device", f.run.device, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_option("--seed", f.run.seed, "Seed of the input generator (default: 1)")->type_name("UINT");
   cmd->add_option("--case-timeout", f.run.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");
+  cmd->add_option("--progress", f.run.progress, kProgressFlagHelp)->type_name("bar|lines|none");
   cmd->add_flag("--list-cases", f.run.list_cases, "Print the configurations planned and exit; needs no GPU");
   cmd->add_option("--resume", f.run.resume,
                   "Continue the interrupted search whose --out folder is DIR (its journal gives op, variant, shapes "

@@ -196,12 +196,14 @@ done
 fi
 
 if want profile; then
-# kwb's own counters against Nsight Compute's on 8 cases (memory-bound and tensor-core, one- and
+# kwb's own counters against Nsight Compute's on 10 cases (memory-bound and tensor-core, one- and
 # three-kernel launches): `kwb run --counters memory,tensor`, then `kwb profile --run` of the same
 # case (the ncu command it prints: the same metric names, only that case's second warm-up launch,
 # ncu's --cache-control all for the cold start, the GPU's own clocks), which writes ncu's figures
 # into the report's case. One table last: case, metric, kwb, ncu, ncu/kwb; byte and instruction
-# counts must agree within 2%. $KWB_PROFILE_CASES (numbers 1-8) narrows them.
+# counts must agree within 2%. $KWB_PROFILE_CASES (numbers 1-10) narrows them. Cases 9 and 10
+# write 8 MiB (its writes fit the L2: still dirty there when the kernel ends) and 1 GiB (far beyond
+# it): where the two tools count the write-back of the lines a kernel leaves dirty.
 log "kwb counters against Nsight Compute (kwb profile --run), bf16"
 mkdir -p "$OUT/profile"
 n=0
@@ -213,7 +215,9 @@ for spec in \
   "rope_fwd|fused_v1_vec16_shared_table|--axis batch=1 --axis seq=8192 --axis heads=32 --axis kv_heads=8 --axis head_dim=128 --axis positions=index" \
   "cross_entropy|fused_v1_cluster_row_in_registers|--axis tokens=8192 --axis vocab=128256" \
   "linear_bias_relu|fused_v4_wgmma_tma_warp_specialized|--axis m=4096 --axis n=4096 --axis k=4096" \
-  "linear_bias_relu|fused_v3_mma_sync_cp_async|--axis m=4096 --axis n=4096 --axis k=4096"; do
+  "linear_bias_relu|fused_v3_mma_sync_cp_async|--axis m=4096 --axis n=4096 --axis k=4096" \
+  "rmsnorm_fwd|fused_v2_vec16|--axis rows=1024 --axis cols=4096" \
+  "rmsnorm_fwd|fused_v2_vec16|--axis rows=131072 --axis cols=4096"; do
   n=$((n + 1))
   [ -n "${KWB_PROFILE_CASES:-}" ] && [[ " $KWB_PROFILE_CASES " != *" $n "* ]] && continue
   IFS='|' read -r op variant axes <<< "$spec"

@@ -14,10 +14,6 @@ namespace kwb::gui {
 
 namespace {
 
-bool collected(const std::optional<CaseCounters>& c) {
-  return c && c->unavailable.empty() && (!c->total.empty() || !c->kernels.empty());
-}
-
 // The recorded total, or the sum over kernels where a record holds only those.
 std::map<std::string, double> total_of(const CaseCounters& c) {
   return c.total.empty() ? total_over_kernels(c.kernels) : c.total;
@@ -30,13 +26,6 @@ double lookup(const std::map<std::string, double>& values, const std::string& me
 
 double ratio_of(double a, double b) {
   return std::isfinite(a) && std::isfinite(b) && b != 0 ? a / b : kNoValue;
-}
-
-// The theoretical occupancy a total is judged against: the kernel's, when the sample has one
-// kernel; a mix of kernels has no single one.
-double sample_theoretical_occupancy(const CaseCounters& c) {
-  return c.kernels.size() == 1 && c.kernels[0].launch ? c.kernels[0].launch->theoretical_occupancy
-                                                      : 0;
 }
 
 std::string source_line(const CaseCounters& c) {
@@ -91,12 +80,27 @@ std::vector<std::string> metric_order(const CaseCounters& c,
   return order;
 }
 
-bool has_value(const CounterFigure& f) { return std::isfinite(f.value); }
+std::optional<CounterFigure> figure_in(const std::vector<CounterFigure>& figures,
+                                       const std::string& id) {
+  const CounterFigure* f = find_figure(figures, id);
+  return f ? std::optional<CounterFigure>(*f) : std::nullopt;
+}
+
+double figure_ratio(const std::optional<CounterFigure>& a, const std::optional<CounterFigure>& b) {
+  return a && b ? ratio_of(a->value, b->value) : kNoValue;
+}
 
 }  // namespace
 
-bool has_counter_values(const CaseRecord& c) {
-  return collected(c.counters) || collected(c.ncu_counters);
+bool has_counter_values(const CaseRecord& c) { return figure_counters(c) != nullptr; }
+
+std::string figure_text(const std::optional<CounterFigure>& f) {
+  return f ? figure_value_text(*f) : "-";
+}
+
+std::string figure_meaning(const FigureSpec& spec) {
+  return spec.threshold.empty() ? spec.explanation
+                                : spec.explanation + "; usual: " + spec.threshold;
 }
 
 std::string all_counter_sets() {
@@ -139,7 +143,7 @@ CounterPanel build_counter_panel(const CaseRecord& c) {
   if (c.counters && !c.counters->unavailable.empty()) {
     p.state = CounterPanel::State::unavailable;
     p.unavailable = c.counters->unavailable;
-  } else if (collected(c.counters)) {
+  } else if (counters_read(c.counters)) {
     p.state = CounterPanel::State::collected;
     p.source = source_line(*c.counters);
     total = total_of(*c.counters);
@@ -148,34 +152,28 @@ CounterPanel build_counter_panel(const CaseRecord& c) {
   }
   if (p.state != CounterPanel::State::collected) p.how_to_collect = counters_command(c);
   if (c.ncu_counters) {
-    p.has_ncu = collected(c.ncu_counters);
+    p.has_ncu = counters_read(c.ncu_counters);
     p.ncu_source = source_line(*c.ncu_counters);
     p.ncu_unavailable = c.ncu_counters->unavailable;
     if (p.has_ncu) ncu_total = total_of(*c.ncu_counters);
   }
 
-  // The named figures: total, per kernel, ncu's.
+  // The named figures, the harness's: the case's (its own counters), each kernel's, ncu's.
   const CaseCounters* own = p.state == CounterPanel::State::collected ? &*c.counters : nullptr;
-  const std::string chip = own ? own->chip : p.has_ncu ? c.ncu_counters->chip : "";
-  const auto totals = counter_figures(total, chip, own ? sample_theoretical_occupancy(*own) : 0);
+  const auto totals = own ? case_figures(c, *own) : std::vector<CounterFigure>{};
   std::vector<std::vector<CounterFigure>> kernels;
   if (own)
     for (const KernelCounters& k : own->kernels)
-      kernels.push_back(
-          counter_figures(k.values, chip, k.launch ? k.launch->theoretical_occupancy : 0));
-  std::vector<CounterFigure> ncu;
-  if (p.has_ncu)
-    ncu = counter_figures(ncu_total, c.ncu_counters->chip.empty() ? chip : c.ncu_counters->chip,
-                          sample_theoretical_occupancy(*c.ncu_counters));
-  for (std::size_t f = 0; f < totals.size(); ++f) {
-    FigureRow row{totals[f], {}, std::nullopt, kNoValue};
-    bool shown = has_value(totals[f]);
-    for (const auto& k : kernels) row.per_kernel.push_back(k[f]), shown |= has_value(k[f]);
-    if (p.has_ncu) {
-      row.ncu = ncu[f];
-      shown |= has_value(ncu[f]);
-      row.ratio = ratio_of(totals[f].value, ncu[f].value);
+      kernels.push_back(counter_figures(kernel_values(k)));
+  const auto ncu = p.has_ncu ? case_figures(c, *c.ncu_counters) : std::vector<CounterFigure>{};
+  for (const FigureSpec& spec : figure_specs()) {
+    FigureRow row{&spec, figure_in(totals, spec.id), {}, figure_in(ncu, spec.id), kNoValue};
+    bool shown = row.total || row.ncu;
+    for (const auto& k : kernels) {
+      row.per_kernel.push_back(figure_in(k, spec.id));
+      shown = shown || row.per_kernel.back();
     }
+    row.ratio = figure_ratio(row.total, row.ncu);
     if (shown) p.figures.push_back(std::move(row));
   }
 
@@ -201,14 +199,16 @@ CounterPanel build_counter_panel(const CaseRecord& c) {
 CounterSideBySide counters_side_by_side(const CaseRecord& a, const CaseRecord& b) {
   CounterSideBySide out;
   // Each side: its own counters, else Nsight Compute's, else the reason there are none.
+  // The same choice as the review report's counters table (figure_counters).
   auto pick = [](const CaseRecord& c, std::string& source) -> const CaseCounters* {
-    if (collected(c.counters)) return source = "kwb", &*c.counters;
-    if (collected(c.ncu_counters)) return source = "ncu (imported)", &*c.ncu_counters;
-    if (c.counters && !c.counters->unavailable.empty())
+    const CaseCounters* chosen = figure_counters(c);
+    if (chosen)
+      source = c.counters && chosen == &*c.counters ? "kwb" : "ncu (imported)";
+    else if (c.counters && !c.counters->unavailable.empty())
       source = "counters unavailable: " + c.counters->unavailable;
     else
       source = "no counters (" + counters_command(c) + ")";
-    return nullptr;
+    return chosen;
   };
   const CaseCounters* ca = pick(a, out.a_source);
   const CaseCounters* cb = pick(b, out.b_source);
@@ -216,23 +216,24 @@ CounterSideBySide counters_side_by_side(const CaseRecord& a, const CaseRecord& b
   if (b.timing) out.b_time_us = b.timing->span.median;
   if (!ca || !cb) return out;
 
-  const auto ta = total_of(*ca), tb = total_of(*cb);
-  const auto fa = counter_figures(ta, ca->chip, sample_theoretical_occupancy(*ca));
-  const auto fb = counter_figures(tb, cb->chip.empty() ? ca->chip : cb->chip,
-                                  sample_theoretical_occupancy(*cb));
-  for (std::size_t f = 0; f < fa.size(); ++f) {
-    if (!has_value(fa[f]) && !has_value(fb[f])) continue;
-    out.figures.push_back({fa[f].name, fa[f].meaning, fa[f].value, fb[f].value,
-                           ratio_of(fb[f].value, fa[f].value), format_figure(fa[f]),
-                           format_figure(fb[f])});
+  const auto fa = case_figures(a, *ca), fb = case_figures(b, *cb);
+  for (const FigureSpec& spec : figure_specs()) {
+    const auto x = figure_in(fa, spec.id), y = figure_in(fb, spec.id);
+    if (!x && !y) continue;
+    out.figures.push_back({spec.label, figure_meaning(spec), x ? x->value : kNoValue,
+                           y ? y->value : kNoValue, figure_ratio(y, x), figure_text(x),
+                           figure_text(y), x ? x->verdict : FigureVerdict::none,
+                           y ? y->verdict : FigureVerdict::none});
   }
+  const auto ta = total_of(*ca), tb = total_of(*cb);
   std::vector<std::string> order = metric_order(*ca, ta);
   for (const auto& m : metric_order(*cb, tb))
     if (std::find(order.begin(), order.end(), m) == order.end()) order.push_back(m);
   for (const std::string& m : order) {
     const double va = lookup(ta, m), vb = lookup(tb, m);
     out.metrics.push_back({m, metric_explanation(m), va, vb, ratio_of(vb, va),
-                           format_metric_value(m, va), format_metric_value(m, vb)});
+                           format_metric_value(m, va), format_metric_value(m, vb),
+                           FigureVerdict::none, FigureVerdict::none});
   }
   return out;
 }

@@ -3,6 +3,10 @@
 // Nsight Compute's imported values beside kwb's and their ratio; the measured work and its
 // flags) and the side-by-side of two cases' counter totals (the compare view). The windows only
 // draw these, so the CPU tests check what a user reads without a window.
+//
+// The figures, their thresholds and verdicts, and the measured work are the harness's
+// (harness/derive/counter_figures, harness/derive/measured_roofline), the very ones the review
+// report tabulates: this file only arranges them in rows and columns.
 #pragma once
 
 #include <limits>
@@ -10,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/model/counter_figures.hpp"
+#include "harness/derive/counter_figures.hpp"
 #include "harness/record/record.hpp"
 
 namespace kwb::gui {
@@ -21,7 +25,8 @@ inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 // the same kernels); a ratio further from 1 is shown as a disagreement.
 inline constexpr double kNcuAgreement = 0.02;
 
-// Whether a case holds counter values to show: kwb's own (read, not unavailable) or imported ones.
+// Whether a case holds counter values to show: kwb's own (read, not unavailable) or imported ones
+// (harness figure_counters: the review report's counters table has a row for exactly these).
 bool has_counter_values(const CaseRecord& c);
 
 // The sets a run is told to collect when a case has no counters: every set kwb knows.
@@ -45,12 +50,21 @@ struct KernelLaunchRow {
   double theoretical_occupancy = 0;  // 0..1, 0 unknown
 };
 
-// A named figure in total, per kernel, and from Nsight Compute's values.
+// A figure's value as the review report prints it ("1.37x", "62.5%"); "-" where absent.
+std::string figure_text(const std::optional<CounterFigure>& f);
+// What a figure means and its usual threshold, in one line.
+std::string figure_meaning(const FigureSpec& spec);
+
+// A named figure in total, per kernel, and from Nsight Compute's values; each absent where its
+// counters were not collected.
 struct FigureRow {
-  CounterFigure total;
-  std::vector<CounterFigure> per_kernel;  // one per kernel of the sample
-  std::optional<CounterFigure> ncu;       // present when the record holds ncu's counters
-  double ratio = kNoValue;                // total / ncu, NaN where either is missing
+  const FigureSpec* spec = nullptr;  // its id, label, explanation and usual threshold
+  // The case's figure from kwb's own counters: the review report's cell for this case.
+  std::optional<CounterFigure> total;
+  std::vector<std::optional<CounterFigure>> per_kernel;  // one per kernel of the sample
+  // From Nsight Compute's import; where kwb's own are missing, the review's cell is this one.
+  std::optional<CounterFigure> ncu;
+  double ratio = kNoValue;  // total / ncu, NaN where either is missing
 };
 
 // One metric: kwb's total, per kernel, and Nsight Compute's total of the same name.
@@ -76,7 +90,8 @@ struct CounterPanel {
   // Nsight Compute's import (kwb profile --run): its source line, or why it has no values.
   bool has_ncu = false;
   std::string ncu_source, ncu_unavailable;
-  std::vector<FigureRow> figures;  // only the figures with a value somewhere
+  std::vector<FigureRow>
+      figures;  // only the figures with a value somewhere, in the harness's order
   std::vector<MetricRow> metrics;  // kwb's in collection order, then ncu's alone
   // The measured roofline point against the work model (Derived::measured) and its flags.
   std::optional<MeasuredWork> measured;
@@ -94,11 +109,13 @@ struct SideBySideRow {
   double a = kNoValue, b = kNoValue;
   double ratio = kNoValue;     // b / a
   std::string a_text, b_text;  // formatted in the row's unit
+  FigureVerdict a_verdict = FigureVerdict::none, b_verdict = FigureVerdict::none;  // figures only
 };
 
 struct CounterSideBySide {
   std::string a_source, b_source;  // what each side's values are ("kwb", "ncu") or why none
   double a_time_us = kNoValue, b_time_us = kNoValue;  // median span of the timing pass
+  // Each side's case_figures: the review report's row of that case.
   std::vector<SideBySideRow> figures;
   std::vector<SideBySideRow> metrics;  // the union of both sides' metrics, a's order first
   bool comparable() const { return !metrics.empty(); }

@@ -222,21 +222,6 @@ bool on_log_axes(double x, double y) {
 }
 }  // namespace
 
-std::optional<MeasuredPoint> measured_point(const CaseRecord& c) {
-  if (!c.derived || !c.derived->measured || !c.timing) return std::nullopt;
-  const MeasuredWork& m = *c.derived->measured;
-  const double us = c.timing->span.median;
-  if (!(m.dram_bytes > 0) || !(us > 0)) return std::nullopt;
-  MeasuredPoint p;
-  p.flops_measured = m.flops.has_value();
-  const double flops = m.flops.value_or(c.derived->model_flops);
-  p.intensity = flops / m.dram_bytes;
-  p.tflops = flops / us / 1e6;
-  p.flagged = !m.flags.empty();
-  if (!on_log_axes(p.intensity, p.tflops)) return std::nullopt;
-  return p;
-}
-
 std::vector<RooflineDot> Workbench::roofline_dots() {
   std::vector<RooflineDot> dots;
   for (int i : visible_rows()) {

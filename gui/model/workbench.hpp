@@ -17,6 +17,7 @@
 
 #include "gui/model/case_table.hpp"
 #include "gui/model/report_loader.hpp"
+#include "harness/derive/measured_roofline.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "reports/review/review_model.hpp"
 
@@ -28,19 +29,8 @@ struct Message {
   std::string text;
 };
 
-// Where a case's hardware counters put it on the roofline (Derived::measured): the FLOPs the
-// pipes executed over the DRAM bytes really moved, at the executed FLOPs' rate over the median
-// time. Without FLOP counters the model's FLOPs stand in (flops_measured false): the point then
-// moves along the intensity axis by the traffic ratio alone, at the model point's height.
-struct MeasuredPoint {
-  double intensity = 0, tflops = 0;
-  bool flops_measured = false;
-  bool flagged = false;  // the measured work has flags (MeasuredWork::flags)
-};
-// Absent without measured DRAM bytes, a timing, or a place on log axes.
-std::optional<MeasuredPoint> measured_point(const CaseRecord& c);
-
-// One case on the roofline chart: its model point, and its measured point where it has one.
+// One case on the roofline chart: its model point, and its measured point where it has one
+// (harness/derive/measured_roofline's measured_point, the point the review report draws).
 struct RooflineDot {
   CaseRef ref;
   int row = -1;  // index into Workbench::rows()

@@ -83,12 +83,11 @@ ImU32 efficiency_colour(double pct) {
   return IM_COL32(static_cast<int>(210 - 170 * t), static_cast<int>(70 + 90 * t), 50, 255);
 }
 
-ImU32 verdict_colour(Verdict v) {
+ImU32 verdict_colour(FigureVerdict v) {
   switch (v) {
-    case Verdict::good: return IM_COL32(40, 140, 60, 255);
-    case Verdict::warn: return IM_COL32(190, 120, 10, 255);
-    case Verdict::bad: return IM_COL32(200, 40, 40, 255);
-    case Verdict::none: break;
+    case FigureVerdict::fine: return IM_COL32(40, 140, 60, 255);
+    case FigureVerdict::attention: return IM_COL32(190, 120, 10, 255);
+    case FigureVerdict::none: break;
   }
   return ImGui::GetColorU32(ImGuiCol_Text);
 }

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gui/model/case_table.hpp"
-#include "gui/model/counter_figures.hpp"
+#include "harness/derive/counter_figures.hpp"
 
 namespace kwb::gui::widgets {
 
@@ -25,8 +25,9 @@ void badges(const Badges& b);
 // Colours for figures: a speedup (red below 1, green above), an efficiency % (red low, green high).
 ImU32 speedup_colour(double speedup);
 ImU32 efficiency_colour(double pct);
-// A counter figure against its usual threshold: green good, orange warn, red bad, else the text's.
-ImU32 verdict_colour(Verdict v);
+// A counter figure against its usual threshold (the harness's verdict, which the review report
+// highlights): green within it, orange worth a look, else the text's colour.
+ImU32 verdict_colour(FigureVerdict v);
 // A hover tooltip on the last item, wrapped at a readable width; nothing when `text` is empty.
 void item_tooltip(const std::string& text);
 // Text in a colour, or the default colour for NaN ("-").

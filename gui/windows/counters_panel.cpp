@@ -105,9 +105,10 @@ void kernels_table(const CounterPanel& p) {
   ImGui::EndTable();
 }
 
-void figure_cell(const CounterFigure& f) {
-  widgets::coloured_text(widgets::verdict_colour(f.verdict), format_figure(f));
-  widgets::item_tooltip(f.verdict_text);
+void figure_cell(const std::optional<CounterFigure>& f) {
+  widgets::coloured_text(widgets::verdict_colour(f ? f->verdict : FigureVerdict::none),
+                         figure_text(f));
+  if (f) widgets::item_tooltip(f->verdict_text);
 }
 
 void ratio_cell(double ratio) {
@@ -140,22 +141,28 @@ void figures_table(const CounterPanel& p, int kernel_columns) {
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableHeadersRow();
   for (const FigureRow& row : p.figures) {
+    const std::string meaning = figure_meaning(*row.spec);
+    // The verdict of the case's figure: kwb's own, else (an import alone) Nsight Compute's.
+    const std::optional<CounterFigure>& judged = row.total ? row.total : row.ncu;
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row.total.name.c_str());
-    widgets::item_tooltip(row.total.meaning + "\n\n= " + row.total.formula);
+    ImGui::TextUnformatted(row.spec->label.c_str());
+    widgets::item_tooltip(meaning);
     ImGui::TableNextColumn(), figure_cell(row.total);
     for (int k = 0; k < kernel_columns; ++k)
       ImGui::TableNextColumn(), figure_cell(row.per_kernel[k]);
     if (p.has_ncu) {
-      ImGui::TableNextColumn(), figure_cell(*row.ncu);
+      ImGui::TableNextColumn(), figure_cell(row.ncu);
       ImGui::TableNextColumn(), ratio_cell(row.ratio);
     }
     ImGui::TableNextColumn();
-    widgets::coloured_text(widgets::verdict_colour(row.total.verdict),
-                           row.total.verdict_text.empty() ? "-" : row.total.verdict_text);
-    ImGui::TableNextColumn(), ImGui::TextDisabled("%s", row.total.meaning.c_str());
-    widgets::item_tooltip(row.total.meaning);
+    const FigureVerdict verdict = judged ? judged->verdict : FigureVerdict::none;
+    widgets::coloured_text(widgets::verdict_colour(verdict),
+                           verdict == FigureVerdict::attention ? judged->verdict_text
+                           : verdict == FigureVerdict::fine    ? "fine"
+                                                               : "-");
+    ImGui::TableNextColumn(), ImGui::TextDisabled("%s", meaning.c_str());
+    widgets::item_tooltip(meaning);
   }
   ImGui::EndTable();
 }
@@ -240,8 +247,9 @@ void draw_counters_panel(const CaseRecord& c) {
   if (!p.figures.empty()) {
     widgets::subheading(
         "Figures",
-        "Named figures computed from the metrics, each against its usual threshold (green: fine, "
-        "orange: look closer, red: a problem). Hover a name for its formula.");
+        "Named figures computed from the metrics, each against its usual threshold (green: within "
+        "it, orange: worth a look): the figures, thresholds and verdicts of the review report's "
+        "counters table. Hover a value for why it is worth a look.");
     figures_table(p, kernel_columns);
   }
   widgets::subheading("Metrics",

@@ -41,8 +41,10 @@ void rows_table(const char* id, const char* first, const std::vector<SideBySideR
     ImGui::TableNextRow();
     ImGui::TableNextColumn(), ImGui::TextUnformatted(r.name.c_str());
     widgets::item_tooltip(r.meaning);
-    ImGui::TableNextColumn(), ImGui::TextUnformatted(r.a_text.c_str());
-    ImGui::TableNextColumn(), ImGui::TextUnformatted(r.b_text.c_str());
+    ImGui::TableNextColumn();
+    widgets::coloured_text(widgets::verdict_colour(r.a_verdict), r.a_text);
+    ImGui::TableNextColumn();
+    widgets::coloured_text(widgets::verdict_colour(r.b_verdict), r.b_text);
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(std::isfinite(r.ratio) ? fmt::format("{:.3f}", r.ratio).c_str() : "-");
     ImGui::TableNextColumn(), ImGui::TextDisabled("%s", r.meaning.c_str());

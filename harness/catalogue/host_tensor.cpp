@@ -1,6 +1,8 @@
 // Bit-exact fp16/bf16 <-> float conversions for the host side of verification.
 #include "harness/catalogue/host_tensor.hpp"
 
+#include "harness/catalogue/parallel_chunks.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -88,7 +90,9 @@ void decode_dtype(const void* bytes, DType dtype, std::int64_t count, double* ou
   }
 }
 
-void decode_elements(const void* bytes, ElemType type, std::int64_t count, double* out) {
+namespace {
+
+void decode_run(const void* bytes, ElemType type, std::int64_t count, double* out) {
   switch (type) {
     case ElemType::fp32: return decode_dtype(bytes, DType::fp32, count, out);
     case ElemType::fp16: return decode_dtype(bytes, DType::fp16, count, out);
@@ -111,6 +115,18 @@ void decode_elements(const void* bytes, ElemType type, std::int64_t count, doubl
     case ElemType::case_dtype: break;
   }
   throw std::invalid_argument("decode_elements: case_dtype must be resolved first");
+}
+
+}  // namespace
+
+// A large tensor (a full [tokens, vocab] logits read back for the oracle: 10^9 elements) is
+// decoded on every host core; each element's value does not depend on how the work is cut.
+void decode_elements(const void* bytes, ElemType type, std::int64_t count, double* out) {
+  if (type == ElemType::case_dtype) throw std::invalid_argument("decode_elements: case_dtype must be resolved first");
+  const std::size_t esize = elem_size(type);
+  parallel_chunks(count, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+    decode_run(static_cast<const unsigned char*>(bytes) + begin * esize, type, end - begin, out + begin);
+  });
 }
 
 void encode_elements(const double* values, ElemType type, std::int64_t count, void* bytes) {

@@ -1,11 +1,11 @@
 // Datasheet ceilings, the cache of measured ones, and the roof for a compute unit.
 #include <algorithm>
-#include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 
 #include "harness/derive/ceilings.hpp"
 #include "harness/record/atomic_file.hpp"
+#include "harness/record/cache_dir.hpp"
 #include "harness/record/record_json.hpp"
 
 namespace kwb {
@@ -35,11 +35,7 @@ Ceilings datasheet_ceilings(const DeviceInfo& d) {
 }
 
 std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
-  std::filesystem::path dir;
-  if (const char* env = std::getenv("KWB_CACHE_DIR"); env && *env) dir = env;
-  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = std::filesystem::path(xdg) / "kwb";
-  else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "kwb";
-  else dir = std::filesystem::temp_directory_path() / "kwb-cache";
+  const std::filesystem::path dir = kwb_cache_root().dir;
   // v2: the copy ceiling is the best of several methods and flushes, with an L2 figure; v3: copies
   // launched one block per chunk join the methods (a v2 file's copy figure may be too low); v4:
   // the tensor-core figures are the best of three shapes and algorithms timed cold (v3's single

@@ -42,6 +42,9 @@ constexpr double kUsefulBytesFloor = 24;
 // Issue active above this: the schedulers issue nearly every cycle, so fewer instructions (not
 // more parallelism) make the kernel faster.
 constexpr double kIssueBoundPct = 80;
+// SMs holding a warp in fewer of their cycles than this: part of the GPU sits idle (a grid
+// smaller than the GPU, a long tail).
+constexpr double kSmBusyFloorPct = 70;
 // Achieved occupancy under this fraction of the theoretical: warps sit idle (load imbalance, a
 // partial last wave, a kernel too short to fill the SMs).
 constexpr double kAchievedFloor = 0.5;
@@ -104,7 +107,9 @@ const std::vector<FigureSpec>& figure_specs() {
       {"dram_read", "DRAM read", "B", "bytes read from DRAM (dram__bytes_read.sum)",
        "a streaming kernel reads each input byte once", {kDramBytesReadMetric}, {}},
       {"dram_write", "DRAM written", "B", "bytes written to DRAM (dram__bytes_write.sum)",
-       "each output byte once; a dirty L2 can hold back up to its size of them", {kDramBytesWriteMetric}, {}},
+       "each output byte once, counted with the write-back of the lines left dirty in the L2 (Nsight Compute "
+       "leaves those out)",
+       {kDramBytesWriteMetric}, {}},
       {"traffic_ratio", "traffic ratio", "x",
        "DRAM bytes read + written over the work model's bytes: 2 for a kernel that reads its input twice",
        fmt::format("1.00 ideal; above {:.2f} or below {:.2f} flagged (cold cases beyond the L2)", kTrafficRatioThreshold,
@@ -141,6 +146,9 @@ const std::vector<FigureSpec>& figure_specs() {
        {kIssueActive, kSmspActive}, {}},
       {"tensor_active", "tensor pipe active", "%", "cycles the tensor pipe was busy, of the SMs' elapsed cycles",
        "a GEMM near its peak reads above 80%", {kTensorActive, kSmElapsed}, {}},
+      {"sm_busy", "SM busy", "%", "SM cycles with at least one warp resident, of the SMs' elapsed cycles",
+       fmt::format("under {:.0f}% flagged (idle SMs: a grid smaller than the GPU, a long tail)", kSmBusyFloorPct),
+       {kSmActive, kSmElapsed}, {}},
       {"achieved_occupancy", "achieved occupancy", "%",
        fmt::format("resident warps per active cycle over the SM's {:.0f} (sm__warps_active.sum / sm__cycles_active.sum "
                    "/ {:.0f})",
@@ -202,6 +210,15 @@ std::vector<CounterFigure> counter_figures(const std::map<std::string, double>& 
     out.push_back(f);
   }
   if (auto x = ratio(v, kTensorActive, kSmElapsed)) out.push_back(figure_of("tensor_active", 100 * *x));
+  if (auto x = ratio(v, kSmActive, kSmElapsed)) {
+    CounterFigure f = figure_of("sm_busy", 100 * *x);
+    f.verdict = f.value < kSmBusyFloorPct ? FigureVerdict::attention : FigureVerdict::fine;
+    if (f.verdict == FigureVerdict::attention)
+      f.verdict_text = fmt::format("the SMs hold a warp in {:.0f}% of their cycles: the rest of the time they idle "
+                                   "(a grid smaller than the GPU, a long tail)",
+                                   f.value);
+    out.push_back(f);
+  }
   const auto theoretical = get(v, kTheoretical);
   if (auto x = ratio(v, kWarpsActive, kSmActive)) {
     CounterFigure f = figure_of("achieved_occupancy", 100 * *x / kMaxWarpsPerSm);
@@ -231,24 +248,34 @@ std::map<std::string, double> launch_values(const KernelLaunch& launch) {
   return v;
 }
 
+std::map<std::string, double> kernel_values(const KernelCounters& k) {
+  std::map<std::string, double> values = k.values;
+  if (k.launch) values.merge(launch_values(*k.launch));  // merge keeps the kernel's own
+  return values;
+}
+
+bool counters_read(const std::optional<CaseCounters>& c) {
+  return c && c->unavailable.empty() && !c->kernels.empty();
+}
+
 const CaseCounters* figure_counters(const CaseRecord& rec) {
   for (const std::optional<CaseCounters>* c : {&rec.counters, &rec.ncu_counters})
-    if (*c && (*c)->unavailable.empty() && !(*c)->kernels.empty()) return &**c;
+    if (counters_read(*c)) return &**c;
   return nullptr;
 }
 
 std::map<std::string, double> case_values(const CaseCounters& counters) {
-  std::map<std::string, double> values = counters.total;
+  std::map<std::string, double> values =
+      counters.total.empty() ? total_over_kernels(counters.kernels) : counters.total;
   // Each kernel's launch values beside its duration, totalled by the counters' own rule.
   std::vector<KernelCounters> launches;
   std::optional<double> registers;
   for (const KernelCounters& k : counters.kernels) {
+    const auto all = kernel_values(k);
     KernelCounters l;
-    if (k.launch) l.values = launch_values(*k.launch);
-    for (const char* metric : {kRegisters, kWaves, kTheoretical})  // imported from Nsight Compute
-      if (auto x = get(k.values, metric)) l.values[metric] = *x;
+    for (const char* metric : {kRegisters, kWaves, kTheoretical, kDurationMetric})
+      if (auto x = get(all, metric)) l.values[metric] = *x;
     if (auto r = get(l.values, kRegisters)) registers = std::max(registers.value_or(0), *r);
-    if (auto d = get(k.values, kDurationMetric)) l.values[kDurationMetric] = *d;
     launches.push_back(std::move(l));
   }
   const auto launch_total = total_over_kernels(launches);
@@ -260,11 +287,15 @@ std::map<std::string, double> case_values(const CaseCounters& counters) {
 
 std::vector<CounterFigure> case_figures(const CaseRecord& rec) {
   const CaseCounters* counters = figure_counters(rec);
-  if (!counters) return {};
-  const auto values = case_values(*counters);
+  return counters ? case_figures(rec, *counters) : std::vector<CounterFigure>{};
+}
+
+std::vector<CounterFigure> case_figures(const CaseRecord& rec, const CaseCounters& counters) {
+  const auto values = case_values(counters);
   std::vector<CounterFigure> out;
-  out.push_back(figure_of("kernels", static_cast<double>(counters->kernels.size())));
-  if (rec.derived && rec.derived->measured) {
+  out.push_back(figure_of("kernels", static_cast<double>(counters.kernels.size())));
+  const bool own = rec.counters && &counters == &*rec.counters;
+  if (own && rec.derived && rec.derived->measured) {
     const Derived& d = *rec.derived;
     const MeasuredWork& m = *d.measured;
     if (measured_dram_bytes(values) && d.model_bytes > 0) {

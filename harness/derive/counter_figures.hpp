@@ -61,6 +61,13 @@ std::vector<CounterFigure> counter_figures(const std::map<std::string, double>& 
 // occupancy, %); those not known (0) are left out.
 std::map<std::string, double> launch_values(const KernelLaunch& launch);
 
+// One kernel's values for its figures: its metrics plus its launch values (a value the kernel's
+// metrics hold, as Nsight Compute's import does, is kept).
+std::map<std::string, double> kernel_values(const KernelCounters& kernel);
+
+// Whether counters hold values to show: read (not unavailable) and with at least one kernel.
+bool counters_read(const std::optional<CaseCounters>& counters);
+
 // The counters a case's figures come from: kwb's own when they were read, else those imported
 // from Nsight Compute; nullptr when neither holds a kernel.
 const CaseCounters* figure_counters(const CaseRecord& record);
@@ -71,8 +78,12 @@ std::map<std::string, double> case_values(const CaseCounters& counters);
 
 // Every figure of a case: its kernel count and measured roofline (traffic ratio, measured FLOPs
 // and their ratio to the model, measured intensity) first, then counter_figures of its sample's
-// total. Empty when the case has no counters to show.
+// total; from figure_counters. Empty when the case has no counters to show.
 std::vector<CounterFigure> case_figures(const CaseRecord& record);
+// The same from `counters`, one of the record's own (its counters or its Nsight Compute import,
+// so that both can stand side by side). The measured roofline is derived from kwb's own counters
+// (derive_measured), so its figures come only with those.
+std::vector<CounterFigure> case_figures(const CaseRecord& record, const CaseCounters& counters);
 
 // The figure of `id` among `figures`; nullptr when absent.
 const CounterFigure* find_figure(const std::vector<CounterFigure>& figures, const std::string& id);

@@ -66,6 +66,18 @@ bool traffic_ratio_judged(const CaseRecord& rec) {
          rec.derived->bound == "memory";
 }
 
+std::optional<MeasuredPoint> measured_point(const CaseRecord& rec) {
+  if (!rec.derived || !rec.derived->measured || !rec.timing) return std::nullopt;
+  const MeasuredWork& m = *rec.derived->measured;
+  const double us = rec.timing->span.median;
+  if (!(m.dram_bytes > 0) || !(us > 0)) return std::nullopt;
+  const double flops = m.flops.value_or(rec.derived->model_flops);
+  MeasuredPoint p{flops / m.dram_bytes, flops / us / 1e6, m.flops.has_value(), !m.flags.empty()};
+  const bool on_log_axes = p.intensity > 0 && p.tflops > 0 && std::isfinite(p.intensity) && std::isfinite(p.tflops);
+  if (!on_log_axes) return std::nullopt;
+  return p;
+}
+
 void derive_measured(CaseRecord& rec, double traffic_threshold) {
   if (!rec.derived || !rec.counters || !rec.counters->unavailable.empty() || rec.counters->kernels.empty()) return;
   Derived& d = *rec.derived;

@@ -47,6 +47,21 @@ const std::vector<FlopCounter>& flop_counters();
 // a compute-bound one (a GEMM) re-reads its tiles by design.
 bool traffic_ratio_judged(const CaseRecord& record);
 
+// Where a case's counters put it on the roofline, beside its model point: the FLOPs the pipes
+// executed over the DRAM bytes really moved, at the executed FLOPs' rate over the median span.
+// Without FLOP counters the model's FLOPs stand in (flops_measured false), so the point moves
+// along the intensity axis by the traffic ratio alone, at the model point's height. Either way
+// its rate over its intensity is the measured DRAM bandwidth: the point sits on the line of the
+// bandwidth the kernel really drew. The review report and the app draw this one point.
+struct MeasuredPoint {
+  double intensity = 0;  // FLOP per measured DRAM byte
+  double tflops = 0;
+  bool flops_measured = false;
+  bool flagged = false;  // the measured work has flags (MeasuredWork::flags)
+};
+// Absent without measured DRAM bytes (Derived::measured), a timed median, or a place on log axes.
+std::optional<MeasuredPoint> measured_point(const CaseRecord& record);
+
 // Fills record.derived->measured from record.counters (when both exist and the counters were
 // read), with the flags of the rules above; leaves it absent otherwise.
 void derive_measured(CaseRecord& record, double traffic_threshold = kTrafficRatioThreshold);

@@ -111,7 +111,9 @@ std::string metric_explanation(const std::string& metric) {
   static const std::map<std::string, std::string> notes = {
       {"gpu__time_duration.sum", "the kernel's duration in the counter pass (serialised; times come from the timing pass)"},
       {"dram__bytes_read.sum", "bytes read from DRAM; a streaming kernel reads each input byte once"},
-      {"dram__bytes_write.sum", "bytes written to DRAM; a dirty L2 can hold back up to its size of them"},
+      {"dram__bytes_write.sum", "bytes written to DRAM, the write-back of the lines the kernel leaves dirty in "
+                                "the L2 included (Nsight Compute counts only what is written back while the "
+                                "kernel runs: about 0 for outputs that fit the L2)"},
       {"lts__t_sectors_op_read.sum", "32-byte L2 sectors read (from L1 and other clients)"},
       {"lts__t_sectors_op_write.sum", "32-byte L2 sectors written"},
       {"lts__t_sectors_lookup_hit.sum", "L2 sector lookups that hit; L2 hit rate = hits / (hits + misses)"},

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -45,7 +46,8 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
 
   // Same folder as the target: rename is only atomic within one filesystem.
   std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  static std::atomic<unsigned long> writes{0};
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
 
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail(tmp, "cannot create", errno);

@@ -10,7 +10,8 @@
 
 namespace kwb {
 
-// Writes `content` to `<path>.tmp.<pid>` in the same folder, flushes it to disk (fsync), then
+// Writes `content` to `<path>.tmp.<pid>.<n>` in the same folder (n counts this process's writes,
+// so two threads writing one path never share a temp file), flushes it to disk (fsync), then
 // renames it over `path`, so the replacement is atomic. Creates missing parent folders.
 // Throws std::runtime_error naming the path and the OS error; the temp file is removed then.
 void atomic_write_file(const std::filesystem::path& path, std::string_view content);

@@ -74,6 +74,9 @@ struct VerifyResult {
   // The worst |got - ref| / bound over every output (OutputCheck::worst_bound_fraction).
   double worst_bound_fraction = 0;
   std::vector<OutputCheck> outputs;  // one per output tensor, in the op's order
+  // Where the oracle's answer came from: "computed" (this run) or "cache" (the oracle cache on
+  // disk, written by an earlier run); shared by the cases of a group. Empty in older reports.
+  std::string oracle_source;
 };
 
 // Median time of one kernel inside a sample (a baseline launches several).

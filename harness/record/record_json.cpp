@@ -79,6 +79,7 @@ Json verify_json(const VerifyResult& v) {
     j["sampled_block_length"] = v.sampled_block_length;
   }
   j["worst_bound_fraction"] = number(v.worst_bound_fraction);
+  if (!v.oracle_source.empty()) j["oracle_source"] = v.oracle_source;
   Json outputs = Json::array();
   for (const OutputCheck& o : v.outputs) {
     Json e = Json::object();
@@ -309,6 +310,7 @@ VerifyResult read_verify(const Node& n) {
     v.sampled_block_length = n["sampled_block_length"].integer<std::int64_t>();
   }
   if (auto w = n.find("worst_bound_fraction")) v.worst_bound_fraction = w->number();
+  if (auto o = n.find("oracle_source")) v.oracle_source = o->string();  // absent before the oracle cache
   Node outputs = n["outputs"];
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Node e = outputs.at(i);

@@ -78,6 +78,7 @@ Session::Session(std::vector<CaseRequest> cases, SessionOptions options, Executo
       SupervisorOptions o{options_.worker_exe, device, options_.timer, options_.case_timeout_s,
                           worker_log_path(options_, device, several_gpus())};
       o.counters = !cases_.empty() && !cases_.front().counter_metrics.empty();
+      for (const auto& [name, value] : options_.worker_environment) o.environment.emplace_back(name, value);
       return std::make_unique<Supervisor>(std::move(o));
     };
   }

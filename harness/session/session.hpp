@@ -5,7 +5,8 @@
 // Threads: run() blocks the thread that calls it (or start() runs it on a thread of its own and
 // wait() joins it). progress(), take_records(), wait_record() and cancel() may be called from any
 // other thread while it runs; cancel(CancelMode::finish_current) is also safe from a signal
-// handler. Callbacks are called on the session's thread, between cases.
+// handler. Callbacks are called on the session's thread (with several GPUs, on the lanes'
+// threads), between cases.
 //
 // Order of a run: the options are checked and the output folder probed (bad input: nothing has
 // started), the executor starts (a worker and its GPU), the plan is checked against the device
@@ -84,6 +85,9 @@ struct SessionOptions {
   // GPUs the plan was made for: (what asks, device name), e.g. a tuning file's; another GPU is
   // refused once the worker names it (a configuration tuned on one GPU is no answer for another).
   std::vector<std::pair<std::string, std::string>> required_devices;
+  // Variables set in every worker's environment (the oracle cache's folder and bound, as
+  // harness/worker/oracle_cache/oracle_cache_settings.hpp gives them); the rest is inherited.
+  std::vector<std::pair<std::string, std::string>> worker_environment;
 };
 
 enum class SessionState { not_started, starting, measuring_ceilings, running, finished };
@@ -119,10 +123,15 @@ struct SessionResult {
 };
 
 struct SessionCallbacks {
+  // A case handed to its GPU's worker: progress.current names it (and, on several GPUs, the
+  // others in flight), so a display can say what runs now rather than what finished last.
+  std::function<void(const CaseRequest&, const SessionProgress&)> on_started;
   // Each record, derived (metrics, repro, role), right after it is journaled: in plan order on
-  // one GPU, in the order they finish on several. Never called concurrently.
+  // one GPU, in the order they finish on several. Never called concurrently with each other or
+  // with on_started.
   std::function<void(const CaseRecord&, const SessionProgress&)> on_record;
-  // Notes for people: the device and plan line, the timer note, ceilings being measured.
+  // Notes for people: the device and plan line, the timer note, ceilings being measured. On
+  // several GPUs a lane's note may come while another lane delivers a record.
   std::function<void(const std::string&)> on_note;
 };
 

@@ -90,6 +90,10 @@ void Session::run_one(std::size_t lane, std::size_t i, std::vector<std::optional
     std::lock_guard lock(mutex_);
     in_flight_[lane] = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
   }
+  if (callbacks_.on_started) {
+    std::lock_guard deliver(deliver_mutex_);  // never beside another lane's record or start
+    callbacks_.on_started(c, progress());
+  }
   const auto case_start = std::chrono::steady_clock::now();
   CaseRecord rec;
   try {

@@ -13,6 +13,7 @@
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/worker/measure/graph_launch.hpp"
 #include "harness/worker/memory_skip.hpp"
+#include "harness/worker/oracle_cache/group_oracle.hpp"
 #include "harness/worker/prepare/device_fill.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
@@ -131,6 +132,7 @@ struct CaseRunner::Group {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
   SamplePlan plan;                                     // what verification reads
   std::vector<HostTensor> expected;                    // one per output, packed slabs
+  OracleSource oracle_source = OracleSource::computed;  // whether `expected` came from the cache
 
   // What verification reads of a tensor: its sampled slabs if it is aligned, else all of it.
   std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
@@ -171,7 +173,10 @@ std::string nvtx_case_name(const CaseRequest& req) {
   return case_identity(req.op, req.variant, req.dtype, req.shape, req.tunables);
 }
 
-CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : timer_(timer), l2_bytes_(l2_bytes) {
+CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes) : CaseRunner(timer, l2_bytes, nullptr) {}
+
+CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes, std::unique_ptr<OracleCache> oracle_cache)
+    : timer_(timer), l2_bytes_(l2_bytes), oracle_cache_(std::move(oracle_cache)) {
   renew_stream();
   state_guard_ = std::make_unique<DeviceStateGuard>(stream_);
   try {
@@ -325,7 +330,8 @@ std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const s
 }
 
 // 2. Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
-// slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything.
+// slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything. The
+// oracle's answer comes from the cache when an earlier run stored it for these very input values.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
                                                              std::string key, CaseStageTimes& stages) {
@@ -363,8 +369,12 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     host_inputs.push_back(std::move(h));
   }
   stages.inputs_ms += clock.lap_ms();
-  run_sampled_oracle(op, req.shape, g->plan, host_inputs, g->expected);
-  stages.oracle_ms += clock.lap_ms();
+  const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g->plan};
+  g->oracle_source = expected_for_group(oracle_cache_.get(), key_parts, host_inputs, g->expected,
+                                        [&](std::vector<HostTensor>& expected) {
+                                          run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected);
+                                        });
+  stages.oracle_ms += clock.lap_ms();  // the cache's lookup and store included
   return g;
 }
 
@@ -422,6 +432,7 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
   const auto& plan = group_->plan;
   VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
   result.sampling = plan.note;
+  result.oracle_source = std::string(to_string(group_->oracle_source));
   result.sampled_block_starts = plan.block_starts;
   if (!plan.block_starts.empty()) result.sampled_block_length = kSampleBlockRows;
   return result;

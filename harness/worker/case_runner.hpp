@@ -4,7 +4,9 @@
 // that leaves that state changed fails, and the state is put back before the next case.
 //
 // Cases of one (op, dtype, shape) share their inputs and oracle: the planner orders each
-// group's variants together, so inputs are generated and the oracle computed once per group.
+// group's variants together, so inputs are generated and the oracle computed once per group, or
+// read from the oracle cache on disk when an earlier run computed it
+// (harness/worker/oracle_cache/oracle_cache.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,9 +26,14 @@
 
 namespace kwb {
 
+class OracleCache;
+
 class CaseRunner {
  public:
+  // Without an oracle cache (or with a null one) every group's oracle is computed: the
+  // in-process GPU tests run so.
   CaseRunner(TimerKind timer, std::size_t l2_bytes);
+  CaseRunner(TimerKind timer, std::size_t l2_bytes, std::unique_ptr<OracleCache> oracle_cache);
   ~CaseRunner();
 
   // Never throws for a case's own failure: the record says failed, with the error. After a CUDA
@@ -67,6 +74,7 @@ class CaseRunner {
   std::unique_ptr<Group> group_;
   bool context_lost_ = false;
   std::vector<TestSlowdown> slowdowns_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
+  std::unique_ptr<OracleCache> oracle_cache_;
 };
 
 // A record that names the case (identity and NVTX range) and nothing else yet.

@@ -12,6 +12,7 @@
 #include "harness/catalogue/oracle_device.hpp"
 #include "harness/worker/measure/device_info.hpp"
 #include "harness/worker/case_runner.hpp"
+#include "harness/worker/oracle_cache/oracle_cache_settings.hpp"
 #include "harness/worker/worker_protocol.hpp"
 #include "harness/record/record_json.hpp"
 
@@ -141,7 +142,7 @@ int worker_main(int device, const std::string& timer_preference, bool counters) 
           {"timer_note", timer_note}, {"device_count", count}});
 
   // 3. Commands until exit.
-  CaseRunner runner(timer, static_cast<std::size_t>(info.l2_bytes));
+  CaseRunner runner(timer, static_cast<std::size_t>(info.l2_bytes), oracle_cache_from_environment());
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;

@@ -27,8 +27,10 @@ std::string roofline_svg(const ReviewModel& model) {
   for (const RooflinePoint& p : model.points) {
     x_min = std::min(x_min, p.intensity), x_max = std::max(x_max, p.intensity);
     y_min = std::min(y_min, p.tflops), y_max = std::max(y_max, p.tflops);
-    if (p.measured_intensity)
-      x_min = std::min(x_min, *p.measured_intensity), x_max = std::max(x_max, *p.measured_intensity);
+    if (p.measured) {
+      x_min = std::min(x_min, p.measured->intensity), x_max = std::max(x_max, p.measured->intensity);
+      y_min = std::min(y_min, p.measured->tflops), y_max = std::max(y_max, p.measured->tflops);
+    }
   }
   double top_bandwidth = 0;
   for (const RooflineCeiling& c : model.ceilings)
@@ -77,21 +79,24 @@ std::string roofline_svg(const ReviewModel& model) {
   }
 
   // 3. The cases, coloured by op, each with its identity as a tooltip. A case with counters is
-  // drawn twice, at the same rate: a dot at the work model's intensity and a ring at the measured
-  // one (measured FLOPs / measured DRAM bytes), joined, so that a kernel that moves more than its
-  // model shows as a ring left of its dot.
+  // drawn twice: a dot at its work model's point and a ring where its counters put it (the FLOPs
+  // executed over the DRAM bytes measured, at the executed FLOPs' rate), joined, so that a kernel
+  // that moves more than its model shows as a ring left of its dot. Without FLOP counters the
+  // model's FLOPs stand in and the join is dashed.
   bool any_measured = false;
   for (const RooflinePoint& p : model.points) {
     const auto op = std::find(model.ops.begin(), model.ops.end(), p.op) - model.ops.begin();
     const std::string colour = palette_colour(static_cast<std::size_t>(op));
-    if (p.measured_intensity) {
+    if (const auto& m = p.measured) {
       any_measured = true;
-      chart.polyline({{p.intensity, p.tflops}, {*p.measured_intensity, p.tflops}}, colour, false, 1.2);
-      chart.ring(*p.measured_intensity, p.tflops, colour,
-                 fmt::format("{}: measured {:.3g} FLOP/byte (work model {:.3g}){}, {:.3g} TFLOP/s", p.case_name,
-                             *p.measured_intensity, p.intensity,
+      chart.polyline({{p.intensity, p.tflops}, {m->intensity, m->tflops}}, colour, !m->flops_measured, 1.2);
+      std::string flags;
+      for (const std::string& flag : p.flags) flags += "; flagged: " + flag;
+      chart.ring(m->intensity, m->tflops, colour,
+                 fmt::format("{}: measured {:.3g} FLOP/byte (work model {:.3g}){}, {:.3g} TFLOP/s{}{}", p.case_name,
+                             m->intensity, p.intensity,
                              p.traffic_ratio ? fmt::format(", traffic ratio {:.2f}", *p.traffic_ratio) : "",
-                             p.tflops));
+                             m->tflops, m->flops_measured ? "" : " (the model's FLOPs: none counted)", flags));
     }
     chart.point(p.intensity, p.tflops, colour,
                 fmt::format("{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s", p.case_name, p.intensity, p.tflops));

@@ -122,10 +122,10 @@ std::string review_html(const review::ReviewModel& m) {
   s += "<h2 id=\"roofline\">Roofline</h2>\n<figure>\n" + review::roofline_svg(m);
   s += "<figcaption class=\"note\">Log-log. Solid: measured ceilings; dashed: datasheet. One point per "
        "timed case, coloured by op; hover a point for its case.";
-  if (std::any_of(m.points.begin(), m.points.end(), [](const review::RooflinePoint& p) { return p.measured_intensity.has_value(); }))
-    s += " A case with hardware counters also has a ring at its measured intensity (measured FLOPs over measured "
-         "DRAM bytes) at the same rate, joined to its dot: a ring left of its dot moves more bytes per FLOP "
-         "than its work model says.";
+  if (std::any_of(m.points.begin(), m.points.end(), [](const review::RooflinePoint& p) { return p.measured.has_value(); }))
+    s += " A case with hardware counters also has a ring where they put it (the FLOPs executed over the DRAM bytes "
+         "measured, at the executed FLOPs' rate; dashed join: no FLOP counters, the model's FLOPs), joined to its "
+         "dot: a ring left of its dot moves more bytes per FLOP than its work model says.";
   s += "</figcaption>\n</figure>\n";
 
   // 4. Speedups.

@@ -66,10 +66,11 @@ std::string review_markdown(const review::ReviewModel& m) {
                    "below.\n\n",
                    m.points.size(), m.ceilings.size());
   if (const auto measured = std::count_if(m.points.begin(), m.points.end(),
-                                          [](const review::RooflinePoint& p) { return p.measured_intensity.has_value(); });
+                                          [](const review::RooflinePoint& p) { return p.measured.has_value(); });
       measured > 0)
-    s += fmt::format("{} of them also at their measured intensity (hardware counters: measured FLOPs over measured DRAM "
-                     "bytes); their traffic ratios are in *Hardware counters per op*.\n\n",
+    s += fmt::format("{} of them also at their measured intensity (hardware counters: the FLOPs executed, or the "
+                     "model's where none were counted, over the DRAM bytes measured); their traffic ratios are in "
+                     "*Hardware counters per op*.\n\n",
                      measured);
 
   s += "## Speedups: unfused baseline against the best fused variant\n\n";

@@ -249,10 +249,11 @@ ReviewModel build_review_model(const RunInfo& run, const std::vector<CaseRecord>
     }
     m.groups[it - m.ops.begin()].rows.push_back(make_row(c));
     if (is_timed(c) && c.derived->intensity > 0 && c.derived->tflops > 0) {
-      RooflinePoint p{c.op, case_name(c), c.derived->intensity, c.derived->tflops, std::nullopt, std::nullopt};
-      if (const auto& measured = c.derived->measured; measured && measured->intensity && *measured->intensity > 0) {
-        p.measured_intensity = measured->intensity;
-        if (measured->dram_bytes > 0 && c.derived->model_bytes > 0) p.traffic_ratio = measured->traffic_ratio;
+      RooflinePoint p{c.op, case_name(c), c.derived->intensity, c.derived->tflops, measured_point(c), std::nullopt, {}};
+      if (p.measured) {
+        const MeasuredWork& work = *c.derived->measured;
+        if (c.derived->model_bytes > 0) p.traffic_ratio = work.traffic_ratio;
+        p.flags = work.flags;
       }
       m.points.push_back(std::move(p));
     }

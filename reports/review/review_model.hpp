@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/derive/counter_figures.hpp"
+#include "harness/derive/measured_roofline.hpp"
 #include "harness/record/speedup_summary.hpp"
 #include "harness/record/record.hpp"
 #include "reports/select/selection.hpp"
@@ -33,10 +34,11 @@ struct RooflinePoint {
   std::string case_name;  // the case identity (nvtx_range)
   double intensity = 0;   // FLOP per byte
   double tflops = 0;
-  // The same case at its measured intensity (measured FLOPs / measured DRAM bytes, from its
-  // counters) and the same rate; absent without counters that give both.
-  std::optional<double> measured_intensity;
+  // Where its counters put it (harness/derive/measured_roofline: the point the app draws too);
+  // absent without measured DRAM bytes.
+  std::optional<MeasuredPoint> measured;
   std::optional<double> traffic_ratio;  // measured DRAM bytes / the model's, for the tooltip
+  std::vector<std::string> flags;       // the measured work's flags, for the tooltip
 };
 
 // One row of an op's table: a case, with the figures a reviewer compares.

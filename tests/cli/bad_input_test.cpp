@@ -129,6 +129,18 @@ TEST_F(BadInput, UnknownTimerIsRefused) {
   EXPECT_TRUE(Refused(run("--timer ''"), {"--timer"}));
 }
 
+TEST_F(BadInput, UnknownProgressStyleIsRefusedByEveryVerbThatShowsProgress) {
+  EXPECT_TRUE(Refused(run("--progress fancy"), {"--progress", "'fancy'", "bar", "lines", "none"}));
+  EXPECT_TRUE(Refused(run("--progress ''"), {"--progress", "''"}));
+  EXPECT_TRUE(Refused(kwb_in(dir_.path(), "tune --op rmsnorm_bwd --variant fused_v2_cp_async_row_groups --progress "
+                                          "bars --out t"),
+                      {"--progress", "'bars'"}));
+  for (const char* style : {"bar", "lines", "none", "auto"}) {  // accepted: the plan is printed, nothing run
+    const CommandResult r = kwb_in(dir_.path(), std::string("run --op rmsnorm_fwd --list-cases --progress ") + style);
+    EXPECT_EQ(r.exit_code, 0) << style << ": " << r.output;
+  }
+}
+
 TEST_F(BadInput, NegativeOrNonNumericDeviceIsRefused) {
   EXPECT_TRUE(Refused(run("--device -1"), {"--device", "'-1'", "from 0"}));
   EXPECT_TRUE(Refused(run("--device=gpu0"), {"--device", "'gpu0'"}));

@@ -70,7 +70,8 @@ TEST(ConfirmBuilds, ListCaseArgsPlanExactlyTheCase) {
 
 TEST_F(CompareConfirmCli, ItsSettingsNeedConfirm) {
   const auto base = write("base.json", 1.0), next = write("new.json", 1.0);
-  for (const std::string flag : {"--base-kwb /bin/true", "--new-kwb x", "--confirm-rounds 6", "--case-timeout 30"}) {
+  for (const std::string flag : {"--base-kwb /bin/true", "--new-kwb x", "--confirm-rounds 6", "--case-timeout 30",
+                                 "--progress lines"}) {
     const CommandResult r = kwb(base + " " + next + " " + flag);
     EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.output;
     EXPECT_TRUE(has(r, "is a setting of --confirm")) << r.output;
@@ -85,6 +86,12 @@ TEST_F(CompareConfirmCli, RoundsBelowThreeOrNotANumberAreRefused) {
     EXPECT_EQ(r.exit_code, 2) << rounds << ": " << r.output;
     EXPECT_TRUE(has(r, "--confirm-rounds")) << r.output;
   }
+}
+
+TEST_F(CompareConfirmCli, AnUnknownProgressStyleIsRefusedBeforeAnyReportIsRead) {
+  const CommandResult r = kwb("no-base.json no-new.json --confirm --progress fancy");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "--progress: unknown value 'fancy'; use bar")) << r.output;
 }
 
 TEST_F(CompareConfirmCli, NothingToReMeasureNeedsNoGpu) {

@@ -27,9 +27,9 @@ const MetricRow& metric(const CounterPanel& p, const std::string& name) {
   throw std::runtime_error("no metric row " + name);
 }
 
-const FigureRow* figure(const CounterPanel& p, const std::string& name) {
+const FigureRow* figure(const CounterPanel& p, const std::string& id) {
   for (const auto& f : p.figures)
-    if (f.total.name == name) return &f;
+    if (f.spec->id == id) return &f;
   return nullptr;
 }
 
@@ -66,25 +66,48 @@ TEST(GuiCounterPanel, CollectedCaseShowsEveryKernelItsLaunchAndTheMetricsInOrder
 }
 
 TEST(GuiCounterPanel, FiguresAreComputedPerKernelAndJudgedAgainstTheLaunch) {
-  const CounterPanel p = build_counter_panel(report().cases[1]);
-  const FigureRow* bytes = figure(p, "useful bytes per load sector");
+  const CaseRecord& c = report().cases[1];
+  const CounterPanel p = build_counter_panel(c);
+  const FigureRow* bytes = figure(p, "ld_bytes_per_sector");
   ASSERT_NE(bytes, nullptr);
   ASSERT_EQ(bytes->per_kernel.size(), 8u);
-  // The strided reduction (kernel 4) wastes 40% of every sector; the others use all of it.
-  EXPECT_NEAR(bytes->per_kernel[3].value, 0.6 * 32, 0.5);
-  EXPECT_EQ(bytes->per_kernel[3].verdict, Verdict::warn);
-  EXPECT_NEAR(bytes->per_kernel[0].value, 32, 0.5);
-  EXPECT_EQ(bytes->per_kernel[0].verdict, Verdict::good);
-  // Occupancy per kernel against each launch; a mix of kernels has no theoretical total.
-  const FigureRow* occupancy = figure(p, "achieved occupancy");
+  // The strided reduction (kernel 4) wastes 40% of every sector, under the harness's floor; the
+  // others use all of it.
+  ASSERT_TRUE(bytes->per_kernel[3] && bytes->per_kernel[0]);
+  EXPECT_NEAR(bytes->per_kernel[3]->value, 0.6 * 32, 0.5);
+  EXPECT_EQ(bytes->per_kernel[3]->verdict, FigureVerdict::attention);
+  EXPECT_NE(bytes->per_kernel[3]->verdict_text.find("wasted"), std::string::npos);
+  EXPECT_NEAR(bytes->per_kernel[0]->value, 32, 0.5);
+  EXPECT_EQ(bytes->per_kernel[0]->verdict, FigureVerdict::fine);
+  EXPECT_EQ(figure_text(bytes->per_kernel[3]), figure_value_text(*bytes->per_kernel[3]));
+  // Occupancy per kernel against each launch's theoretical one, the total against theirs
+  // weighted by duration (all 100% here).
+  const FigureRow* occupancy = figure(p, "achieved_occupancy");
   ASSERT_NE(occupancy, nullptr);
-  EXPECT_NEAR(occupancy->per_kernel[0].value, 100 * 56.0 / 64, 1);
-  EXPECT_EQ(occupancy->per_kernel[0].verdict, Verdict::good);
-  EXPECT_EQ(occupancy->total.verdict, Verdict::none);
+  ASSERT_TRUE(occupancy->per_kernel[0] && occupancy->total);
+  EXPECT_NEAR(occupancy->per_kernel[0]->value, 100 * 56.0 / 64, 1);
+  EXPECT_EQ(occupancy->per_kernel[0]->verdict, FigureVerdict::fine);
+  EXPECT_EQ(occupancy->total->verdict, FigureVerdict::fine);
+  // The case's figures are the harness's case_figures, the measured roofline's among them: the
+  // traffic ratio judged against its threshold, in total only.
+  const FigureRow* traffic = figure(p, "traffic_ratio");
+  ASSERT_NE(traffic, nullptr);
+  ASSERT_TRUE(traffic->total.has_value());
+  EXPECT_DOUBLE_EQ(traffic->total->value, c.derived->measured->traffic_ratio);
+  EXPECT_EQ(traffic->total->verdict, FigureVerdict::attention);
+  for (const auto& k : traffic->per_kernel) EXPECT_FALSE(k.has_value());
   // Figures whose metrics no set collected are left out (no compute or tensor set here).
-  EXPECT_EQ(figure(p, "issue active"), nullptr);
-  EXPECT_EQ(figure(p, "tensor pipe active"), nullptr);
-  EXPECT_NE(figure(p, "L2 hit rate"), nullptr);
+  EXPECT_EQ(figure(p, "issue_active"), nullptr);
+  EXPECT_EQ(figure(p, "tensor_active"), nullptr);
+  EXPECT_EQ(figure(p, "sm_busy"), nullptr);
+  EXPECT_NE(figure(p, "l2_hit_rate"), nullptr);
+  // In the harness's order.
+  std::vector<std::string> order;
+  for (const FigureRow& row : p.figures) order.push_back(row.spec->id);
+  std::vector<std::string> expected;
+  for (const std::string& id : figure_ids())
+    if (std::find(order.begin(), order.end(), id) != order.end()) expected.push_back(id);
+  EXPECT_EQ(order, expected);
 }
 
 TEST(GuiCounterPanel, NsightComputeValuesStandBesideKwbsWithTheRatio) {
@@ -102,10 +125,18 @@ TEST(GuiCounterPanel, NsightComputeValuesStandBesideKwbsWithTheRatio) {
     // The import was made 3% off on one metric and within 1% on the rest.
     EXPECT_EQ(row.disagrees(), row.metric == "lts__t_sectors_op_write.sum") << row.metric;
   }
+  // Every figure of kwb's has ncu's beside it, but the measured roofline's: it is derived from
+  // kwb's own counters alone.
   for (const FigureRow& f : p.figures) {
-    ASSERT_TRUE(f.ncu.has_value()) << f.total.name;
-    if (std::isfinite(f.total.value) && std::isfinite(f.ncu->value))
-      EXPECT_NEAR(f.ratio, f.total.value / f.ncu->value, 1e-12) << f.total.name;
+    const std::string& id = f.spec->id;
+    ASSERT_TRUE(f.total.has_value()) << id;
+    const bool measured_roofline = id == "traffic_ratio" || id == "measured_flops" ||
+                                   id == "flop_ratio" || id == "measured_intensity";
+    EXPECT_EQ(f.ncu.has_value(), !measured_roofline) << id;
+    if (f.ncu && f.ncu->value != 0)
+      EXPECT_NEAR(f.ratio, f.total->value / f.ncu->value, 1e-12) << id;
+    else
+      EXPECT_TRUE(std::isnan(f.ratio)) << id;
   }
   // One kernel: its figures are the total's.
   ASSERT_EQ(p.kernels.size(), 1u);
@@ -126,7 +157,16 @@ TEST(GuiCounterPanel, AnNsightComputeImportAloneFillsTheNcuColumns) {
     EXPECT_DOUBLE_EQ(row.ncu, c.ncu_counters->total.at(row.metric)) << row.metric;
     EXPECT_FALSE(row.disagrees()) << "no ratio without kwb's own value";
   }
-  EXPECT_FALSE(p.figures.empty());
+  // The ncu column holds the case's figures as the review report shows them (from the import).
+  const auto review_row = case_figures(c);
+  ASSERT_FALSE(review_row.empty());
+  ASSERT_EQ(p.figures.size(), review_row.size());
+  for (std::size_t i = 0; i < review_row.size(); ++i) {
+    EXPECT_FALSE(p.figures[i].total.has_value());
+    ASSERT_TRUE(p.figures[i].ncu.has_value()) << review_row[i].id;
+    EXPECT_EQ(p.figures[i].ncu->id, review_row[i].id);
+    EXPECT_DOUBLE_EQ(p.figures[i].ncu->value, review_row[i].value);
+  }
 }
 
 TEST(GuiCounterPanel, UnavailableCountersSayWhyAndHowToCollect) {

@@ -12,7 +12,7 @@
 //   1 rmsnorm_fwd baseline_eager_8_launches  memory, occupancy over 8 kernels; ratio ~4 (flagged)
 //   2 rmsnorm_fwd fused_v1_row_per_block  memory only (no FLOP counters)
 //   3 softmax_fwd fused_v2_online_two_pass (fp32, 512 KiB rows)  ratio ~1.45 (flagged)
-//   4 linear_bias_relu fused_v4_wgmma...  tensor set too; ratio ~1.25 (flagged)
+//   4 linear_bias_relu fused_v4_wgmma...  tensor set too; ratio ~1.25 (compute-bound: not flagged)
 //   5 cross_entropy fused_v2...           counters asked for, unavailable (the reason)
 //   6 swiglu_fwd fused_v1_flat_vec16      no counters
 #pragma once

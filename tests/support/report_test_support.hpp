@@ -98,6 +98,7 @@ inline CaseRecord rich_case(int index, Shape shape) {
   v.sampled_block_starts = {0, 77, 1031, 4064};
   v.sampled_block_length = 32;
   v.worst_bound_fraction = 1.0 / 3.0;
+  v.oracle_source = "cache";
   v.outputs = {
       {"out", ElemType::bf16, 8e-3, 1.6e-2, 1.0 / 3.0 * 1e-6, 0.1 + 0.2, 1.0 / 3.0, 4194304, 33554432, true, true, 1, 3, 2, 1, 0.1 + 0.2, 1.0 / 3.0, false},
       {"rstd", ElemType::fp32, 1e-5 + 1e-9, 1.0 / 7.0, 0, 0, 0.0625, 4096, 4096, false, true, 0, 0, 0, 0, 6.02e-23, 0, true},
@@ -285,6 +286,7 @@ inline void expect_same(const VerifyResult& a, const VerifyResult& b) {
   KWB_SAME(rows_checked);
   KWB_SAME(rows_total);
   KWB_SAME(sampling);
+  KWB_SAME(oracle_source);
   ASSERT_EQ(a.outputs.size(), b.outputs.size());
   for (std::size_t i = 0; i < a.outputs.size(); ++i) {
     SCOPED_TRACE("outputs[" + std::to_string(i) + "]");

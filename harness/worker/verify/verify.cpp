@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/parallel_chunks.hpp"
 #include "harness/worker/prepare/draws.hpp"
 
 namespace kwb {
@@ -38,11 +39,71 @@ void check_magnitudes(const OutputToCheck& out, std::size_t n, const ErrorMagnit
   need(m.root_sum_sq, out.tolerance.root_sum_sq_scale, "root_sum_sq");
 }
 
+// What one chunk of an output's elements contributes; chunks are combined in order
+// (harness/catalogue/parallel_chunks.hpp), so the sums and the first mismatches do not depend on
+// the number of host threads.
+struct ChunkTally {
+  std::int64_t checked = 0, unwritten = 0, nonfinite = 0, nonfinite_mismatches = 0, mismatches = 0;
+  std::int64_t nonzero_refs = 0, nonzero_outputs = 0;
+  double max_abs_err = 0, max_rel_err = 0, worst_bound_fraction = 0, err_sq = 0, ref_sq = 0;
+  std::vector<Mismatch> first_mismatches;  // at most kMismatchesKept, in element order
+};
+
+ChunkTally tally_chunk(const OutputToCheck& out, std::span<const unsigned char> got, std::span<const double> expected,
+                       const ErrorMagnitudes& magnitudes, std::int64_t begin, std::int64_t end, std::size_t keep) {
+  const std::size_t esize = elem_size(out.elem);
+  const Tolerance& tol = out.tolerance;
+  ChunkTally t;
+  std::vector<double> values(static_cast<std::size_t>(end - begin));
+  decode_elements(got.data() + begin * esize, out.elem, end - begin, values.data());
+  for (std::int64_t i = begin; i < end; ++i) {
+    const unsigned char* bytes = got.data() + i * esize;
+    const double ref = expected[i];
+    ++t.checked;
+    if (ref != 0) ++t.nonzero_refs;
+    bool bad = false;
+    double value = values[i - begin];
+    if (is_poison(bytes, out.elem)) {
+      ++t.unwritten;
+      bad = true;
+      value = NAN;
+    } else {
+      if (value != 0) ++t.nonzero_outputs;
+      if (!std::isfinite(value)) ++t.nonfinite;
+      if (std::isfinite(value) != std::isfinite(ref) ||
+          (!std::isfinite(ref) && !(std::isnan(ref) && std::isnan(value)) && value != ref)) {
+        ++t.nonfinite_mismatches;
+        bad = true;
+      } else if (std::isfinite(ref)) {
+        const double abs_err = std::fabs(value - ref);
+        // Relative error against max(|ref|, atol): near zero the absolute tolerance governs.
+        const double rel_err = abs_err / std::max(std::fabs(ref), std::max(tol.atol, 1e-300));
+        t.max_abs_err = std::max(t.max_abs_err, abs_err);
+        t.max_rel_err = std::max(t.max_rel_err, rel_err);
+        t.err_sq += abs_err * abs_err;
+        t.ref_sq += ref * ref;
+        const auto at = static_cast<std::size_t>(i);
+        const double bound = tol.atol + tol.rtol * std::fabs(ref) +
+                             tol.abs_sum_scale * magnitude_at(magnitudes.abs_sum, tol.abs_sum_scale, at) +
+                             tol.root_sum_sq_scale * magnitude_at(magnitudes.root_sum_sq, tol.root_sum_sq_scale, at);
+        // A zero bound (an exact integer output, a term-free element) admits no error at all.
+        const double fraction = bound > 0 ? abs_err / bound : (abs_err > 0 ? INFINITY : 0.0);
+        t.worst_bound_fraction = std::max(t.worst_bound_fraction, fraction);
+        if (abs_err > bound) {
+          ++t.mismatches;
+          bad = true;
+        }
+      }
+    }
+    if (bad && t.first_mismatches.size() < keep) t.first_mismatches.push_back({out.name, i, value, ref});
+  }
+  return t;
+}
+
 }  // namespace
 
 void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> got,
                        std::span<const double> expected, const ErrorMagnitudes& magnitudes) {
-  const std::size_t esize = elem_size(out.elem);
   const Tolerance tol = out.tolerance;
   check_magnitudes(out, expected.size(), magnitudes);
   OutputCheck o;
@@ -54,48 +115,28 @@ void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> 
   o.root_sum_sq_scale = tol.root_sum_sq_scale;
   o.elements_total = out.elements_total;
   o.sampled = out.sampled;
+  const auto n = static_cast<std::int64_t>(expected.size());
+  std::vector<ChunkTally> tallies(static_cast<std::size_t>(chunk_count(n)));
+  const std::size_t keep = kMismatchesKept;
+  parallel_chunks(n, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+    tallies[static_cast<std::size_t>(c)] = tally_chunk(out, got, expected, magnitudes, begin, end, keep);
+  });
   std::int64_t host_unwritten = 0, host_nonfinite = 0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const unsigned char* bytes = got.data() + i * esize;
-    const double ref = expected[i];
-    ++o.elements_checked;
-    if (ref != 0) ++nonzero_refs_;
-    bool bad = false;
-    double value = 0;
-    if (is_poison(bytes, out.elem)) {
-      ++host_unwritten;
-      bad = true;
-      value = NAN;
-    } else {
-      decode_elements(bytes, out.elem, 1, &value);
-      if (value != 0) ++nonzero_outputs_;
-      if (!std::isfinite(value)) ++host_nonfinite;
-      if (std::isfinite(value) != std::isfinite(ref) ||
-          (!std::isfinite(ref) && !(std::isnan(ref) && std::isnan(value)) && value != ref)) {
-        ++o.nonfinite_mismatches;
-        bad = true;
-      } else if (std::isfinite(ref)) {
-        const double abs_err = std::fabs(value - ref);
-        // Relative error against max(|ref|, atol): near zero the absolute tolerance governs.
-        const double rel_err = abs_err / std::max(std::fabs(ref), std::max(tol.atol, 1e-300));
-        o.max_abs_err = std::max(o.max_abs_err, abs_err);
-        o.max_rel_err = std::max(o.max_rel_err, rel_err);
-        err_sq_ += abs_err * abs_err;
-        ref_sq_ += ref * ref;
-        const double bound = tol.atol + tol.rtol * std::fabs(ref) +
-                             tol.abs_sum_scale * magnitude_at(magnitudes.abs_sum, tol.abs_sum_scale, i) +
-                             tol.root_sum_sq_scale * magnitude_at(magnitudes.root_sum_sq, tol.root_sum_sq_scale, i);
-        // A zero bound (an exact integer output, a term-free element) admits no error at all.
-        const double fraction = bound > 0 ? abs_err / bound : (abs_err > 0 ? INFINITY : 0.0);
-        o.worst_bound_fraction = std::max(o.worst_bound_fraction, fraction);
-        if (abs_err > bound) {
-          ++o.mismatches;
-          bad = true;
-        }
-      }
-    }
-    if (bad && result_.first_mismatches.size() < kMismatchesKept)
-      result_.first_mismatches.push_back({out.name, static_cast<std::int64_t>(i), value, ref});
+  for (const ChunkTally& t : tallies) {
+    o.elements_checked += t.checked;
+    host_unwritten += t.unwritten;
+    host_nonfinite += t.nonfinite;
+    o.nonfinite_mismatches += t.nonfinite_mismatches;
+    o.mismatches += t.mismatches;
+    o.max_abs_err = std::max(o.max_abs_err, t.max_abs_err);
+    o.max_rel_err = std::max(o.max_rel_err, t.max_rel_err);
+    o.worst_bound_fraction = std::max(o.worst_bound_fraction, t.worst_bound_fraction);
+    err_sq_ += t.err_sq;
+    ref_sq_ += t.ref_sq;
+    nonzero_refs_ += t.nonzero_refs;
+    nonzero_outputs_ += t.nonzero_outputs;
+    for (const Mismatch& m : t.first_mismatches)
+      if (result_.first_mismatches.size() < kMismatchesKept) result_.first_mismatches.push_back(m);
   }
   o.nonfinite = host_nonfinite;
   o.unwritten = host_unwritten;

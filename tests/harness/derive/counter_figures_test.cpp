@@ -66,6 +66,7 @@ TEST(CounterFigures, EachFigureIsItsFormulaOfTheCounts) {
                      100 * at("sm__pipe_tensor_cycles_active.sum") / at("sm__cycles_elapsed.sum"));
     EXPECT_DOUBLE_EQ(value_of(f, "achieved_occupancy"),
                      100 * at("sm__warps_active.sum") / at("sm__cycles_active.sum") / 64);
+    EXPECT_DOUBLE_EQ(value_of(f, "sm_busy"), 100 * at("sm__cycles_active.sum") / at("sm__cycles_elapsed.sum"));
   }
 }
 
@@ -221,6 +222,60 @@ TEST(CaseFigures, JoinTheKernelCountTheMeasuredRooflineAndTheTotalsLaunchFigures
   EXPECT_EQ(value_of(f, "registers"), 96);
   EXPECT_DOUBLE_EQ(value_of(f, "waves"), (30 * 4 + 10 * 0.5) / 40);
   EXPECT_DOUBLE_EQ(value_of(f, "theoretical_occupancy"), (30 * 100 + 10 * 50) / 40.0);
+}
+
+TEST(CounterFigures, SmBusyUnderItsFloorIsWorthALook) {
+  auto busy = [](double active) {
+    return *find_figure(counter_figures({{"sm__cycles_active.sum", active}, {"sm__cycles_elapsed.sum", 1000}}),
+                        "sm_busy");
+  };
+  EXPECT_EQ(busy(950).verdict, FigureVerdict::fine);
+  EXPECT_EQ(busy(700).verdict, FigureVerdict::fine);
+  EXPECT_EQ(busy(690).verdict, FigureVerdict::attention);
+  EXPECT_NE(busy(400).verdict_text.find("40%"), std::string::npos) << busy(400).verdict_text;
+  EXPECT_EQ(find_figure(counter_figures({{"sm__cycles_active.sum", 1}}), "sm_busy"), nullptr);
+}
+
+TEST(CaseFigures, AKernelsValuesAreItsMetricsAndItsLaunchTheMetricsFirst) {
+  KernelCounters k;
+  k.values = {{"sm__warps_active.sum", 30 * 1000.0}, {"sm__cycles_active.sum", 1000}};
+  KernelLaunch launch;
+  launch.registers_per_thread = 40;
+  launch.theoretical_occupancy = 0.5;
+  launch.waves = 2;
+  k.launch = launch;
+  auto v = kernel_values(k);
+  EXPECT_EQ(v.at("launch__registers_per_thread"), 40);
+  EXPECT_EQ(v.at("sm__maximum_warps_per_active_cycle_pct"), 50);
+  EXPECT_EQ(v.at("sm__warps_active.sum"), 30000);
+  // Judged against its own launch: 30 of 64 warps is 47% of a 50% theoretical, fine.
+  EXPECT_EQ(find_figure(counter_figures(v), "achieved_occupancy")->verdict, FigureVerdict::fine);
+  // An imported launch value (Nsight Compute's) is kept over the recorded launch.
+  k.values["launch__registers_per_thread"] = 64;
+  EXPECT_EQ(kernel_values(k).at("launch__registers_per_thread"), 64);
+  k.launch.reset();
+  EXPECT_EQ(kernel_values(k), k.values);
+}
+
+TEST(CaseFigures, BesideItsOwnCountersAnImportHasTheCountersFiguresButNotTheMeasuredRoofline) {
+  // 1. Prepare: a case with its own counters and the same values imported from Nsight Compute.
+  CaseRecord c = case_with_counters(Mode::cold, 1e9, 0.87e9, 0.5e9);
+  CaseCounters ncu = *c.counters;
+  ncu.source = "ncu";
+  c.ncu_counters = ncu;
+  // 2. Run.
+  const auto own = case_figures(c, *c.counters), imported = case_figures(c, *c.ncu_counters);
+  // 3. Verify: the own counters give what the review shows; the import the same counter figures,
+  // none of the measured roofline (derived from the own counters alone).
+  const auto review = case_figures(c);
+  ASSERT_EQ(own.size(), review.size());
+  for (std::size_t i = 0; i < own.size(); ++i) EXPECT_EQ(own[i].id, review[i].id);
+  for (const char* id : {"traffic_ratio", "measured_flops", "flop_ratio", "measured_intensity"}) {
+    EXPECT_NE(find_figure(own, id), nullptr) << id;
+    EXPECT_EQ(find_figure(imported, id), nullptr) << id;
+  }
+  EXPECT_EQ(imported.size() + 4, own.size());
+  for (const CounterFigure& f : imported) EXPECT_DOUBLE_EQ(value_of(own, f.id), f.value) << f.id;
 }
 
 TEST(CaseFigures, TrafficRatioIsJudgedOnlyForColdCasesBeyondTheL2) {

@@ -297,5 +297,54 @@ TEST(DeriveMeasured, NewtonSchulzSymmetricHalvesExecutingItsDeclaredFlopsIsSaidT
   EXPECT_TRUE(Mentions(r.derived->measured->flags[0], "as the variant declares"));
 }
 
+// ---- the measured point on the roofline ---------------------------------------------------------
+
+TEST(MeasuredPoint, ExecutedFlopsOverMeasuredBytesAtTheExecutedRate) {
+  // 1. Prepare: 1.5x the model's 3e8 bytes; 5/6 of its 6e9 FLOPs executed on the tensor pipes.
+  std::map<std::string, double> total = dram(3e8, 1.5e8);
+  total["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = 5e9;
+  CaseRecord r = measured_case(total, 3e8, 6e9, Mode::cold, false, "compute");
+  derive_measured(r);
+  // 2. Run.
+  const auto p = measured_point(r);
+  // 3. Verify: on the line of the DRAM bandwidth it drew (rate / intensity = bytes / time).
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->flops_measured);
+  EXPECT_DOUBLE_EQ(p->intensity, 5e9 / 4.5e8);
+  EXPECT_DOUBLE_EQ(p->tflops, 5e9 / 100 / 1e6);
+  EXPECT_NEAR(p->tflops / p->intensity * 1e3, 4.5e8 / 100 / 1e3, 1e-9);  // GB/s
+  EXPECT_TRUE(p->flagged) << "5/6 of the model's FLOPs on the tensor pipes is flagged";
+}
+
+TEST(MeasuredPoint, WithoutFlopCountersTheModelsFlopsStandIn) {
+  CaseRecord r = measured_case(dram(2.4e8, 1.2e8), 3e8, 6e8);
+  derive_measured(r);
+  const auto p = measured_point(r);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->flops_measured);
+  EXPECT_DOUBLE_EQ(p->intensity, 6e8 / 3.6e8);
+  EXPECT_DOUBLE_EQ(p->tflops, 6e8 / 100 / 1e6);  // the model point's height
+  EXPECT_TRUE(p->flagged) << "1.2x the model's bytes, cold, beyond the L2";
+  CaseRecord within = measured_case(dram(2e8, 1e8), 3e8, 6e8);
+  derive_measured(within);
+  EXPECT_FALSE(measured_point(within)->flagged);
+}
+
+TEST(MeasuredPoint, NoneWithoutMeasuredBytesATimeOrAPlaceOnLogAxes) {
+  CaseRecord flops_only = measured_case({{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 100}}, 3e8, 6e8);
+  derive_measured(flops_only);
+  ASSERT_TRUE(flops_only.derived->measured);
+  EXPECT_FALSE(measured_point(flops_only).has_value()) << "no DRAM bytes: no intensity";
+  CaseRecord untimed = measured_case(dram(2e8, 1e8), 3e8, 6e8);
+  derive_measured(untimed);
+  untimed.timing.reset();
+  EXPECT_FALSE(measured_point(untimed).has_value());
+  CaseRecord no_flops = measured_case(dram(2e8, 1e8), 3e8, 0);  // a copy: no FLOPs, no log-axis place
+  derive_measured(no_flops);
+  EXPECT_FALSE(measured_point(no_flops).has_value());
+  CaseRecord uncounted = measured_case(dram(2e8, 1e8), 3e8, 6e8);
+  EXPECT_FALSE(measured_point(uncounted).has_value()) << "derive_measured not run: nothing measured";
+}
+
 }  // namespace
 }  // namespace kwb

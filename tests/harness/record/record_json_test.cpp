@@ -87,6 +87,22 @@ TEST(RecordJson, UsesAndMathRoundTripAndAreEmptyInAReportWrittenBeforeThem) {
   }
 }
 
+TEST(RecordJson, OracleSourceRoundTripsAndIsAbsentWhenUnknown) {
+  CaseRecord c = choice_record(64, 128);
+  c.disposition = Disposition::passed;
+  c.verify = VerifyResult{};
+  c.verify->passed = true;
+  c.verify->oracle_source = "cache";
+  auto j = to_json(c);
+  EXPECT_EQ(j["verify"]["oracle_source"], "cache");
+  EXPECT_EQ(case_from_json(j).verify->oracle_source, "cache");
+  // A report written before the oracle cache: no key, read as unknown.
+  j["verify"].erase("oracle_source");
+  EXPECT_EQ(case_from_json(j).verify->oracle_source, "");
+  c.verify->oracle_source.clear();
+  EXPECT_FALSE(to_json(c)["verify"].contains("oracle_source"));
+}
+
 TEST(CsvReport, ChoiceCellsAreNamesAndTunablesHaveTheirOwnColumns) {
   Report report;
   report.cases = {choice_record(64, 256)};

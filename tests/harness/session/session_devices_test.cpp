@@ -4,6 +4,7 @@
 // another kind are refused before any case runs. Fake executors stand in for the workers.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -108,13 +109,23 @@ TEST(SessionDevices, EveryCaseRunsOnceOnSomeGpuAndTheReportIsInPlanOrder) {
   test::TempDir dir;
   SessionOptions options = on_devices({2, 0, 1});
   options.out = dir.path();
-  std::vector<int> delivered;
+  std::vector<int> delivered, started;
   std::size_t last_done = 0;
+  std::atomic<int> inside{0};  // callbacks running now: a second one at once is a race
   SessionCallbacks callbacks;
+  callbacks.on_started = [&](const CaseRequest& c, const SessionProgress& p) {  // never concurrent
+    EXPECT_EQ(inside.fetch_add(1), 0) << "a start announced while another callback ran";
+    started.push_back(c.index);
+    EXPECT_NE(p.current.find(c.shape.to_compact()), std::string::npos) << p.current;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // room for another lane to collide
+    inside.fetch_sub(1);
+  };
   callbacks.on_record = [&](const CaseRecord& r, const SessionProgress& p) {  // never concurrent
+    EXPECT_EQ(inside.fetch_add(1), 0) << "a record delivered while another callback ran";
     delivered.push_back(r.index);
     EXPECT_EQ(p.done, last_done + 1);
     last_done = p.done;
+    inside.fetch_sub(1);
   };
   Session session(cases, options, factory_of(bench), callbacks);
   const SessionResult result = session.run();
@@ -130,6 +141,7 @@ TEST(SessionDevices, EveryCaseRunsOnceOnSomeGpuAndTheReportIsInPlanOrder) {
   for (const auto& c : cases) planned.insert(c.index);
   EXPECT_EQ(ran, planned) << "each case exactly once";
   EXPECT_EQ(std::multiset<int>(delivered.begin(), delivered.end()), planned);
+  EXPECT_EQ(std::multiset<int>(started.begin(), started.end()), planned) << "each case announced once";
 
   ASSERT_EQ(result.report.cases.size(), cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -5,6 +5,7 @@
 #include "harness/session/session.hpp"
 #include "harness/record/json_report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -129,6 +130,32 @@ TEST(Session, RecordsSayWhatRanThemAndSpeedupsNameTheBaselinesMath) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);
+}
+
+TEST(Session, EachCaseIsAnnouncedWhenItStartsWithItsNameInFlightBeforeItsRecord) {
+  Harness h;
+  const auto cases = plan_of(5, 31);
+  std::vector<std::string> events;
+  SessionCallbacks cb;
+  cb.on_started = [&](const CaseRequest& c, const SessionProgress& p) {
+    const std::string name = fmt::format("{}:{}:{}:{}", c.op, c.variant, to_string(c.dtype), c.shape.to_compact());
+    EXPECT_EQ(p.current, name) << "progress names the case now in flight";
+    EXPECT_EQ(p.done, static_cast<std::size_t>(c.index)) << "the cases before it are done, not it";
+    EXPECT_EQ(p.total, cases.size());
+    events.push_back("start " + std::to_string(c.index));
+  };
+  cb.on_record = [&](const CaseRecord& r, const SessionProgress& p) {
+    EXPECT_TRUE(p.current.empty()) << "none in flight between cases on one GPU: " << p.current;
+    events.push_back("record " + std::to_string(r.index));
+  };
+  Session session(cases, quiet_options(), h.make(0ms, 31), cb);
+  ASSERT_EQ(session.run().outcome, SessionOutcome::completed);
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    expected.push_back("start " + std::to_string(i));
+    expected.push_back("record " + std::to_string(i));
+  }
+  EXPECT_EQ(events, expected);
 }
 
 TEST(Session, ProgressCountsAndEtaAdvanceFromAnotherThread) {

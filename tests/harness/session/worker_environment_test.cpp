@@ -1,9 +1,15 @@
 // A worker's environment: the parent's, with the changes its options ask for (a confirm run gives
-// each build's worker its own KWB_TEST_SLOWDOWN, or none).
+// each build's worker its own KWB_TEST_SLOWDOWN, or none), and the variables a session sets for
+// every worker (the oracle cache's folder and bound).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "harness/plan/planner.hpp"
+#include "harness/session/session.hpp"
 #include "harness/session/worker_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -32,6 +38,40 @@ TEST(WorkerEnvironment, SetsAndRemovesWhatItIsToldAndInheritsTheRest) {
   ::unsetenv("KWB_ENV_KEPT");
   ::unsetenv("KWB_ENV_GONE");
   ::unsetenv("KWB_ENV_SET");
+}
+
+// The real Supervisor, made by the session's own factory, starts a scripted worker that writes
+// its environment down and answers as a worker on a machine without a GPU does.
+TEST(WorkerEnvironment, TheSessionsVariablesReachItsWorkers) {
+  test::TempDir dir;
+  const auto env_file = dir / "worker-env.txt";
+  const auto script = dir / "worker.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\nenv > '" << env_file.string() << "'\n"
+        << "printf '%s\\n' '{\"event\":\"no_gpu\",\"reason\":\"scripted\"}' >&3\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  PlanRequest req;
+  req.ops = {"rmsnorm_fwd"};
+  req.variants = {"fused_v2_vec16"};
+  req.dtypes = {DType::bf16};
+  req.axes = {parse_axis_assignment("rows=1024"), parse_axis_assignment("cols=1024")};
+  SessionOptions o;
+  o.worker_exe = script.string();
+  o.ceilings = CeilingsChoice::datasheet;
+  o.out = dir / "out";
+  o.worker_environment = {{"KWB_ORACLE_CACHE", (dir / "oracle cache").string()}, {"KWB_CACHE_MAX_BYTES", "1234567"}};
+  Session session(plan_cases(req, Registry::instance()), o);
+  const SessionResult result = session.run();
+  EXPECT_EQ(result.outcome, SessionOutcome::no_gpu) << result.message;
+  std::ifstream in(env_file);
+  ASSERT_TRUE(in) << "the scripted worker did not run";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("KWB_ORACLE_CACHE=" + (dir / "oracle cache").string() + "\n"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("KWB_CACHE_MAX_BYTES=1234567\n"), std::string::npos) << text.str();
 }
 
 }  // namespace

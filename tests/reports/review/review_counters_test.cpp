@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,13 @@ Mark mark(const std::string& svg, const std::string& cls, const std::string& tit
   return {};
 }
 
+// The roofline point of the case named `name`, which must be there.
+const review::RooflinePoint& point_of(const review::ReviewModel& model, const std::string& name) {
+  for (const review::RooflinePoint& p : model.points)
+    if (p.case_name == name) return p;
+  throw std::runtime_error("no roofline point for " + name);
+}
+
 TEST(ReviewCounters, EachCaseWithCountersIsAtItsModelAndMeasuredPointsJoinedByALine) {
   // 1. Prepare the model and its roofline.
   const auto cases = cases_with_counters();
@@ -84,14 +92,45 @@ TEST(ReviewCounters, EachCaseWithCountersIsAtItsModelAndMeasuredPointsJoinedByAL
   EXPECT_NE(svg.find(fmt::format("points=\"{:.1f},{:.1f} {:.1f},{:.1f}\"", dot.cx, dot.cy, ring.cx, ring.cy)),
             std::string::npos)
       << "no line from the model point to the measured point";
-  const auto point = std::find_if(model.points.begin(), model.points.end(),
-                                  [&](const review::RooflinePoint& p) { return p.case_name == heavy.nvtx_range; });
-  ASSERT_NE(point, model.points.end());
-  ASSERT_TRUE(point->measured_intensity.has_value());
-  EXPECT_NEAR(*point->measured_intensity, heavy.derived->intensity / 1.37, 1e-12);
+  const review::RooflinePoint* point = &point_of(model, heavy.nvtx_range);
+  ASSERT_TRUE(point->measured.has_value());
+  EXPECT_NEAR(point->measured->intensity, heavy.derived->intensity / 1.37, 1e-12);
+  // Its FLOPs were counted (as many as the model's): the join is solid, at the same rate.
+  EXPECT_TRUE(point->measured->flops_measured);
+  EXPECT_DOUBLE_EQ(point->measured->tflops, heavy.derived->tflops);
+  EXPECT_TRUE(point->measured->flagged);
+  EXPECT_NE(svg.find("flagged: moves 37% more DRAM traffic"), std::string::npos);
   EXPECT_NE(svg.find("traffic ratio 1.37"), std::string::npos);
   // 4. The legend says what the rings are.
   EXPECT_EQ(count(svg, "model -&gt; measured (counters)"), 1u);
+}
+
+TEST(ReviewCounters, WithoutFlopCountersTheModelsFlopsStandInAndTheJoinIsDashed) {
+  // 1. Prepare: the 1.37x case with its FLOP counter removed, as the memory set alone records it.
+  std::vector<CaseRecord> cases = cases_with_counters();
+  CaseRecord& heavy = cases[1];
+  for (KernelCounters& k : heavy.counters->kernels) k.values.erase("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
+  heavy.counters->total = total_over_kernels(heavy.counters->kernels);
+  derive_measured(heavy);
+  ASSERT_FALSE(heavy.derived->measured->flops.has_value());
+  // 2. Run.
+  const auto model = review::build_review_model(test::sample_run(), cases);
+  const std::string svg = review::roofline_svg(model);
+  // 3. Verify: still drawn, at the model's FLOPs over the measured bytes and the model's rate.
+  const review::RooflinePoint* point = &point_of(model, heavy.nvtx_range);
+  ASSERT_TRUE(point->measured.has_value());
+  EXPECT_FALSE(point->measured->flops_measured);
+  EXPECT_NEAR(point->measured->intensity, heavy.derived->intensity / 1.37, 1e-12);
+  EXPECT_DOUBLE_EQ(point->measured->tflops, heavy.derived->tflops);
+  const Mark dot = mark(svg, "pt", heavy.nvtx_range + ":");
+  const Mark ring = mark(svg, "ring", heavy.nvtx_range + ": measured");
+  ASSERT_TRUE(dot.found && ring.found);
+  const auto join = svg.find(fmt::format("points=\"{:.1f},{:.1f} {:.1f},{:.1f}\"", dot.cx, dot.cy, ring.cx, ring.cy));
+  ASSERT_NE(join, std::string::npos);
+  const auto line = svg.rfind("<polyline", join);
+  EXPECT_NE(svg.substr(line, join - line).find("stroke-dasharray"), std::string::npos)
+      << "the join of a point without FLOP counters is dashed";
+  EXPECT_NE(svg.find("the model&#39;s FLOPs: none counted"), std::string::npos);
 }
 
 TEST(ReviewCounters, HtmlHasAPerOpCountersTableWithOnlyTheCollectedFigures) {
@@ -149,7 +188,7 @@ TEST(ReviewCounters, ARunWithoutCountersShowsNone) {
   }
   const auto model = review::build_review_model(test::sample_run(), cases);
   EXPECT_TRUE(model.counters.empty());
-  for (const auto& p : model.points) EXPECT_FALSE(p.measured_intensity.has_value());
+  for (const auto& p : model.points) EXPECT_FALSE(p.measured.has_value());
   const std::string html = review_html(model);
   EXPECT_EQ(html.find("id=\"counters\""), std::string::npos);
   EXPECT_EQ(html.find("class=\"ring\""), std::string::npos);

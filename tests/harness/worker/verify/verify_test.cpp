@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/parallel_chunks.hpp"
 #include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
@@ -456,6 +457,49 @@ TEST(VerifierOutputs, IntegerOutputsAreComparedExactlyAndMinusOneIsNotPoison) {
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.mismatches, 1);
   EXPECT_EQ(r.unwritten, 0);
+}
+
+}  // namespace
+}  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// An output of several host chunks (harness/catalogue/parallel_chunks.hpp) is compared on every
+// core: the counts, the first mismatches in element order and the error sums are those of one
+// element-by-element pass, whatever the number of threads.
+TEST(VerifierChunks, ALargeOutputGivesTheCountsAndFirstMismatchesOfOneOrderedPass) {
+  const DType dtype = DType::fp32;
+  const std::size_t n = static_cast<std::size_t>(3 * kHostChunkElements + 12345);
+  const auto ref = random_reference(dtype, n, 41);
+  std::vector<double> got = ref;
+  // Planted faults in chunks 0, 1, 2 and 3, out of order of their writing.
+  const std::vector<std::size_t> wrong{static_cast<std::size_t>(2 * kHostChunkElements + 5), 17,
+                                       static_cast<std::size_t>(kHostChunkElements + 1), n - 1};
+  for (std::size_t i : wrong) got[i] = round_to_dtype(ref[i] * 1.5 + 1.0, dtype);
+  auto bytes = encode(got, dtype);
+  const std::size_t unwritten = static_cast<std::size_t>(kHostChunkElements - 1);
+  poison(bytes, dtype, unwritten);
+  Verifier v(dtype, Tolerance{1e-6, 1e-6});
+  v.compare("y", bytes, ref);
+  const VerifyResult r = v.finish(1, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.elements_checked, static_cast<std::int64_t>(n));
+  EXPECT_EQ(r.mismatches, static_cast<std::int64_t>(wrong.size()));
+  EXPECT_EQ(r.unwritten, 1);
+  std::vector<std::int64_t> expected_order{17, static_cast<std::int64_t>(unwritten),
+                                           static_cast<std::int64_t>(kHostChunkElements + 1),
+                                           static_cast<std::int64_t>(2 * kHostChunkElements + 5),
+                                           static_cast<std::int64_t>(n - 1)};
+  ASSERT_EQ(r.first_mismatches.size(), expected_order.size());
+  for (std::size_t i = 0; i < expected_order.size(); ++i) EXPECT_EQ(r.first_mismatches[i].index, expected_order[i]);
+  double worst = 0;
+  for (std::size_t i : wrong) worst = std::max(worst, std::fabs(got[i] - ref[i]));
+  EXPECT_EQ(r.max_abs_err, worst);
+  // Twice, the same bits: the chunk partials are combined in chunk order.
+  Verifier again(dtype, Tolerance{1e-6, 1e-6});
+  again.compare("y", bytes, ref);
+  EXPECT_EQ(again.finish(1, 1).rel_l2_err, r.rel_l2_err);
 }
 
 }  // namespace

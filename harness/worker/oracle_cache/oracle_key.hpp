@@ -1,0 +1,57 @@
+// The key of an oracle cache entry: everything the oracle's answer depends on, written out.
+//
+// The expected outputs of a case group are a function of the op's oracle code, the op, dtype and
+// shape, the sample the verifier reads (which indices of which axis), and the input values the
+// oracle is handed. The seed and the generator decide those values, so the key carries the seed
+// for people and a 128-bit digest of the values themselves (each input's name, dims and the bits
+// of every double): a change to a generator changes the digest, and no stale answer can be
+// served, whatever version anybody forgot to bump. The oracle code's version is a hash of its
+// sources made at build time (cmake/oracle_code_version.cmake), so editing an oracle invalidates
+// its entries by itself.
+//
+// The key is text, stored whole in the entry and compared on read: two keys whose digests collide
+// still never share an answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/catalogue/host_tensor.hpp"
+#include "harness/worker/oracle_cache/hash128.hpp"
+#include "harness/worker/oracle_cache/oracle_entry.hpp"  // kOracleEntryFormat, kOracleEntrySuffix
+#include "harness/worker/verify/sampling.hpp"
+
+namespace kwb {
+
+// A hash of the oracle sources of this build (reference/, the sampled oracle call, the host
+// decoding), 32 hex digits, generated at build time.
+std::string_view oracle_code_version();
+
+// The case group's part of the key.
+struct OracleKeyParts {
+  std::string op;
+  DType dtype = DType::fp32;
+  Shape shape;
+  std::uint64_t seed = 0;
+  SamplePlan plan;
+  std::string oracle_version = std::string(oracle_code_version());
+};
+
+struct OracleKey {
+  std::string text;  // every component, one per line
+  Digest128 digest;  // of text: names the entry's file
+  std::string file_name() const;  // "<32 hex digits>.kwb-oracle"
+};
+
+// The digest of the values an oracle reads: each tensor's name, dims and the bits of its values
+// (and magnitude fields, when any).
+Digest128 digest_tensors(const std::vector<HostTensor>& tensors);
+
+// `inputs`: what the oracle reads; `outputs`: the expected tensors as allocated for it (names
+// and dims: the layout its answer must have).
+OracleKey make_oracle_key(const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
+                          const std::vector<HostTensor>& outputs);
+
+}  // namespace kwb
