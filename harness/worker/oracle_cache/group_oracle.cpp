@@ -1,5 +1,7 @@
-// Look up, else compute and store.
+// Look up, else compute and store what is worth storing.
 #include "harness/worker/oracle_cache/group_oracle.hpp"
+
+#include <chrono>
 
 namespace kwb {
 namespace {
@@ -24,7 +26,25 @@ bool fits_layout(const std::vector<HostTensor>& stored, const std::vector<HostTe
   return true;
 }
 
+// Bytes of the expected values alone: known before the oracle runs, from the layout it fills.
+std::uint64_t value_bytes(const std::vector<HostTensor>& tensors) {
+  std::uint64_t bytes = 0;
+  for (const HostTensor& t : tensors) bytes += t.values.size() * sizeof(double);
+  return bytes;
+}
+
+// Bytes of an entry: the values and the magnitudes the oracle filled.
+std::uint64_t entry_bytes(const std::vector<HostTensor>& tensors) {
+  std::uint64_t bytes = 0;
+  for (const HostTensor& t : tensors) bytes += (t.values.size() + t.abs_sum.size() + t.root_sum_sq.size()) * sizeof(double);
+  return bytes;
+}
+
 }  // namespace
+
+bool worth_storing(std::uint64_t bytes, double compute_ms) {
+  return bytes <= kAlwaysStoredOracleBytes || compute_ms >= kOracleMsWorthAMiB * static_cast<double>(bytes) / (1 << 20);
+}
 
 std::string_view to_string(OracleSource source) {
   switch (source) {
@@ -36,7 +56,9 @@ std::string_view to_string(OracleSource source) {
 
 OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
                                 std::vector<HostTensor>& expected, const OracleFn& compute) {
-  if (!cache) {
+  // An answer the cache would refuse anyway (over a quarter of its bound) is not looked up:
+  // making its key would hash every input value for nothing.
+  if (!cache || value_bytes(expected) > cache->max_bytes() / 4) {
     compute(expected);
     return OracleSource::computed;
   }
@@ -45,8 +67,10 @@ OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts,
     expected = std::move(*stored);
     return OracleSource::cache;
   }
+  const auto start = std::chrono::steady_clock::now();
   compute(expected);
-  cache->store(key, expected);
+  const double compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (worth_storing(entry_bytes(expected), compute_ms)) cache->store(key, expected);
   return OracleSource::computed;
 }
 

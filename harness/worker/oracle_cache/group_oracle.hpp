@@ -19,10 +19,21 @@ std::string_view to_string(OracleSource source);  // "computed", "cache"
 // Fills `expected` (one tensor per output, allocated at the sampled dims, as the oracle gets it).
 using OracleFn = std::function<void(std::vector<HostTensor>& expected)>;
 
+// What is worth a place in the cache: an entry of up to kAlwaysStoredOracleBytes, or a larger one
+// whose oracle took at least kOracleMsWorthAMiB per MiB of it (reading it back, at disk speed and
+// with its checksum, costs about that). A large answer the oracle makes faster than the disk could
+// return it (a full [tokens, vocab] softmax) would only push out the entries that save time: in a
+// sweep larger than the bound, least-recently-used eviction would then evict every entry before
+// its next use.
+inline constexpr std::uint64_t kAlwaysStoredOracleBytes = std::uint64_t{64} << 20;
+inline constexpr double kOracleMsWorthAMiB = 1.0;
+bool worth_storing(std::uint64_t entry_bytes, double compute_ms);
+
 // `cache` null: no cache, the oracle runs. Otherwise the key is made from `parts`, `inputs` and
 // the layout of `expected`; a hit whose tensors do not have that layout (names, dims, sizes) is
-// taken as a miss. After computing, the answer is stored (a store that fails costs nothing but
-// the cache's one warning).
+// taken as a miss. After computing, the answer is stored when worth_storing() says so (a store
+// that fails costs nothing but the cache's one warning). An answer whose values alone exceed a
+// quarter of the bound is neither looked up nor stored.
 OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
                                 std::vector<HostTensor>& expected, const OracleFn& compute);
 

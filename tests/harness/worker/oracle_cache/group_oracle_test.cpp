@@ -157,3 +157,41 @@ TEST(GroupOracle, AStoredAnswerOfAnotherLayoutIsNotServed) {
 
 }  // namespace
 }  // namespace kwb
+
+namespace kwb {
+namespace {
+
+// Small answers are always kept; a large one only where the oracle took longer than reading it
+// back would (kOracleMsWorthAMiB per MiB); one above a quarter of the bound is not even looked up.
+TEST(GroupOracle, ALargeAnswerIsStoredOnlyWhereItsOracleCostMoreThanReadingItBack) {
+  EXPECT_TRUE(worth_storing(kAlwaysStoredOracleBytes, 0.0));
+  const std::uint64_t large = std::uint64_t{256} << 20;  // 256 MiB
+  EXPECT_FALSE(worth_storing(large, 0.5 * 256 * kOracleMsWorthAMiB));
+  EXPECT_TRUE(worth_storing(large, 2.0 * 256 * kOracleMsWorthAMiB));
+
+  TempDir dir;
+  OracleCache cache(dir.path(), std::uint64_t{1} << 40);
+  RealGroup g;
+  // A fast oracle filling a large answer: computed every time, never stored.
+  const auto n = static_cast<std::int64_t>(large / sizeof(double));
+  const auto big_outputs = [&] { return std::vector<HostTensor>{{"y", {n}, std::vector<double>(n, NAN)}}; };
+  int calls = 0;
+  const OracleFn fast = [&](std::vector<HostTensor>& out) {
+    ++calls;
+    for (std::size_t i = 0; i < out[0].values.size(); ++i) out[0].values[i] = static_cast<double>(i);
+  };
+  auto first = big_outputs();
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, first, fast), OracleSource::computed);
+  auto second = big_outputs();
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, second, fast), OracleSource::computed);
+  EXPECT_EQ(calls, 2);
+
+  // Above a quarter of the bound: neither looked up nor stored, whatever the oracle cost.
+  OracleCache small_bound(dir.path(), large);
+  auto third = big_outputs();
+  EXPECT_EQ(expected_for_group(&small_bound, g.parts(), g.inputs, third, fast), OracleSource::computed);
+  EXPECT_EQ(calls, 3);
+}
+
+}  // namespace
+}  // namespace kwb
