@@ -5,10 +5,12 @@
     scripts/stage_estimate.py SLICE/report.json FULL-PLAN.txt
 
 FULL-PLAN.txt is `kwb run --list-cases` of the whole plan (one case identity a line,
-op:variant:dtype:shape[:tunables]). The case stages (setup, verify, measure, ...) scale with the
-number of cases; the inputs and the oracle are paid once per input group (op, dtype, shape), so
-they scale with the number of groups: the slice's mean per prepared group times the plan's
-groups. The session's own stages (workers, ceilings) are paid once either way."""
+op:variant:dtype:shape[:tunables]). A slice I/N holds each case with probability 1/N: the case
+stages (setup, verify, measure, ...) scale by N. The inputs and the oracle are paid once per input
+group (op, dtype, shape: consecutive in the plan), and a group of g cases is in the slice with
+probability min(g, N)/N: each prepared group's cost is weighted by N / min(g, N) (a Horvitz-
+Thompson sum, so that groups of few variants, which a slice meets less often, count in full).
+The session's own stages (workers, ceilings) are paid once either way."""
 import json
 import sys
 from collections import defaultdict
@@ -25,14 +27,24 @@ def group_key(identity):
 def main():
     report = json.load(open(sys.argv[1]))
     plan = [line.strip() for line in open(sys.argv[2]) if line.count(":") >= 3]
-    plan_groups = len({group_key(i) for i in plan})
+    group_size = defaultdict(int)
+    for identity in plan:
+        group_size[group_key(identity)] += 1
+    plan_groups = len(group_size)
+    shard = report["run"].get("shard")
+    n_slices = shard["count"] if shard else 1
     cases = [c for c in report["cases"] if c.get("stages")]
     prepared = [c for c in cases if c["stages"].get("inputs_ms", 0) > 0]
     if not cases or not prepared:
         print("no case with stage times in the slice")
         return 1
-    case_scale = len(plan) / len(cases)
-    group_scale = plan_groups / len(prepared)
+    case_scale = n_slices
+
+    def group_weight(c):
+        return n_slices / min(group_size.get(group_key(c["nvtx_range"]), 1), n_slices)
+    if not report["run"].get("complete", True):
+        print("warning: the slice was interrupted: it holds only the ops it reached in plan order, so this "
+              "is not an estimate of the whole plan (run the slice to its end)")
     print(f"slice: {len(cases)} cases with stage times, {len(prepared)} input groups prepared; "
           f"plan: {len(plan)} cases in {plan_groups} input groups")
     session = dict((s["stage"], s["seconds"]) for s in report["run"].get("session_stages", []))
@@ -43,12 +55,12 @@ def main():
             rows.append((name, session[name], "once"))
             total += session[name]
     for stage in GROUP_STAGES:
-        s = sum(c["stages"].get(stage + "_ms", 0) for c in prepared) / 1000 * group_scale
-        rows.append((stage, s, f"x{group_scale:.1f} (groups)"))
+        s = sum(c["stages"].get(stage + "_ms", 0) * group_weight(c) for c in prepared) / 1000
+        rows.append((stage, s, "each group x N/min(g, N)"))
         total += s
     for stage in CASE_STAGES:
         s = sum(c["stages"].get(stage + "_ms", 0) for c in cases) / 1000 * case_scale
-        rows.append((stage, s, f"x{case_scale:.1f} (cases)"))
+        rows.append((stage, s, f"x{case_scale} (cases)"))
         total += s
     print(f"estimated full sweep: {total / 60:.1f} min")
     for name, seconds, how in rows:

@@ -3,8 +3,9 @@
 //
 // Per thread, and -1 unless the thread sets it. The worker's own thread sets it to its device once
 // the context exists, so the oracles it runs between cases use the GPU and nothing else does: not
-// the session's parent (which must never initialise CUDA), not a thread that computes oracles
-// while a case is being timed, not a thread whose current device is another. A test that wants
+// the session's parent (which must never initialise CUDA), not a thread whose current device is
+// another, and not any thread added later (none computes oracles in the background yet; one that
+// did while a case is timed must stay off the GPU). A test that wants
 // the GPU path sets it on its own thread.
 #pragma once
 

@@ -83,20 +83,6 @@ std::size_t free_device_bytes() {
   return free_bytes;
 }
 
-// Host milliseconds since the last lap (or since it was made): the stage times of a case.
-class LapClock {
- public:
-  double lap_ms() {
-    const auto now = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
-    last_ = now;
-    return ms;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
 CaseRecord skipped(CaseRecord rec, std::string reason) {
   rec.disposition = Disposition::skipped;
   rec.reason = std::move(reason);
@@ -164,6 +150,24 @@ struct CaseRunner::CaseLaunch {
   }
 };
 
+// Charges host time to the stage of the case now running (CaseStageTimes): enter() closes the
+// stage before. A stage that throws keeps its time: the next enter() after the catch closes it.
+class CaseRunner::StageTimer {
+ public:
+  explicit StageTimer(CaseStageTimes& times) : times_(times) {}
+  void enter(double CaseStageTimes::*stage) {
+    const auto now = std::chrono::steady_clock::now();
+    times_.*current_ += std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    current_ = stage;
+  }
+
+ private:
+  CaseStageTimes& times_;
+  double CaseStageTimes::*current_ = &CaseStageTimes::setup_ms;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 std::string input_group_key(const CaseRequest& req) {
   return req.op + "|" + std::string(to_string(req.dtype)) + "|" + req.shape.to_assignments() + "|" +
          std::to_string(req.seed);
@@ -229,7 +233,7 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   std::string phase = "prepare";
   std::optional<DeviceState> state_before;
   CaseStageTimes stages;
-  LapClock clock;
+  StageTimer timer(stages);  // in setup
   try {
     // 0. The device state the worker started with, and a fresh stream.
     // A failure here is not this variant's: it has not run yet. The state was left by what ran
@@ -251,29 +255,27 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (auto why = make_room(req, specs, workspace, key)) return skipped(std::move(rec), std::move(*why));
     if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
       flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
-    stages.setup_ms += clock.lap_ms();
 
     // 2. Inputs and oracle, once per group.
-    if (!group_) group_ = prepare_group(*op, req, specs, key, stages);
-    clock.lap_ms();  // prepare_group timed its two stages itself
+    if (!group_) group_ = prepare_group(*op, req, specs, key, timer);
 
     // 3. The variant's own preparation, once per case and outside timing, with the device state
     // read just before it.
+    timer.enter(&CaseStageTimes::isolation_ms);
     state_before = state_guard_->capture(stream_);
-    stages.isolation_ms += clock.lap_ms();
+    timer.enter(&CaseStageTimes::prepare_ms);
     const std::size_t free_before_variant = free_device_bytes();
     CaseLaunch case_launch(workspace, *group_, req, specs, stream_);
     if (variant->prepare) {
       phase = "variant prepare";
       prepare_variant(*variant, case_launch);
     }
-    stages.prepare_ms += clock.lap_ms();
 
     // 4. Verify on poisoned outputs.
     phase = "verify";
+    timer.enter(&CaseStageTimes::verify_ms);
     rec.device_memory_bytes = launch_on_poisoned_outputs(*variant, req, specs, case_launch.args, free_before_variant);
     rec.verify = verify_outputs(*op, req, specs);
-    stages.verify_ms += clock.lap_ms();
     if (!rec.verify->passed) {
       rec.disposition = Disposition::failed;
       rec.reason = failure_reason(*rec.verify);  // a wrong kernel's speed means nothing: not timed
@@ -282,14 +284,14 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     } else {
       // 5. Time, re-checking the timed launches' output.
       phase = "measure";
+      timer.enter(&CaseStageTimes::measure_ms);
       time_case(*op, *variant, req, specs, case_launch.args, rec);
       rec.disposition = Disposition::passed;
-      stages.measure_ms += clock.lap_ms();
       // 6. Hardware counters, when asked for: replay passes of their own, after timing.
       if (!req.counter_metrics.empty()) {
         phase = "counter passes";
+        timer.enter(&CaseStageTimes::counters_ms);
         collect_case_counters(*variant, req, case_launch.args, rec);
-        stages.counters_ms += clock.lap_ms();
       }
     }
   } catch (const TimedOutputMismatch& e) {
@@ -307,9 +309,11 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     rec.disposition = Disposition::failed;
     rec.reason = std::string("error during ") + phase + ": " + e.what();
   }
-  stages.prepare_ms += clock.lap_ms();  // the variant's state and workspace, freed with the try block
+  // The stage that ran last (or threw) is closed here; the variant's state and workspace, freed
+  // with the try block, went with it.
+  timer.enter(&CaseStageTimes::isolation_ms);
   if (state_before && !context_lost_) check_device_state(*state_before, rec);
-  stages.isolation_ms += clock.lap_ms();
+  timer.enter(&CaseStageTimes::isolation_ms);  // closes the check
   rec.stages = stages;
   return rec;
 }
@@ -334,9 +338,9 @@ std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const s
 // oracle's answer comes from the cache when an earlier run stored it for these very input values.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
-                                                             std::string key, CaseStageTimes& stages) {
+                                                             std::string key, StageTimer& timer) {
   ScopedRange range{"prepare inputs and oracle"};
-  LapClock clock;
+  timer.enter(&CaseStageTimes::inputs_ms);
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
   g->plan = plan_sample(op, req.shape, specs, req.seed);  // validates sample dims before any allocation
@@ -368,14 +372,14 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     decode_elements(raw.data(), type, count, h.values.data());
     host_inputs.push_back(std::move(h));
   }
-  stages.inputs_ms += clock.lap_ms();
+  timer.enter(&CaseStageTimes::oracle_ms);  // the cache's lookup and store included
   const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g->plan};
   g->oracle_source = expected_for_group(oracle_cache_.get(), key_parts, host_inputs, g->expected,
                                         [&](std::vector<HostTensor>& expected) {
                                           run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected);
                                         });
-  stages.oracle_ms += clock.lap_ms();  // the cache's lookup and store included
-  return g;
+  return g;  // the oracle stage runs on until the caller enters the next
+
 }
 
 // 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.

@@ -44,13 +44,14 @@ class CaseRunner {
  private:
   struct Group;       // inputs, sample plan and oracle answer, shared by a group's cases
   struct CaseLaunch;  // one case's workspace, prepare() state and launch arguments
+  class StageTimer;   // host time per stage of run() (CaseStageTimes)
 
   // run()'s phases, in the order it calls them (case_runner.cpp says what each does and why).
   std::optional<std::string> make_room(const CaseRequest& request, const std::vector<TensorSpec>& specs,
                                        std::size_t workspace, const std::string& key);
   std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
                                        const std::vector<TensorSpec>& specs, std::string key,
-                                       CaseStageTimes& stages);
+                                       StageTimer& timer);
   void prepare_variant(const Variant& variant, CaseLaunch& case_launch);
   std::int64_t launch_on_poisoned_outputs(const Variant& variant, const CaseRequest& request,
                                           const std::vector<TensorSpec>& specs, const LaunchArgs& args,

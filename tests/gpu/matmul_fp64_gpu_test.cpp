@@ -29,6 +29,8 @@
 namespace kwb::ref {
 namespace {
 
+using test::random_values;
+
 using test::ScopedOracleGpuDevice;
 using test::ScopedOracleGpuSwitch;
 
@@ -37,14 +39,6 @@ int current_device() {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) ADD_FAILURE() << "cudaGetDevice failed";
   return device;
-}
-
-std::vector<double> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> dist;
-  std::vector<double> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
 }
 
 // "" when x and y hold the same bits, else where they first differ.

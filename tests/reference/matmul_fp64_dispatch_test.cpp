@@ -21,16 +21,10 @@
 namespace kwb::ref {
 namespace {
 
+using test::random_values;
+
 using test::ScopedOracleGpuDevice;
 using test::ScopedOracleGpuSwitch;
-
-std::vector<double> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> dist;
-  std::vector<double> v(n);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
 
 TEST(OracleGpuSwitch, ReadsOnAndOffAndKnowsWhatItDoesNotKnow) {
   EXPECT_EQ(read_oracle_gpu_switch(nullptr), true) << "unset: the GPU where usable";

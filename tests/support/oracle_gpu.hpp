@@ -5,13 +5,25 @@
 //   { const test::ScopedOracleGpuSwitch off("0"); /* every product on the CPU */ }
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "harness/catalogue/oracle_device.hpp"
 
 namespace kwb::test {
+
+// n seeded standard-normal fp64 values: the operands of the products the tests compare.
+inline std::vector<double> random_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> dist;
+  std::vector<double> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
 
 // KWB_ORACLE_GPU set to `value` (nullptr: unset).
 class ScopedOracleGpuSwitch {
