@@ -4,7 +4,10 @@
 // Counts that do not depend on timing or on what the caches held (bytes, sectors and requests
 // at each level, instructions, tensor operations, blocks and warps launched) must agree: both
 // tools read the same hardware counters of the same launch from the same start. Cycles,
-// durations and hit or miss counts vary from replay to replay and are shown, not checked.
+// durations and hit or miss counts vary from replay to replay and are shown, not checked; so are
+// DRAM bytes written, which the two tools count over different spans (kwb's includes the
+// write-back of the lines the kernel leaves dirty in the L2, ncu's does not:
+// docs/notebook/2026-11-26-sweep-time.md).
 #pragma once
 
 #include <optional>

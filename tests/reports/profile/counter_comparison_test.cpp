@@ -22,20 +22,20 @@ TEST(CounterComparison, CountsAreCheckedAndWhatVariesFromReplayToReplayIsNot) {
     EXPECT_TRUE(is_agreement_count(m)) << m;
   for (const char* m : {"gpu__time_duration.sum", "sm__cycles_elapsed.sum", "sm__pipe_tensor_cycles_active.sum",
                         "lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum", "sm__warps_active.sum",
-                        "lts__t_sector_hit_rate.pct", "dram__bytes_read.avg", "dram__throughput.avg.pct_of_peak_sustained_elapsed"})
+                        "lts__t_sector_hit_rate.pct", "dram__bytes_read.avg", "dram__bytes_write.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"})
     EXPECT_FALSE(is_agreement_count(m)) << m;
 }
 
 TEST(CounterComparison, RatiosAndVerdictsPerMetric) {
-  const CaseCounters kwb = counters({"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+  const CaseCounters kwb = counters({"gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_op_write.sum",
                                      "sm__inst_executed.sum", "sm__ops_path_tensor_src_fp16.sum"},
                                     {{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum", 1e9},
-                                     {"dram__bytes_write.sum", 5e8}, {"sm__inst_executed.sum", 0},
+                                     {"lts__t_sectors_op_write.sum", 5e8}, {"sm__inst_executed.sum", 0},
                                      {"sm__ops_path_tensor_src_fp16.sum", 0}});
-  const CaseCounters ncu = counters({"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+  const CaseCounters ncu = counters({"gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_op_write.sum",
                                      "sm__inst_executed.sum", "lts__t_sectors_op_read.sum"},
                                     {{"gpu__time_duration.sum", 1100}, {"dram__bytes_read.sum", 1.019e9},
-                                     {"dram__bytes_write.sum", 5.15e8}, {"sm__inst_executed.sum", 0},
+                                     {"lts__t_sectors_op_write.sum", 5.15e8}, {"sm__inst_executed.sum", 0},
                                      {"lts__t_sectors_op_read.sum", 31250000}});
   const auto rows = compare_counters(&kwb, ncu);
   ASSERT_EQ(rows.size(), 6u) << "ncu's metrics, then those only kwb has";
