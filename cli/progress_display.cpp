@@ -131,8 +131,8 @@ void ProgressDisplay::status(const ProgressStatus& status) {
 void ProgressDisplay::line(const std::string& text) {
   std::lock_guard lock(mutex_);
   if (options_.style == ProgressStyle::bar && shown_ && !finished_) {
-    // One write: the bar cleared, the line, the bar again (stderr is unbuffered, and a terminal
-    // shows each write as it comes).
+    // Under the display's lock, the bar cleared, the line, the bar again: nothing else this
+    // process prints can come between them.
     drawn_ = render_locked();
     out_ << kLineStart << kClearToEnd << text << "\n" << kLineStart << drawn_ << kClearToEnd << std::flush;
     return;

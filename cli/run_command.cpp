@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
@@ -148,6 +149,7 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.devices = f.devices;
     recorded.columns = f.columns;  // what is printed is chosen now
     recorded.progress = f.progress;
+    recorded.time_report = f.time_report;
     recorded.oracle_cache = f.oracle_cache;  // so is the oracle cache
     recorded.oracle_cache_max_bytes = f.oracle_cache_max_bytes;
     f = std::move(recorded);
@@ -269,7 +271,8 @@ SessionResult run_session(RunPlan p, ProgressStyle style) {
 
 // Phase 6: the summary, the warnings and where the reports went; the exit code.
 int report_outcome(const SessionResult& result, const std::filesystem::path& out,
-                   const std::vector<CounterColumn>& columns, bool time_report_wanted) {
+                   const std::vector<CounterColumn>& columns, bool time_report_wanted,
+                   const std::set<std::string>& measured_before) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
       std::cerr << "kwb run: " << result.message << "\n";
@@ -290,7 +293,14 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   if (time_report_wanted) {
     auto stages = report.run.session_stages_s;
     stages.emplace_back("reports", result.reports_s);
-    std::cout << "\n" << format_time_report(time_report(stages, report.cases));
+    // A resumed run's report holds the cases measured before the interruption too: their stages
+    // belong to another run's wall time.
+    std::vector<CaseRecord> this_run;
+    for (const CaseRecord& c : report.cases)
+      if (!measured_before.contains(c.nvtx_range)) this_run.push_back(c);
+    std::cout << "\n" << format_time_report(time_report(stages, this_run));
+    if (!measured_before.empty())
+      std::cout << fmt::format("  ({} cases measured before the interruption are left out)\n", measured_before.size());
   }
   if (result.write_errors.empty())
     std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
@@ -337,7 +347,11 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << "kwb run: warning: " << *warning << "\n";
   plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
   const std::vector<CounterColumn> columns = plan.columns;
-  return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report);
+  std::set<std::string> measured_before;
+  if (plan.options.resume)
+    for (const auto& [identity, _] : plan.options.resume->recorded) measured_before.insert(identity);
+  return report_outcome(run_session(std::move(plan), choose_progress_style(progress)), f.out, columns, f.time_report,
+                        measured_before);
 }
 
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -51,7 +52,13 @@ void parallel_chunks(std::int64_t n, F&& fn, std::int64_t chunk = kHostChunkElem
     }
   };
   std::vector<std::thread> pool;
-  for (std::int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (std::int64_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads (a container's limit): fewer do it all
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
