@@ -13,7 +13,7 @@ CacheRoot kwb_cache_root() {
   if (const char* dir = set("KWB_CACHE_DIR")) return {dir, "$KWB_CACHE_DIR"};
   if (const char* xdg = set("XDG_CACHE_HOME")) return {std::filesystem::path(xdg) / "kwb", "$XDG_CACHE_HOME/kwb"};
   if (const char* home = set("HOME")) return {std::filesystem::path(home) / ".cache" / "kwb", "$HOME/.cache/kwb"};
-  return {std::filesystem::temp_directory_path() / "kwb-cache", "the temp folder (no $HOME)"};
+  return {std::filesystem::temp_directory_path() / "kwb-cache", "the temp folder (no $HOME)", true};
 }
 
 }  // namespace kwb

@@ -10,6 +10,7 @@ namespace kwb {
 struct CacheRoot {
   std::filesystem::path dir;
   std::string source;  // what chose it, for people: "$KWB_CACHE_DIR", "$XDG_CACHE_HOME/kwb", ...
+  bool shared = false;  // the temp folder's kwb-cache: anyone on the machine may write there
 };
 
 // $KWB_CACHE_DIR, else $XDG_CACHE_HOME/kwb, else $HOME/.cache/kwb, else <temp folder>/kwb-cache

@@ -98,6 +98,13 @@ OracleCacheSettings resolve_oracle_cache_settings(std::string_view location_flag
   const CacheRoot root = kwb_cache_root();
   s.dir = root.dir / "oracle";
   s.dir_source = root.source;
+  // The last resort, the shared temp folder, is not trusted with expected answers: anyone could
+  // plant one there that lets a wrong kernel pass. Only a folder named by the user or in $HOME.
+  if (root.shared) {
+    s.enabled = false;
+    s.off_reason = "no $HOME, $XDG_CACHE_HOME or $KWB_CACHE_DIR names a private folder (the shared temp folder is "
+                   "not trusted with verification answers); name one with --oracle-cache DIR";
+  }
   return s;
 }
 

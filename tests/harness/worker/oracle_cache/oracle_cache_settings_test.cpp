@@ -84,6 +84,25 @@ TEST(OracleCacheSettings, DefaultsToTheOracleFolderOfTheCacheRoot) {
   }
 }
 
+// Without a private folder the cache root falls back to the shared temp folder, where anyone could
+// plant an expected answer: the oracle cache is off there, saying how to name a folder.
+TEST(OracleCacheSettings, IsOffInTheSharedTempFolder) {
+  {
+    CacheEnvironment env({{"HOME", std::nullopt}});
+    const auto s = resolve_oracle_cache_settings("", "");
+    EXPECT_FALSE(s.enabled);
+    EXPECT_NE(s.off_reason.find("--oracle-cache DIR"), std::string::npos) << s.off_reason;
+  }
+  {
+    CacheEnvironment env({{"HOME", std::nullopt}});
+    EXPECT_TRUE(resolve_oracle_cache_settings("/tmp/mine", "").enabled) << "a folder the user names is used";
+  }
+  {
+    CacheEnvironment env({{"HOME", std::nullopt}, {"KWB_CACHE_DIR", "/tmp/kwb-root"}});
+    EXPECT_TRUE(resolve_oracle_cache_settings("", "").enabled) << "so is one named by $KWB_CACHE_DIR";
+  }
+}
+
 TEST(OracleCacheSettings, TheFlagWinsOverTheVariablesAndOffTurnsItOff) {
   CacheEnvironment env({{"KWB_CACHE_DIR", "/tmp/kwb-root"}, {"KWB_ORACLE_CACHE", "/tmp/from-env"},
                         {"KWB_CACHE_MAX_BYTES", "1G"}});
