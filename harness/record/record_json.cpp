@@ -1,7 +1,7 @@
-// The record codec: CaseRecord, RunInfo, DeviceInfo and Ceilings to and from JSON. The worker
-// protocol, the journal, the reports and the ceilings cache all go through these functions, so
-// a new record field is written and read in this one file (a case's hardware counters and their
-// measured point: counters_json.cpp).
+// The record codec: CaseRecord and RunInfo to and from JSON. The worker protocol, the journal,
+// the reports and the ceilings cache all go through these functions, so a new record field is
+// written and read in this one file (a case's hardware counters and their measured point:
+// counters_json.cpp; the device and its ceilings: device_json.cpp; stage times: stage_times.cpp).
 #include "harness/record/record_json.hpp"
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/record/counters_json.hpp"
+#include "harness/record/device_json.hpp"
 #include "harness/record/stage_times.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/run_provenance_json.hpp"
@@ -175,52 +176,6 @@ Json derived_json(const Derived& d) {
   j["baseline_variant"] = d.baseline_variant;
   j["baseline_math"] = d.baseline_math;
   if (d.measured) j["measured"] = to_json(*d.measured);
-  return j;
-}
-
-Json device_json(const DeviceInfo& d) {
-  Json j = Json::object();
-  j["index"] = d.index;
-  j["name"] = d.name;
-  j["uuid"] = d.uuid;
-  j["sm_count"] = d.sm_count;
-  j["cc_major"] = d.cc_major;
-  j["cc_minor"] = d.cc_minor;
-  j["sm_clock_mhz"] = number(d.sm_clock_mhz);
-  j["mem_clock_mhz"] = number(d.mem_clock_mhz);
-  j["mem_bus_width_bits"] = d.mem_bus_width_bits;
-  j["global_mem_bytes"] = d.global_mem_bytes;
-  j["l2_bytes"] = d.l2_bytes;
-  j["driver_version"] = d.driver_version;
-  j["runtime_version"] = d.runtime_version;
-  j["cupti_version"] = d.cupti_version;
-  if (!d.chip.empty()) j["chip"] = d.chip;
-  j["driver_release"] = d.driver_release;
-  return j;
-}
-
-Json ceilings_json(const Ceilings& c) {
-  Json j = Json::object();
-  j["source"] = c.source;
-  j["measured_at"] = c.measured_at;
-  j["dram_copy_gbps"] = number(c.dram_copy_gbps);
-  j["dram_copy_method"] = c.dram_copy_method;
-  Json methods = Json::object();
-  for (const auto& [name, gbps] : c.dram_copy_by_method) methods[name] = number(gbps);
-  j["dram_copy_by_method"] = std::move(methods);
-  j["dram_read_gbps"] = number(c.dram_read_gbps);
-  if (!c.dram_read_method.empty()) j["dram_read_method"] = c.dram_read_method;
-  if (!c.dram_read_by_method.empty()) {
-    Json reads = Json::object();
-    for (const auto& [name, gbps] : c.dram_read_by_method) reads[name] = number(gbps);
-    j["dram_read_by_method"] = std::move(reads);
-  }
-  j["l2_copy_gbps"] = number(c.l2_copy_gbps);
-  j["l2_working_set_bytes"] = c.l2_working_set_bytes;
-  j["fp32_tflops"] = number(c.fp32_tflops);
-  Json tensor = Json::object();
-  for (const auto& [dtype, tflops] : c.tensor_tflops) tensor[dtype] = number(tflops);
-  j["tensor_tflops"] = std::move(tensor);
   return j;
 }
 
@@ -441,50 +396,6 @@ CaseRecord read_case(const Node& n) {
   return c;
 }
 
-DeviceInfo read_device(const Node& n) {
-  DeviceInfo d;
-  d.index = n["index"].integer<int>();
-  d.name = n["name"].string();
-  d.uuid = n["uuid"].string();
-  d.sm_count = n["sm_count"].integer<int>();
-  d.cc_major = n["cc_major"].integer<int>();
-  d.cc_minor = n["cc_minor"].integer<int>();
-  d.sm_clock_mhz = n["sm_clock_mhz"].number();
-  d.mem_clock_mhz = n["mem_clock_mhz"].number();
-  d.mem_bus_width_bits = n["mem_bus_width_bits"].integer<int>();
-  d.global_mem_bytes = n["global_mem_bytes"].integer<std::int64_t>();
-  d.l2_bytes = n["l2_bytes"].integer<std::int64_t>();
-  d.driver_version = n["driver_version"].integer<int>();
-  d.runtime_version = n["runtime_version"].integer<int>();
-  d.cupti_version = n["cupti_version"].integer<std::uint32_t>();
-  if (auto c = n.find("chip")) d.chip = c->string();
-  d.driver_release = n["driver_release"].string();
-  return d;
-}
-
-Ceilings read_ceilings(const Node& n) {
-  Ceilings c;
-  c.source = n["source"].string();
-  c.measured_at = n["measured_at"].string();
-  c.dram_copy_gbps = n["dram_copy_gbps"].number();
-  c.dram_copy_method = n["dram_copy_method"].string();
-  Node methods = n["dram_copy_by_method"];
-  for (const auto& item : methods.object().items())
-    c.dram_copy_by_method[item.key()] = Node(item.value(), methods.child_path(item.key())).number();
-  c.dram_read_gbps = n["dram_read_gbps"].number();
-  if (auto method = n.find("dram_read_method")) c.dram_read_method = method->string();  // older: one kernel
-  if (auto reads = n.find("dram_read_by_method"))
-    for (const auto& item : reads->object().items())
-      c.dram_read_by_method[item.key()] = Node(item.value(), reads->child_path(item.key())).number();
-  c.l2_copy_gbps = n["l2_copy_gbps"].number();
-  c.l2_working_set_bytes = n["l2_working_set_bytes"].integer<std::int64_t>();
-  c.fp32_tflops = n["fp32_tflops"].number();
-  Node tensor = n["tensor_tflops"];
-  for (const auto& item : tensor.object().items())
-    c.tensor_tflops[item.key()] = Node(item.value(), tensor.child_path(item.key())).number();
-  return c;
-}
-
 RunInfo read_run(const Node& n) {
   n.object();
   RunInfo r;
@@ -498,12 +409,12 @@ RunInfo read_run(const Node& n) {
   Node settings = n["settings"];
   for (const auto& item : settings.object().items())
     r.settings[item.key()] = Node(item.value(), settings.child_path(item.key())).string();
-  if (auto d = n.find("device")) r.device = read_device(*d);
+  if (auto d = n.find("device")) r.device = device_info_from_json(*d);
   if (auto d = n.find("devices")) {  // only in runs over several GPUs
-    for (std::size_t i = 0; i < d->size(); ++i) r.devices.push_back(read_device(d->at(i)));
+    for (std::size_t i = 0; i < d->size(); ++i) r.devices.push_back(device_info_from_json(d->at(i)));
   }
-  if (auto c = n.find("ceilings")) r.ceilings = read_ceilings(*c);
-  if (auto c = n.find("datasheet_ceilings")) r.datasheet_ceilings = read_ceilings(*c);
+  if (auto c = n.find("ceilings")) r.ceilings = ceilings_from_json(*c);
+  if (auto c = n.find("datasheet_ceilings")) r.datasheet_ceilings = ceilings_from_json(*c);
   if (auto s = n.find("suite")) r.suite = read_suite(*s);  // reports before suites have none
   if (auto s = n.find("shard")) r.shard = read_shard(*s);  // reports before shards have none
   if (auto m = n.find("merged")) r.merged = read_merge(*m);
@@ -576,14 +487,14 @@ Json to_json(const RunInfo& r) {
   Json settings = Json::object();
   for (const auto& [key, value] : r.settings) settings[key] = value;
   j["settings"] = std::move(settings);
-  if (r.device) j["device"] = device_json(*r.device);
+  if (r.device) j["device"] = to_json(*r.device);
   if (!r.devices.empty()) {
     Json devices = Json::array();
-    for (const auto& d : r.devices) devices.push_back(device_json(d));
+    for (const auto& d : r.devices) devices.push_back(to_json(d));
     j["devices"] = std::move(devices);
   }
-  if (r.ceilings) j["ceilings"] = ceilings_json(*r.ceilings);
-  if (r.datasheet_ceilings) j["datasheet_ceilings"] = ceilings_json(*r.datasheet_ceilings);
+  if (r.ceilings) j["ceilings"] = to_json(*r.ceilings);
+  if (r.datasheet_ceilings) j["datasheet_ceilings"] = to_json(*r.datasheet_ceilings);
   if (r.suite) j["suite"] = suite_json(*r.suite);
   if (r.shard) j["shard"] = shard_json(*r.shard);
   if (r.merged) j["merged"] = merge_json(*r.merged);
@@ -593,12 +504,6 @@ Json to_json(const RunInfo& r) {
 
 RunInfo run_info_from_json(const Json& j) { return read_run(Node(j, "")); }
 RunInfo run_info_from_json(const Node& n) { return read_run(n); }
-
-Json to_json(const DeviceInfo& d) { return device_json(d); }
-DeviceInfo device_info_from_json(const Json& j) { return read_device(Node(j, "")); }
-
-Json to_json(const Ceilings& c) { return ceilings_json(c); }
-Ceilings ceilings_from_json(const Json& j) { return read_ceilings(Node(j, "")); }
 
 std::string dump_json(const Json& j, int indent) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);

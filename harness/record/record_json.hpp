@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/record/device_json.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/record.hpp"
 
@@ -32,10 +33,7 @@ RunInfo run_info_from_json(const json_read::Node& n);
 nlohmann::ordered_json shape_json(const Shape& shape);
 nlohmann::ordered_json tunables_json(const TunableValues& tunables);
 
-nlohmann::ordered_json to_json(const DeviceInfo& device);
-DeviceInfo device_info_from_json(const nlohmann::ordered_json& j);
-nlohmann::ordered_json to_json(const Ceilings& ceilings);
-Ceilings ceilings_from_json(const nlohmann::ordered_json& j);
+// DeviceInfo and Ceilings: device_json.hpp (included here for the callers of this codec).
 
 // Compact or indented text of `j`; invalid UTF-8 in strings (a stray byte in a command line)
 // is replaced with U+FFFD instead of throwing, so a finished run always gets its report.
