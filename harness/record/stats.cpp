@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace kwb {
@@ -59,6 +60,21 @@ SummaryStats summarize(std::span<const double> samples) {
   return stats;
 }
 
+double median_ci_relative_half_width(std::span<const double> sorted) {
+  constexpr std::size_t kFewest = 8;
+  const std::size_t n = sorted.size();
+  if (n < kFewest) return std::numeric_limits<double>::infinity();
+  const double median = quantile_sorted(sorted, 0.5);
+  if (median == 0) return std::numeric_limits<double>::infinity();
+  // 1-based ranks j <= k with P(X(j) <= median <= X(k)) >= 95% for any continuous distribution.
+  const double half_span = 0.98 * std::sqrt(static_cast<double>(n));  // 1.96 * sqrt(n) / 2
+  const double center = static_cast<double>(n) / 2;
+  const auto lower = static_cast<std::size_t>(std::max(1.0, std::floor(center - half_span)));
+  const auto upper =
+      static_cast<std::size_t>(std::min(static_cast<double>(n), std::ceil(center + 1 + half_span)));
+  return (sorted[upper - 1] - sorted[lower - 1]) / (2 * std::abs(median));
+}
+
 std::string_view to_string(StopReason r) {
   switch (r) {
     case StopReason::converged: return "converged";
@@ -82,6 +98,7 @@ std::optional<StoppingRule> stopping_preset(std::string_view name) {
     rule.min_samples = 10;
     rule.min_time_ms = 20;
     rule.target_noise = 0.05;
+    rule.target_precision = 0.01;
     rule.max_time_ms = 400;
     rule.max_samples = 2000;
     rule.warmup_ms = 30;
@@ -89,6 +106,7 @@ std::optional<StoppingRule> stopping_preset(std::string_view name) {
     rule.min_samples = 20;
     rule.min_time_ms = 100;
     rule.target_noise = 0.02;
+    rule.target_precision = 0.005;
     rule.max_time_ms = 1500;
     rule.max_samples = 10000;
     rule.warmup_ms = 100;
@@ -96,6 +114,7 @@ std::optional<StoppingRule> stopping_preset(std::string_view name) {
     rule.min_samples = 100;
     rule.min_time_ms = 500;
     rule.target_noise = 0.005;
+    rule.target_precision = 0.002;
     rule.max_time_ms = 10000;
     rule.max_samples = 100000;
     rule.warmup_ms = 300;
@@ -112,9 +131,11 @@ std::optional<StopReason> should_stop(const StoppingRule& rule, std::span<const 
   // sample that hits a cap was measured well enough, and must not be reported as noisy.
   // Reaching the time limit also satisfies the minimum time, should a rule set it above the limit.
   const bool enough_time = elapsed_ms >= rule.min_time_ms || elapsed_ms >= rule.max_time_ms;
-  if (count >= rule.min_samples && enough_time && !samples.empty() &&
-      relative_iqr_sorted(sorted_copy(samples)) <= rule.target_noise) {
-    return StopReason::converged;
+  if (count >= rule.min_samples && enough_time && !samples.empty()) {
+    const std::vector<double> sorted = sorted_copy(samples);
+    if (relative_iqr_sorted(sorted) <= rule.target_noise ||
+        median_ci_relative_half_width(sorted) <= rule.target_precision)
+      return StopReason::converged;
   }
   if (count >= rule.max_samples) return StopReason::max_samples;
   if (elapsed_ms >= rule.max_time_ms) return StopReason::time_limit;

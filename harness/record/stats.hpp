@@ -1,7 +1,10 @@
 // Sample statistics and the stopping rule that decides when a case has been measured enough.
 //
 // The median is the headline; noise is the relative interquartile range (IQR / median), which
-// one outlier cannot inflate the way it inflates a standard deviation.
+// one outlier cannot inflate the way it inflates a standard deviation. A case has converged when
+// either its noise is under target, or its median is known precisely enough (the 95% confidence
+// interval of the median, from order statistics, under a relative half-width): the IQR is a
+// property of the kernel and does not fall with more samples, the median's interval does.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,12 @@ double quantile_sorted(std::span<const double> sorted, double q);
 // Summary of any sample set; an empty input gives count 0 and zeros.
 SummaryStats summarize(std::span<const double> samples);
 
+// Half-width of the distribution-free 95% confidence interval of the median, relative to the
+// median: the order statistics at ranks n/2 -/+ 0.98 sqrt(n) bound it (the normal approximation
+// of the binomial count below the median). `sorted` ascending; infinity under 8 samples (too few
+// for the approximation) and for a zero median.
+double median_ci_relative_half_width(std::span<const double> sorted);
+
 enum class StopReason {
   converged,   // minimum samples and time reached, noise under target
   time_limit,  // per-case limit hit before the noise target: the case is "noisy"
@@ -39,6 +48,10 @@ struct StoppingRule {
   std::int64_t min_samples = 20;
   double min_time_ms = 100;      // wall time spent measuring, not summed kernel time
   double target_noise = 0.02;    // relative IQR
+  // Or: the median is known to within this fraction (half-width of its 95% confidence
+  // interval, relative). A spread that does not shrink with more samples (a cold, short kernel's
+  // 3% IQR) no longer runs a case to its caps once its median is pinned down.
+  double target_precision = 0.005;
   double max_time_ms = 1500;     // per case, measuring only
   std::int64_t max_samples = 10000;
   double warmup_ms = 100;        // time-based warm-up before the first sample

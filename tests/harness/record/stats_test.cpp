@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -315,6 +316,66 @@ TEST(ShouldStop, ReachingTimeLimitSatisfiesMinimumTimeSetAboveIt) {
   rule.min_time_ms = 2000;  // misconfigured above max_time_ms
   EXPECT_EQ(should_stop(rule, steady(10), 1000.0), StopReason::converged);
   EXPECT_EQ(should_stop(rule, alternating(10), 1000.0), StopReason::time_limit);
+}
+
+TEST(MedianInterval, OrderStatisticsAtTheNormalApproximationsRanks) {
+  // 1..100: ranks floor(50 - 9.8) = 40 and ceil(51 + 9.8) = 61, median 50.5.
+  std::vector<double> ramp;
+  for (int i = 1; i <= 100; ++i) ramp.push_back(i);
+  EXPECT_DOUBLE_EQ(median_ci_relative_half_width(ramp), (61.0 - 40.0) / (2 * 50.5));
+  // Identical samples pin the median exactly.
+  const std::vector<double> identical(50, 3.0);
+  EXPECT_EQ(median_ci_relative_half_width(identical), 0.0);
+}
+
+TEST(MedianInterval, TooFewSamplesOrAZeroMedianGiveNoInterval) {
+  const std::vector<double> seven{1, 2, 3, 4, 5, 6, 7};
+  EXPECT_TRUE(std::isinf(median_ci_relative_half_width(seven)));
+  const std::vector<double> zeros(20, 0.0);
+  EXPECT_TRUE(std::isinf(median_ci_relative_half_width(zeros)));
+}
+
+TEST(MedianInterval, NarrowsAsSamplesGrowWhileTheSpreadStays) {
+  // The same +-5% spread at 100 and 10000 samples: the IQR stays, the interval shrinks ~10x.
+  const auto spread = [](std::size_t n) {
+    std::vector<double> samples;
+    for (std::size_t i = 0; i < n; ++i)
+      samples.push_back(0.95 + 0.1 * std::fmod(0.6180339887 * static_cast<double>(i), 1.0));
+    std::sort(samples.begin(), samples.end());
+    return samples;
+  };
+  const double few = median_ci_relative_half_width(spread(100));
+  const double many = median_ci_relative_half_width(spread(10000));
+  EXPECT_GT(summarize(spread(10000)).noise, 0.04);
+  EXPECT_NEAR(few / many, 10.0, 1.5);
+}
+
+// A cold, short kernel: a +-5% spread (relative IQR 5%, over the default 2% target) at 1 ms a
+// sample. Its median is known to 0.5% after a few hundred samples; the rule stops there
+// instead of running to the 1.5 s time limit and calling the case noisy.
+TEST(ShouldStop, ASpreadThatDoesNotShrinkConvergesOnceTheMedianIsPrecise) {
+  const StoppingRule rule = *stopping_preset("default");
+  std::vector<double> samples;
+  double elapsed_ms = 0;
+  std::optional<StopReason> reason;
+  while (!reason) {
+    samples.push_back(0.95 + 0.1 * std::fmod(0.6180339887 * static_cast<double>(samples.size()), 1.0));
+    elapsed_ms += 1;
+    reason = should_stop(rule, samples, elapsed_ms);
+  }
+  EXPECT_EQ(reason, StopReason::converged);
+  EXPECT_GT(summarize(samples).noise, rule.target_noise);
+  EXPECT_GT(samples.size(), 200u);   // not at the minimums: the interval decided
+  EXPECT_LT(samples.size(), 1000u);  // and well before the 1500 ms limit
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_LE(median_ci_relative_half_width(sorted), rule.target_precision);
+}
+
+TEST(StoppingPreset, PrecisionTargetsTightenFromQuickToPrecise) {
+  EXPECT_GT(stopping_preset("quick")->target_precision, stopping_preset("default")->target_precision);
+  EXPECT_GT(stopping_preset("default")->target_precision, stopping_preset("precise")->target_precision);
+  EXPECT_DOUBLE_EQ(stopping_preset("default")->target_precision, StoppingRule{}.target_precision);
 }
 
 }  // namespace
