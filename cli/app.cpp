@@ -75,7 +75,8 @@ int run_cli(int argc, char** argv) {
   }
   CLI::App app{"kwb: Kernel Workbench. Verifies GPU kernels against fp64 oracles, times them with "
                "CUPTI, and reports bandwidth, FLOP rate and roofline efficiency."};
-  app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitSha + ")");
+  app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitSha + ")" +
+                                       (kCompileCheckBuild ? ", compile-check build: measures nothing" : ""));
   app.require_subcommand(1);
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

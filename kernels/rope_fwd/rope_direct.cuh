@@ -302,43 +302,16 @@ void with_pack(const RotateParams& p, Fn&& fn) {
   }
 }
 
-// The launchers dispatch the dtype themselves, as rope_rotate.cuh's launch_rotate does (why: see
-// there): both are inline, so fused_v2's and fused_v3's files each hold both kernels' PTX.
+// The launchers dispatch the dtype themselves, as rope_rotate.cuh's launch_rotate does; each is
+// defined in a file of its own (rope_direct.cu, rope_per_pack.cu), where its kernels are compiled.
 
 // fused_v2: token-major items of both halves of a chunk pair, `items_per_thread` per thread.
-inline void launch_direct(const LaunchArgs& a, const Rotation& r) {
-  const std::int64_t per_thread = a.tunables ? a.tunable("items_per_thread") : kDirectDefaultItems;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const RotateParams p = rotate_params<T>(a, r);
-    with_pack<T>(p, [&](auto lanes_tag, int lanes) {
-      constexpr int E = decltype(lanes_tag)::value;
-      auto go = [&](auto items_tag) {
-        constexpr int U = decltype(items_tag)::value;
-        launch_slices<2, T>(a, p, lanes, rope_direct_kernel<T, E, U>, kThreads, U);
-      };
-      if (per_thread == 4) go(std::integral_constant<int, 4>{});
-      else if (per_thread == 1) go(std::integral_constant<int, 1>{});
-      else go(std::integral_constant<int, kDirectDefaultItems>{});
-    });
-  });
-}
+void launch_direct(const LaunchArgs& a, const Rotation& r);
 
 // fused_v3: one output pack per thread, 128-thread blocks, tensor-major, tables and partner
 // halves evict_last (16-byte packs; narrower packs, e.g. fp32 at head_dim 4, without hints).
 inline constexpr int kPerPackThreads = 128;
-inline void launch_per_pack(const LaunchArgs& a, const Rotation& r) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const RotateParams p = rotate_params<T>(a, r);
-    with_pack<T>(p, [&](auto lanes_tag, int lanes) {
-      constexpr int E = decltype(lanes_tag)::value;
-      constexpr int kCache = E * sizeof(T) == 16 ? kCacheTablesLast : kCacheDefault;
-      launch_slices<1, T>(a, p, lanes, rope_direct_kernel<T, E, 1, kPerPackThreads, kOrderTensorMajor, kCache, 1>,
-                          kPerPackThreads, 1);
-    });
-  });
-}
+void launch_per_pack(const LaunchArgs& a, const Rotation& r);
 
 inline std::vector<Tunable> direct_tunables() {
   return {{"items_per_thread", {kDirectDefaultItems, 1, 4},

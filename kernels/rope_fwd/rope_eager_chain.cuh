@@ -166,17 +166,8 @@ void eager_chain(const LaunchArgs& a) {
                                     sin_t, ws, a.stream);
 }
 
-// Both directions are instantiated in every file that includes this header (the dtype and the
-// direction dispatched here, not at registration), as before the chain named its tensors: its
-// PTX stays as it was.
-inline void launch_eager_chain(const LaunchArgs& a, bool backward) {
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (backward)
-      eager_chain<T, true>(a);
-    else
-      eager_chain<T, false>(a);
-  });
-}
+// Both directions, every dtype: defined in rope_eager_chain.cu, so that the chain's kernels are
+// compiled once for the forward's and the backward's baselines.
+void launch_eager_chain(const LaunchArgs& a, bool backward);
 
 }  // namespace kwb::rope

@@ -242,41 +242,10 @@ RotateParams rotate_params(const LaunchArgs& a, const Rotation& r) {
   return p;
 }
 
-// Launches the rotation. The dtype is dispatched here, not at registration: this inline function
-// puts every rope_rotate_kernel in the PTX of each file that includes the header (fused_v2 and v3
-// too), as it did before the variants named their tensors; dispatching at registration would drop
-// those unused copies, a PTX change left for a commit that is timed on its own.
-inline void launch_rotate(const LaunchArgs& a, const Rotation& r) {
-  const std::int64_t items_per_block = a.tunables ? a.tunable("items") : kDefaultItemsPerBlock;
-  const std::int64_t unroll = a.tunables ? a.tunable("unroll") : kDefaultUnroll;
-  dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    RotateParams p = rotate_params<T>(a, r);
-    const int lanes = lanes_for(p.half, sizeof(T));
-    p.tokens_per_block = tokens_per_block_for(p.heads + p.kv_heads, p.half, lanes, items_per_block);
-    p.by_chunks = FastDiv(static_cast<unsigned>(p.half / lanes));
-    p.by_per_token = FastDiv(static_cast<unsigned>((p.heads + p.kv_heads) * (p.half / lanes)));
-    const auto blocks = static_cast<unsigned>((p.tokens + p.tokens_per_block - 1) / p.tokens_per_block);
-    const auto shared = static_cast<std::size_t>(p.tokens_per_block) * 2 * p.half * sizeof(float);
-    auto go = [&](auto lanes_tag) {
-      constexpr int E = decltype(lanes_tag)::value;
-      if constexpr (E * sizeof(T) <= 16) {
-        if (unroll == 4)
-          rope_rotate_kernel<T, E, 4><<<blocks, kThreads, shared, a.stream>>>(p);
-        else if (unroll == 1)
-          rope_rotate_kernel<T, E, 1><<<blocks, kThreads, shared, a.stream>>>(p);
-        else
-          rope_rotate_kernel<T, E, kDefaultUnroll><<<blocks, kThreads, shared, a.stream>>>(p);
-      }
-    };
-    switch (lanes) {
-      case 8: go(std::integral_constant<int, 8>{}); break;
-      case 4: go(std::integral_constant<int, 4>{}); break;
-      case 2: go(std::integral_constant<int, 2>{}); break;
-      default: go(std::integral_constant<int, 1>{}); break;
-    }
-  });
-}
+// Launches the rotation (fused_v1 of both directions; the sign is a kernel argument). Defined in
+// rope_rotate.cu, so that its kernels are compiled once, not in every file that includes this
+// header.
+void launch_rotate(const LaunchArgs& a, const Rotation& r);
 
 // The tunables both fused_v1 variants declare (the first value of each is the default).
 inline std::vector<Tunable> rotate_tunables() {

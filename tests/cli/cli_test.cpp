@@ -1,6 +1,5 @@
 // The real `kwb` binary, run as a user would: exit codes and the messages that tell the user what
 // to fix. Input errors must be reported (exit 2) before any GPU work, so these run anywhere.
-#include <cuda_runtime_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "harness/record/version.hpp"
+#include "harness/worker/measure/device_info.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/mentions.hpp"
@@ -202,12 +202,29 @@ TEST(Cli, VersionPrintsTheToolVersion) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(^\d+\.\d+\.\d+)"))) << r.output;
 }
 
+TEST(Cli, VersionSaysWhenTheBuildIsACompileCheck) {
+  const CliResult r = run_kwb("--version");
+  EXPECT_EQ(Mentions(r, "compile-check build"), kCompileCheckBuild) << r.output;
+}
+
+// A compile-check build (-DKWB_COMPILE_CHECK=ON, device code at -O1) must never measure: it sees
+// no GPU, and says why and how to build one that measures.
+TEST(CompileCheckBuild, SeesNoGpuAndSaysHowToBuildOneThatMeasures) {
+  if (!kCompileCheckBuild) GTEST_SKIP() << "not a compile-check build: the GPU, if any, is used";
+  std::string why;
+  EXPECT_EQ(cuda_device_count(&why), 0);
+  EXPECT_NE(why.find("-DKWB_COMPILE_CHECK=OFF"), std::string::npos) << why;
+  TempDir dir;
+  const CliResult r = run_kwb("run --op rmsnorm_fwd --out " + shell_quote((dir.path() / "out").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(Mentions(r, "compile-check build")) << r.output;
+}
+
 // ---- no GPU -----------------------------------------------------------------------------
 
 TEST(CliNoGpu, RunExitsThreeAndSaysWhatCanStillBeDone) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaSuccess && count > 0)
+  const int count = cuda_device_count(nullptr);
+  if (count > 0)
     GTEST_SKIP() << "a GPU is present: " << count << " device(s); the no-GPU path cannot be tested here";
   TempDir dir;
   const CliResult r = run_kwb("run --op rmsnorm_fwd --out " + shell_quote((dir.path() / "out").string()));
@@ -217,9 +234,8 @@ TEST(CliNoGpu, RunExitsThreeAndSaysWhatCanStillBeDone) {
 }
 
 TEST(CliNoGpu, VerifyPresetAndEdgeShapesAreAcceptedPlans) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaSuccess && count > 0)
+  const int count = cuda_device_count(nullptr);
+  if (count > 0)
     GTEST_SKIP() << "a GPU is present: " << count << " device(s); the no-GPU path cannot be tested here";
   TempDir dir;
   const CliResult r = run_kwb("run --op rmsnorm_fwd --preset verify --shapes edge --out " +

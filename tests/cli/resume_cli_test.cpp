@@ -2,7 +2,6 @@
 // holds every case (or --no-measure) gives the reports from the journal alone; different flags,
 // a different plan, a garbled middle line, an older journal and a missing one are refused with
 // exit 2 before any GPU work; an incomplete journal on a machine without a GPU exits 3.
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "harness/record/json_report.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "tests/support/report_test_support.hpp"
+#include "harness/worker/measure/device_info.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
 #include "harness/plan/shard.hpp"
@@ -115,8 +115,7 @@ TEST(ResumeCli, NoMeasureWritesAnIncompleteReportFromTheJournalAlone) {
 }
 
 TEST(ResumeCli, IncompleteJournalNeedsAGpuExit3) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
+  if (cuda_device_count(nullptr) > 0)
     GTEST_SKIP() << "a GPU is present: the resume would measure";
   JournalDir j(1);
   const auto r = kwb("run --resume " + j.arg() + " --datasheet-ceilings");

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/record/version.hpp"
 #include "harness/worker/measure/nvml.hpp"
 
 namespace kwb {
@@ -27,6 +28,13 @@ std::string format_uuid(const cudaUUID_t& uuid) {
 }  // namespace
 
 int cuda_device_count(std::string* why) {
+  if (kCompileCheckBuild) {
+    if (why)
+      *why = "this kwb is a compile-check build (configured with -DKWB_COMPILE_CHECK=ON: device code at -O1, "
+             "built to check that it compiles), so its kernels are not the ones to measure; configure "
+             "without it (cmake -S . -B build -DKWB_COMPILE_CHECK=OFF) to run them";
+    return 0;
+  }
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
