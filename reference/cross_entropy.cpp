@@ -18,16 +18,23 @@
 // FLOPs per labelled logit: max, exp and accumulate for the statistics, then exp again, scale and
 // the one-hot subtraction for the gradient: about 8. At ~2 FLOP per byte the op is memory-bound.
 //
-// The loss sums over every token, so it is not aligned with the tokens axis (sample_dim -1) and
-// every case is verified in full: the fp64 oracle runs on row chunks in parallel threads, so that
-// the 8192 x 128256 peer shape (1G elements) takes seconds, not minutes.
+// The loss sums over every token, so it is not aligned with the tokens axis (sample_dim -1), and
+// the gradient's scale 1 / n_valid counts every label. Labels come whole (sample_dim -1: 4 bytes
+// a token), so the host oracle is positional: it computes the gradient of whichever rows it is
+// given against the whole count. The loss of a large case comes from the device oracle
+// (reference/cross_entropy_fp64_gpu.hpp: every row's terms in fp64 on the GPU, summed here in
+// row order), so its gradient rows are sampled and its 10^9 logits stay on the device; where no
+// GPU may serve the oracles the case is verified in full, the host oracle running on row chunks
+// in parallel threads (the 8192 x 128256 peer shape, 1G elements, in seconds).
 #include <algorithm>
 #include <cmath>
 #include <thread>
 
+#include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/cross_entropy.hpp"
+#include "reference/cross_entropy_fp64_gpu.hpp"
 
 namespace kwb {
 namespace {
@@ -81,7 +88,7 @@ std::vector<TensorSpec> xent_tensors(const Shape& s, DType dtype) {
   const auto [tokens, vocab] = CrossEntropyAxes::of(s);
   return {
       {.name = "logits", .dims = {tokens, vocab}, .sample_dim = 0, .init = Distribution::normal(0.0, 2.0)},
-      {.name = "labels", .dims = {tokens}, .sample_dim = 0,
+      {.name = "labels", .dims = {tokens}, .sample_dim = -1,
        .init = Distribution::integers(0, vocab, kIgnoredFraction, kCrossEntropyIgnoreIndex),
        .elem = ElemType::int32},
       {.name = "loss", .dims = {1}, .is_output = true, .sample_dim = -1, .elem = ElemType::fp32,
@@ -107,15 +114,16 @@ WorkModel xent_work(const Shape& s, DType dtype) {
 // Rows [begin, end): the row losses (0 for ignored rows) and the gradient rows
 // (softmax(row) - onehot) * inv_n (0 for ignored rows), with the bound's magnitudes: the
 // gradient's per element, the loss's per row (summed by the caller).
-void xent_rows(const double* logits, const double* labels, std::int64_t vocab, double inv_n,
-               std::int64_t begin, std::int64_t end, double* row_loss, double* row_magnitude, double* grad,
-               double* grad_magnitude) {
+// labels[rows[r]] is row r's label (rows: the sampled tokens' indices, or every token).
+void xent_rows(const double* logits, const double* labels, const std::int64_t* rows, std::int64_t vocab,
+               double inv_n, std::int64_t begin, std::int64_t end, double* row_loss, double* row_magnitude,
+               double* grad, double* grad_magnitude) {
   const double sqrt_v = std::sqrt(static_cast<double>(vocab));
   for (std::int64_t r = begin; r < end; ++r) {
     const double* x = logits + r * vocab;
     double* g = grad + r * vocab;
     double* gm = grad_magnitude + r * vocab;
-    const auto label = static_cast<long long>(labels[r]);
+    const auto label = static_cast<long long>(labels[rows[r]]);
     if (!cross_entropy_label_counts(label, vocab)) {
       row_loss[r] = 0;
       row_magnitude[r] = 0;
@@ -145,16 +153,37 @@ void xent_rows(const double* logits, const double* labels, std::int64_t vocab, d
   }
 }
 
-void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const auto [tokens, vocab] = CrossEntropyAxes::of(shape);
+std::int64_t count_valid(const std::vector<double>& labels, std::int64_t vocab) {
+  std::int64_t n_valid = 0;
+  for (double label : labels)
+    if (cross_entropy_label_counts(static_cast<long long>(label), vocab)) ++n_valid;
+  return n_valid;
+}
+
+// The loss and its bound from every token's row terms (0 for an ignored row), summed in row order
+// (the same bits at any thread count): shared by the host and the device oracles.
+void xent_loss(const std::vector<double>& row_loss, const std::vector<double>& row_magnitude, std::int64_t tokens,
+               std::int64_t n_valid, HostTensor& loss) {
+  const double inv_n = n_valid > 0 ? 1.0 / static_cast<double>(n_valid) : 0.0;
+  double loss_sum = 0, magnitude_sq = 0;
+  for (std::size_t r = 0; r < row_loss.size(); ++r) loss_sum += row_loss[r], magnitude_sq += row_magnitude[r] * row_magnitude[r];
+  loss.values[0] = loss_sum * inv_n;
+  loss.abs_sum.assign(1, n_valid > 0 ? std::sqrt(static_cast<double>(tokens)) * loss.values[0] + 2 : 0.0);
+  loss.root_sum_sq.assign(1, std::sqrt(magnitude_sq) * inv_n);
+}
+
+// The rows `rows` (sample indices into the whole labels) of logits `in[0]`; in[1] holds every
+// token's label. The loss is that of the given rows (the whole loss when they are every token; a
+// sampled case's loss is the device oracle's).
+void xent_oracle(const Shape& shape, const std::vector<std::int64_t>& rows, const std::vector<HostTensor>& in,
+                 std::vector<HostTensor>& out) {
+  const auto [tokens, vocab] = CrossEntropyAxes::of(shape);  // tokens: the rows given
   const double* logits = in[0].values.data();
-  const double* labels = in[1].values.data();
+  const std::vector<double>& labels = in[1].values;
   out[1].abs_sum.assign(out[1].values.size(), 0.0);
   double* grad = out[1].values.data();
   double* grad_magnitude = out[1].abs_sum.data();
-  std::int64_t n_valid = 0;
-  for (std::int64_t r = 0; r < tokens; ++r)
-    if (cross_entropy_label_counts(static_cast<long long>(labels[r]), vocab)) ++n_valid;
+  const std::int64_t n_valid = count_valid(labels, vocab);
   // All rows ignored: loss 0 and gradient 0 (every row is ignored), where PyTorch gives NaN.
   const double inv_n = n_valid > 0 ? 1.0 / static_cast<double>(n_valid) : 0.0;
 
@@ -167,17 +196,26 @@ void xent_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vec
   const std::int64_t per = (tokens + workers - 1) / workers;
   std::vector<std::thread> pool;
   for (std::int64_t w = 1; w < workers; ++w)
-    pool.emplace_back(xent_rows, logits, labels, vocab, inv_n, std::min(tokens, w * per),
+    pool.emplace_back(xent_rows, logits, labels.data(), rows.data(), vocab, inv_n, std::min(tokens, w * per),
                       std::min(tokens, (w + 1) * per), row_loss.data(), row_magnitude.data(), grad, grad_magnitude);
-  xent_rows(logits, labels, vocab, inv_n, 0, std::min(tokens, per), row_loss.data(), row_magnitude.data(),
-            grad, grad_magnitude);
+  xent_rows(logits, labels.data(), rows.data(), vocab, inv_n, 0, std::min(tokens, per), row_loss.data(),
+            row_magnitude.data(), grad, grad_magnitude);
   for (auto& t : pool) t.join();
+  xent_loss(row_loss, row_magnitude, static_cast<std::int64_t>(labels.size()), n_valid, out[0]);
+}
 
-  double loss_sum = 0, magnitude_sq = 0;  // in row order: the same bits at any thread count
-  for (std::size_t r = 0; r < row_loss.size(); ++r) loss_sum += row_loss[r], magnitude_sq += row_magnitude[r] * row_magnitude[r];
-  out[0].values[0] = loss_sum * inv_n;
-  out[0].abs_sum.assign(1, n_valid > 0 ? std::sqrt(static_cast<double>(tokens)) * out[0].values[0] + 2 : 0.0);
-  out[0].root_sum_sq.assign(1, std::sqrt(magnitude_sq) * inv_n);
+// The loss of the whole case on the GPU (DeviceOracleArgs: every tensor as the device holds it).
+void xent_device_loss(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
+  const auto [tokens, vocab] = CrossEntropyAxes::of(a.shape);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(tokens));
+  cuda_check(cudaMemcpyAsync(labels.data(), a.tensors[1], labels.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
+                             a.stream),
+             "copy labels (cross_entropy device oracle)");
+  std::vector<double> row_loss, row_magnitude;  // the call synchronises the stream
+  ref::cross_entropy_rows_fp64_gpu(a.tensors[0], a.dtype, static_cast<const std::int32_t*>(a.tensors[1]), tokens,
+                                   vocab, row_loss, row_magnitude, a.stream);
+  xent_loss(row_loss, row_magnitude, tokens, count_valid(std::vector<double>(labels.begin(), labels.end()), vocab),
+            expected[0]);
 }
 
 KWB_REGISTER_OP(Op{
@@ -189,7 +227,8 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = xent_tensors,
     .work = xent_work,
-    .oracle = xent_oracle,
+    .positional_oracle = xent_oracle,
+    .device_unaligned_oracle = xent_device_loss,
     .sample_axis = "tokens",
     .compute_unit = "fp32",
     .default_shapes = xent_default_shapes(),

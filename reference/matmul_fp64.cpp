@@ -6,10 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -34,26 +30,6 @@ std::vector<double> plain(std::int64_t rows, std::int64_t cols, const MatrixView
 }  // namespace
 
 int oracle_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
-
-std::optional<bool> read_oracle_gpu_switch(const char* value) {
-  const auto is = [&](const char* word) { return std::strcmp(value, word) == 0; };
-  if (value == nullptr || *value == '\0' || is("1") || is("on")) return true;
-  if (is("0") || is("off")) return false;
-  return std::nullopt;
-}
-
-bool oracle_gpu_allowed() {
-  const char* value = std::getenv("KWB_ORACLE_GPU");
-  if (const auto allowed = read_oracle_gpu_switch(value)) return *allowed;
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    std::fprintf(stderr,
-                 "kwb: KWB_ORACLE_GPU='%s' is neither 0/off nor 1/on: the oracles' fp64 products use the GPU "
-                 "where one is usable (set KWB_ORACLE_GPU=0 to keep them on the CPU)\n",
-                 value);
-  });
-  return true;
-}
 
 namespace {
 

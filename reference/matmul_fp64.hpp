@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "harness/catalogue/oracle_device.hpp"
+
 namespace kwb::ref {
 
 struct MatrixView {
@@ -55,12 +57,10 @@ void matmul_fp64_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, std::i
 // the worker's cores, about what a GPU call's allocations and copies cost; below it the CPU wins.
 inline constexpr double kGpuMinMultiplyAdds = 134217728.0;  // 2^27
 
-// Whether KWB_ORACLE_GPU lets matmul_fp64 use the GPU: unset, empty, "1" or "on" yes; "0" or
-// "off" no; any other value is read as yes, with one note on stderr per process saying so. Read
-// at each call, so that a test can compare both paths in one process.
-bool oracle_gpu_allowed();
-// The switch's reading of one value (nullptr: unset); nullopt for a value it does not know.
-std::optional<bool> read_oracle_gpu_switch(const char* value);
+// Whether KWB_ORACLE_GPU lets matmul_fp64 use the GPU, and the switch's reading of one value
+// (harness/catalogue/oracle_device.hpp, where every oracle's GPU path reads it).
+using kwb::oracle_gpu_allowed;
+using kwb::read_oracle_gpu_switch;
 
 // Threads matmul_fp64 uses (hardware_concurrency, at least 1); exposed for the tests.
 int oracle_threads();

@@ -23,7 +23,7 @@ struct CaseRef {
 struct Badges {
   bool hot = false;         // measured with warm caches
   bool throttled = false;   // some samples under a throttled SM clock
-  bool noisy = false;       // stopped before the noise target
+  bool noisy = false;       // stopped by a cap before the noise or precision target
   bool unverified = false;  // no verification ran, or it could not pass
   bool any() const { return hot || throttled || noisy || unverified; }
   std::string text() const;  // "hot,noisy"; empty when none

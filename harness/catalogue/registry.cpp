@@ -132,6 +132,9 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   }
   if (!op.sample_axis.empty() && !names.count(op.sample_axis))
     out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
+  if (op.device_unaligned_oracle && op.sample_axis.empty())
+    out.push_back(where + " sets .device_unaligned_oracle but no sample_axis: with nothing sampled it is never "
+                          "used; remove it or name the axis");
   auto check_shapes = [&](const std::vector<Shape>& shapes, const char* which) {
     for (const Shape& s : shapes) {
       bool fits = s.axes.size() == op.axes.size();

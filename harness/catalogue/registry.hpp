@@ -181,6 +181,16 @@ struct LaunchArgs {
   T& state_as() const { return *static_cast<T*>(state); }
 };
 
+// What an op's device oracle for its unaligned outputs sees (Op::device_unaligned_oracle): the
+// case, and every tensor as the device holds it, in the order of the op's tensors(shape, dtype).
+struct DeviceOracleArgs {
+  const Shape& shape;
+  DType dtype;
+  const std::vector<TensorSpec>& specs;
+  const std::vector<const void*>& tensors;  // device pointers, one per spec
+  cudaStream_t stream;
+};
+
 struct Op {
   std::string name;
   std::string description;
@@ -203,6 +213,16 @@ struct Op {
   std::function<void(const Shape&, const std::vector<std::int64_t>& sample_indices,
                      const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected)>
       positional_oracle;
+  // Optional, for an op with outputs not aligned with its sample axis (sample_dim -1: a loss that
+  // sums every row): those outputs' expected values and bound magnitudes, computed in fp64 on the
+  // device the calling thread named for the oracles (harness/catalogue/oracle_device.hpp), from
+  // the whole inputs as the device holds them. It fills, of `expected` (one tensor per output, at
+  // the full shape for these outputs), the unaligned outputs alone. Where it is usable a large
+  // case samples its aligned outputs (the host oracle runs on their slabs, and what it writes in
+  // the unaligned outputs is replaced by this); where it is not (no device named, KWB_ORACLE_GPU=0)
+  // the case is verified in full on the host, which stays the ground truth. A GPU test compares
+  // the two at small shapes.
+  std::function<void(const DeviceOracleArgs&, std::vector<HostTensor>& expected)> device_unaligned_oracle;
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;

@@ -36,9 +36,9 @@ SummaryStats summarize(std::span<const double> samples);
 double median_ci_relative_half_width(std::span<const double> sorted);
 
 enum class StopReason {
-  converged,   // minimum samples and time reached, noise under target
-  time_limit,  // per-case limit hit before the noise target: the case is "noisy"
-  max_samples, // sample cap reached before the noise target
+  converged,   // minimum samples and time reached, noise or the median's interval under target
+  time_limit,  // per-case limit hit before either target: the case is "noisy"
+  max_samples, // sample cap reached before either target
 };
 std::string_view to_string(StopReason r);
 std::optional<StopReason> parse_stop_reason(std::string_view text);

@@ -11,6 +11,7 @@
 
 #include "harness/catalogue/case_identity.hpp"
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/oracle_device.hpp"
 #include "harness/worker/measure/graph_launch.hpp"
 #include "harness/worker/memory_skip.hpp"
 #include "harness/worker/oracle_cache/group_oracle.hpp"
@@ -168,9 +169,12 @@ class CaseRunner::StageTimer {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// Whether a device may serve the oracles is part of it: it decides the sample plan (an op's
+// unaligned outputs from the device, or the whole case on the host), and KWB_ORACLE_GPU is read
+// at each call.
 std::string input_group_key(const CaseRequest& req) {
   return req.op + "|" + std::string(to_string(req.dtype)) + "|" + req.shape.to_assignments() + "|" +
-         std::to_string(req.seed);
+         std::to_string(req.seed) + (oracle_device_usable() ? "|oracle on device" : "|oracle on host");
 }
 
 std::string nvtx_case_name(const CaseRequest& req) {
@@ -343,7 +347,8 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   timer.enter(&CaseStageTimes::inputs_ms);
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
-  g->plan = plan_sample(op, req.shape, specs, req.seed);  // validates sample dims before any allocation
+  // Validates the sample dims before any allocation.
+  g->plan = plan_sample(op, req.shape, specs, req.seed, oracle_device_usable());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
     const ElemType type = t.elem_type(req.dtype);
@@ -374,9 +379,18 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   }
   timer.enter(&CaseStageTimes::oracle_ms);  // the cache's lookup and store included
   const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g->plan};
-  g->oracle_source = expected_for_group(oracle_cache_.get(), key_parts, host_inputs, g->expected,
+  // An answer partly from the device oracle is not stored: it reads every input element on the
+  // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
+  OracleCache* cache = g->plan.unaligned_on_device ? nullptr : oracle_cache_.get();
+  g->oracle_source = expected_for_group(cache, key_parts, host_inputs, g->expected,
                                         [&](std::vector<HostTensor>& expected) {
                                           run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected);
+                                          if (g->plan.unaligned_on_device) {
+                                            std::vector<const void*> tensors;
+                                            for (const auto& b : g->buffers) tensors.push_back(b->ptr);
+                                            op.device_unaligned_oracle({req.shape, req.dtype, specs, tensors, stream_},
+                                                                       expected);
+                                          }
                                         });
   return g;  // the oracle stage runs on until the caller enters the next
 

@@ -33,6 +33,30 @@ std::vector<HostTensor> loss_only(const Shape& s) {
   return cot;
 }
 
+// A sampled case hands the oracle some rows of logits and every label: each given row's gradient
+// is that row of the whole case's (scaled by every labelled token, not the sampled ones).
+TEST(CrossEntropyOracle, SampledRowsGetTheWholeCasesGradientRows) {
+  const std::int64_t tokens = 64, vocab = 50;
+  std::vector<double> labels;
+  for (std::int64_t t = 0; t < tokens; ++t) labels.push_back(t % 3 == 0 ? -100 : static_cast<double>(t % vocab));
+  const auto in = inputs_with_labels(vocab, labels, 9);
+  const auto whole = run_oracle(xent(), shape(tokens, vocab), in);
+  const std::vector<std::int64_t> rows{0, 3, 4, 5, 40, 63};
+  HostTensor sub_logits{"logits", {static_cast<std::int64_t>(rows.size()), vocab}, {}};
+  for (std::int64_t r : rows)
+    sub_logits.values.insert(sub_logits.values.end(), in[0].values.begin() + r * vocab,
+                             in[0].values.begin() + (r + 1) * vocab);
+  const Shape sub = shape(static_cast<std::int64_t>(rows.size()), vocab);
+  auto out = empty_outputs(xent().tensors(sub, DType::fp32));
+  xent().positional_oracle(sub, rows, {sub_logits, in[1]}, out);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::int64_t v = 0; v < vocab; ++v) {
+      const auto at = static_cast<std::size_t>(i * vocab + v), in_whole = static_cast<std::size_t>(rows[i] * vocab + v);
+      ASSERT_EQ(out[1].values[at], whole[1].values[in_whole]) << "row " << rows[i] << " class " << v;
+      ASSERT_EQ(out[1].abs_sum[at], whole[1].abs_sum[in_whole]) << "row " << rows[i] << " class " << v;
+    }
+}
+
 TEST(CrossEntropyOracle, MatchesHandComputedLossAndGradient) {
   // Row 0: equal logits (softmax 1/3 each), label 0: loss ln 3.
   // Row 1: logits ln 1, ln 2, ln 3 (softmax 1/6, 2/6, 3/6), label 2: loss ln 2.

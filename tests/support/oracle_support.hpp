@@ -18,6 +18,7 @@
 
 #include "harness/catalogue/host_tensor.hpp"
 #include "harness/catalogue/registry.hpp"
+#include "harness/worker/verify/sampling.hpp"
 #include "harness/worker/prepare/draws.hpp"
 #include "harness/worker/prepare/host_generators.hpp"
 
@@ -84,7 +85,7 @@ inline std::vector<HostTensor> empty_outputs(const std::vector<TensorSpec>& spec
 // The op's oracle on `inputs` (fp32 specs give the output shapes).
 inline std::vector<HostTensor> run_oracle(const Op& op, const Shape& shape, const std::vector<HostTensor>& inputs) {
   auto outputs = empty_outputs(op.tensors(shape, DType::fp32));
-  op.oracle(shape, inputs, outputs);
+  run_full_oracle(op, shape, inputs, outputs);
   return outputs;
 }
 

@@ -24,7 +24,8 @@ std::vector<std::int64_t> SamplePlan::dims(const TensorSpec& t) const {
   return out;
 }
 
-SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed) {
+SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed,
+                       bool device_oracle_usable) {
   SamplePlan plan;
   plan.axis = op.sample_axis;
   if (!op.sample_axis.empty()) plan.axis_size = shape.at(op.sample_axis);
@@ -50,13 +51,16 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
     plan.note = "full: the op has no sample axis";
     return plan;
   }
+  std::vector<std::string> unaligned;  // outputs the device oracle gives whole
   for (const auto& t : specs) {
-    if (t.is_output && t.sample_dim < 0) {
-      all_indices();
-      plan.note = fmt::format("full: output '{}' is not aligned with the sample axis '{}'", t.name,
-                              op.sample_axis);
-      return plan;
+    if (!t.is_output || t.sample_dim >= 0) continue;
+    if (op.device_unaligned_oracle && device_oracle_usable) {
+      unaligned.push_back("'" + t.name + "'");
+      continue;
     }
+    all_indices();
+    plan.note = fmt::format("full: output '{}' is not aligned with the sample axis '{}'", t.name, op.sample_axis);
+    return plan;
   }
   // The cost of verifying one index: the largest aligned tensor's slab (the oracle reads the
   // inputs' slabs too: a per-row loss over a [rows, vocab] input costs vocab per row).
@@ -71,6 +75,10 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
                                          plan.indices.size(), plan.axis_size, op.sample_axis,
                                          plan.block_starts.size(), kSampleBlockRows)
                            : "full";
+  plan.unaligned_on_device = plan.sampled && !unaligned.empty();
+  if (plan.unaligned_on_device)
+    plan.note += fmt::format("; {} (not aligned with {}) from the fp64 device oracle over every index",
+                             fmt::join(unaligned, ", "), op.sample_axis);
   return plan;
 }
 
@@ -84,6 +92,17 @@ void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan
     op.positional_oracle(sub, plan.indices, inputs, expected);
   else
     op.oracle(sub, inputs, expected);
+}
+
+void run_full_oracle(const Op& op, const Shape& shape, const std::vector<HostTensor>& inputs,
+                     std::vector<HostTensor>& expected) {
+  if (op.oracle) {
+    op.oracle(shape, inputs, expected);
+    return;
+  }
+  std::vector<std::int64_t> indices(static_cast<std::size_t>(op.sample_axis.empty() ? 1 : shape.at(op.sample_axis)));
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::int64_t>(i);
+  op.positional_oracle(shape, indices, inputs, expected);
 }
 
 std::vector<SlabCopy> slab_copies(const std::vector<std::int64_t>& dims, int sample_dim,

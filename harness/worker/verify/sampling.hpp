@@ -7,7 +7,10 @@
 //
 // Rule for outputs not aligned with the axis (sample_dim = -1, e.g. a weight gradient summed
 // over every row): such an output depends on every index of the axis, so the oracle must see
-// all of them. The case is then verified in full, nothing is sampled, and the record says why.
+// all of them. The case is then verified in full, nothing is sampled, and the record says why;
+// unless the op computes those outputs on the device (Op::device_unaligned_oracle) and the
+// calling thread may use it: then the aligned outputs are sampled as usual and the unaligned
+// ones come, whole, from the device oracle (SamplePlan::unaligned_on_device).
 // The device scan (device_scan.hpp) covers every element of every output either way.
 #pragma once
 
@@ -26,6 +29,8 @@ struct SamplePlan {
   std::vector<std::int64_t> indices;  // sorted indices of the axis to check (all when not sampled)
   std::vector<std::int64_t> block_starts;  // the sampled blocks' first indices (empty: not sampled)
   std::string note;              // VerifyResult::sampling
+  // Sampled, and the outputs not aligned with the axis are the device oracle's (whole).
+  bool unaligned_on_device = false;
 
   // Whether verification reads only the sampled slabs of this tensor.
   bool gathers(const TensorSpec& t) const { return sampled && t.sample_dim >= 0; }
@@ -37,14 +42,21 @@ struct SamplePlan {
 
 // Throws std::invalid_argument (naming the op and tensor) for a sample_dim out of range or a
 // tensor whose size along it is not the axis's.
-// The sampled indices are drawn from `seed` (rows_to_verify).
-SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed);
+// The sampled indices are drawn from `seed` (rows_to_verify). `device_oracle_usable`: whether the
+// op's device_unaligned_oracle may run here (oracle_device_usable() on the worker's thread).
+SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed,
+                       bool device_oracle_usable = false);
 
 // Runs the op's oracle on what `plan` gathered: the shape with its sample axis shrunk to the
 // number of sampled indices, and, for an op with a positional_oracle, those indices themselves.
 // `expected` holds one preallocated tensor per output, at the plan's dims.
 void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
                         const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected);
+
+// The op's oracle on the whole shape: `oracle`, or `positional_oracle` with every index of the
+// sample axis (what the tests and a full verification call).
+void run_full_oracle(const Op& op, const Shape& shape, const std::vector<HostTensor>& inputs,
+                     std::vector<HostTensor>& expected);
 
 // One strided copy, in bytes: `height` blocks of `width` bytes, the i-th from
 // src + src_offset + i * src_pitch to dst + dst_offset + i * dst_pitch (cudaMemcpy2D's form).

@@ -146,6 +146,15 @@ TEST(RegistryProblems, APositionalOracleStandsInForTheOracleButNotBesideIt) {
   EXPECT_TRUE(HasProblem(r, {"op 'op_a'", "both .oracle and .positional_oracle"}));
 }
 
+TEST(RegistryProblems, ADeviceOracleForUnalignedOutputsNeedsASampleAxis) {
+  Op op = sound_op("op_a");
+  op.sample_axis.clear();
+  op.device_unaligned_oracle = [](const DeviceOracleArgs&, std::vector<HostTensor>&) {};
+  Registry r;
+  r.add(op);
+  EXPECT_TRUE(HasProblem(r, {"op 'op_a'", ".device_unaligned_oracle but no sample_axis"}));
+}
+
 TEST(RegistryProblems, TunableNamedLikeAnAxisOfItsOpClashes) {
   Registry r;
   r.add(sound_op("op_a"));

@@ -98,6 +98,33 @@ TEST(SamplePlan, AnOutputNotAlignedWithTheAxisTurnsSamplingOffAndSaysWhy) {
   for (const auto& t : specs) EXPECT_EQ(plan.elements(t), t.numel()) << t.name;
 }
 
+// cross_entropy's scalar loss sums every token: on the host alone the case is verified in full;
+// where its device oracle may run, the gradient rows are sampled, the labels come whole (the
+// gradient's scale counts every labelled token) and the loss is the device's.
+TEST(SamplePlan, AnUnalignedOutputTheDeviceOracleGivesWholeLetsTheCaseBeSampled) {
+  const Op& xent = op("cross_entropy");
+  ASSERT_TRUE(xent.device_unaligned_oracle);
+  const Shape large{{{"tokens", 8192}, {"vocab", 32000}}};
+  const auto specs = xent.tensors(large, DType::bf16);
+  const SamplePlan host = plan_sample(xent, large, specs, 1);
+  EXPECT_FALSE(host.sampled);
+  EXPECT_FALSE(host.unaligned_on_device);
+  EXPECT_NE(host.note.find("output 'loss' is not aligned with the sample axis 'tokens'"), std::string::npos)
+      << host.note;
+  const SamplePlan device = plan_sample(xent, large, specs, 1, true);
+  EXPECT_TRUE(device.sampled) << device.note;
+  EXPECT_TRUE(device.unaligned_on_device);
+  EXPECT_NE(device.note.find("'loss' (not aligned with tokens) from the fp64 device oracle"), std::string::npos)
+      << device.note;
+  EXPECT_EQ(device.dims(specs[1]), (std::vector<std::int64_t>{8192})) << "every label";
+  EXPECT_EQ(device.dims(specs[3])[0], static_cast<std::int64_t>(device.indices.size())) << "sampled gradient rows";
+  EXPECT_EQ(device.dims(specs[2]), (std::vector<std::int64_t>{1})) << "the loss, whole";
+  const Shape small{{{"tokens", 7}, {"vocab", 33}}};
+  const SamplePlan tiny = plan_sample(xent, small, xent.tensors(small, DType::bf16), 1, true);
+  EXPECT_FALSE(tiny.sampled);
+  EXPECT_FALSE(tiny.unaligned_on_device) << "in full, the host oracle gives every output";
+}
+
 TEST(SamplePlan, ALargeAlignedInputMakesTheCaseSampledEvenWhenTheOutputIsSmall) {
   // loss is [rows] but the oracle reads [rows, vocab] logits: verifying every row costs 64M.
   const Op& nll = op("test_label_nll");
