@@ -50,7 +50,9 @@ std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& d) {
   const auto path = ceilings_cache_path(d);
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
-    return ceilings_from_json(nlohmann::ordered_json::parse(read_text_file(path)));
+    const std::string text = read_text_file(path);
+    check_json_depth(text, path);
+    return ceilings_from_json(nlohmann::ordered_json::parse(text));
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged cache is remeasured, never trusted
   }

@@ -39,7 +39,9 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
   const std::string where = "--tuning " + path.string();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_text_file(path));
+    const std::string text = read_text_file(path);
+    check_json_depth(text, path);
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where, e.what()));
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -74,13 +75,67 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
   sync_folder(folder);
 }
 
+std::uintmax_t max_input_bytes() {
+  constexpr std::uintmax_t kDefault = std::uintmax_t{4} << 30;
+  const char* text = std::getenv("KWB_MAX_INPUT_BYTES");
+  if (text == nullptr || *text == '\0') return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value == 0 || text[0] == '-')
+    throw ReportError(fmt::format("KWB_MAX_INPUT_BYTES='{:.40}' is not a positive whole number of bytes; unset it for "
+                                  "the default (4 GiB) or give e.g. 8589934592",
+                                  text));
+  return value;
+}
+
 std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows links: a link to a file is a file
+  if (!ec && std::filesystem::is_directory(status))
+    throw ReportError(fmt::format("{}: is a directory; give the file inside it", path.string()));
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw ReportError(fmt::format("{}: is not a regular file (a FIFO, device or socket); give a file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ReportError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::uintmax_t limit = max_input_bytes();
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limit)
+    throw ReportError(fmt::format("{}: {} bytes, over the {}-byte limit for an input file (KWB_MAX_INPUT_BYTES "
+                                  "raises it)",
+                                  path.string(), size, limit));
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit)  // the file grew while being read
+      throw ReportError(fmt::format("{}: over the {}-byte limit for an input file (KWB_MAX_INPUT_BYTES raises it)",
+                                    path.string(), limit));
+  }
   if (in.bad()) throw ReportError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
-  return std::move(text).str();
+  return text;
+}
+
+void check_json_depth(std::string_view text, const std::filesystem::path& path) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ReportError(fmt::format("{}: JSON nested deeper than {} levels (at byte {}); kwb's files nest under 10: "
+                                      "this is not one of them",
+                                      path.string(), kMaxJsonDepth, i));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
 }
 
 }  // namespace kwb

@@ -4,6 +4,7 @@
 // then see either the previous file or the new one, never a truncated mix.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -16,7 +17,19 @@ namespace kwb {
 // Throws std::runtime_error naming the path and the OS error; the temp file is removed then.
 void atomic_write_file(const std::filesystem::path& path, std::string_view content);
 
-// The whole file as bytes; throws ReportError naming the path when it cannot be read.
+// The whole file as bytes; throws ReportError naming the path when it cannot be read, when it is
+// not a regular file (a directory, a FIFO, a device such as /dev/zero: refused before any read,
+// so nothing blocks or reads without end), or when it is larger than max_input_bytes().
 std::string read_text_file(const std::filesystem::path& path);
+
+// The largest input file the tool reads: 4 GiB, or KWB_MAX_INPUT_BYTES (a positive integer).
+std::uintmax_t max_input_bytes();
+
+// JSON text nested deeper than this is refused before any parser sees it: a document tree of
+// 10^5 levels overflows the stack when it is copied or freed. kwb's own files nest under 10.
+inline constexpr int kMaxJsonDepth = 256;
+// Throws ReportError naming `path` and the byte where the text first nests deeper than
+// kMaxJsonDepth (arrays and objects; brackets inside strings do not count).
+void check_json_depth(std::string_view text, const std::filesystem::path& path);
 
 }  // namespace kwb

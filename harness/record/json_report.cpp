@@ -71,9 +71,15 @@ Report report_from_json(const Json& j) {
 
 Report read_report_json(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
+  check_json_depth(text, path);
   Json j;
   try {
     j = Json::parse(text);
+  } catch (const Json::out_of_range& e) {  // a number beyond double, such as 1e400
+    std::string_view what = e.what();
+    if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos)
+      what.remove_prefix(pos + 2);
+    throw ReportError(fmt::format("{}: invalid JSON: {}", path.string(), what));
   } catch (const Json::parse_error& e) {
     // nlohmann's what() already says "parse error at line L, column C: ..."; drop its id prefix.
     std::string_view what = e.what();

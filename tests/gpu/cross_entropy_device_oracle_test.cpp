@@ -97,28 +97,23 @@ TEST(CrossEntropyDeviceOracle, LossAndItsBoundEqualTheHostOraclesInEveryDtype) {
 // says which.
 TEST(CrossEntropyDeviceOracle, ALargeCaseSamplesItsGradientRowsOnlyWhereTheDeviceMayServeTheOracle) {
   KWB_REQUIRE_GPU();
-  const Shape large{{{"tokens", 8192}, {"vocab", 32000}}};
-  {
-    test::ScopedOracleGpuSwitch on("1");
+  const auto run_large = [](const char* oracle_gpu) {
+    test::ScopedOracleGpuSwitch oracle_switch(oracle_gpu);
     test::ScopedOracleGpuDevice device(0);
-    const CaseRecord rec = test::run_in_process("cross_entropy", "fused_v1_cluster_row_in_registers", DType::bf16,
-                                                large, std::string(kVerifyOnlyPreset), 11);
-    ASSERT_EQ(rec.disposition, Disposition::passed) << rec.reason;
-    EXPECT_LT(rec.verify->rows_checked, rec.verify->rows_total);
-    EXPECT_NE(rec.verify->sampling.find("'loss' (not aligned with tokens) from the fp64 device oracle"),
-              std::string::npos)
-        << rec.verify->sampling;
-  }
-  {
-    test::ScopedOracleGpuSwitch off("0");
-    test::ScopedOracleGpuDevice device(0);
-    const CaseRecord rec = test::run_in_process("cross_entropy", "fused_v1_cluster_row_in_registers", DType::bf16,
-                                                large, std::string(kVerifyOnlyPreset), 11);
-    ASSERT_EQ(rec.disposition, Disposition::passed) << rec.reason;
-    EXPECT_EQ(rec.verify->rows_checked, rec.verify->rows_total);
-    EXPECT_NE(rec.verify->sampling.find("full: output 'loss' is not aligned"), std::string::npos)
-        << rec.verify->sampling;
-  }
+    return test::run_in_process("cross_entropy", "fused_v1_cluster_row_in_registers", DType::bf16,
+                                Shape{{{"tokens", 8192}, {"vocab", 32000}}}, std::string(kVerifyOnlyPreset), 11);
+  };
+  const CaseRecord sampled = run_large("1");
+  ASSERT_EQ(sampled.disposition, Disposition::passed) << sampled.reason;
+  EXPECT_LT(sampled.verify->rows_checked, sampled.verify->rows_total);
+  EXPECT_NE(sampled.verify->sampling.find("'loss' (not aligned with tokens) from the fp64 device oracle"),
+            std::string::npos)
+      << sampled.verify->sampling;
+  const CaseRecord full = run_large("0");
+  ASSERT_EQ(full.disposition, Disposition::passed) << full.reason;
+  EXPECT_EQ(full.verify->rows_checked, full.verify->rows_total);
+  EXPECT_NE(full.verify->sampling.find("full: output 'loss' is not aligned"), std::string::npos)
+      << full.verify->sampling;
 }
 
 }  // namespace

@@ -236,6 +236,26 @@ std::vector<double> alternating(std::size_t n) {
   return samples;
 }
 
+// The rule applied after every sample until it stops: sample(i) is the i-th sample, each taking
+// `ms_per_sample` of wall time.
+struct Stopped {
+  std::vector<double> samples;
+  double elapsed_ms = 0;
+  StopReason reason = StopReason::converged;
+};
+template <class SampleFn>
+Stopped run_until_stop(const StoppingRule& rule, SampleFn sample, double ms_per_sample) {
+  Stopped out;
+  std::optional<StopReason> reason;
+  while (!reason) {
+    out.samples.push_back(sample(out.samples.size()));
+    out.elapsed_ms += ms_per_sample;
+    reason = should_stop(rule, out.samples, out.elapsed_ms);
+  }
+  out.reason = *reason;
+  return out;
+}
+
 TEST(ShouldStop, ConvergesWhenSamplesTimeAndNoiseAllMeetTheRule) {
   EXPECT_EQ(should_stop(small_rule(), steady(10), 100.0), StopReason::converged);
 }
@@ -262,31 +282,17 @@ TEST(ShouldStop, NoiseEqualToTargetConverges) {
 
 TEST(ShouldStop, NoisySamplesNeverConvergeAndStopOnTimeLimit) {
   const StoppingRule rule = *stopping_preset("default");
-  std::vector<double> samples;
-  double elapsed_ms = 0;
-  std::optional<StopReason> reason;
-  while (!reason) {
-    samples.push_back(samples.size() % 2 == 0 ? 1.0 : 1.5);
-    elapsed_ms += 10;
-    reason = should_stop(rule, samples, elapsed_ms);
-  }
-  EXPECT_EQ(reason, StopReason::time_limit);
-  EXPECT_DOUBLE_EQ(elapsed_ms, rule.max_time_ms);
+  const Stopped run = run_until_stop(rule, [](std::size_t i) { return i % 2 == 0 ? 1.0 : 1.5; }, 10);
+  EXPECT_EQ(run.reason, StopReason::time_limit);
+  EXPECT_DOUBLE_EQ(run.elapsed_ms, rule.max_time_ms);
 }
 
 TEST(ShouldStop, SteadySamplesConvergeAsSoonAsMinimumsAreMet) {
   // 1 ms per sample: 100 samples are needed to reach the default 100 ms minimum time.
-  const StoppingRule rule = *stopping_preset("default");
-  std::vector<double> samples;
-  double elapsed_ms = 0;
-  std::optional<StopReason> reason;
-  while (!reason) {
-    samples.push_back(1.0 + 0.001 * static_cast<double>(samples.size() % 3));
-    elapsed_ms += 1;
-    reason = should_stop(rule, samples, elapsed_ms);
-  }
-  EXPECT_EQ(reason, StopReason::converged);
-  EXPECT_EQ(samples.size(), 100u);
+  const Stopped run = run_until_stop(
+      *stopping_preset("default"), [](std::size_t i) { return 1.0 + 0.001 * static_cast<double>(i % 3); }, 1);
+  EXPECT_EQ(run.reason, StopReason::converged);
+  EXPECT_EQ(run.samples.size(), 100u);
 }
 
 TEST(ShouldStop, StopsAtSampleCap) {
@@ -355,15 +361,10 @@ TEST(MedianInterval, NarrowsAsSamplesGrowWhileTheSpreadStays) {
 // instead of running to the 1.5 s time limit and calling the case noisy.
 TEST(ShouldStop, ASpreadThatDoesNotShrinkConvergesOnceTheMedianIsPrecise) {
   const StoppingRule rule = *stopping_preset("default");
-  std::vector<double> samples;
-  double elapsed_ms = 0;
-  std::optional<StopReason> reason;
-  while (!reason) {
-    samples.push_back(0.95 + 0.1 * std::fmod(0.6180339887 * static_cast<double>(samples.size()), 1.0));
-    elapsed_ms += 1;
-    reason = should_stop(rule, samples, elapsed_ms);
-  }
-  EXPECT_EQ(reason, StopReason::converged);
+  const Stopped run = run_until_stop(
+      rule, [](std::size_t i) { return 0.95 + 0.1 * std::fmod(0.6180339887 * static_cast<double>(i), 1.0); }, 1);
+  const std::vector<double>& samples = run.samples;
+  EXPECT_EQ(run.reason, StopReason::converged);
   EXPECT_GT(summarize(samples).noise, rule.target_noise);
   EXPECT_GT(samples.size(), 200u);   // not at the minimums: the interval decided
   EXPECT_LT(samples.size(), 1000u);  // and well before the 1500 ms limit

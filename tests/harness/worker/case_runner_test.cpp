@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/catalogue/oracle_device.hpp"
+
 namespace kwb {
 namespace {
 
@@ -26,7 +28,20 @@ TEST(InputGroupKey, IsTheSameForEveryVariantTunableAndSettingOfOneInput) {
   b.mode = Mode::hot;
   b.preset = "quick";
   EXPECT_EQ(input_group_key(a), input_group_key(b));
-  EXPECT_EQ(input_group_key(a), "rmsnorm_fwd|bf16|rows=1024,cols=4096|7");
+  EXPECT_EQ(input_group_key(a), "rmsnorm_fwd|bf16|rows=1024,cols=4096|7|oracle on host")
+      << "this thread named no device for the oracles";
+}
+
+// Whether a device may serve the oracles decides the sample plan (an op's unaligned outputs from
+// the device, or everything on the host), so a group prepared one way is not reused the other.
+TEST(InputGroupKey, DiffersWhenTheOraclesMayUseTheDevice) {
+  const CaseRequest a = rmsnorm_case("fused_v2_vec16", 1024);
+  const std::string host = input_group_key(a);
+  set_oracle_gpu_device(0);
+  const std::string device = input_group_key(a);
+  set_oracle_gpu_device(-1);
+  EXPECT_NE(host, device);
+  EXPECT_EQ(device, "rmsnorm_fwd|bf16|rows=1024,cols=4096|7|oracle on device");
 }
 
 TEST(InputGroupKey, DiffersWhenTheOpDtypeShapeOrSeedDiffers) {
