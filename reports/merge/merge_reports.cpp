@@ -98,8 +98,12 @@ MergeResult merge_shard_reports(const std::vector<ShardReport>& shards, const Me
   MergeResult result;
   // Shards at or past the plan's size hold no case: their runs write no report and miss nothing.
   const std::int64_t shards_with_cases = std::min<std::int64_t>(plan.count, plan.plan_cases);
-  for (int i = 0; i < shards_with_cases; ++i)
-    if (!by_index.count(i)) result.missing_shards.push_back(i);
+  std::int64_t given_with_cases = 0;
+  for (const auto& entry : by_index) given_with_cases += entry.first < shards_with_cases ? 1 : 0;
+  result.missing_shard_count = shards_with_cases - given_with_cases;
+  // The first few missing, found in O(given + listed) steps whatever the shard count.
+  for (std::int64_t i = 0; i < shards_with_cases && result.missing_shards.size() < kListedMissingShards; ++i)
+    if (!by_index.count(static_cast<int>(i))) result.missing_shards.push_back(static_cast<int>(i));
 
   Report& out = result.report;
   out.run = first.report.run;  // device, ceilings, suite, settings, build of the first shard
@@ -133,10 +137,13 @@ MergeResult merge_shard_reports(const std::vector<ShardReport>& shards, const Me
   std::sort(out.cases.begin(), out.cases.end(), [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });
   // A baseline and its fused variants usually land in different shards: speedups need them all.
   derive_speedups(out.cases);
-  out.run.complete = all_complete && result.missing_shards.empty();
-  if (!result.missing_shards.empty()) {
+  out.run.complete = all_complete && result.missing_shard_count == 0;
+  if (result.missing_shard_count > 0) {
     std::string list;
     for (int i : result.missing_shards) list += fmt::format("{}{}/{}", list.empty() ? "" : ", ", i, plan.count);
+    const std::int64_t unlisted = result.missing_shard_count - static_cast<std::int64_t>(result.missing_shards.size());
+    if (unlisted > 0) list += fmt::format(" and {} more", unlisted);
+    out.run.settings["shards_missing"] = std::to_string(result.missing_shard_count);
     result.warnings.insert(result.warnings.begin(),
                            fmt::format("missing shard(s) {}: the merged report holds {} of {} cases and is marked "
                                        "incomplete", list, out.cases.size(), plan.plan_cases));

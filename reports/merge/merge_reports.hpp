@@ -33,9 +33,14 @@ struct MergeOptions {
 
 struct MergeResult {
   Report report;
+  // The first kListedMissingShards shards that hold cases but were not given, and how many there
+  // are: a shard count read from a file may be 2^31 - 1, and every missing shard is not listed.
   std::vector<int> missing_shards;
+  std::int64_t missing_shard_count = 0;
   std::vector<std::string> warnings;  // for people: missing shards, differing ceilings or builds
 };
+
+inline constexpr std::size_t kListedMissingShards = 20;
 
 // The settings every shard must share: each changes what a time means.
 inline const std::vector<std::string> kMergeSettings = {"mode", "flush", "launch", "preset", "seed", "timer"};

@@ -131,10 +131,28 @@ TEST_F(MergeReports, MissingShardIsReportedAndMarksTheReportIncomplete) {
   shards.erase(shards.begin() + 1);  // shard 2
   const MergeResult m = merge_shard_reports(shards, {});
   EXPECT_EQ(m.missing_shards, std::vector<int>{2});
+  EXPECT_EQ(m.missing_shard_count, 1);
   EXPECT_FALSE(m.report.run.complete);
   EXPECT_EQ(m.report.run.merged->missing_shards, std::vector<int>{2});
   ASSERT_FALSE(m.warnings.empty());
   EXPECT_NE(m.warnings[0].find("2/4"), std::string::npos) << m.warnings[0];
+}
+
+// A shard count read from a file may be huge (2^31 - 1): the missing shards are counted, and
+// only the first few listed, in bounded time and memory.
+TEST_F(MergeReports, AHugeShardCountIsCountedNotListed) {
+  std::vector<ShardReport> shards{shard(0, 3)};
+  shards[0].report.run.shard->count = 2147483647;
+  shards[0].report.run.shard->plan_cases = 2147483647;
+  shards[0].report.cases.resize(1);  // plan position 0: shard 0 of any count
+  const MergeResult m = merge_shard_reports(shards, {});
+  EXPECT_EQ(m.missing_shard_count, 2147483646);
+  EXPECT_EQ(m.missing_shards.size(), kListedMissingShards);
+  EXPECT_EQ(m.missing_shards.front(), 1);
+  EXPECT_FALSE(m.report.run.complete);
+  EXPECT_EQ(m.report.run.settings.at("shards_missing"), "2147483646");
+  ASSERT_FALSE(m.warnings.empty());
+  EXPECT_NE(m.warnings[0].find("and 2147483626 more"), std::string::npos) << m.warnings[0];
 }
 
 TEST_F(MergeReports, InterruptedShardMarksTheReportIncomplete) {
