@@ -57,6 +57,7 @@ struct CompareFlags {
   std::string history;                    // a `kwb history` database; empty: not given
   std::string junit, markdown;
   bool strict_env = false;
+  bool allow_disjoint = false;
   bool confirm = false;
   std::string base_kwb, new_kwb, confirm_rounds, case_timeout, progress;  // empty: not given
 };
@@ -204,6 +205,14 @@ int compare(const CompareFlags& f, const std::string& self_exe) {
     std::cerr << "kwb compare: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // No case in common: nothing was judged, and a gate that passed on that would hide a wrong file.
+  if (report.cases.empty() && !f.allow_disjoint) {
+    std::cerr << fmt::format("kwb compare: {} ({} cases) and {} ({} cases) have no case in common, so nothing was "
+                             "compared; check that these are the runs you meant (same ops, shapes, dtypes), or pass "
+                             "--allow-disjoint to accept it\n",
+                             f.base, base.cases.size(), f.next, next.cases.size());
+    return kExitBadInput;
+  }
   if (auto problem = missing_samples_problem(report)) {
     std::cerr << "kwb compare: " << *problem << "\n";
     return kExitBadInput;
@@ -287,6 +296,8 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
                   "(one line updated in place), lines (a line per round, for logs) or none. Default: bar on a "
                   "terminal, lines otherwise")
       ->type_name("bar|lines|none");
+  cmd->add_flag("--allow-disjoint", f.allow_disjoint,
+                "Accept reports with no case in common (exit 0 then, nothing compared); without it that is exit 2");
   cmd->add_flag("--strict-env", f.strict_env,
                 "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, launch, preset, timer or test slowdown");
   cmd->footer("Cases whose clocks were throttled (over 5% of a side's samples) or shifted (SM clock middles over 3% "

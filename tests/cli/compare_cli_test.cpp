@@ -71,6 +71,23 @@ TEST_F(CompareCli, SlowerCaseExitsOneAndNamesItInJunitAndMarkdown) {
   EXPECT_NE(read_text_file(md).find("| slower | `rmsnorm_fwd:fused_v2_vec16"), std::string::npos);
 }
 
+// Two reports with no case in common compare nothing: exit 2 naming both, unless the user accepts
+// it (a gate that passed on a wrong file would hide it).
+TEST_F(CompareCli, ReportsWithNoCaseInCommonExitTwoUnlessAllowed) {
+  const auto base = write("base.json", 1.0);
+  Report other = test::empty_report("NVIDIA H100 80GB HBM3");
+  other.cases = {timed_case("layernorm_fwd", "fused_v1", 2048, noisy_samples(3, 60, 20.0, 0.01))};
+  const auto next = (dir_ / "other.json").string();
+  write_report_json(next, other);
+  const CommandResult r = kwb(base + " " + next);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "have no case in common")) << r.output;
+  EXPECT_TRUE(has(r, "base.json (2 cases)") && has(r, "other.json (1 cases)")) << r.output;
+  EXPECT_TRUE(has(r, "--allow-disjoint")) << r.output;
+  const CommandResult allowed = kwb(base + " " + next + " --allow-disjoint");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+}
+
 TEST_F(CompareCli, FasterCaseIsNoRegression) {
   const auto base = write("base.json", 1.0), next = write("new.json", 0.9);
   const CommandResult r = kwb(base + " " + next);
