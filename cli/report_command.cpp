@@ -9,6 +9,7 @@
 #include "harness/record/json_node.hpp"
 #include "reports/review/review_model.hpp"
 #include "harness/record/json_report.hpp"
+#include "harness/record/output_paths.hpp"
 #include "reports/review/review_html.hpp"
 #include "reports/review/review_markdown.hpp"
 
@@ -28,6 +29,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
       exit_code = kExitBadInput;
       return;
     }
+    // The outputs are checked before anything is read, as compare and select check theirs.
+    for (const auto& [flag, path] : {std::pair{"--html", &html_path}, std::pair{"--md", &md_path}}) {
+      if (path->empty()) continue;
+      if (auto problem = check_output_file(*path)) {
+        std::cerr << "kwb report: " << flag << ": " << *problem << "; pass a file in a writable folder\n";
+        exit_code = kExitBadInput;
+        return;
+      }
+    }
     Report report;
     try {
       report = read_report_json(input);
@@ -38,13 +48,19 @@ void add_report_command(CLI::App& app, int& exit_code) {
       return;
     }
     const review::ReviewModel model = review::build_review_model(report.run, report.cases);
-    if (!html_path.empty()) {
-      write_review_html(html_path, model);
-      std::cout << "wrote " << html_path << "\n";
-    }
-    if (!md_path.empty()) {
-      write_review_markdown(md_path, model);
-      std::cout << "wrote " << md_path << "\n";
+    try {
+      if (!html_path.empty()) {
+        write_review_html(html_path, model);
+        std::cout << "wrote " << html_path << "\n";
+      }
+      if (!md_path.empty()) {
+        write_review_markdown(md_path, model);
+        std::cout << "wrote " << md_path << "\n";
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "kwb report: cannot write an output: " << e.what() << "\n";
+      exit_code = kExitBadInput;
+      return;
     }
     exit_code = kExitOk;
   });

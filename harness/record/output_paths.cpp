@@ -29,11 +29,16 @@ std::optional<std::string> ensure_folder(const std::filesystem::path& folder) {
   return std::nullopt;
 }
 
-// A regular file may be replaced or appended to; anything else under the name blocks the write.
+// A regular file may be replaced or appended to; anything else under the name blocks the write: a
+// symbolic link too (the write-then-rename would replace the link, not write where it points: a
+// link to /dev/null would become a regular file).
 std::optional<std::string> name_is_free(const std::filesystem::path& file) {
   std::error_code ec;
   const auto status = std::filesystem::symlink_status(file, ec);
   if (ec || !std::filesystem::exists(status)) return std::nullopt;
+  if (std::filesystem::is_symlink(status))
+    return quoted(file) + " is a symbolic link, which would be replaced, not written through; give its target or "
+                          "another name";
   if (std::filesystem::is_regular_file(std::filesystem::status(file, ec))) return std::nullopt;
   const char* kind = std::filesystem::is_directory(status) ? "a folder" : "not a regular file";
   return quoted(file) + " is " + kind + ", so the file of that name cannot be written";
@@ -63,9 +68,12 @@ std::optional<std::string> check_output_file(const std::filesystem::path& file) 
   const auto folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
   if (auto problem = ensure_folder(folder)) return problem;
   if (auto problem = name_is_free(file)) return problem;
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(file, ec);
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return "cannot write " + quoted(file) + ": " + std::strerror(errno);
   ::close(fd);
+  if (!existed) ::unlink(file.c_str());  // the probe leaves nothing behind when later work fails
   return std::nullopt;
 }
 

@@ -19,8 +19,9 @@ namespace kwb {
 std::optional<std::string> check_output_folder(const std::filesystem::path& folder,
                                                const std::vector<std::string>& file_names);
 
-// Same for one file: a non-empty path, its folder usable, the file itself appendable (it is
-// created when missing, as a log is).
+// Same for one file: a non-empty path, its folder usable, no folder, link or special file under
+// the name, the file itself appendable (probed by creating it, then removed again when it did not
+// exist, so that a run refused later leaves nothing behind).
 std::optional<std::string> check_output_file(const std::filesystem::path& file);
 
 }  // namespace kwb

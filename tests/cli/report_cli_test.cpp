@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/record/atomic_file.hpp"
 #include "tests/reports/review/review_test_support.hpp"
@@ -41,6 +44,30 @@ TEST(ReportCli, RendersTheCommittedSampleToHtmlAndMarkdown) {
   EXPECT_EQ(points, 120u);
   EXPECT_NE(text.find("### rmsnorm_fwd"), std::string::npos);
   EXPECT_NE(text.find("baseline_eager_8_launches"), std::string::npos);
+}
+
+// Outputs are checked before the report is read, as compare and select check theirs: a folder, a
+// path under a file, an unwritable place or a symbolic link (which the write would replace rather
+// than write through) is exit 2 naming the flag, and the link is left as it was.
+TEST(ReportCli, AnOutputThatCannotBeWrittenIsRefusedBeforeAnythingIsRead) {
+  test::TempDir dir;
+  std::ofstream(dir / "file.txt") << "x";
+  const auto target = dir / "target.md";
+  std::ofstream(target) << "kept";
+  std::filesystem::create_symlink(target, dir / "link.md");
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"--md", dir.path().string()},
+      {"--html", (dir / "file.txt" / "review.html").string()},
+      {"--md", "/proc/kwb-review.md"},
+      {"--md", (dir / "link.md").string()},
+  };
+  for (const auto& [flag, path] : outputs) {
+    const auto r = kwb_report(shell_quote(kSample) + " " + flag + " " + shell_quote(path));
+    EXPECT_EQ(r.exit_code, 2) << flag << " " << path << ": " << r.output;
+    EXPECT_TRUE(Mentions(r, "kwb report: " + flag)) << r.output;
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.md"));
+  EXPECT_EQ(read_text_file(target), "kept");
 }
 
 TEST(ReportCli, EitherOutputAlone) {
