@@ -29,6 +29,10 @@
 namespace kwb::cli {
 namespace {
 
+// The verb the messages name: run, or tune when the tune verb runs its search here.
+std::string g_verb = "run";
+std::string verb() { return "kwb " + g_verb; }
+
 // The flags that shape the plan and its settings, as recorded in the journal's header (only
 // those written out: defaults may change between versions, and a suite's values yield to them).
 // --out, --list-cases and --resume are not among them.
@@ -106,11 +110,11 @@ int write_journal_reports(const std::filesystem::path& out, const JournalHeader&
     write_report_json(out / "report.json", report);
     write_report_csv(out / "report.csv", report);
   } catch (const std::exception& e) {
-    std::cerr << "kwb run: error: cannot write the reports: " << e.what() << "\n";
+    std::cerr << verb() << ": error: cannot write the reports: " << e.what() << "\n";
     return kExitCaseFailed;
   }
   print_summary(std::cout, report, columns);
-  std::cerr << fmt::format("kwb run: wrote {} and {} from the journal alone ({} of {} planned cases{})\n",
+  std::cerr << fmt::format("{}: wrote {} and {} from the journal alone ({} of {} planned cases{})\n", verb(),
                            (out / "report.json").string(), (out / "report.csv").string(), report.cases.size(),
                            header.plan.size(), plan.remaining.empty() ? "" : "; marked incomplete");
   for (const auto& r : report.cases)
@@ -154,10 +158,10 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
     recorded.oracle_cache_max_bytes = f.oracle_cache_max_bytes;
     f = std::move(recorded);
   } catch (const std::exception& e) {  // ReportError (file:line), ResumeError
-    std::cerr << "kwb run: " << e.what() << "\n";
+    std::cerr << verb() << ": " << e.what() << "\n";
     return kExitBadInput;
   }
-  for (const auto& w : journal->warnings) std::cerr << "kwb run: warning: " << w << "\n";
+  for (const auto& w : journal->warnings) std::cerr << verb() << ": warning: " << w << "\n";
   return std::nullopt;
 }
 
@@ -217,13 +221,13 @@ std::optional<int> resume_against(const RunFlags& f, const JournalContents& jour
 std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
   const SessionOptions& options = p.options;
   if (p.cases.empty() && options.shard) {  // more shards than cases: this one has nothing to do
-    std::cerr << fmt::format("kwb run: shard {}/{} of a plan of {} cases holds no case; nothing run, no report "
+    std::cerr << fmt::format("{}: shard {}/{} of a plan of {} cases holds no case; nothing run, no report "
                              "written (kwb merge does not expect one)\n",
-                             options.shard->index, options.shard->count, options.shard->plan_cases);
+                             verb(), options.shard->index, options.shard->count, options.shard->plan_cases);
     return kExitOk;
   }
   if (p.cases.empty()) {
-    std::cerr << "kwb run: " << no_case_selected().what() << "\n";
+    std::cerr << verb() << ": " << no_case_selected().what() << "\n";
     return kExitBadInput;
   }
   if (f.list_cases) {  // the plan, one case identity a line (the NVTX range name), and nothing run
@@ -232,14 +236,14 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
                                                           options.shard->index, options.shard->count,
                                                           options.shard->plan_cases, options.shard->plan_digest)
                                             : "";
-    std::cerr << fmt::format("kwb run: {} cases planned{}{}, mode {}{}, preset {}; nothing run (--list-cases)\n",
-                             p.cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
+    std::cerr << fmt::format("{}: {} cases planned{}{}, mode {}{}, preset {}; nothing run (--list-cases)\n",
+                             verb(), p.cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
                              to_string(p.cases.front().mode), launch_note(p.cases.front().launch),
                              p.cases.front().preset);
     return kExitOk;
   }
   if (f.out.empty()) {
-    std::cerr << "kwb run: --out: the folder name is empty; pass a folder for the reports, e.g. --out results\n";
+    std::cerr << verb() << ": --out: the folder name is empty; pass a folder for the reports, e.g. --out results\n";
     return kExitBadInput;
   }
   return std::nullopt;
@@ -257,7 +261,7 @@ SessionResult run_session(RunPlan p, ProgressStyle style) {
                                              : p.cases.size();
   ProgressDisplay display(std::cerr, {.style = style});
   Session session(std::move(p.cases), std::move(p.options), ExecutorFactory{},
-                  progress_callbacks(display, total, "kwb run"));
+                  progress_callbacks(display, total, verb()));
   g_session = &session;
   g_stop_signals = 0;
   auto previous_int = std::signal(SIGINT, on_stop_signal);
@@ -275,10 +279,10 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
                    const std::set<std::string>& measured_before) {
   switch (result.outcome) {
     case SessionOutcome::bad_input:
-      std::cerr << "kwb run: " << result.message << "\n";
+      std::cerr << verb() << ": " << result.message << "\n";
       return kExitBadInput;
     case SessionOutcome::no_gpu:
-      std::cerr << no_gpu_message("run", result.message) << "\n";
+      std::cerr << no_gpu_message(g_verb, result.message) << "\n";
       return kExitNoGpu;
     case SessionOutcome::completed:
     case SessionOutcome::cancelled:
@@ -288,8 +292,8 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
   print_summary(std::cout, report, columns);
   // The L2 size the session judged the roofs with (its worker's), so the warnings read the same figures.
   const std::int64_t l2_bytes = report.run.device ? report.run.device->l2_bytes : 0;
-  for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << "kwb run: warning: " << w << "\n";
-  for (const auto& e : result.write_errors) std::cerr << "kwb run: error: " << e << "\n";
+  for (const auto& w : derive_warnings(report.cases, l2_bytes)) std::cerr << verb() << ": warning: " << w << "\n";
+  for (const auto& e : result.write_errors) std::cerr << verb() << ": error: " << e << "\n";
   if (time_report_wanted) {
     auto stages = report.run.session_stages_s;
     stages.emplace_back("reports", result.reports_s);
@@ -303,10 +307,10 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
       std::cout << fmt::format("  ({} cases measured before the interruption are left out)\n", measured_before.size());
   }
   if (result.write_errors.empty())
-    std::cerr << fmt::format("kwb run: wrote {}, {} and {}\n", (out / "report.json").string(),
+    std::cerr << fmt::format("{}: wrote {}, {} and {}\n", verb(), (out / "report.json").string(),
                              (out / "report.csv").string(), (out / "journal.jsonl").string());
   if (result.outcome == SessionOutcome::cancelled) {
-    std::cerr << "kwb run: interrupted; the reports hold the " << report.cases.size()
+    std::cerr << verb() << ": interrupted; the reports hold the " << report.cases.size()
               << " finished cases (a second Ctrl-C or SIGTERM abandons the case in flight)\n";
     return kExitInterrupted;
   }
@@ -318,11 +322,12 @@ int report_outcome(const SessionResult& result, const std::filesystem::path& out
 
 int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const std::string& self_exe,
                    const std::string& command_line) {
+  g_verb = f.verb;
   std::optional<ProgressStyle> progress;
   try {
     progress = parse_progress_flag("--progress", f.progress);
   } catch (const FlagError& e) {
-    std::cerr << "kwb run: " << e.what() << "\n";
+    std::cerr << verb() << ": " << e.what() << "\n";
     return kExitBadInput;
   }
   std::optional<JournalContents> journal;
@@ -335,7 +340,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
     if (journal)
       if (auto exit_code = resume_against(f, *journal, given_flags, plan)) return *exit_code;
   } catch (const std::invalid_argument& e) {  // SettingError, SuiteError, TuningError, FlagError, ResumeError
-    std::cerr << "kwb run: " << (journal ? "--resume: " : "") << e.what() << "\n";
+    std::cerr << verb() << ": " << (journal ? "--resume: " : "") << e.what() << "\n";
     return kExitBadInput;
   }
   if (auto exit_code = without_running(f, plan)) return *exit_code;
@@ -344,7 +349,7 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   plan.options.out = std::filesystem::path(f.out);
   plan.options.command_line = command_line;
   // A cache folder that cannot be written costs the run its cache, said once here, never a case.
-  if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << "kwb run: warning: " << *warning << "\n";
+  if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << verb() << ": warning: " << *warning << "\n";
   plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
   const std::vector<CounterColumn> columns = plan.columns;
   std::set<std::string> measured_before;

@@ -16,6 +16,7 @@ namespace kwb::cli {
 // parsed strictly, so that a negative or overflowing value gets a message instead of a
 // wrap-around.
 struct RunFlags : RunSettings {
+  std::string verb = "run";  // the verb the messages name ("tune" runs its search through here)
   std::string out = "results", timer = "auto";
   std::string device = "0", case_timeout_s = "120";
   std::string devices;      // --devices all|0,1: one worker per GPU, one report

@@ -124,6 +124,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
                   "and settings), then write its tune.json")
       ->type_name("DIR");
   cmd->callback([cmd, &exit_code, self_exe] {
+    f.run.verb = "tune";  // the shared run path's messages say "kwb tune"
     std::string error;
     if (!f.run.resume.empty()) {
       for (const char* flag : {"--op", "--variant", "--dtype", "--axis", "--shapes", "--preset", "--mode", "--flush",

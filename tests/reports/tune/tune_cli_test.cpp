@@ -62,6 +62,16 @@ TEST(TuneCli, RefusesAVariantWithoutTunablesUnknownNamesAndABadTop) {
   EXPECT_NE(r.output.find("--top"), std::string::npos) << r.output;
 }
 
+// The search runs through the run verb's code, but its messages name the verb the user typed.
+TEST(TuneCli, BadSettingsAreNamedAsTuneErrorsNotRunErrors) {
+  for (const char* bad : {"--axis rows=abc", "--preset bogus", "--dtype fp8", "--out /proc/kwb-tune"}) {
+    const auto r = tune(std::string("--op rmsnorm_bwd --variant fused_v2_cp_async_row_groups ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("kwb tune: "), std::string::npos) << bad << ": " << r.output;
+    EXPECT_EQ(r.output.find("kwb run:"), std::string::npos) << bad << ": " << r.output;
+  }
+}
+
 TEST(TuneCli, WithoutAGpuSaysSoAndWritesNoSummary) {
   test::TempDir dir;
   const auto out = dir / "t";
