@@ -153,9 +153,10 @@ void xent_rows(const double* logits, const double* labels, const std::int64_t* r
   }
 }
 
-std::int64_t count_valid(const std::vector<double>& labels, std::int64_t vocab) {
+template <class Labels>  // doubles (the host oracle's inputs) or int32s (copied from the device)
+std::int64_t count_valid(const Labels& labels, std::int64_t vocab) {
   std::int64_t n_valid = 0;
-  for (double label : labels)
+  for (auto label : labels)
     if (cross_entropy_label_counts(static_cast<long long>(label), vocab)) ++n_valid;
   return n_valid;
 }
@@ -214,8 +215,7 @@ void xent_device_loss(const DeviceOracleArgs& a, std::vector<HostTensor>& expect
   std::vector<double> row_loss, row_magnitude;  // the call synchronises the stream
   ref::cross_entropy_rows_fp64_gpu(a.tensors[0], a.dtype, static_cast<const std::int32_t*>(a.tensors[1]), tokens,
                                    vocab, row_loss, row_magnitude, a.stream);
-  xent_loss(row_loss, row_magnitude, tokens, count_valid(std::vector<double>(labels.begin(), labels.end()), vocab),
-            expected[0]);
+  xent_loss(row_loss, row_magnitude, tokens, count_valid(labels, vocab), expected[0]);
 }
 
 KWB_REGISTER_OP(Op{

@@ -382,16 +382,12 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   // An answer partly from the device oracle is not stored: it reads every input element on the
   // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
   OracleCache* cache = g->plan.unaligned_on_device ? nullptr : oracle_cache_.get();
-  g->oracle_source = expected_for_group(cache, key_parts, host_inputs, g->expected,
-                                        [&](std::vector<HostTensor>& expected) {
-                                          run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected);
-                                          if (g->plan.unaligned_on_device) {
-                                            std::vector<const void*> tensors;
-                                            for (const auto& b : g->buffers) tensors.push_back(b->ptr);
-                                            op.device_unaligned_oracle({req.shape, req.dtype, specs, tensors, stream_},
-                                                                       expected);
-                                          }
-                                        });
+  std::vector<const void*> tensors;
+  for (const auto& b : g->buffers) tensors.push_back(b->ptr);
+  const DeviceOracleArgs on_device{req.shape, req.dtype, specs, tensors, stream_};
+  g->oracle_source = expected_for_group(cache, key_parts, host_inputs, g->expected, [&](std::vector<HostTensor>& expected) {
+    run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected, &on_device);
+  });
   return g;  // the oracle stage runs on until the caller enters the next
 
 }

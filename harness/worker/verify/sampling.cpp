@@ -83,7 +83,8 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
 }
 
 void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
-                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected) {
+                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected,
+                        const DeviceOracleArgs* device) {
   Shape sub = shape;
   if (plan.sampled)
     for (auto& [name, value] : sub.axes)
@@ -92,6 +93,12 @@ void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan
     op.positional_oracle(sub, plan.indices, inputs, expected);
   else
     op.oracle(sub, inputs, expected);
+  if (!plan.unaligned_on_device) return;
+  if (!device)
+    throw std::logic_error(fmt::format("op '{}': the sample plan takes its unaligned outputs from the device, but no "
+                                       "device tensors were given",
+                                       op.name));
+  op.device_unaligned_oracle(*device, expected);
 }
 
 void run_full_oracle(const Op& op, const Shape& shape, const std::vector<HostTensor>& inputs,

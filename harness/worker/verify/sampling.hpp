@@ -50,8 +50,11 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
 // Runs the op's oracle on what `plan` gathered: the shape with its sample axis shrunk to the
 // number of sampled indices, and, for an op with a positional_oracle, those indices themselves.
 // `expected` holds one preallocated tensor per output, at the plan's dims.
+// When the plan takes the unaligned outputs from the device (unaligned_on_device), the op's
+// device_unaligned_oracle then replaces them, from `device` (every tensor as the device holds it).
 void run_sampled_oracle(const Op& op, const Shape& shape, const SamplePlan& plan,
-                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected);
+                        const std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected,
+                        const DeviceOracleArgs* device = nullptr);
 
 // The op's oracle on the whole shape: `oracle`, or `positional_oracle` with every index of the
 // sample axis (what the tests and a full verification call).
