@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -118,10 +119,14 @@ void matmul_impl(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
 
 // Whether a product goes to the GPU first: this thread named a device for the oracles (the
 // worker's does), the product is big enough to pay for its copies, and the GPU is not switched off.
+// On a background oracle thread, such a product throws OracleNeedsDevice: the worker's thread
+// will make it on the GPU in a fraction of the CPU's time.
 bool gpu_first(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return oracle_gpu_device() >= 0 &&
-         static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds &&
-         oracle_gpu_allowed();
+  const bool big = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds;
+  if (big && oracle_in_background() && oracle_gpu_allowed())
+    throw OracleNeedsDevice("an fp64 product of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                            std::to_string(k) + " that the worker's thread makes on the GPU");
+  return oracle_gpu_device() >= 0 && big && oracle_gpu_allowed();
 }
 
 }  // namespace

@@ -5,21 +5,48 @@
 // Per thread, and -1 unless the thread sets it. The worker's own thread sets it to its device once
 // the context exists, so the oracles it runs between cases use the GPU and nothing else does: not
 // the session's parent (which must never initialise CUDA), not a thread whose current device is
-// another, and not any thread added later (none computes oracles in the background yet; one that
-// did while a case is timed must stay off the GPU). A test that wants
-// the GPU path sets it on its own thread.
+// another, and not any thread added later. A test that wants the GPU path sets it on its own thread.
+//
+// The worker prepares the next group's oracle on a background thread while the GPU times the
+// current group (harness/worker/prepare/group_prefetch.hpp). That thread must stay off the GPU,
+// and should not quietly take the CPU's long way where the worker's thread would use the GPU: an
+// oracle there that reaches for the device throws OracleNeedsDevice instead, and the worker's
+// thread computes that group's oracle in its turn.
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 
 namespace kwb {
 
 namespace detail {
 inline thread_local int oracle_gpu_device = -1;
+inline thread_local bool oracle_in_background = false;
 }  // namespace detail
 
 inline int oracle_gpu_device() { return detail::oracle_gpu_device; }
 inline void set_oracle_gpu_device(int device) { detail::oracle_gpu_device = device; }
+
+// Whether this thread computes oracles in the background, beside a timed case.
+inline bool oracle_in_background() { return detail::oracle_in_background; }
+
+// Marks the calling thread as a background oracle thread for the scope's life.
+class BackgroundOracleScope {
+ public:
+  BackgroundOracleScope() : before_(detail::oracle_in_background) { detail::oracle_in_background = true; }
+  ~BackgroundOracleScope() { detail::oracle_in_background = before_; }
+  BackgroundOracleScope(const BackgroundOracleScope&) = delete;
+  BackgroundOracleScope& operator=(const BackgroundOracleScope&) = delete;
+
+ private:
+  bool before_;
+};
+
+// Thrown on a background oracle thread by an oracle step that the worker's thread would run on
+// the GPU: the group's oracle is left to the worker's thread.
+struct OracleNeedsDevice : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Whether KWB_ORACLE_GPU lets the oracles use the GPU: unset, empty, "1" or "on" yes; "0" or
 // "off" no; any other value is read as yes, with one note on stderr per process saying so. Read

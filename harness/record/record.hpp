@@ -195,6 +195,10 @@ struct CaseStageTimes {
   // Round trip seen by the session (request sent to record received and completed) beyond the
   // stages above: the protocol, the record's encoding and derivation. Filled by the session.
   double overhead_ms = 0;
+  // Host time the group's inputs decoding and oracle took on the worker's background thread while
+  // the previous group was timed (harness/worker/prepare/group_prefetch.hpp): work done beside the
+  // case's wall time, not part of it (total_ms leaves it out).
+  double oracle_background_ms = 0;
   double total_ms() const {
     return setup_ms + inputs_ms + oracle_ms + prepare_ms + verify_ms + measure_ms + counters_ms + isolation_ms +
            overhead_ms;

@@ -26,6 +26,9 @@ constexpr std::array kStageFields{
     StageField{"counters_ms", &CaseStageTimes::counters_ms, "counter replay passes"},
     StageField{"isolation_ms", &CaseStageTimes::isolation_ms, "device state read before, checked after"},
     StageField{"overhead_ms", &CaseStageTimes::overhead_ms, "protocol, record encoding, derivation"},
+    // Last, and not wall time: done while the previous group was timed.
+    StageField{"oracle_background_ms", &CaseStageTimes::oracle_background_ms,
+               "oracle on a background thread while the group before was timed (not wall time)"},
 };
 
 }  // namespace

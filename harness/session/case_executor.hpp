@@ -43,6 +43,11 @@ class CaseExecutor {
   // Runs one case; never throws for the case's own failure.
   virtual CaseRecord run_case(const CaseRequest& request) = 0;
 
+  // Says which group will run after the one the next run_case starts (its first case), so that
+  // its host work can be done while this one is timed. A hint: nothing depends on it being
+  // followed. The default ignores it.
+  virtual void expect_next_group(const CaseRequest& /*first_case*/) {}
+
   // Lets go of the device: ends the execution side (a worker, and with it every allocation it
   // holds) so that another process can have the GPU's memory; the next run_case starts afresh.
   // Not a restart (restarts() does not count it). False when this executor cannot (the default).

@@ -2,6 +2,7 @@
 // cut into groups that share their inputs, taken one group at a time by whichever lane is free;
 // each record derived, journaled and delivered the moment it arrives.
 #include <algorithm>
+#include <optional>
 #include <fmt/format.h>
 
 #include "harness/plan/planner.hpp"
@@ -72,13 +73,28 @@ std::vector<std::vector<std::size_t>> Session::input_groups(const std::vector<st
 void Session::run_lane(std::size_t lane, const std::vector<std::vector<std::size_t>>& groups,
                        std::atomic<std::size_t>& next, std::vector<std::optional<CaseRecord>>& slots,
                        std::unique_ptr<Journal>& journal, SessionResult& result, const Ceilings& ceilings) {
-  while (cancel_.load() == 0) {
-    const std::size_t g = next.fetch_add(1);
-    if (g >= groups.size()) break;
-    for (std::size_t i : groups[g]) {
+  // A lane claims its next group before its current one ends and tells its executor, whose worker
+  // then prepares that group's oracle while this one is timed (CaseExecutor::expect_next_group).
+  // One lane claims it as the current group starts: the whole group's timing hides the next one's
+  // oracle. Beside other lanes, it claims only as the current group's last case starts, so that a
+  // group still goes to the lane that frees up first (and a large group never queues behind another
+  // on one GPU while the others idle).
+  const bool claim_at_start = lanes_.size() == 1;
+  std::size_t g = next.fetch_add(1);
+  while (cancel_.load() == 0 && g < groups.size()) {
+    std::optional<std::size_t> after;
+    const auto claim_next = [&] {
+      after = next.fetch_add(1);
+      if (*after < groups.size()) lanes_[lane].executor->expect_next_group(cases_[groups[*after].front()]);
+    };
+    if (claim_at_start) claim_next();
+    for (std::size_t k = 0; k < groups[g].size(); ++k) {
       if (cancel_.load() != 0) break;
-      run_one(lane, i, slots, journal, result, ceilings);
+      if (!after && k + 1 == groups[g].size()) claim_next();
+      run_one(lane, groups[g][k], slots, journal, result, ceilings);
     }
+    if (!after) break;  // cancelled before the last case
+    g = *after;
   }
 }
 

@@ -176,6 +176,11 @@ CaseRecord Supervisor::run_case_in_worker(const CaseRequest& req) {
     const WorkerHello hello = spawn();
     if (!hello.has_gpu) return lost_case(req, "could not restart the worker: " + hello.no_gpu_reason);
   }
+  // The hint first: the worker reads it before it starts the case (no answer comes for it).
+  if (next_group_) {
+    worker_->send_line(dump_json(Json{{"cmd", "prefetch"}, {"request", to_json(*next_group_)}}));
+    next_group_.reset();
+  }
   if (!worker_->send_line(dump_json(Json{{"cmd", "case"}, {"request", to_json(req)}}))) {
     worker_.reset();
     return lost_case(req, "the worker was gone before the case started");

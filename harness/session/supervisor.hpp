@@ -47,6 +47,9 @@ class Supervisor : public CaseExecutor {
   // Runs one case; never throws for the case's own failure.
   CaseRecord run_case(const CaseRequest& request) override;
 
+  // Sent to the worker just before the next case (the "prefetch" command).
+  void expect_next_group(const CaseRequest& first_case) override { next_group_ = first_case; }
+
   // Asks the worker to exit and waits until it has (its context, and so its memory, freed); the
   // next case starts a fresh one.
   bool release_device() override;
@@ -70,6 +73,7 @@ class Supervisor : public CaseExecutor {
   int restarts_ = 0;
   bool released_ = false;  // the worker was ended by release_device(): its successor is no restart
   std::size_t log_offset_ = 0;  // where the current worker's part of the log starts
+  std::optional<CaseRequest> next_group_;  // expect_next_group's hint, not yet sent
 };
 
 }  // namespace kwb

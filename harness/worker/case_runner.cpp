@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 
 #include "harness/catalogue/case_identity.hpp"
@@ -16,6 +18,8 @@
 #include "harness/worker/memory_skip.hpp"
 #include "harness/worker/oracle_cache/group_oracle.hpp"
 #include "harness/worker/prepare/device_fill.hpp"
+#include "harness/worker/prepare/group_inputs.hpp"
+#include "harness/worker/prepare/group_prefetch.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "harness/worker/counters/case_counters.hpp"
@@ -45,43 +49,18 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// Copies the sampled slabs of a device tensor to the host, packed (see harness/worker/verify/sampling.hpp):
-// one 2D copy per run of consecutive indices, each covering every outer index at once.
-std::vector<unsigned char> gather_slabs(const void* device, const TensorSpec& t, std::size_t esize,
-                                        const std::vector<std::int64_t>& indices) {
-  std::int64_t packed = static_cast<std::int64_t>(esize) * static_cast<std::int64_t>(indices.size());
-  for (std::size_t d = 0; d < t.dims.size(); ++d)
-    if (static_cast<int>(d) != t.sample_dim) packed *= t.dims[d];
-  std::vector<unsigned char> host(static_cast<std::size_t>(packed));
-  const auto* src = static_cast<const unsigned char*>(device);
-  for (const SlabCopy& c : slab_copies(t.dims, t.sample_dim, indices, esize)) {
-    // One plain copy per slab when there is one, or when a pitch is beyond what cudaMemcpy2D
-    // takes (cudaDevAttrMaxPitch is 2^31 - 1 bytes on current GPUs).
-    constexpr std::int64_t kMaxPitch = 2147483647;
-    if (c.height > 1 && (c.src_pitch > kMaxPitch || c.dst_pitch > kMaxPitch)) {
-      for (std::int64_t row = 0; row < c.height; ++row)
-        cuda_check(cudaMemcpy(host.data() + c.dst_offset + row * c.dst_pitch,
-                              src + c.src_offset + row * c.src_pitch, c.width, cudaMemcpyDeviceToHost),
-                   "copy sampled slabs to host");
-      continue;
-    }
-    if (c.height == 1) {
-      cuda_check(cudaMemcpy(host.data() + c.dst_offset, src + c.src_offset, c.width, cudaMemcpyDeviceToHost),
-                 "copy sampled slabs to host");
-      continue;
-    }
-    cuda_check(cudaMemcpy2D(host.data() + c.dst_offset, c.dst_pitch, src + c.src_offset, c.src_pitch,
-                            c.width, c.height, cudaMemcpyDeviceToHost),
-               "copy sampled slabs to host (2D)");
-  }
-  return host;
-}
-
 // cudaMemGetInfo's free bytes.
 std::size_t free_device_bytes() {
   std::size_t free_bytes = 0, total_bytes = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   return free_bytes;
+}
+
+// KWB_PREFETCH=0 (or off) turns the next group's background preparation off: for measuring what
+// it saves, and as a way around it should it ever be in the way.
+bool prefetch_enabled() {
+  const char* value = std::getenv("KWB_PREFETCH");
+  return !(value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0));
 }
 
 CaseRecord skipped(CaseRecord rec, std::string reason) {
@@ -123,10 +102,7 @@ struct CaseRunner::Group {
 
   // What verification reads of a tensor: its sampled slabs if it is aligned, else all of it.
   std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
-    if (plan.gathers(t)) return gather_slabs(device, t, esize, plan.indices);
-    std::vector<unsigned char> host(t.numel() * esize);
-    cuda_check(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost), "copy tensor to host");
-    return host;
+    return copy_for_verification(plan, device, t, esize);
   }
 };
 
@@ -162,6 +138,8 @@ class CaseRunner::StageTimer {
     last_ = now;
     current_ = stage;
   }
+  // Host time spent for this case's group on the background thread (not wall time of the case).
+  void add_background_oracle(double ms) { times_.oracle_background_ms += ms; }
 
  private:
   CaseStageTimes& times_;
@@ -194,6 +172,7 @@ CaseRunner::CaseRunner(TimerKind timer, std::size_t l2_bytes, std::unique_ptr<Or
 }
 
 CaseRunner::~CaseRunner() {
+  prefetch_.reset();  // waits for its thread, which reads the oracle cache
   group_.reset();
   flusher_.reset();
   counter_flusher_.reset();
@@ -260,8 +239,12 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
       flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
 
-    // 2. Inputs and oracle, once per group.
-    if (!group_) group_ = prepare_group(*op, req, specs, key, timer);
+    // 2. Inputs and oracle, once per group; then the next group's, in the background.
+    if (!group_) {
+      group_ = prepare_group(*op, req, specs, key, timer);
+      timer.enter(&CaseStageTimes::inputs_ms);
+      prefetch_next_group(req);
+    }
 
     // 3. The variant's own preparation, once per case and outside timing, with the device state
     // read just before it.
@@ -339,58 +322,116 @@ std::optional<std::string> CaseRunner::make_room(const CaseRequest& req, const s
 
 // 2. Fills the inputs on the device, plans the sample, and runs the oracle on just the sampled
 // slabs (a sub-shape whose sample axis is the number of sampled indices), or on everything. The
-// oracle's answer comes from the cache when an earlier run stored it for these very input values.
+// oracle's answer comes from the cache when an earlier run stored it for these very input values,
+// or from the background thread that prepared it while the previous group was timed.
 std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const CaseRequest& req,
                                                              const std::vector<TensorSpec>& specs,
                                                              std::string key, StageTimer& timer) {
   ScopedRange range{"prepare inputs and oracle"};
   timer.enter(&CaseStageTimes::inputs_ms);
+  std::optional<GroupOracle> prefetched = take_prefetch(key, timer);
+  timer.enter(&CaseStageTimes::inputs_ms);
   auto g = std::make_unique<Group>();
   g->key = std::move(key);
   // Validates the sample dims before any allocation.
-  g->plan = plan_sample(op, req.shape, specs, req.seed, oracle_device_usable());
+  SamplePlan plan = prefetched ? prefetched->plan : plan_sample(op, req.shape, specs, req.seed, oracle_device_usable());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& t = specs[i];
-    const ElemType type = t.elem_type(req.dtype);
-    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * elem_size(type)));
-    if (t.is_output) continue;
-    try {
-      cuda_check(fill_tensor(g->buffers[i]->ptr, t.numel(), type, t.init, req.seed, i, stream_), "fill inputs");
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("op '{}', input '{}' ({}, {} draws): {}", op.name, t.name,
-                                              to_string(type), to_string(t.init.kind), e.what()));
-    }
+    g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * elem_size(t.elem_type(req.dtype))));
+    if (!t.is_output) fill_input(op, req, specs, i, g->buffers[i]->ptr);
   }
   cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
 
-  std::vector<HostTensor> host_inputs;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto& t = specs[i];
-    const ElemType type = t.elem_type(req.dtype);
-    const std::int64_t count = g->plan.elements(t);
-    HostTensor h{t.name, g->plan.dims(t), std::vector<double>(count, std::nan(""))};
-    if (t.is_output) {
-      g->expected.push_back(std::move(h));
-      continue;
-    }
-    const auto raw = g->copy_to_host(g->buffers[i]->ptr, t, elem_size(type));
-    decode_elements(raw.data(), type, count, h.values.data());
-    host_inputs.push_back(std::move(h));
+  if (!prefetched) {
+    std::vector<std::vector<unsigned char>> raw(specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (!specs[i].is_output)
+        raw[i] = copy_for_verification(plan, g->buffers[i]->ptr, specs[i], elem_size(specs[i].elem_type(req.dtype)));
+    std::vector<const void*> tensors;
+    for (const auto& b : g->buffers) tensors.push_back(b->ptr);
+    const DeviceOracleArgs on_device{req.shape, req.dtype, specs, tensors, stream_};
+    // The oracle stage includes the cache's lookup and store.
+    prefetched = oracle_for_group(op, req, specs, std::move(plan), raw, oracle_cache_.get(), &on_device,
+                                  [&] { timer.enter(&CaseStageTimes::oracle_ms); });
   }
-  timer.enter(&CaseStageTimes::oracle_ms);  // the cache's lookup and store included
-  const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g->plan};
-  // An answer partly from the device oracle is not stored: it reads every input element on the
-  // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
-  OracleCache* cache = g->plan.unaligned_on_device ? nullptr : oracle_cache_.get();
-  std::vector<const void*> tensors;
-  for (const auto& b : g->buffers) tensors.push_back(b->ptr);
-  const DeviceOracleArgs on_device{req.shape, req.dtype, specs, tensors, stream_};
-  g->oracle_source = expected_for_group(cache, key_parts, host_inputs, g->expected, [&](std::vector<HostTensor>& expected) {
-    run_sampled_oracle(op, req.shape, g->plan, host_inputs, expected, &on_device);
-  });
+  g->plan = std::move(prefetched->plan);
+  g->expected = std::move(prefetched->expected);
+  g->oracle_source = prefetched->source;
   return g;  // the oracle stage runs on until the caller enters the next
-
 }
+
+// Draws input `i` of the case on the device.
+void CaseRunner::fill_input(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs, std::size_t i,
+                            void* device) {
+  const TensorSpec& t = specs[i];
+  const ElemType type = t.elem_type(req.dtype);
+  try {
+    cuda_check(fill_tensor(device, t.numel(), type, t.init, req.seed, i, stream_), "fill inputs");
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("op '{}', input '{}' ({}, {} draws): {}", op.name, t.name,
+                                            to_string(type), to_string(t.init.kind), e.what()));
+  }
+}
+
+// The background answer for the group of `key`, when one was prepared for it (nullopt: the group
+// prepares its own). The wait for it is oracle time. A prefetch for another group (the session
+// ran something else) is waited for and dropped.
+std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, StageTimer& timer) {
+  if (!prefetch_) return std::nullopt;
+  std::unique_ptr<GroupPrefetch> prefetch = std::move(prefetch_);
+  if (prefetch->key() != key) return std::nullopt;
+  timer.enter(&CaseStageTimes::oracle_ms);
+  std::string why;
+  std::optional<GroupOracle> answer = prefetch->take(&why);  // why: not kept (the stages show the wait)
+  if (answer) timer.add_background_oracle(prefetch->background_ms());
+  return answer;
+}
+
+// 2b. Once a new group is prepared, and before any of its cases is timed: the next group's inputs
+// drawn on the device one tensor at a time and copied to the host (the GPU's part), then the rest
+// of that group's host half started on a background thread (group_prefetch.hpp). Nothing is
+// prepared ahead under the events timer (its samples include the host's launch time, which a busy
+// host would stretch), for a group that does not run here, or for one whose oracle reads its inputs
+// on the device; an input that does not fit beside this group's leaves the group to itself.
+void CaseRunner::prefetch_next_group(const CaseRequest& current) {
+  if (!next_request_) return;
+  const CaseRequest next = std::move(*next_request_);
+  next_request_.reset();
+  if (timer_ != TimerKind::cupti || !prefetch_enabled()) return;
+  const Op* op = Registry::instance().find_op(next.op);
+  const Variant* variant = Registry::instance().find_variant(next.op, next.variant);
+  if (!op || !variant || refusal(*op, *variant, next)) return;
+  std::string key = input_group_key(next);
+  if (key == input_group_key(current)) return;
+  try {
+    auto specs = op->tensors(next.shape, next.dtype);
+    SamplePlan plan = plan_sample(*op, next.shape, specs, next.seed, oracle_device_usable());
+    if (plan.unaligned_on_device) return;
+    std::vector<std::vector<unsigned char>> raw(specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].is_output) continue;
+      const std::size_t esize = elem_size(specs[i].elem_type(next.dtype));
+      const std::size_t bytes = specs[i].numel() * esize;
+      // Half the free memory at most: this group's variants still need their workspaces.
+      if (static_cast<double>(bytes) > 0.5 * static_cast<double>(free_device_bytes())) return;
+      DeviceBuffer input(bytes);
+      fill_input(*op, next, specs, i, input.ptr);
+      cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling the next group's input");
+      raw[i] = copy_for_verification(plan, input.ptr, specs[i], esize);
+    }
+    OracleCache* cache = oracle_cache_.get();
+    prefetch_ = std::make_unique<GroupPrefetch>(
+        std::move(key), [op, next, specs = std::move(specs), plan = std::move(plan), raw = std::move(raw), cache] {
+          return oracle_for_group(*op, next, specs, plan, raw, cache, nullptr);
+        });
+  } catch (const CudaError&) {
+    (void)cudaGetLastError();  // an allocation that failed: the group prepares itself in its turn
+  } catch (const std::exception&) {
+    // A group that cannot be prepared says why in its own case, where it belongs.
+  }
+}
+
+void CaseRunner::expect_next_group(const CaseRequest& first_case) { next_request_ = first_case; }
 
 // 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.
 void CaseRunner::prepare_variant(const Variant& variant, CaseLaunch& case_launch) {

@@ -27,6 +27,8 @@
 namespace kwb {
 
 class OracleCache;
+class GroupPrefetch;
+struct GroupOracle;
 
 class CaseRunner {
  public:
@@ -41,6 +43,12 @@ class CaseRunner {
   CaseRecord run(const CaseRequest& request);
   bool context_lost() const { return context_lost_; }
 
+  // The first case of the group the session will run next: once the current group is prepared,
+  // its inputs are copied to the host and its oracle computed on a background thread while the
+  // current group is timed (harness/worker/prepare/group_prefetch.hpp). A hint only: a group that
+  // comes otherwise prepares itself as before.
+  void expect_next_group(const CaseRequest& first_case);
+
  private:
   struct Group;       // inputs, sample plan and oracle answer, shared by a group's cases
   struct CaseLaunch;  // one case's workspace, prepare() state and launch arguments
@@ -52,6 +60,10 @@ class CaseRunner {
   std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
                                        const std::vector<TensorSpec>& specs, std::string key,
                                        StageTimer& timer);
+  void fill_input(const Op& op, const CaseRequest& request, const std::vector<TensorSpec>& specs, std::size_t i,
+                  void* device);
+  std::optional<GroupOracle> take_prefetch(const std::string& key, StageTimer& timer);
+  void prefetch_next_group(const CaseRequest& current);
   void prepare_variant(const Variant& variant, CaseLaunch& case_launch);
   std::int64_t launch_on_poisoned_outputs(const Variant& variant, const CaseRequest& request,
                                           const std::vector<TensorSpec>& specs, const LaunchArgs& args,
@@ -76,6 +88,8 @@ class CaseRunner {
   bool context_lost_ = false;
   std::vector<TestSlowdown> slowdowns_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
   std::unique_ptr<OracleCache> oracle_cache_;
+  std::optional<CaseRequest> next_request_;  // expect_next_group's hint, until the current group is prepared
+  std::unique_ptr<GroupPrefetch> prefetch_;   // last: its thread may read oracle_cache_
 };
 
 // A record that names the case (identity and NVTX range) and nothing else yet.

@@ -174,6 +174,13 @@ int worker_main(int device, const std::string& timer_preference, bool counters) 
       }
       continue;
     }
+    if (kind == "prefetch") {  // the first case of the group to come; a hint, so never answered
+      try {
+        runner.expect_next_group(case_request_from_json(cmd.at("request")));
+      } catch (const std::exception&) {  // an unreadable hint: that group prepares itself
+      }
+      continue;
+    }
     if (kind == "case") {
       CaseRequest req;
       try {

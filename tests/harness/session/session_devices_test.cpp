@@ -31,6 +31,8 @@ struct Bench {
   std::map<int, std::string> names;     // device -> name when not "Fake H100"
   std::map<int, std::chrono::milliseconds> delay;  // device -> time per case (default 2 ms)
   std::atomic<bool> abandoned{false};
+  // device -> (cases it had run when told, first case of the group it was told comes next)
+  std::map<int, std::vector<std::pair<std::size_t, int>>> hints;
 };
 
 class FakeGpu : public CaseExecutor {
@@ -62,6 +64,10 @@ class FakeGpu : public CaseExecutor {
     rec.timing->span.median = 50 + request.index;
     rec.timing->span.count = 10;
     return rec;
+  }
+  void expect_next_group(const CaseRequest& first_case) override {
+    std::lock_guard lock(bench_.mutex);
+    bench_.hints[device_].push_back({bench_.ran[device_].size(), first_case.index});
   }
   void abandon() override { bench_.abandoned = true; }
   int restarts() const override { return 0; }
@@ -194,6 +200,36 @@ TEST(SessionDevices, CasesThatShareInputsStayOnOneGpuAndTheLargestGroupGoesFirst
   const auto rows_of = [&](int index) { return cases[static_cast<std::size_t>(index)].shape.at("rows"); };
   EXPECT_EQ(std::max(rows_of(first0), rows_of(first1)), 4096);
   EXPECT_EQ(std::min(rows_of(first0), rows_of(first1)), 1024) << "the next largest goes to the other GPU";
+}
+
+// Every GPU's executor hears which group it runs next, before the group it runs now is over: at
+// the group's start when one GPU runs them all (the whole group's timing hides the next oracle),
+// at the start of its last case beside other GPUs (so a group still goes to the GPU that frees up
+// first). The hint always names the group that GPU then ran.
+TEST(SessionDevices, EachGpuIsToldTheGroupItRunsNextBeforeItsCurrentGroupEnds) {
+  PlanRequest req;  // 3 variants x 6 shapes: 6 groups of 3 cases
+  req.ops = {"rmsnorm_fwd"};
+  req.variants = {"fused_v2_vec16", "fused_v3_vec16_any_cols", "fused_v4_rows_per_block"};
+  req.dtypes = {DType::bf16};
+  req.axes = {parse_axis_assignment("rows=64,4096,16,1024,256,32"), parse_axis_assignment("cols=4096")};
+  const auto cases = plan_cases(req, Registry::instance());
+  ASSERT_EQ(cases.size(), 18u);
+  for (const std::vector<int>& devices : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
+    Bench bench;
+    Session session(cases, on_devices(devices), factory_of(bench));
+    ASSERT_EQ(session.run().outcome, SessionOutcome::completed);
+    for (const auto& [device, ran] : bench.ran) {
+      ASSERT_EQ(ran.size() % 3, 0u) << "groups stay whole on a GPU";
+      const std::size_t groups = ran.size() / 3;
+      const auto& hints = bench.hints[device];
+      ASSERT_EQ(hints.size(), groups - 1) << "one hint for every group but the GPU's first";
+      for (std::size_t k = 0; k < hints.size(); ++k) {
+        const std::size_t told_after = devices.size() == 1 ? 3 * k : 3 * k + 2;
+        EXPECT_EQ(hints[k].first, told_after) << devices.size() << " GPU(s), hint " << k;
+        EXPECT_EQ(hints[k].second, ran[3 * (k + 1)]) << "the hint names the group this GPU ran next";
+      }
+    }
+  }
 }
 
 TEST(SessionDevices, AllMeansEveryGpuTheFirstWorkerSees) {

@@ -1,0 +1,75 @@
+#include "harness/worker/prepare/group_prefetch.hpp"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "harness/catalogue/oracle_device.hpp"
+#include "harness/worker/oracle_cache/oracle_key.hpp"
+#include "harness/worker/prepare/group_inputs.hpp"
+
+namespace kwb {
+
+GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs,
+                             SamplePlan plan, const std::vector<std::vector<unsigned char>>& raw,
+                             OracleCache* cache, const DeviceOracleArgs* device,
+                             const std::function<void()>& on_decoded) {
+  GroupOracle g;
+  g.plan = std::move(plan);
+  std::vector<HostTensor> host_inputs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& t = specs[i];
+    if (t.is_output) {
+      HostTensor out;  // filled by the oracle; NaN wherever it leaves an element unset
+      out.name = t.name;
+      out.dims = g.plan.dims(t);
+      out.values.assign(static_cast<std::size_t>(g.plan.elements(t)), std::nan(""));
+      g.expected.push_back(std::move(out));
+      continue;
+    }
+    host_inputs.push_back(decode_for_oracle(g.plan, t, t.elem_type(req.dtype), raw.at(i)));
+  }
+  if (on_decoded) on_decoded();
+  const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g.plan};
+  // An answer partly from the device oracle is not stored: it reads every input element on the
+  // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
+  if (g.plan.unaligned_on_device) cache = nullptr;
+  g.source = expected_for_group(cache, key_parts, host_inputs, g.expected, [&](std::vector<HostTensor>& expected) {
+    run_sampled_oracle(op, req.shape, g.plan, host_inputs, expected, device);
+  });
+  return g;
+}
+
+GroupPrefetch::GroupPrefetch(std::string key, std::function<GroupOracle()> work) : key_(std::move(key)) {
+  result_ = std::async(std::launch::async, [this, work = std::move(work)] {
+    // Linux keeps a nice value per thread, and threads inherit their creator's: the oracle's own
+    // worker threads run at this priority too. Failing to lower it only costs the priority.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    BackgroundOracleScope background;
+    const auto start = std::chrono::steady_clock::now();
+    struct Clock {  // the thread's working time, whether it returns or throws
+      std::chrono::steady_clock::time_point start;
+      double& ms;
+      ~Clock() { ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); }
+    } clock{start, background_ms_};
+    return work();
+  });
+}
+
+GroupPrefetch::~GroupPrefetch() {
+  if (result_.valid()) result_.wait();
+}
+
+std::optional<GroupOracle> GroupPrefetch::take(std::string* why) {
+  try {
+    return result_.get();
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace kwb
