@@ -35,7 +35,9 @@
 #include <vector>
 
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/oracle_device.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/attention_fp64_gpu.hpp"
 
 namespace kwb {
 namespace {
@@ -270,6 +272,15 @@ void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, con
   o.abs_sum.assign(o.values.size(), 0.0);
   o.root_sum_sq.assign(o.values.size(), 0.0);
   lse.root_sum_sq.assign(lse.values.size(), 0.0);
+  // On the worker's GPU when it pays (every query of a full verification, or 16k keys a row):
+  // the same formulas, agreeing to rounding (reference/attention_fp64_gpu.hpp).
+  const double keys = static_cast<double>(a.window > 0 ? std::min(seq, a.causal ? a.window : 2 * a.window - 1) : seq);
+  const double multiply_adds = 5.0 * static_cast<double>(a.batch * n * h * d) * keys;
+  if (oracle_step_on_gpu(multiply_adds, "attention_fwd's oracle") &&
+      ref::attention_fp64_gpu(a, {in[0].values.data(), in[1].values.data(), in[2].values.data(), rows.data(), n, seq,
+                                  o.values.data(), lse.values.data(), o.abs_sum.data(), o.root_sum_sq.data(),
+                                  lse.root_sum_sq.data()}))
+    return;
   std::atomic<std::int64_t> next{0};
   auto work = [&] {
     const auto tile_queries = static_cast<std::size_t>(rows_per_tile * group);

@@ -117,16 +117,15 @@ void matmul_impl(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
   for (auto& th : pool) th.join();
 }
 
-// Whether a product goes to the GPU first: this thread named a device for the oracles (the
-// worker's does), the product is big enough to pay for its copies, and the GPU is not switched off.
-// On a background oracle thread, such a product throws OracleNeedsDevice: the worker's thread
-// will make it on the GPU in a fraction of the CPU's time.
+// Whether a product goes to the GPU first: big enough to pay for its copies, on a thread that
+// named a device for the oracles (the worker's), the GPU not switched off. On a background oracle
+// thread such a product throws OracleNeedsDevice: the worker's thread makes it on the GPU.
 bool gpu_first(std::int64_t m, std::int64_t n, std::int64_t k) {
-  const bool big = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kGpuMinMultiplyAdds;
-  if (big && oracle_in_background() && oracle_gpu_allowed())
-    throw OracleNeedsDevice("an fp64 product of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
-                            std::to_string(k) + " that the worker's thread makes on the GPU");
-  return oracle_gpu_device() >= 0 && big && oracle_gpu_allowed();
+  const double multiply_adds = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (multiply_adds < kGpuMinMultiplyAdds) return false;  // before naming it: most products are small
+  const std::string what = "an fp64 product of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                           std::to_string(k);
+  return oracle_step_on_gpu(multiply_adds, what.c_str());
 }
 
 }  // namespace

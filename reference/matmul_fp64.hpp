@@ -53,9 +53,8 @@ void matmul_fp64(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView a, M
 void matmul_fp64_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t k_block, MatrixView a,
                           MatrixView b, double* c, std::int64_t ldc, double beta, TermMagnitudes magnitudes = {});
 
-// The smallest product (m n k multiply-adds) sent to the GPU: 2^27 takes a few milliseconds on
-// the worker's cores, about what a GPU call's allocations and copies cost; below it the CPU wins.
-inline constexpr double kGpuMinMultiplyAdds = 134217728.0;  // 2^27
+// The smallest product (m n k multiply-adds) sent to the GPU (harness/catalogue/oracle_device.hpp).
+using kwb::kGpuMinMultiplyAdds;
 
 // Whether KWB_ORACLE_GPU lets matmul_fp64 use the GPU, and the switch's reading of one value
 // (harness/catalogue/oracle_device.hpp, where every oracle's GPU path reads it).

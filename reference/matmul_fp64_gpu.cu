@@ -23,6 +23,7 @@
 
 #include "harness/catalogue/oracle_device.hpp"
 #include "reference/matmul_fp64_gpu.hpp"
+#include "reference/oracle_gpu_support.hpp"
 
 namespace kwb::ref {
 
@@ -102,74 +103,7 @@ __global__ void matmul_fp64_kernel(std::int64_t m, std::int64_t n, std::int64_t 
 }
 
 std::atomic<std::int64_t> g_runs{0};
-
-// No device, no driver, no memory: what the GPU path meets now and then; the CPU takes over
-// without a word.
-bool expected_error(cudaError_t e) {
-  return e == cudaErrorMemoryAllocation || e == cudaErrorNoDevice ||
-         e == cudaErrorInsufficientDriver;
-}
-
-// Anything else is said once per process: the results stay right (the CPU computes them), only
-// slower, and the reader learns why.
-void note_unexpected(cudaError_t e, const char* step) {
-  if (expected_error(e)) return;
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    std::fprintf(
-        stderr,
-        "kwb: the GPU fp64 reference (reference/matmul_fp64_gpu.cu) failed at '%s': %s (%s); the "
-        "oracles' products run on the CPU instead, with the same results, only slower. "
-        "KWB_ORACLE_GPU=0 keeps them there without trying.\n",
-        step, cudaGetErrorName(e), cudaGetErrorString(e));
-  });
-}
-
-// Whether this thread named a device for the oracles (harness/catalogue/oracle_device.hpp) and
-// that device is its current one. CUDA is asked only once a device is named: a thread or process
-// that never named one never initialises CUDA here.
-bool on_oracle_device() {
-  const int device = oracle_gpu_device();
-  if (device < 0) return false;
-  int current = -1;
-  if (const cudaError_t e = cudaGetDevice(&current); e != cudaSuccess) {
-    note_unexpected(e, "cudaGetDevice");
-    cudaGetLastError();
-    return false;
-  }
-  if (current == device) return true;
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    std::fprintf(stderr,
-                 "kwb: a thread named CUDA device %d for the oracles' fp64 products but its "
-                 "current device is %d; "
-                 "they run on the CPU (call cudaSetDevice(%d) on that thread first)\n",
-                 device, current, device);
-  });
-  return false;
-}
-
-// The device buffers and stream of one call, released on every path.
-class Scratch {
- public:
-  ~Scratch() {
-    for (void* p : buffers_) cudaFree(p);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaError_t allocate(double** out, std::size_t elements) {
-    void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(elements, 1) * sizeof(double));
-    if (e == cudaSuccess) buffers_.push_back(p);
-    *out = static_cast<double*>(p);
-    return e;
-  }
-  cudaError_t create_stream() { return cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
-  cudaStream_t stream() const { return stream_; }
-
- private:
-  std::vector<void*> buffers_;
-  cudaStream_t stream_ = nullptr;
-};
+constexpr const char* kMatmulSource = "reference/matmul_fp64_gpu.cu";
 
 // rows x cols doubles of pitch `ld` (elements) on the host <-> packed on the device; one plain
 // copy where the host rows are packed too (the oracles' usual case).
@@ -212,7 +146,7 @@ bool matmul_fp64_gpu(std::int64_t m, std::int64_t n, std::int64_t k, MatrixView 
   const std::int64_t b_rows = b.transposed ? n : k, b_cols = b.transposed ? k : n;
   const std::size_t mn = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
   auto failed = [](cudaError_t e, const char* step) {
-    note_unexpected(e, step);
+    note_unexpected(kMatmulSource, e, step);
     cudaGetLastError();  // cleared: the caller's next check must not see ours
     return false;
   };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace kwb {
 
@@ -26,6 +27,13 @@ bool oracle_gpu_allowed() {
                  value);
   });
   return true;
+}
+
+bool oracle_step_on_gpu(double multiply_adds, const char* what) {
+  if (multiply_adds < kGpuMinMultiplyAdds || !oracle_gpu_allowed()) return false;
+  if (oracle_in_background())
+    throw OracleNeedsDevice(std::string(what) + ", which the worker's thread computes on the GPU");
+  return oracle_gpu_device() >= 0;
 }
 
 }  // namespace kwb

@@ -59,4 +59,13 @@ std::optional<bool> read_oracle_gpu_switch(const char* value);
 // the switch allows it.
 inline bool oracle_device_usable() { return oracle_gpu_device() >= 0 && oracle_gpu_allowed(); }
 
+// The smallest oracle step (in fp64 multiply-adds) sent to the GPU: 2^27 takes a few milliseconds
+// on the worker's cores, about what a GPU call's allocations and copies cost; below it the CPU wins.
+inline constexpr double kGpuMinMultiplyAdds = 134217728.0;  // 2^27
+
+// Whether an oracle step of `multiply_adds` goes to the GPU (big enough, and the thread may use
+// its device). On a background oracle thread, a step the worker's thread would send there throws
+// OracleNeedsDevice, naming `what`, instead of quietly taking the CPU's long way.
+bool oracle_step_on_gpu(double multiply_adds, const char* what);
+
 }  // namespace kwb

@@ -122,6 +122,16 @@ TEST(GroupPrefetch, WithTheOraclesGpuSwitchedOffTheBackgroundMakesTheProductItse
   EXPECT_TRUE(prefetch.take(&why).has_value()) << why;
 }
 
+TEST(GroupPrefetch, EveryOracleStepAboveTheGpuThresholdIsHandedBackFromTheBackground) {
+  const test::ScopedOracleGpuSwitch on("1");
+  EXPECT_FALSE(oracle_step_on_gpu(kGpuMinMultiplyAdds, "a step")) << "no device named on this thread";
+  const BackgroundOracleScope background;
+  EXPECT_THROW(oracle_step_on_gpu(kGpuMinMultiplyAdds, "attention_fwd's oracle"), OracleNeedsDevice);
+  EXPECT_FALSE(oracle_step_on_gpu(kGpuMinMultiplyAdds / 2, "a small step")) << "small steps stay on the CPU";
+  const test::ScopedOracleGpuSwitch off("0");
+  EXPECT_FALSE(oracle_step_on_gpu(kGpuMinMultiplyAdds, "a step")) << "the GPU switched off: the CPU makes it";
+}
+
 TEST(GroupPrefetch, AnErrorOfTheWorkIsSaidNotThrown) {
   GroupPrefetch prefetch("k", []() -> GroupOracle { throw std::invalid_argument("no such tensor"); });
   std::string why;
