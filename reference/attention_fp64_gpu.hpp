@@ -5,7 +5,7 @@
 // Plain code: one warp per (batch, sampled row, head), each lane a fixed share of head_dim, the
 // dot products reduced across the warp in a fixed order; two passes over the visible keys (the
 // maximum logit, then the weights and sums), as the host oracle. The sums run in another order
-// than the host's, so the two agree to rounding (about 1e-13 relative), not bit for bit: the host
+// than the host's, so the two agree to rounding (within 1e-12 of the terms summed), not bit for bit: the host
 // oracle stays the ground truth, and tests/gpu/attention_fp64_gpu_test.cpp holds the two together
 // on every mask, window, soft-cap and head grouping at small shapes.
 #pragma once

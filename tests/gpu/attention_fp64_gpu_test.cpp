@@ -3,7 +3,8 @@
 // every error magnitude, on causal and not, sliding windows (a band without causal), soft-caps,
 // grouped-query and multi-query heads, head_dim 64 and 128, sequences of 1 to 300 and sampled
 // rows anywhere in them; then one case through the oracle's own dispatch. The two sum in other
-// orders, so they agree to rounding: within 1e-12 of each value's size.
+// orders, so they agree to rounding: within 1e-12 of each value's size (for O, of the size of the
+// terms it sums).
 #include "reference/attention_fp64_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -70,11 +71,15 @@ void host_oracle(const AttentionCase& c, Tensors& t) {
   registered_op("attention_fwd").positional_oracle(shape_of(c, c.sampled), t.rows, t.in, t.out);
 }
 
-// "" when every value of `gpu` is within 1e-12 of the larger magnitude of the pair (1e-300 floor).
-std::string difference(const char* what, const std::vector<double>& gpu, const std::vector<double>& cpu) {
+// "" when every value of `gpu` is within 1e-12 of the larger magnitude of the pair (1e-300 floor),
+// or of `scale` where given: an element of O is a sum of terms of both signs (p_j v_j), and its
+// rounding is relative to the sum of their magnitudes (its abs_sum), not to what is left of it.
+std::string difference(const char* what, const std::vector<double>& gpu, const std::vector<double>& cpu,
+                       const std::vector<double>* scale = nullptr) {
   if (gpu.size() != cpu.size()) return std::string(what) + ": sizes differ";
   for (std::size_t e = 0; e < gpu.size(); ++e) {
-    const double allowed = 1e-12 * std::max({std::fabs(gpu[e]), std::fabs(cpu[e]), 1e-300});
+    const double size = scale ? (*scale)[e] : 0.0;
+    const double allowed = 1e-12 * std::max({std::fabs(gpu[e]), std::fabs(cpu[e]), size, 1e-300});
     if (!(std::fabs(gpu[e] - cpu[e]) <= allowed)) {
       char text[200];
       std::snprintf(text, sizeof text, "%s[%zu]: %.17g (GPU) vs %.17g (CPU)", what, e, gpu[e], cpu[e]);
@@ -85,7 +90,7 @@ std::string difference(const char* what, const std::vector<double>& gpu, const s
 }
 
 void expect_agreement(const Tensors& gpu, const Tensors& cpu, const std::string& label) {
-  EXPECT_EQ(difference("o", gpu.out[0].values, cpu.out[0].values), "") << label;
+  EXPECT_EQ(difference("o", gpu.out[0].values, cpu.out[0].values, &cpu.out[0].abs_sum), "") << label;
   EXPECT_EQ(difference("o abs_sum", gpu.out[0].abs_sum, cpu.out[0].abs_sum), "") << label;
   EXPECT_EQ(difference("o root_sum_sq", gpu.out[0].root_sum_sq, cpu.out[0].root_sum_sq), "") << label;
   EXPECT_EQ(difference("lse", gpu.out[1].values, cpu.out[1].values), "") << label;
