@@ -9,6 +9,7 @@
 #include "tests/support/mentions.hpp"
 
 namespace kwb {
+namespace choice_axes_cli_test {
 namespace {
 
 using test::Mentions;
@@ -69,4 +70,5 @@ TEST_F(ChoiceBadInput, TestOnlyOpWithoutTheFlagExitsTwo) {
 }
 
 }  // namespace
+}  // namespace choice_axes_cli_test
 }  // namespace kwb

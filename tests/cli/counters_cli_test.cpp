@@ -11,6 +11,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace counters_cli_test {
 namespace {
 
 using test::CommandResult;
@@ -118,4 +119,5 @@ TEST_F(RunCounterFlags, ValidCountersPlanWithoutAGpu) {
 }
 
 }  // namespace
+}  // namespace counters_cli_test
 }  // namespace kwb

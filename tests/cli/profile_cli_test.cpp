@@ -17,6 +17,7 @@
 #include "tests/support/report_test_support.hpp"
 
 namespace kwb {
+namespace profile_cli_test {
 namespace {
 
 using test::CommandResult;
@@ -249,4 +250,5 @@ TEST(ProfileCli, BadInputExitsTwoAndLeavesTheReportAsItWas) {
 }
 
 }  // namespace
+}  // namespace profile_cli_test
 }  // namespace kwb

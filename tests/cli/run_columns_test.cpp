@@ -14,6 +14,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb::cli {
+namespace run_columns_test {
 namespace {
 
 std::string refusal(const std::vector<std::string>& names, const CounterRequest& request) {
@@ -169,4 +170,5 @@ TEST(RunColumnsCli, ColumnsWithoutCountersAreRefusedAndKnownOnesPlan) {
 }
 
 }  // namespace
+}  // namespace run_columns_test
 }  // namespace kwb::cli

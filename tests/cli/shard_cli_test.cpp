@@ -14,6 +14,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace shard_cli_test {
 namespace {
 
 using test::CommandResult;
@@ -131,4 +132,5 @@ TEST_F(MergeCli, RefusalsExitTwoNamingTheFiles) {
 }
 
 }  // namespace
+}  // namespace shard_cli_test
 }  // namespace kwb

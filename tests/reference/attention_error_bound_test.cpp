@@ -24,6 +24,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace attention_error_bound_test {
 namespace {
 
 struct Case {
@@ -280,4 +281,5 @@ TEST(AttentionErrorBound, ToleranceIsAnErrorBoundForBothOutputs) {
 }
 
 }  // namespace
+}  // namespace attention_error_bound_test
 }  // namespace kwb

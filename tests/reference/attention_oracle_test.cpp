@@ -12,6 +12,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace attention_oracle_test {
 namespace {
 
 Shape shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads, std::int64_t d,
@@ -224,4 +225,5 @@ TEST(AttentionOracle, AxesReadEveryAxisOnceWithTheMaskAndItsLongestRow) {
 }
 
 }  // namespace
+}  // namespace attention_oracle_test
 }  // namespace kwb

@@ -16,6 +16,7 @@
 #include "tests/support/kernel_simulation.hpp"
 
 namespace kwb {
+namespace cross_entropy_bounds_test {
 namespace {
 
 using sim::FastMath;
@@ -163,4 +164,5 @@ TEST(CrossEntropyBounds, AMeanOverEveryTokenInsteadOfTheLabelledOnesFails) {
 }
 
 }  // namespace
+}  // namespace cross_entropy_bounds_test
 }  // namespace kwb

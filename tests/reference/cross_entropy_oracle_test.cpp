@@ -11,6 +11,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace cross_entropy_oracle_test {
 namespace {
 
 const Op& xent() { return registered_op("cross_entropy"); }
@@ -231,4 +232,5 @@ TEST(CrossEntropyVariants, FusedRefusesOnlyRowsBeyondAClusterOfEightCtas) {
 }
 
 }  // namespace
+}  // namespace cross_entropy_oracle_test
 }  // namespace kwb

@@ -10,6 +10,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace example_scale_rows_cols_test {
 namespace {
 
 using example_scale_rows_cols::kOp;
@@ -93,4 +94,5 @@ TEST(ExampleScaleRowsColsRegistration, WorkModelCountsEachTensorOnceAndTwoMultip
 }
 
 }  // namespace
+}  // namespace example_scale_rows_cols_test
 }  // namespace kwb

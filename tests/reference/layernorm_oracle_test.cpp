@@ -14,6 +14,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace layernorm_oracle_test {
 namespace {
 
 Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
@@ -186,4 +187,5 @@ TEST(LayerNormOracle, DefaultShapesHoldThePeerShapeAndKeepTheBackwardVerifiableI
 }
 
 }  // namespace
+}  // namespace layernorm_oracle_test
 }  // namespace kwb

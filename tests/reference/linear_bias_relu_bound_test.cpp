@@ -15,6 +15,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace linear_bias_relu_bound_test {
 namespace {
 
 const Op& op() { return registered_op("linear_bias_relu"); }
@@ -125,4 +126,5 @@ TEST(LinearBiasReluBound, ADroppedKTailOrABf16AccumulatorFails) {
 }
 
 }  // namespace
+}  // namespace linear_bias_relu_bound_test
 }  // namespace kwb

@@ -16,6 +16,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace linear_cross_entropy_bound_test {
 namespace {
 
 const Op& lce() { return registered_op("linear_cross_entropy"); }
@@ -192,4 +193,5 @@ TEST(LinearCrossEntropyBound, TheOldFlatDwToleranceLetTheDefectThrough) {
 }
 
 }  // namespace
+}  // namespace linear_cross_entropy_bound_test
 }  // namespace kwb

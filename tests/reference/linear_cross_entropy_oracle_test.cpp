@@ -11,6 +11,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace linear_cross_entropy_oracle_test {
 namespace {
 
 HostTensor tensor(const char* name, std::vector<std::int64_t> dims, std::vector<double> values) {
@@ -103,4 +104,5 @@ TEST(LinearCrossEntropyOracle, AxesReadTokensHiddenVocabOnce) {
 }
 
 }  // namespace
+}  // namespace linear_cross_entropy_oracle_test
 }  // namespace kwb

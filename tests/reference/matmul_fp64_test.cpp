@@ -14,7 +14,7 @@
 namespace kwb::ref {
 namespace {
 
-std::vector<double> random_values(std::size_t n, unsigned seed) {
+std::vector<double> normal_values(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);
   std::normal_distribution<double> dist;
   std::vector<double> v(n);
@@ -25,9 +25,9 @@ std::vector<double> random_values(std::size_t n, unsigned seed) {
 void check(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, double alpha, double beta) {
   const std::int64_t pad = 3;  // leading dimensions wider than the stored rows
   const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
-  const auto a = random_values(a_rows * (a_cols + pad), 1);
-  const auto b = random_values(b_rows * (b_cols + pad), 2);
-  auto c = random_values(m * (n + pad), 3);
+  const auto a = normal_values(a_rows * (a_cols + pad), 1);
+  const auto b = normal_values(b_rows * (b_cols + pad), 2);
+  auto c = normal_values(m * (n + pad), 3);
   const auto c0 = c;
   matmul_fp64(m, n, k, {a.data(), a_cols + pad, ta}, {b.data(), b_cols + pad, tb}, c.data(), n + pad, alpha, beta);
   for (std::int64_t i = 0; i < m; ++i)
@@ -61,8 +61,8 @@ TEST(MatmulFp64, ThreadedProductMatchesToo) {
 // The magnitudes pass: C as the plain product, and per element sum |a b| and sum (a b)^2 of the
 // triple loop; beta 1 adds a second block of k to all three (how the oracles sum k in blocks).
 void check_magnitudes(std::int64_t m, std::int64_t n, std::int64_t k, bool tb) {
-  const auto a = random_values(m * k, 4);
-  const auto b = random_values(k * n, 5);
+  const auto a = normal_values(m * k, 4);
+  const auto b = normal_values(k * n, 5);
   std::vector<double> c(m * n), abs_sum(m * n), sum_sq(m * n);
   const std::int64_t k1 = k / 2;  // two calls: k1 terms, then the rest with beta 1
   const std::int64_t ldb = tb ? k : n;
@@ -101,10 +101,10 @@ TEST(MatmulFp64, KBlocksAreTheSequenceOfCallsBitForBit) {
         for (double beta : {0.0, 1.0})
           for (bool mag : {false, true}) {
             const std::int64_t block = 8, lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
-            const auto a = random_values((ta ? k : m) * lda, 6);
-            const auto b = random_values((tb ? n : k) * ldb, 7);
-            const auto c0 = random_values(m * ldc, 8), abs0 = random_values(m * ldc, 9);
-            const auto sq0 = random_values(m * ldc, 10);
+            const auto a = normal_values((ta ? k : m) * lda, 6);
+            const auto b = normal_values((tb ? n : k) * ldb, 7);
+            const auto c0 = normal_values(m * ldc, 8), abs0 = normal_values(m * ldc, 9);
+            const auto sq0 = normal_values(m * ldc, 10);
             auto c = c0, abs_sum = abs0, sum_sq = sq0;
             matmul_fp64_k_blocks(m, n, k, block, {a.data(), lda, ta}, {b.data(), ldb, tb}, c.data(), ldc, beta,
                                  mag ? TermMagnitudes{abs_sum.data(), sum_sq.data()} : TermMagnitudes{});

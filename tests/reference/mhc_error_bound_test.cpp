@@ -14,6 +14,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace mhc_error_bound_test {
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
@@ -202,4 +203,5 @@ TEST(MhcErrorBound, RmsnormProjectBackwardStaysInsideItsBound) {
 }
 
 }  // namespace
+}  // namespace mhc_error_bound_test
 }  // namespace kwb

@@ -12,6 +12,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace mhc_post_res_oracle_test {
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
@@ -148,4 +149,5 @@ TEST(MhcPostResOracle, AxesReadTokensAndChannelsOnceAndTheFlatLength) {
 }
 
 }  // namespace
+}  // namespace mhc_post_res_oracle_test
 }  // namespace kwb

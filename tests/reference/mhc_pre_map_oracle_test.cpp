@@ -13,6 +13,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace mhc_pre_map_oracle_test {
 namespace {
 
 HostTensor tensor(const char* name, std::vector<std::int64_t> dims, std::vector<double> values) {
@@ -133,4 +134,5 @@ TEST(MhcPreMapOracle, ShapesHoldTheTargetAndTheEdgesAndRejectEmpty) {
 }
 
 }  // namespace
+}  // namespace mhc_pre_map_oracle_test
 }  // namespace kwb

@@ -12,6 +12,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace mhc_rmsnorm_project_oracle_test {
 namespace {
 
 constexpr std::int64_t kP = kMhcProjectWidth;
@@ -130,4 +131,5 @@ TEST(MhcRmsnormProjectOracle, ShapesAndVariantsAreRegistered) {
 }
 
 }  // namespace
+}  // namespace mhc_rmsnorm_project_oracle_test
 }  // namespace kwb

@@ -12,6 +12,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace newton_schulz_oracle_test {
 namespace {
 
 Shape shape(std::int64_t m, std::int64_t n) { return Shape{{{"rows", m}, {"cols", n}}}; }
@@ -152,4 +153,5 @@ TEST(NewtonSchulzOracle, BaselineAndFusedVariantsAreRegisteredWithTheirWorkspace
 }
 
 }  // namespace
+}  // namespace newton_schulz_oracle_test
 }  // namespace kwb

@@ -20,6 +20,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace newton_schulz_tolerance_test {
 namespace {
 
 Shape shape(std::int64_t m, std::int64_t n) { return Shape{{{"rows", m}, {"cols", n}}}; }
@@ -178,4 +179,5 @@ TEST(NewtonSchulzTolerance, TheLastStepsTermMagnitudesDoNotTrackTheError) {
 }
 
 }  // namespace
+}  // namespace newton_schulz_tolerance_test
 }  // namespace kwb

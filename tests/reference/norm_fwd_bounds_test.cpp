@@ -16,6 +16,7 @@
 #include "tests/support/kernel_simulation.hpp"
 
 namespace kwb {
+namespace norm_fwd_bounds_test {
 namespace {
 
 using sim::FastMath;
@@ -123,4 +124,5 @@ TEST(NormForwardBounds, OutputsFlushedToZeroNearZeroFailTheBoundButPassedTheFlat
 }
 
 }  // namespace
+}  // namespace norm_fwd_bounds_test
 }  // namespace kwb

@@ -24,6 +24,7 @@
 #include "tests/support/kernel_simulation.hpp"
 
 namespace kwb {
+namespace norm_grad_bounds_test {
 namespace {
 
 using sim::blocked_sum;
@@ -404,4 +405,5 @@ TEST(NormGradBounds, DefectsThatAFlatBf16ToleranceMissesFailTheBound) {
 }
 
 }  // namespace
+}  // namespace norm_grad_bounds_test
 }  // namespace kwb

@@ -24,7 +24,7 @@ std::vector<std::string> tensor_names(const char* op, const Shape& shape) {
   return names;
 }
 
-bool has(const std::vector<std::string>& names, const char* name) {
+bool has_tensor(const std::vector<std::string>& names, const char* name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -63,7 +63,7 @@ TEST(OpAxes, RopeRotationsNameTheOpsTensors) {
   for (const auto& [op, r] : {std::pair{"rope_fwd", rope::kForwardRotation}, std::pair{"rope_bwd", rope::kBackwardRotation}}) {
     const std::vector<std::string> names = tensor_names(op, ids);
     for (const char* name : {r.q, r.k, r.q_out, r.k_out, "cos", "sin", "position_ids"})
-      EXPECT_TRUE(has(names, name)) << op << " has no tensor " << name;
+      EXPECT_TRUE(has_tensor(names, name)) << op << " has no tensor " << name;
   }
   EXPECT_EQ(rope::kForwardRotation.sin_sign, 1.0f);
   EXPECT_EQ(rope::kBackwardRotation.sin_sign, -1.0f) << "the backward is the transposed rotation";

@@ -20,6 +20,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace qk_norm_error_bound_test {
 namespace {
 
 Shape qk_shape(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
@@ -166,4 +167,5 @@ TEST(QkNormErrorBound, TolerancesAreTightWhereTheFlatOnesWereLoose) {
 }
 
 }  // namespace
+}  // namespace qk_norm_error_bound_test
 }  // namespace kwb

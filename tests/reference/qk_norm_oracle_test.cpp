@@ -9,6 +9,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace qk_norm_oracle_test {
 namespace {
 
 Shape qk_shape(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
@@ -154,4 +155,5 @@ TEST(QkNormOracle, WeightGradientToleranceGrowsWithTheTokensItSums) {
 }
 
 }  // namespace
+}  // namespace qk_norm_oracle_test
 }  // namespace kwb

@@ -10,6 +10,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace rmsnorm_oracle_test {
 namespace {
 
 Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
@@ -148,4 +149,5 @@ TEST(RmsNormOracle, BackwardDefaultShapesStayVerifiableInFull) {
 }
 
 }  // namespace
+}  // namespace rmsnorm_oracle_test
 }  // namespace kwb

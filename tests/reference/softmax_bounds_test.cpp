@@ -14,6 +14,7 @@
 #include "tests/support/kernel_simulation.hpp"
 
 namespace kwb {
+namespace softmax_bounds_test {
 namespace {
 
 using sim::FastMath;
@@ -133,4 +134,5 @@ TEST(SoftmaxBounds, ALogitScaleOffByOnePercentFails) {
 }
 
 }  // namespace
+}  // namespace softmax_bounds_test
 }  // namespace kwb

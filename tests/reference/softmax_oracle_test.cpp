@@ -13,6 +13,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace softmax_oracle_test {
 namespace {
 
 const Op& softmax() { return registered_op("softmax_fwd"); }
@@ -185,4 +186,5 @@ TEST(SoftmaxShapes, EdgeShapesReachOnePastEveryKernelLimit) {
 }
 
 }  // namespace
+}  // namespace softmax_oracle_test
 }  // namespace kwb

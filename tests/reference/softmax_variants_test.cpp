@@ -15,7 +15,7 @@ const Variant& variant(const char* name) {
   return *v;
 }
 
-std::optional<std::string> refusal(const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
+std::optional<std::string> variant_refusal(const char* name, std::int64_t rows, std::int64_t cols, DType dtype) {
   const Variant& v = variant(name);
   return v.refuse ? v.refuse(Shape{{{"rows", rows}, {"cols", cols}}}, dtype) : std::nullopt;
 }
@@ -28,41 +28,41 @@ TEST(SoftmaxVariants, BaselineIsNamedForItsSevenLaunches) {
 }
 
 TEST(SoftmaxVariants, RowInRegistersTakesRowsUpTo64KiBAndNamesTheOthersBeyond) {
-  EXPECT_FALSE(refusal("fused_v1_row_in_registers", 7, 32768, DType::bf16));
-  EXPECT_FALSE(refusal("fused_v1_row_in_registers", 7, 32768, DType::fp16));
-  EXPECT_FALSE(refusal("fused_v1_row_in_registers", 7, 16384, DType::fp32));
-  EXPECT_FALSE(refusal("fused_v1_row_in_registers", 7, 1, DType::bf16));
-  const auto why = refusal("fused_v1_row_in_registers", 7, 32769, DType::bf16);
+  EXPECT_FALSE(variant_refusal("fused_v1_row_in_registers", 7, 32768, DType::bf16));
+  EXPECT_FALSE(variant_refusal("fused_v1_row_in_registers", 7, 32768, DType::fp16));
+  EXPECT_FALSE(variant_refusal("fused_v1_row_in_registers", 7, 16384, DType::fp32));
+  EXPECT_FALSE(variant_refusal("fused_v1_row_in_registers", 7, 1, DType::bf16));
+  const auto why = variant_refusal("fused_v1_row_in_registers", 7, 32769, DType::bf16);
   ASSERT_TRUE(why);
   EXPECT_TRUE(test::Mentions(*why, "fused_v3_cluster_split_row"));
   EXPECT_TRUE(test::Mentions(*why, "fused_v2_online_two_pass"));
-  EXPECT_TRUE(refusal("fused_v1_row_in_registers", 7, 16385, DType::fp32));
+  EXPECT_TRUE(variant_refusal("fused_v1_row_in_registers", 7, 16385, DType::fp32));
 }
 
 TEST(SoftmaxVariants, WarpPerRowTakesRowsUpTo4KiBAndNamesTheBlockVariantBeyond) {
-  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 2048, DType::bf16));
-  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 1024, DType::fp32));
-  EXPECT_FALSE(refusal("fused_v4_warp_per_row", 7, 1, DType::fp16));
-  const auto why = refusal("fused_v4_warp_per_row", 7, 2049, DType::bf16);
+  EXPECT_FALSE(variant_refusal("fused_v4_warp_per_row", 7, 2048, DType::bf16));
+  EXPECT_FALSE(variant_refusal("fused_v4_warp_per_row", 7, 1024, DType::fp32));
+  EXPECT_FALSE(variant_refusal("fused_v4_warp_per_row", 7, 1, DType::fp16));
+  const auto why = variant_refusal("fused_v4_warp_per_row", 7, 2049, DType::bf16);
   ASSERT_TRUE(why);
   EXPECT_TRUE(test::Mentions(*why, "fused_v1_row_in_registers"));
-  EXPECT_TRUE(refusal("fused_v4_warp_per_row", 7, 1025, DType::fp32));
+  EXPECT_TRUE(variant_refusal("fused_v4_warp_per_row", 7, 1025, DType::fp32));
 }
 
 TEST(SoftmaxVariants, ClusterSplitTakesRowsUpTo512KiB) {
-  EXPECT_FALSE(refusal("fused_v3_cluster_split_row", 7, 262144, DType::bf16));
-  EXPECT_FALSE(refusal("fused_v3_cluster_split_row", 7, 131072, DType::fp32));
-  EXPECT_FALSE(refusal("fused_v3_cluster_split_row", 7, 33, DType::fp32));
-  const auto why = refusal("fused_v3_cluster_split_row", 7, 262145, DType::bf16);
+  EXPECT_FALSE(variant_refusal("fused_v3_cluster_split_row", 7, 262144, DType::bf16));
+  EXPECT_FALSE(variant_refusal("fused_v3_cluster_split_row", 7, 131072, DType::fp32));
+  EXPECT_FALSE(variant_refusal("fused_v3_cluster_split_row", 7, 33, DType::fp32));
+  const auto why = variant_refusal("fused_v3_cluster_split_row", 7, 262145, DType::bf16);
   ASSERT_TRUE(why);
   EXPECT_TRUE(test::Mentions(*why, "fused_v2_online_two_pass"));
-  EXPECT_TRUE(refusal("fused_v3_cluster_split_row", 7, 131073, DType::fp32));
+  EXPECT_TRUE(variant_refusal("fused_v3_cluster_split_row", 7, 131073, DType::fp32));
 }
 
 TEST(SoftmaxVariants, OnlineTwoPassTakesAnyRow) {
   for (std::int64_t cols : {1, 7, 4100, 262147, 1 << 24})
     for (DType d : {DType::fp32, DType::fp16, DType::bf16})
-      EXPECT_FALSE(refusal("fused_v2_online_two_pass", 3, cols, d)) << cols;
+      EXPECT_FALSE(variant_refusal("fused_v2_online_two_pass", 3, cols, d)) << cols;
 }
 
 TEST(SoftmaxVariants, EverySweptShapeHasAFusedVariantInEveryDtype) {

@@ -15,6 +15,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace swiglu_mlp_fwd_bound_test {
 namespace {
 
 const Op& op() { return registered_op("swiglu_mlp_fwd"); }
@@ -104,4 +105,5 @@ TEST(SwigluMlpFwdBound, SwappedGateAndUpOrANarrowerHFails) {
 }
 
 }  // namespace
+}  // namespace swiglu_mlp_fwd_bound_test
 }  // namespace kwb

@@ -11,6 +11,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace swiglu_mlp_fwd_oracle_test {
 namespace {
 
 HostTensor tensor(const char* name, std::vector<std::int64_t> dims, std::vector<double> values) {
@@ -110,4 +111,5 @@ TEST(SwigluMlpFwdOracle, AxesReadMDFOnce) {
 }
 
 }  // namespace
+}  // namespace swiglu_mlp_fwd_oracle_test
 }  // namespace kwb

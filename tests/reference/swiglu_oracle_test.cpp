@@ -11,6 +11,7 @@
 #include "tests/support/oracle_support.hpp"
 
 namespace kwb {
+namespace swiglu_oracle_test {
 namespace {
 
 Shape shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
@@ -103,4 +104,5 @@ TEST(SwigluOracle, DefaultShapesHoldThePeerShapeAnOddSizeAndStayUnder2GiB) {
 }
 
 }  // namespace
+}  // namespace swiglu_oracle_test
 }  // namespace kwb

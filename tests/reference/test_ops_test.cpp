@@ -14,6 +14,7 @@
 #include "harness/worker/verify/sampling.hpp"
 
 namespace kwb {
+namespace test_ops_test {
 namespace {
 
 const Op& op(const char* name) { return registered_op(name); }
@@ -115,4 +116,5 @@ TEST(TestOpsOnHost, AxesStructsReadTheirShapesOnce) {
 }
 
 }  // namespace
+}  // namespace test_ops_test
 }  // namespace kwb

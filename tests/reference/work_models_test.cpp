@@ -12,6 +12,7 @@
 #include "reference/newton_schulz.hpp"
 
 namespace kwb {
+namespace work_models_test {
 namespace {
 
 const Op& registered_op(const std::string& name) {
@@ -101,4 +102,5 @@ TEST(WorkModels, EveryDeclaredExecutedWorkIsPositiveAndAtMostTheUsefulWork) {
 }
 
 }  // namespace
+}  // namespace work_models_test
 }  // namespace kwb

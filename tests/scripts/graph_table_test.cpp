@@ -13,6 +13,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace graph_table_test {
 namespace {
 
 using test::Mentions;
@@ -79,4 +80,5 @@ TEST(GraphTable, ReportsGivenTheWrongWayRoundAreRefused) {
 }
 
 }  // namespace
+}  // namespace graph_table_test
 }  // namespace kwb

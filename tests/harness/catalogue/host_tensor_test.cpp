@@ -42,7 +42,7 @@ float float_from_bits(std::uint32_t bits) {
   return f;
 }
 
-std::uint32_t bits_of(float f) {
+std::uint32_t bits_of_float(float f) {
   std::uint32_t bits;
   std::memcpy(&bits, &f, 4);
   return bits;
@@ -308,7 +308,7 @@ TEST(HalfEncode, RandomFloatsMatchTheReferenceRounding) {
     const std::uint16_t expected = std::isinf(f) ? (std::signbit(f) ? 0xFC00 : 0x7C00) : reference_round(l, f);
     const std::uint16_t got = float_to_half_bits(f);
     if (got != expected && ++failures <= 10)
-      ADD_FAILURE() << "float_to_half_bits(" << f << " = 0x" << std::hex << bits_of(f) << ") = 0x" << got
+      ADD_FAILURE() << "float_to_half_bits(" << f << " = 0x" << std::hex << bits_of_float(f) << ") = 0x" << got
                     << ", expected 0x" << expected;
   }
   EXPECT_EQ(failures, 0);
@@ -322,7 +322,7 @@ TEST(Bf16Encode, RandomFloatsMatchTheReferenceRounding) {
     const std::uint16_t expected = std::isinf(f) ? (std::signbit(f) ? 0xFF80 : 0x7F80) : reference_round(l, f);
     const std::uint16_t got = float_to_bf16_bits(f);
     if (got != expected && ++failures <= 10)
-      ADD_FAILURE() << "float_to_bf16_bits(" << f << " = 0x" << std::hex << bits_of(f) << ") = 0x" << got
+      ADD_FAILURE() << "float_to_bf16_bits(" << f << " = 0x" << std::hex << bits_of_float(f) << ") = 0x" << got
                     << ", expected 0x" << expected;
   }
   EXPECT_EQ(failures, 0);

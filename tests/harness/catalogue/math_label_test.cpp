@@ -30,7 +30,7 @@ Variant variant_with(std::string math) {
   return v;
 }
 
-bool mentions(const std::vector<std::string>& problems, const std::string& text) {
+bool any_mentions(const std::vector<std::string>& problems, const std::string& text) {
   return std::any_of(problems.begin(), problems.end(),
                      [&](const std::string& p) { return p.find(text) != std::string::npos; });
 }
@@ -68,12 +68,12 @@ TEST(MathLabel, ProblemsNameTheUnknownLabelTheForeignDtypeTheRepeatAndTheMalform
   op.dtypes = {DType::fp32, DType::bf16};
   EXPECT_TRUE(math_declaration_problems(op, variant_with("")).empty());
   EXPECT_TRUE(math_declaration_problems(op, variant_with("fp32: fp32; bf16: bf16, fp32 acc")).empty());
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("tf-32")), "\"tf-32\" is not a math label"));
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("fp32: bf16")), "\"bf16\" (for fp32)"));
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("fp16: fp32")), "has no dtype fp16"));
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("fp32: fp32; fp32: tf32")), "named twice"));
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("fp32: fp32; tf32")), "is not \"DTYPE: LABEL\""));
-  EXPECT_TRUE(mentions(math_declaration_problems(op, variant_with("f64: fp32")), "\"f64\" is not a dtype"));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("tf-32")), "\"tf-32\" is not a math label"));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("fp32: bf16")), "\"bf16\" (for fp32)"));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("fp16: fp32")), "has no dtype fp16"));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("fp32: fp32; fp32: tf32")), "named twice"));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("fp32: fp32; tf32")), "is not \"DTYPE: LABEL\""));
+  EXPECT_TRUE(any_mentions(math_declaration_problems(op, variant_with("f64: fp32")), "\"f64\" is not a dtype"));
   // Each says where (the variant) and how to fix it (the labels it may use).
   const auto p = math_declaration_problems(op, variant_with("tf-32"));
   ASSERT_EQ(p.size(), 1u);
@@ -94,8 +94,8 @@ TEST(MathLabel, RegistryReportsABadDeclarationAndAnUnsplitLibraryList) {
   v.uses = {"cuBLAS+cuDNN"};
   r.add(v);
   const auto problems = r.problems();
-  EXPECT_TRUE(mentions(problems, "\"fp64\" is not a math label")) << problems.size();
-  EXPECT_TRUE(mentions(problems, ".uses names \"cuBLAS+cuDNN\""));
+  EXPECT_TRUE(any_mentions(problems, "\"fp64\" is not a math label")) << problems.size();
+  EXPECT_TRUE(any_mentions(problems, ".uses names \"cuBLAS+cuDNN\""));
 }
 
 TEST(MathLabel, ComparisonIsEmptyForLikeWithLikeOrAnUnknownSide) {

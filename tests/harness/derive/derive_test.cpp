@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace kwb {
+namespace derive_test {
 namespace {
 
 constexpr double kRel = 1e-12;
@@ -316,4 +317,5 @@ TEST(ComputeUnit, TensorResolvesToTheCaseDtypeAndFp32ToTf32) {
 }
 
 }  // namespace
+}  // namespace derive_test
 }  // namespace kwb

@@ -13,6 +13,7 @@
 #include "tests/support/mentions.hpp"
 
 namespace kwb {
+namespace measured_roofline_test {
 namespace {
 
 using test::Mentions;
@@ -347,4 +348,5 @@ TEST(MeasuredPoint, NoneWithoutMeasuredBytesATimeOrAPlaceOnLogAxes) {
 }
 
 }  // namespace
+}  // namespace measured_roofline_test
 }  // namespace kwb

@@ -15,6 +15,7 @@
 #include "harness/derive/ceilings.hpp"
 
 namespace kwb {
+namespace roof_rule_test {
 namespace {
 
 constexpr std::int64_t kL2 = 50 << 20;  // an H100's L2
@@ -265,4 +266,5 @@ TEST(RoofRule, WithoutCeilingsNothingIsJudged) {
 }
 
 }  // namespace
+}  // namespace roof_rule_test
 }  // namespace kwb

@@ -350,14 +350,14 @@ TEST(ParseAxisValues, MaxValuesIsHonoured) {
 
 // ---- sweep expansion ----
 
-Shape shape(std::int64_t rows, std::int64_t cols) {
+Shape swept_shape(std::int64_t rows, std::int64_t cols) {
   return Shape{{{"rows", rows}, {"cols", cols}}};
 }
 
 TEST(ExpandSweep, FirstAxisVariesSlowest) {
   std::vector<Shape> shapes = expand_sweep({{"rows", {1, 2}}, {"cols", {10, 20, 30}}});
-  std::vector<Shape> expected = {shape(1, 10), shape(1, 20), shape(1, 30),
-                                 shape(2, 10), shape(2, 20), shape(2, 30)};
+  std::vector<Shape> expected = {swept_shape(1, 10), swept_shape(1, 20), swept_shape(1, 30),
+                                 swept_shape(2, 10), swept_shape(2, 20), swept_shape(2, 30)};
   EXPECT_EQ(shapes, expected);
 }
 

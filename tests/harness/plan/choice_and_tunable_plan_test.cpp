@@ -12,6 +12,7 @@
 #include "harness/worker/case_runner.hpp"
 
 namespace kwb {
+namespace choice_and_tunable_plan_test {
 namespace {
 
 const Registry& registry() { return Registry::instance(); }
@@ -155,4 +156,5 @@ TEST(PlanTunables, AShapeDependentDefaultIsPlannedPerShapeUnlessNamed) {
 }
 
 }  // namespace
+}  // namespace choice_and_tunable_plan_test
 }  // namespace kwb

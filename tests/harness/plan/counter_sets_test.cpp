@@ -19,7 +19,8 @@ namespace {
 using test::Mentions;
 
 // The SettingError parse_counter_request gives; a test failure when none.
-std::optional<SettingError> refusal(const std::vector<std::string>& sets, const std::vector<std::string>& metrics) {
+std::optional<SettingError> counter_request_refusal(const std::vector<std::string>& sets,
+                                                    const std::vector<std::string>& metrics) {
   try {
     parse_counter_request(sets, metrics);
   } catch (const SettingError& e) {
@@ -128,7 +129,7 @@ TEST(ParseCounterRequest, AnyOrderOfRandomlyRepeatedSetsGivesEachMetricOnceAndTh
 }
 
 TEST(ParseCounterRequest, UnknownSetIsRefusedWithTheClosestAndTheList) {
-  const auto e = refusal({"memory", "memry"}, {});
+  const auto e = counter_request_refusal({"memory", "memry"}, {});
   ASSERT_TRUE(e);
   EXPECT_EQ(e->setting, Setting::counters);
   const std::string message = e->what();
@@ -140,14 +141,14 @@ TEST(ParseCounterRequest, UnknownSetIsRefusedWithTheClosestAndTheList) {
 }
 
 TEST(ParseCounterRequest, SetNamesAreCaseSensitiveAndAMetricIsNotASet) {
-  EXPECT_TRUE(Mentions(refusal({"Memory"}, {})->what(), "did you mean 'memory'?"));
-  EXPECT_TRUE(Mentions(refusal({"dram__bytes_read.sum"}, {})->what(), "unknown counter set"));
+  EXPECT_TRUE(Mentions(counter_request_refusal({"Memory"}, {})->what(), "did you mean 'memory'?"));
+  EXPECT_TRUE(Mentions(counter_request_refusal({"dram__bytes_read.sum"}, {})->what(), "unknown counter set"));
 }
 
 TEST(ParseCounterRequest, AMetricThatIsNotAFullNameIsRefusedSayingHowToWriteOne) {
   for (const std::string bad : {"dram__bytes_read", "dram__bytes_read.", ".sum", "dram bytes.sum", "dram__bytes-read.sum",
                                 ""}) {
-    const auto e = refusal({"memory"}, {"l1tex__t_bytes.sum", bad});
+    const auto e = counter_request_refusal({"memory"}, {"l1tex__t_bytes.sum", bad});
     ASSERT_TRUE(e) << "'" << bad << "'";
     EXPECT_EQ(e->setting, Setting::metrics) << bad;
     const std::string message = e->what();

@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace kwb {
+namespace planner_test {
 namespace {
 
 constexpr const char* kOp = "rmsnorm_fwd";
@@ -566,4 +567,5 @@ TEST(FlushFlag, CleanInHotModeIsRefusedBecauseHotFlushesNothing) {
 }
 
 }  // namespace
+}  // namespace planner_test
 }  // namespace kwb

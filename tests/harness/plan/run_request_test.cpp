@@ -13,6 +13,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace run_request_test {
 namespace {
 
 using test::Mentions;
@@ -315,4 +316,5 @@ TEST(RunRequest, AFlushGivenBesideAHotSuiteIsRefusedByTheSameRule) {
 }
 
 }  // namespace
+}  // namespace run_request_test
 }  // namespace kwb

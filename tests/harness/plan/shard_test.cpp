@@ -17,7 +17,7 @@ std::vector<CaseRequest> real_plan() {
   return plan_cases(r, Registry::instance());
 }
 
-std::vector<std::string> identities(const std::vector<CaseRequest>& cases) {
+std::vector<std::string> case_identities(const std::vector<CaseRequest>& cases) {
   std::vector<std::string> out;
   for (const auto& c : cases) out.push_back(case_identity(c));
   return out;
@@ -97,7 +97,7 @@ TEST(SelectShard, RoundRobinMixesOpsInEachShard) {
 TEST(SelectShard, DeterministicAcrossPlannings) {
   const auto a = select_shard(real_plan(), {2, 5});
   const auto b = select_shard(real_plan(), {2, 5});
-  EXPECT_EQ(identities(a), identities(b));
+  EXPECT_EQ(case_identities(a), case_identities(b));
   EXPECT_TRUE(select_shard(real_plan(), {3, static_cast<int>(real_plan().size()) + 10}).empty() ==
               (real_plan().size() <= 3));
 }
@@ -109,10 +109,10 @@ TEST(PlanDigest, StableHexOfIdentitiesInOrder) {
   EXPECT_EQ(d.size(), 16u);
   EXPECT_EQ(d.find_first_not_of("0123456789abcdef"), std::string::npos) << d;
   EXPECT_EQ(plan_digest(real_plan()), d) << "same plan, same digest";
-  auto swapped = identities(plan);
+  auto swapped = case_identities(plan);
   std::swap(swapped[0], swapped[1]);
   EXPECT_NE(plan_digest(swapped), d) << "order counts";
-  auto fewer = identities(plan);
+  auto fewer = case_identities(plan);
   fewer.pop_back();
   EXPECT_NE(plan_digest(fewer), d);
   EXPECT_NE(plan_digest(std::vector<std::string>{"a", "bc"}), plan_digest(std::vector<std::string>{"ab", "c"}));

@@ -10,6 +10,7 @@
 #include "harness/plan/suite_plan.hpp"
 
 namespace kwb {
+namespace shipped_suites_test {
 namespace {
 
 const std::filesystem::path kSuites = std::filesystem::path(KWB_SOURCE_DIR) / "suites";
@@ -141,4 +142,5 @@ TEST(ShippedSuites, ThresholdsAreFractions) {
 }
 
 }  // namespace
+}  // namespace shipped_suites_test
 }  // namespace kwb

@@ -6,8 +6,8 @@
 namespace kwb {
 namespace {
 
-const std::vector<std::string> kOps = {"layernorm_fwd", "rmsnorm_fwd", "rmsnorm_bwd",
-                                       "online_softmax_fwd"};
+const std::vector<std::string> kKnownOps = {"layernorm_fwd", "rmsnorm_fwd", "rmsnorm_bwd",
+                                            "online_softmax_fwd"};
 
 // ---- edit distance ----
 
@@ -37,21 +37,21 @@ TEST(EditDistance, ClassicKittenSittingIsThree) {
 // ---- closest match ----
 
 TEST(ClosestMatch, SuggestsCandidateForTransposedLetters) {
-  EXPECT_EQ(closest_match("rmsnrom_fwd", kOps), "rmsnorm_fwd");
+  EXPECT_EQ(closest_match("rmsnrom_fwd", kKnownOps), "rmsnorm_fwd");
 }
 
 TEST(ClosestMatch, SuggestsTheNearestOfSeveralCloseCandidates) {
   // One edit from rmsnorm_bwd, two from rmsnorm_fwd.
-  EXPECT_EQ(closest_match("rmsnorm_bwdd", kOps), "rmsnorm_bwd");
+  EXPECT_EQ(closest_match("rmsnorm_bwdd", kKnownOps), "rmsnorm_bwd");
 }
 
 TEST(ClosestMatch, TiesGoToTheFirstListedCandidate) {
-  EXPECT_EQ(closest_match("rmsnorm_xwd", kOps), "rmsnorm_fwd");
+  EXPECT_EQ(closest_match("rmsnorm_xwd", kKnownOps), "rmsnorm_fwd");
   EXPECT_EQ(closest_match("rmsnorm_xwd", {"rmsnorm_bwd", "rmsnorm_fwd"}), "rmsnorm_bwd");
 }
 
 TEST(ClosestMatch, ExactNameMatchesItself) {
-  EXPECT_EQ(closest_match("rmsnorm_bwd", kOps), "rmsnorm_bwd");
+  EXPECT_EQ(closest_match("rmsnorm_bwd", kKnownOps), "rmsnorm_bwd");
 }
 
 TEST(ClosestMatch, ShortNamesAllowOneEditButNotTwo) {
@@ -61,16 +61,16 @@ TEST(ClosestMatch, ShortNamesAllowOneEditButNotTwo) {
 
 TEST(ClosestMatch, SuggestsCandidateContainingAPartialName) {
   // Too many edits away from every candidate, but only one contains it.
-  EXPECT_EQ(closest_match("softmax", kOps), "online_softmax_fwd");
+  EXPECT_EQ(closest_match("softmax", kKnownOps), "online_softmax_fwd");
 }
 
 TEST(ClosestMatch, SuggestsCandidateContainedInAnOverlongName) {
-  EXPECT_EQ(closest_match("rmsnorm_fwd_v2_fast", kOps), "rmsnorm_fwd");
+  EXPECT_EQ(closest_match("rmsnorm_fwd_v2_fast", kKnownOps), "rmsnorm_fwd");
 }
 
 TEST(ClosestMatch, NoSuggestionForUnrelatedName) {
-  EXPECT_EQ(closest_match("matmul", kOps), std::nullopt);
-  EXPECT_EQ(closest_match("attention_fwd_causal", kOps), std::nullopt);
+  EXPECT_EQ(closest_match("matmul", kKnownOps), std::nullopt);
+  EXPECT_EQ(closest_match("attention_fwd_causal", kKnownOps), std::nullopt);
 }
 
 TEST(ClosestMatch, NoSuggestionFromNoCandidates) {
@@ -78,7 +78,7 @@ TEST(ClosestMatch, NoSuggestionFromNoCandidates) {
 }
 
 TEST(ClosestMatch, EmptyNameIsNotTakenAsASubstringOfEverything) {
-  EXPECT_EQ(closest_match("", kOps), std::nullopt);
+  EXPECT_EQ(closest_match("", kKnownOps), std::nullopt);
 }
 
 // ---- unknown-name message ----

@@ -15,7 +15,7 @@
 namespace kwb {
 namespace {
 
-std::string read_text(const std::filesystem::path& p) {
+std::string file_text(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::ostringstream s;
   s << in.rdbuf();
@@ -49,7 +49,7 @@ TEST(SuiteFuzz, MutatedSuitesArePlannedOrRefusedWithALocation) {
   std::mt19937 rng(seed);
   std::vector<std::string> originals;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(KWB_SOURCE_DIR) / "suites"))
-    if (e.path().extension() == ".yaml") originals.push_back(read_text(e.path()));
+    if (e.path().extension() == ".yaml") originals.push_back(file_text(e.path()));
   ASSERT_FALSE(originals.empty());
   int planned = 0, refused = 0;
   for (int round = 0; round < 400; ++round) {

@@ -12,6 +12,7 @@
 #include "tests/support/report_test_support.hpp"
 
 namespace kwb {
+namespace counters_json_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -169,4 +170,5 @@ TEST(CountersJson, ACaseRecordAloneCarriesItsCounters) {
 }
 
 }  // namespace
+}  // namespace counters_json_test
 }  // namespace kwb

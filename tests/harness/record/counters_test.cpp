@@ -10,7 +10,7 @@
 namespace kwb {
 namespace {
 
-KernelCounters kernel(std::map<std::string, double> values) {
+KernelCounters kernel_with(std::map<std::string, double> values) {
   KernelCounters k;
   k.name = "k";
   k.values = std::move(values);
@@ -22,15 +22,15 @@ TEST(TotalOverKernels, NoKernelsNoTotals) { EXPECT_TRUE(total_over_kernels({}).e
 TEST(TotalOverKernels, OneKernelsTotalIsItsValues) {
   const std::map<std::string, double> v = {{"gpu__time_duration.sum", 12.5}, {"dram__bytes_read.sum", 4096},
                                            {"lts__t_sector_hit_rate.pct", 37.5}, {"sm__warps_active.max", 48}};
-  EXPECT_EQ(total_over_kernels({kernel(v)}), v);
+  EXPECT_EQ(total_over_kernels({kernel_with(v)}), v);
 }
 
 TEST(TotalOverKernels, SumsAddMaxAndMinTakeTheExtremeOthersAreWeightedByDuration) {
   const auto total = total_over_kernels({
-      kernel({{"gpu__time_duration.sum", 10000}, {"dram__bytes_read.sum", 1e9}, {"sm__warps_active.max", 40},
-              {"sm__warps_active.min", 3}, {"lts__t_sector_hit_rate.pct", 90}}),
-      kernel({{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum", 2.5e8}, {"sm__warps_active.max", 64},
-              {"sm__warps_active.min", 7}, {"lts__t_sector_hit_rate.pct", 10}}),
+      kernel_with({{"gpu__time_duration.sum", 10000}, {"dram__bytes_read.sum", 1e9}, {"sm__warps_active.max", 40},
+                   {"sm__warps_active.min", 3}, {"lts__t_sector_hit_rate.pct", 90}}),
+      kernel_with({{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum", 2.5e8}, {"sm__warps_active.max", 64},
+                   {"sm__warps_active.min", 7}, {"lts__t_sector_hit_rate.pct", 10}}),
   });
   EXPECT_DOUBLE_EQ(total.at("gpu__time_duration.sum"), 11000);
   EXPECT_DOUBLE_EQ(total.at("dram__bytes_read.sum"), 1.25e9);
@@ -43,25 +43,25 @@ TEST(TotalOverKernels, ARateOfASumIsWeightedNotAdded) {
   // Bytes per second over two kernels: the total bytes over the total time, which the
   // duration-weighted mean of the two rates is.
   const auto total = total_over_kernels({
-      kernel({{"gpu__time_duration.sum", 3000}, {"dram__bytes_read.sum.per_second", 3e12}}),
-      kernel({{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum.per_second", 1e12}}),
+      kernel_with({{"gpu__time_duration.sum", 3000}, {"dram__bytes_read.sum.per_second", 3e12}}),
+      kernel_with({{"gpu__time_duration.sum", 1000}, {"dram__bytes_read.sum.per_second", 1e12}}),
   });
   const double bytes = 3e12 * 3000e-9 + 1e12 * 1000e-9, seconds = 4000e-9;
   EXPECT_NEAR(total.at("dram__bytes_read.sum.per_second"), bytes / seconds, 1e-3);
 }
 
 TEST(TotalOverKernels, WithoutTheDurationEveryKernelWeighsTheSame) {
-  const auto total = total_over_kernels({kernel({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 80}}),
-                                         kernel({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20}}),
-                                         kernel({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}})});
+  const auto total = total_over_kernels({kernel_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 80}}),
+                                         kernel_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20}}),
+                                         kernel_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}})});
   EXPECT_DOUBLE_EQ(total.at("sm__throughput.avg.pct_of_peak_sustained_elapsed"), 50);
 }
 
 TEST(TotalOverKernels, AMetricOnlySomeKernelsHaveIsTotalledOverThoseAndNegativeExtremesAreKept) {
   const auto total = total_over_kernels({
-      kernel({{"a.sum", 1}, {"b.min", -5}, {"c.max", -7}}),
-      kernel({{"a.sum", 2}}),
-      kernel({{"b.min", -2}, {"c.max", -9}}),
+      kernel_with({{"a.sum", 1}, {"b.min", -5}, {"c.max", -7}}),
+      kernel_with({{"a.sum", 2}}),
+      kernel_with({{"b.min", -2}, {"c.max", -9}}),
   });
   EXPECT_DOUBLE_EQ(total.at("a.sum"), 3);
   EXPECT_DOUBLE_EQ(total.at("b.min"), -5);
@@ -78,8 +78,9 @@ TEST(TotalOverKernels, RandomSamplesMatchTheRuleComputedByHand) {
     double sum = 0, weighted = 0, weight = 0, most = -1, least = 1e300;
     for (int i = 0; i < n; ++i) {
       const double d = duration(rng), c = count(rng), p = pct(rng), m = count(rng);
-      kernels.push_back(kernel({{"gpu__time_duration.sum", d}, {"lts__t_sectors.sum", c},
-                                {"sm__warps_active.avg.pct_of_peak_sustained_active", p}, {"x.max", m}, {"x.min", m}}));
+      kernels.push_back(kernel_with({{"gpu__time_duration.sum", d}, {"lts__t_sectors.sum", c},
+                                     {"sm__warps_active.avg.pct_of_peak_sustained_active", p},
+                                     {"x.max", m}, {"x.min", m}}));
       sum += c;
       weighted += d * p;
       weight += d;

@@ -30,7 +30,7 @@ std::optional<std::string> read_error(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
-void write(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
+void write_file(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::string deep_json(int depth) {  // the repro: a key after the deep value
   return "{\"a\":" + std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']') +
@@ -72,7 +72,7 @@ TEST(InputFile, AFifoOrADeviceIsRefusedWithoutReading) {
 TEST(InputFile, AFileOverTheSizeLimitIsRefusedAndTheLimitCanBeRaised) {
   test::TempDir dir;
   const auto path = dir.path() / "big.json";
-  write(path, std::string(100, ' ') + "{}");
+  write_file(path, std::string(100, ' ') + "{}");
   {
     ScopedEnv limit("KWB_MAX_INPUT_BYTES", "64");
     const auto error = read_error(path);
@@ -91,7 +91,7 @@ TEST(InputFile, AFileOverTheSizeLimitIsRefusedAndTheLimitCanBeRaised) {
 TEST(InputFile, DeepNestingIsRefusedBeforeAnyParserBuildsIt) {
   test::TempDir dir;
   const auto path = dir.path() / "deep.json";
-  write(path, deep_json(200000));
+  write_file(path, deep_json(200000));
   const auto error = read_error(path);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("nested deeper than 256 levels"), std::string::npos) << *error;
@@ -113,7 +113,7 @@ TEST(InputFile, DepthCountsArraysAndObjectsButNotBracketsInStrings) {
 TEST(InputFile, ANumberBeyondDoubleNamesTheFile) {
   test::TempDir dir;
   const auto path = dir.path() / "huge.json";
-  write(path, "{\"schema\": \"kwb.report/1\", \"x\": 1e400}");
+  write_file(path, "{\"schema\": \"kwb.report/1\", \"x\": 1e400}");
   const auto error = read_error(path);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find(path.string()), std::string::npos) << *error;
@@ -124,7 +124,7 @@ TEST(InputFile, ANumberBeyondDoubleNamesTheFile) {
 TEST(InputFileCli, ReadingVerbsRefuseADeepFileAFifoAndADirectoryWithExitTwo) {
   test::TempDir dir;
   const auto deep = dir.path() / "deep.json";
-  write(deep, deep_json(200000));
+  write_file(deep, deep_json(200000));
   const auto fifo = dir.path() / "pipe.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string kwb = test::shell_quote(KWB_CLI_PATH);

@@ -11,6 +11,7 @@
 #include "tests/support/report_test_support.hpp"
 
 namespace kwb {
+namespace json_report_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -335,9 +336,11 @@ TEST(JsonReportFile, MissingFileNamesIt) {
 }
 
 }  // namespace
+}  // namespace json_report_test
 }  // namespace kwb
 
 namespace kwb {
+namespace json_report_test {
 namespace {
 
 TEST(JsonReport, PerOutputChecksRoundTripAndAreReadStrictly) {
@@ -375,4 +378,5 @@ TEST(JsonReport, CommittedSampleReportsReadBack) {
 }
 
 }  // namespace
+}  // namespace json_report_test
 }  // namespace kwb

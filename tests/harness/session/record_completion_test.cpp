@@ -18,7 +18,7 @@ CaseRequest rmsnorm_request() {
   return r;
 }
 
-Ceilings h100_like() {
+Ceilings h100_ceilings() {
   Ceilings c;
   c.source = "measured";
   c.dram_copy_gbps = 3000;
@@ -39,7 +39,7 @@ CaseRecord timed(const CaseRequest& request, double median_us) {
 TEST(RecordCompletion, LabelsDerivesAndPassesAPossibleResult) {
   const CaseRequest request = rmsnorm_request();
   CaseRecord rec = timed(request, 120.0);  // 268 MB in 120 us: 2237 GB/s
-  complete_record(rec, request, h100_like(), 50 << 20);
+  complete_record(rec, request, h100_ceilings(), 50 << 20);
   EXPECT_EQ(rec.disposition, Disposition::passed) << rec.reason;
   EXPECT_EQ(rec.role, Role::fused);
   EXPECT_FALSE(rec.math.empty());
@@ -51,7 +51,7 @@ TEST(RecordCompletion, LabelsDerivesAndPassesAPossibleResult) {
 TEST(RecordCompletion, AnImpossibleResultFailsOnTheRoofRuleKeepingItsTiming) {
   const CaseRequest request = rmsnorm_request();
   CaseRecord rec = timed(request, 2.0);  // 134 TB/s
-  complete_record(rec, request, h100_like(), 50 << 20);
+  complete_record(rec, request, h100_ceilings(), 50 << 20);
   EXPECT_EQ(rec.disposition, Disposition::failed);
   EXPECT_NE(rec.reason.find("above its roof"), std::string::npos) << rec.reason;
   ASSERT_TRUE(rec.timing.has_value());
@@ -63,7 +63,7 @@ TEST(RecordCompletion, ASkippedCaseClaimsNoMath) {
   CaseRecord rec = record_for(request);
   rec.disposition = Disposition::skipped;
   rec.reason = "needs 2.00 GiB of device memory, 1.00 GiB free of 80.00 GiB";
-  complete_record(rec, request, h100_like(), 50 << 20);
+  complete_record(rec, request, h100_ceilings(), 50 << 20);
   EXPECT_EQ(rec.disposition, Disposition::skipped);
   EXPECT_TRUE(rec.math.empty());
   EXPECT_FALSE(rec.derived.has_value());

@@ -86,7 +86,7 @@ ExecutorFactory factory_of(Bench& bench) {
 }
 
 // `n` rmsnorm cases at seeded random row counts.
-std::vector<CaseRequest> plan_of(std::size_t n, std::uint64_t seed) {
+std::vector<CaseRequest> rmsnorm_plan_of(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::set<std::int64_t> rows;
   while (rows.size() < n) rows.insert(std::uniform_int_distribution<std::int64_t>(1, 100000)(rng));
@@ -111,7 +111,7 @@ SessionOptions on_devices(std::vector<int> devices) {
 TEST(SessionDevices, EveryCaseRunsOnceOnSomeGpuAndTheReportIsInPlanOrder) {
   Bench bench;
   bench.device_count = 3;
-  const auto cases = plan_of(24, 5);
+  const auto cases = rmsnorm_plan_of(24, 5);
   test::TempDir dir;
   SessionOptions options = on_devices({2, 0, 1});
   options.out = dir.path();
@@ -170,7 +170,7 @@ TEST(SessionDevices, AGpuThatFinishesEarlyTakesMoreCases) {
   Bench bench;
   bench.delay[0] = 60ms;
   bench.delay[1] = 2ms;
-  const auto cases = plan_of(30, 9);
+  const auto cases = rmsnorm_plan_of(30, 9);
   Session session(cases, on_devices({0, 1}), factory_of(bench));
   ASSERT_EQ(session.run().outcome, SessionOutcome::completed);
   const auto slow = bench.ran[0].size(), fast = bench.ran[1].size();
@@ -238,7 +238,7 @@ TEST(SessionDevices, AllMeansEveryGpuTheFirstWorkerSees) {
   SessionOptions options;
   options.ceilings = CeilingsChoice::datasheet;
   options.all_devices = true;
-  Session session(plan_of(8, 3), options, factory_of(bench));
+  Session session(rmsnorm_plan_of(8, 3), options, factory_of(bench));
   const SessionResult result = session.run();
   ASSERT_EQ(result.outcome, SessionOutcome::completed) << result.message;
   EXPECT_EQ(bench.made, (std::vector<int>{0, 1, 2, 3}));
@@ -249,7 +249,7 @@ TEST(SessionDevices, AMissingGpuOrAnotherKindIsRefusedBeforeAnyCase) {
   {
     Bench bench;
     bench.device_count = 2;
-    Session session(plan_of(4, 1), on_devices({0, 5}), factory_of(bench));
+    Session session(rmsnorm_plan_of(4, 1), on_devices({0, 5}), factory_of(bench));
     const SessionResult result = session.run();
     EXPECT_EQ(result.outcome, SessionOutcome::bad_input);
     EXPECT_NE(result.message.find("--devices: device 5 does not exist; this machine has 2"), std::string::npos)
@@ -259,7 +259,7 @@ TEST(SessionDevices, AMissingGpuOrAnotherKindIsRefusedBeforeAnyCase) {
   {
     Bench bench;
     bench.names[1] = "Fake A100";
-    Session session(plan_of(4, 1), on_devices({0, 1}), factory_of(bench));
+    Session session(rmsnorm_plan_of(4, 1), on_devices({0, 1}), factory_of(bench));
     const SessionResult result = session.run();
     EXPECT_EQ(result.outcome, SessionOutcome::bad_input);
     EXPECT_NE(result.message.find("GPU 0 is Fake H100 but GPU 1 is Fake A100"), std::string::npos) << result.message;
@@ -267,7 +267,7 @@ TEST(SessionDevices, AMissingGpuOrAnotherKindIsRefusedBeforeAnyCase) {
   }
   {
     Bench bench;
-    Session session(plan_of(4, 1), on_devices({1, 1}), factory_of(bench));
+    Session session(rmsnorm_plan_of(4, 1), on_devices({1, 1}), factory_of(bench));
     const SessionResult result = session.run();
     EXPECT_EQ(result.outcome, SessionOutcome::bad_input);
     EXPECT_NE(result.message.find("GPU 1 is given twice"), std::string::npos) << result.message;
@@ -278,14 +278,14 @@ TEST(SessionDevices, APlanMadeForAnotherGpuIsRefusedBeforeAnyCase) {
   Bench bench;
   SessionOptions options = on_devices({0});
   options.required_devices = {{"--tuning t.json", "Fake H200"}};
-  Session session(plan_of(3, 2), options, factory_of(bench));
+  Session session(rmsnorm_plan_of(3, 2), options, factory_of(bench));
   const SessionResult result = session.run();
   EXPECT_EQ(result.outcome, SessionOutcome::bad_input);
   EXPECT_NE(result.message.find("--tuning t.json: tuned on Fake H200, but this GPU is Fake H100"), std::string::npos)
       << result.message;
   EXPECT_TRUE(bench.ran.empty());
   options.required_devices = {{"--tuning t.json", "Fake H100"}};
-  Session same(plan_of(3, 2), options, factory_of(bench));
+  Session same(rmsnorm_plan_of(3, 2), options, factory_of(bench));
   EXPECT_EQ(same.run().outcome, SessionOutcome::completed);
 }
 
@@ -293,7 +293,7 @@ TEST(SessionDevices, AbandonStopsEveryGpuAndKeepsWhatFinished) {
   Bench bench;
   bench.delay[0] = 30ms;
   bench.delay[1] = 30ms;
-  const auto cases = plan_of(40, 13);
+  const auto cases = rmsnorm_plan_of(40, 13);
   Session session(cases, on_devices({0, 1}), factory_of(bench));
   session.start();
   while (session.progress().done < 4) std::this_thread::sleep_for(1ms);

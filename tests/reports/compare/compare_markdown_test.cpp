@@ -36,29 +36,29 @@ Pair sample(const std::string& new_gpu) {
   return p;
 }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool markdown_has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(CompareMarkdown, ShowsResultEnvironmentSummaryAndChangedCases) {
   const std::string md = compare_markdown(sample("NVIDIA H200").compared());
-  EXPECT_TRUE(has(md, "**Result: regression**")) << md;
-  EXPECT_TRUE(has(md, "## Environment differs")) << md;
-  EXPECT_TRUE(has(md, "| GPU | NVIDIA H100 80GB HBM3 | NVIDIA H200 |")) << md;
-  EXPECT_TRUE(has(md, "## Summary per op")) << md;
-  EXPECT_TRUE(has(md, "| `rms` | ")) << md;
-  EXPECT_TRUE(has(md, "| **(all)** | ")) << md;
-  EXPECT_TRUE(has(md, "| slower | `rms:slow_v:bf16:1x4096` | 1.250 | +25.0% | [")) << md;
-  EXPECT_FALSE(has(md, "unchanged_v")) << "an unchanged case is not a changed case:\n" << md;
-  EXPECT_TRUE(has(md, "### Only in BASE (1)\n\n- `soft:gone_v:bf16:1x4096`")) << md;
-  EXPECT_TRUE(has(md, "### Only in NEW (1)\n\n- `soft:added_v:bf16:1x4096`")) << md;
+  EXPECT_TRUE(markdown_has(md, "**Result: regression**")) << md;
+  EXPECT_TRUE(markdown_has(md, "## Environment differs")) << md;
+  EXPECT_TRUE(markdown_has(md, "| GPU | NVIDIA H100 80GB HBM3 | NVIDIA H200 |")) << md;
+  EXPECT_TRUE(markdown_has(md, "## Summary per op")) << md;
+  EXPECT_TRUE(markdown_has(md, "| `rms` | ")) << md;
+  EXPECT_TRUE(markdown_has(md, "| **(all)** | ")) << md;
+  EXPECT_TRUE(markdown_has(md, "| slower | `rms:slow_v:bf16:1x4096` | 1.250 | +25.0% | [")) << md;
+  EXPECT_FALSE(markdown_has(md, "unchanged_v")) << "an unchanged case is not a changed case:\n" << md;
+  EXPECT_TRUE(markdown_has(md, "### Only in BASE (1)\n\n- `soft:gone_v:bf16:1x4096`")) << md;
+  EXPECT_TRUE(markdown_has(md, "### Only in NEW (1)\n\n- `soft:added_v:bf16:1x4096`")) << md;
 }
 
 TEST(CompareMarkdown, SameEnvironmentAndNoChangeSaySo) {
   Pair p = sample("NVIDIA H100 80GB HBM3");
   p.next.cases[1] = p.base.cases[1];
   const std::string md = compare_markdown(p.compared());
-  EXPECT_TRUE(has(md, "**Result: no regression**")) << md;
-  EXPECT_TRUE(has(md, "Same GPU, driver, CUDA runtime")) << md;
-  EXPECT_TRUE(has(md, "None: every matched case is the same.")) << md;
+  EXPECT_TRUE(markdown_has(md, "**Result: no regression**")) << md;
+  EXPECT_TRUE(markdown_has(md, "Same GPU, driver, CUDA runtime")) << md;
+  EXPECT_TRUE(markdown_has(md, "None: every matched case is the same.")) << md;
 }
 
 TEST(CompareMarkdown, FailureReasonWithPipesStaysInItsCell) {
@@ -66,8 +66,8 @@ TEST(CompareMarkdown, FailureReasonWithPipesStaysInItsCell) {
   p.next.cases[0].disposition = Disposition::failed;
   p.next.cases[0].reason = "got 1|2\nexpected 3";
   const std::string md = compare_markdown(p.compared());
-  EXPECT_TRUE(has(md, "| failed | `rms:unchanged_v:bf16:1x4096` |")) << md;
-  EXPECT_TRUE(has(md, "got 1\\|2 expected 3")) << md;
+  EXPECT_TRUE(markdown_has(md, "| failed | `rms:unchanged_v:bf16:1x4096` |")) << md;
+  EXPECT_TRUE(markdown_has(md, "got 1\\|2 expected 3")) << md;
 }
 
 TEST(CompareMarkdown, SaysTheGateRulesTheThrottledLabelAndAFailOnResult) {
@@ -83,10 +83,10 @@ TEST(CompareMarkdown, SaysTheGateRulesTheThrottledLabelAndAFailOnResult) {
   in.fail_on = {FailOnClass::missing};
   in.fail_on_source = "fails on: slower and failed cases, and missing (from --fail-on)";
   const std::string md = compare_markdown(compare_reports(in));
-  EXPECT_TRUE(has(md, "**Result: fails the gate: 1 missing from NEW**")) << md;
-  EXPECT_TRUE(has(md, "- thresholds: 1% for every op (--threshold)\n")) << md;
-  EXPECT_TRUE(has(md, "- fails on: slower and failed cases, and missing (from --fail-on)\n")) << md;
-  EXPECT_TRUE(has(md, "| ambiguous (throttled) | `rms:unchanged_v:bf16:1x4096` |")) << md;
+  EXPECT_TRUE(markdown_has(md, "**Result: fails the gate: 1 missing from NEW**")) << md;
+  EXPECT_TRUE(markdown_has(md, "- thresholds: 1% for every op (--threshold)\n")) << md;
+  EXPECT_TRUE(markdown_has(md, "- fails on: slower and failed cases, and missing (from --fail-on)\n")) << md;
+  EXPECT_TRUE(markdown_has(md, "| ambiguous (throttled) | `rms:unchanged_v:bf16:1x4096` |")) << md;
 }
 
 TEST(CompareMarkdown, WritesTheFile) {

@@ -13,6 +13,7 @@
 #include "tests/reports/compare/compare_test_support.hpp"
 
 namespace kwb {
+namespace confirm_decision_test {
 namespace {
 
 using test::noisy_samples;
@@ -210,4 +211,5 @@ TEST(ConfirmDecision, EveryOutputShowsBothVerdicts) {
 }
 
 }  // namespace
+}  // namespace confirm_decision_test
 }  // namespace kwb

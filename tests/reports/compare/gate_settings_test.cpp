@@ -8,6 +8,7 @@
 #include "tests/reports/compare/compare_test_support.hpp"
 
 namespace kwb {
+namespace gate_settings_test {
 namespace {
 
 using test::empty_report;
@@ -77,4 +78,5 @@ TEST(CompareGateSettings, FailOnFlagWinsOverBaseSuiteAndNoneClearsIt) {
 }
 
 }  // namespace
+}  // namespace gate_settings_test
 }  // namespace kwb

@@ -11,6 +11,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace history_cli_test {
 namespace {
 
 using test::CommandResult;
@@ -120,4 +121,5 @@ TEST_F(HistoryCli, MissingVerbIsAUsageError) {
 }
 
 }  // namespace
+}  // namespace history_cli_test
 }  // namespace kwb

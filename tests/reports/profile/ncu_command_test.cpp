@@ -10,7 +10,7 @@
 namespace kwb {
 namespace {
 
-CaseRequest rmsnorm_case(Mode mode) {
+CaseRequest rmsnorm_case_in(Mode mode) {
   CaseRequest c;
   c.op = "rmsnorm_fwd";
   c.variant = "fused_v2_vec16";
@@ -45,7 +45,7 @@ NcuCommandSettings settings(int kernels) {
 }
 
 TEST(NcuCommand, ColdCaseIsProfiledWithCachesFlushedAtTheGpusOwnClocks) {
-  const NcuCommand cmd = build_ncu_command(rmsnorm_case(Mode::cold), settings(1));
+  const NcuCommand cmd = build_ncu_command(rmsnorm_case_in(Mode::cold), settings(1));
   EXPECT_EQ(shell_join(cmd.argv),
             "ncu --target-processes all --nvtx --nvtx-include 'kwb@rmsnorm_fwd:fused_v2_vec16:bf16:16384x4096/measure/' "
             "--launch-skip 1 --launch-count 1 --cache-control all --clock-control none "
@@ -80,13 +80,13 @@ TEST(NcuCommand, PathsWithBlanksSurviveTheShell) {
   NcuCommandSettings s = settings(1);
   s.kwb = "/home/a user/kwb's build/kwb";
   s.run_out = "my results/run";
-  const NcuCommand cmd = build_ncu_command(rmsnorm_case(Mode::cold), s);
+  const NcuCommand cmd = build_ncu_command(rmsnorm_case_in(Mode::cold), s);
   EXPECT_EQ(shell_split(shell_join(cmd.argv)), cmd.argv);
   EXPECT_NE(shell_join(cmd.argv).find(R"('/home/a user/kwb'\''s build/kwb')"), std::string::npos);
 }
 
 TEST(NcuCommand, AMultiKernelLaunchSkipsAndCountsAllItsKernels) {
-  const NcuCommand cmd = build_ncu_command(rmsnorm_case(Mode::cold), settings(3));
+  const NcuCommand cmd = build_ncu_command(rmsnorm_case_in(Mode::cold), settings(3));
   EXPECT_EQ(cmd.launch_skip, 3);
   EXPECT_EQ(cmd.launch_count, 3);
   const auto at = std::find(cmd.argv.begin(), cmd.argv.end(), "--launch-count");
@@ -96,8 +96,8 @@ TEST(NcuCommand, AMultiKernelLaunchSkipsAndCountsAllItsKernels) {
 }
 
 TEST(NcuCommand, RefusesWhatNcuCannotBeToldOrCannotProfile) {
-  EXPECT_THROW(build_ncu_command(rmsnorm_case(Mode::cold), settings(0)), std::invalid_argument);
-  CaseRequest slash = rmsnorm_case(Mode::cold);
+  EXPECT_THROW(build_ncu_command(rmsnorm_case_in(Mode::cold), settings(0)), std::invalid_argument);
+  CaseRequest slash = rmsnorm_case_in(Mode::cold);
   slash.variant = "fused/v2";
   try {
     build_ncu_command(slash, settings(1));

@@ -15,9 +15,9 @@
 namespace kwb {
 namespace {
 
-const std::string kSample = KWB_SOURCE_DIR "/tests/reports/profile/ncu_raw_cross_entropy.csv";
+const std::string kSampleCsv = KWB_SOURCE_DIR "/tests/reports/profile/ncu_raw_cross_entropy.csv";
 
-std::string sample_text() { return read_text_file(kSample); }
+std::string sample_text() { return read_text_file(kSampleCsv); }
 
 // The message of the NcuCsvError `f` throws ("" when it throws none).
 template <class F>

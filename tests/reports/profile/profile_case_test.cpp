@@ -9,6 +9,7 @@
 #include "reports/profile/profile_case.hpp"
 
 namespace kwb {
+namespace profile_case_test {
 namespace {
 
 const Registry& registry() { return Registry::instance(); }
@@ -165,4 +166,5 @@ TEST(ProfileCase, BadIdentitiesAndLinesAreRefusedWithWhatToWrite) {
 }
 
 }  // namespace
+}  // namespace profile_case_test
 }  // namespace kwb

@@ -8,6 +8,7 @@
 #include "tests/reports/review/review_test_support.hpp"
 
 namespace kwb {
+namespace review_charts_test {
 namespace {
 
 using test::make_case;
@@ -55,4 +56,5 @@ TEST(ReviewCharts, SweepDrawsOneLinePerVariantWithAPointPerValue) {
 }
 
 }  // namespace
+}  // namespace review_charts_test
 }  // namespace kwb

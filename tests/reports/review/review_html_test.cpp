@@ -9,6 +9,7 @@
 #include "tests/reports/review/review_test_support.hpp"
 
 namespace kwb {
+namespace review_html_test {
 namespace {
 
 using test::make_case;
@@ -102,4 +103,5 @@ TEST(ReviewHtml, ListsFailuresAndWarnings) {
 }
 
 }  // namespace
+}  // namespace review_html_test
 }  // namespace kwb

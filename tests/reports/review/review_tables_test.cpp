@@ -12,7 +12,7 @@ namespace {
 using test::make_case;
 
 // The cell of `row` under the first header named `column`.
-std::string cell(const review::Table& t, std::size_t row, const std::string& column) {
+std::string table_cell(const review::Table& t, std::size_t row, const std::string& column) {
   const auto it = std::find(t.headers.begin(), t.headers.end(), column);
   if (it == t.headers.end()) {
     ADD_FAILURE() << "no column " << column;
@@ -41,11 +41,11 @@ TEST(ReviewTables, OpTableShowsDashesForAnUntimedCaseAndEveryHeaderTheReviewNeed
                         "% of roofline", "% of DRAM roof", "speedup", "disposition", "verification"})
     EXPECT_NE(std::find(t.headers.begin(), t.headers.end(), h), t.headers.end()) << h;
   ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_EQ(cell(t, 0, "median us"), "12.50");
-  EXPECT_EQ(cell(t, 1, "median us"), "-");
-  EXPECT_EQ(cell(t, 1, "GB/s"), "-");
-  EXPECT_EQ(cell(t, 1, "disposition"), "skipped: cols % 8 != 0");
-  EXPECT_EQ(cell(t, 1, "verification"), "not verified");
+  EXPECT_EQ(table_cell(t, 0, "median us"), "12.50");
+  EXPECT_EQ(table_cell(t, 1, "median us"), "-");
+  EXPECT_EQ(table_cell(t, 1, "GB/s"), "-");
+  EXPECT_EQ(table_cell(t, 1, "disposition"), "skipped: cols % 8 != 0");
+  EXPECT_EQ(table_cell(t, 1, "verification"), "not verified");
   for (const auto& row : t.rows) EXPECT_EQ(row.size(), t.headers.size());
 }
 
@@ -66,14 +66,14 @@ TEST(ReviewTables, OpTableSaysWhatRanEachCaseAndWhenItsSpeedupSetsOtherMathAgain
   const auto m = review::build_review_model(test::sample_run(), {base, tf32, fp32, old});
   const review::Table t = review::op_table(m.groups.at(0));
   ASSERT_EQ(t.rows.size(), 4u);
-  EXPECT_EQ(cell(t, 0, "math"), "fp32");
-  EXPECT_EQ(cell(t, 0, "uses"), "cuBLASLt");
-  EXPECT_EQ(cell(t, 1, "math"), "tf32");
-  EXPECT_EQ(cell(t, 1, "uses"), "-");
-  EXPECT_EQ(cell(t, 1, "speedup"), "8.00x (tf32 vs fp32)");
-  EXPECT_EQ(cell(t, 2, "speedup"), "0.80x");
-  EXPECT_EQ(cell(t, 3, "math"), "-");
-  EXPECT_EQ(cell(t, 3, "speedup"), "2.00x");
+  EXPECT_EQ(table_cell(t, 0, "math"), "fp32");
+  EXPECT_EQ(table_cell(t, 0, "uses"), "cuBLASLt");
+  EXPECT_EQ(table_cell(t, 1, "math"), "tf32");
+  EXPECT_EQ(table_cell(t, 1, "uses"), "-");
+  EXPECT_EQ(table_cell(t, 1, "speedup"), "8.00x (tf32 vs fp32)");
+  EXPECT_EQ(table_cell(t, 2, "speedup"), "0.80x");
+  EXPECT_EQ(table_cell(t, 3, "math"), "-");
+  EXPECT_EQ(table_cell(t, 3, "speedup"), "2.00x");
 }
 
 TEST(ReviewTables, SpeedupTableNamesBothSidesMathAndLibrariesAndFollowsOtherMathWithLikeForLike) {

@@ -18,6 +18,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
+namespace select_cli_test {
 namespace {
 
 using test::CommandResult;
@@ -182,4 +183,5 @@ TEST(SelectCli, ReportWithNoVerifiedTimedCaseExitsOneAndSaysWhy) {
 }
 
 }  // namespace
+}  // namespace select_cli_test
 }  // namespace kwb

@@ -48,7 +48,7 @@ struct RealGroup {
   }
 };
 
-void expect_same_bits(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
+void expect_same_answer_bits(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].values.size(), b[i].values.size());
@@ -75,7 +75,7 @@ TEST(GroupOracle, TheSecondRunReadsTheFirstRunsAnswerWithoutRunningTheOracle) {
   auto second = g.allocated_outputs();
   EXPECT_EQ(expected_for_group(&later_run, g.parts(), g.inputs, second, g.oracle()), OracleSource::cache);
   EXPECT_EQ(g.oracle_calls, 1);
-  expect_same_bits(second, first);
+  expect_same_answer_bits(second, first);
 }
 
 TEST(GroupOracle, OtherInputValuesOrAnotherOracleVersionComputeAgain) {
@@ -112,10 +112,10 @@ TEST(GroupOracle, ACorruptEntryIsComputedAgainAndRebuilt) {
   auto again = g.allocated_outputs();
   EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, again, g.oracle()), OracleSource::computed);
   EXPECT_EQ(g.oracle_calls, 2);
-  expect_same_bits(again, reference);
+  expect_same_answer_bits(again, reference);
   auto rebuilt = g.allocated_outputs();
   EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, rebuilt, g.oracle()), OracleSource::cache);
-  expect_same_bits(rebuilt, reference);
+  expect_same_answer_bits(rebuilt, reference);
 }
 
 TEST(GroupOracle, WithoutACacheTheOracleAlwaysRuns) {
