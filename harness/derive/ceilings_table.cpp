@@ -51,7 +51,7 @@ std::optional<Ceilings> load_cached_ceilings(const DeviceInfo& d) {
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
     const std::string text = read_text_file(path);
-    check_json_depth(text, path);
+    check_json_text(text, path);
     return ceilings_from_json(nlohmann::ordered_json::parse(text));
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged cache is remeasured, never trusted

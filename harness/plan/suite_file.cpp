@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -224,6 +225,38 @@ void read_compare(const Reader& r, const YAML::Node& n, const SuiteLocation& at,
   }
 }
 
+// Flow collections ([...], {...}) nested deeper than this are refused before yaml-cpp sees them:
+// it gives up on them with "bad file". Suites nest under 10.
+constexpr int kMaxYamlFlowDepth = 256;
+
+// Where the text first nests flow collections deeper than kMaxYamlFlowDepth, outside quotes and
+// comments (nullopt: nowhere).
+std::optional<SuiteLocation> too_deep(std::string_view text) {
+  int depth = 0, line = 1, column = 0;
+  char quote = 0;  // ' or " while inside a quoted scalar
+  bool comment = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line, column = 0, comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (quote) {
+      if (escaped) escaped = false;
+      else if (quote == '"' && c == '\\') escaped = true;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) comment = true;
+    else if (c == '"' || c == '\'') quote = c;
+    else if ((c == '[' || c == '{') && ++depth > kMaxYamlFlowDepth) return SuiteLocation{line, column, "(nesting)"};
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 SuiteError::SuiteError(const std::string& file_, const SuiteLocation& at_, const std::string& message_)
@@ -232,6 +265,10 @@ SuiteError::SuiteError(const std::string& file_, const SuiteLocation& at_, const
 SuiteFile parse_suite(std::string_view text, const std::string& path) {
   const Reader r(path);
   YAML::Node root;
+  if (const auto at = too_deep(text))
+    r.fail(*at, fmt::format("nested deeper than {} levels of [ ] and {{ }}; a suite nests under 10: this is not "
+                            "one (see suites/smoke.yaml)",
+                            kMaxYamlFlowDepth));
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {  // syntax errors, too-deep nesting

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/plan/suggest.hpp"
 
@@ -115,6 +116,21 @@ std::vector<SuiteRequest> suite_requests(const SuiteFile& suite, const Registry&
   return out;
 }
 
+namespace {
+
+// Everything a PlanRequest asks for, as text: equal keys plan equal cases.
+std::string request_key(const PlanRequest& r) {
+  std::string key = fmt::format("{}|{}|", fmt::join(r.ops, ","), fmt::join(r.variants, ","));
+  for (DType d : r.dtypes) key += std::string(to_string(d)) + ",";
+  for (const AxisAssignment& a : r.axes)
+    key += fmt::format("|{}={};{}", a.name, fmt::join(a.values, ","), fmt::join(a.choices, ","));
+  return key + fmt::format("|{}|{}|{}|{}|{}|{}|{}|{}", static_cast<int>(r.shape_set), to_string(r.mode),
+                           to_string(r.flush), to_string(r.launch), r.preset, r.seed, r.include_test_variants,
+                           r.max_cases);
+}
+
+}  // namespace
+
 std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& registry, const SuiteRunFlags& flags) {
   // 1. The flags' filters name things that exist (they narrow; they cannot add).
   for (const auto& op : flags.ops)
@@ -127,10 +143,13 @@ std::vector<CaseRequest> plan_suite(const SuiteFile& suite, const Registry& regi
       throw SettingError(Setting::variant,
                          SettingText(Setting::variant,
                                      ": " + unknown_name_message("variant", v, registry.variant_names(false))));
-  // 2. Every entry through the planner; a case two entries both plan runs once.
+  // 2. Every entry through the planner; a case two entries both plan runs once. An entry that asks
+  // for exactly what an earlier one asked (an alias, a copy) is not planned again: a suite of
+  // 10^5 copies costs what one does, and the case limit bounds it.
   std::vector<CaseRequest> cases;
-  std::set<std::string> seen;
+  std::set<std::string> seen, requested;
   for (const SuiteRequest& r : suite_requests(suite, registry, flags)) {
+    if (!requested.insert(request_key(r.request)).second) continue;
     std::vector<CaseRequest> planned;
     try {
       planned = plan_cases(r.request, registry);

@@ -40,7 +40,7 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
   nlohmann::json j;
   try {
     const std::string text = read_text_file(path);
-    check_json_depth(text, path);
+    check_json_text(text, path);
     j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where, e.what()));

@@ -116,11 +116,15 @@ std::string read_text_file(const std::filesystem::path& path) {
   return text;
 }
 
-void check_json_depth(std::string_view text, const std::filesystem::path& path) {
+void check_json_text(std::string_view text, const std::filesystem::path& path) {
   int depth = 0;
   bool in_string = false, escaped = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    if (c == '\0')
+      throw ReportError(fmt::format("{}: a NUL byte at byte {}, which JSON text never holds: a binary or damaged "
+                                    "file, not one kwb wrote",
+                                    path.string(), i));
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;

@@ -29,7 +29,9 @@ std::uintmax_t max_input_bytes();
 // 10^5 levels overflows the stack when it is copied or freed. kwb's own files nest under 10.
 inline constexpr int kMaxJsonDepth = 256;
 // Throws ReportError naming `path` and the byte where the text first nests deeper than
-// kMaxJsonDepth (arrays and objects; brackets inside strings do not count).
-void check_json_depth(std::string_view text, const std::filesystem::path& path);
+// kMaxJsonDepth (arrays and objects; brackets inside strings do not count), or holds a NUL byte:
+// JSON has none (inside a string it is written \u0000), and the parser would take one for the
+// end of the text and never read what follows it (a binary file, or two files run together).
+void check_json_text(std::string_view text, const std::filesystem::path& path);
 
 }  // namespace kwb

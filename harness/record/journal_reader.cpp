@@ -59,7 +59,7 @@ JournalContents read_journal_contents(const std::filesystem::path& path) {
     const std::string where = fmt::format("{}:{}", path.string(), line.number);
     std::string error;
     try {
-      check_json_depth(line.text, where);
+      check_json_text(line.text, where);
       const auto j = nlohmann::ordered_json::parse(line.text);
       if (j.is_object() && j.contains("schema")) {  // a header: only the first line may be one
         const auto schema = j["schema"].is_string() ? j["schema"].get<std::string>() : "?";

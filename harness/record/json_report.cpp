@@ -71,7 +71,7 @@ Report report_from_json(const Json& j) {
 
 Report read_report_json(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
-  check_json_depth(text, path);
+  check_json_text(text, path);
   Json j;
   try {
     j = Json::parse(text);

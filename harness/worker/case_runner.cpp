@@ -239,11 +239,14 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     if (req.mode == Mode::cold && (!flusher_ || flusher_->kind() != req.flush))
       flusher_ = std::make_unique<L2Flusher>(l2_bytes_, req.flush);
 
-    // 2. Inputs and oracle, once per group; then the next group's, in the background.
-    if (!group_) {
-      group_ = prepare_group(*op, req, specs, key, timer);
+    // 2. Inputs and oracle, once per group; then the next group's, in the background, as soon as
+    // the session has named it (at a group's first case with one GPU, at its last beside others).
+    if (!group_) group_ = prepare_group(*op, req, specs, key, timer);
+    if (next_request_) {
       timer.enter(&CaseStageTimes::inputs_ms);
+      phase = "prepare the next group's inputs (ahead of its turn; this variant has not run)";
       prefetch_next_group(req);
+      phase = "prepare";
     }
 
     // 3. The variant's own preparation, once per case and outside timing, with the device state
@@ -377,9 +380,10 @@ void CaseRunner::fill_input(const Op& op, const CaseRequest& req, const std::vec
 // prepares its own). The wait for it is oracle time. A prefetch for another group (the session
 // ran something else) is waited for and dropped.
 std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, StageTimer& timer) {
-  if (!prefetch_) return std::nullopt;
+  // One for another group stays: the current group may be prepared again (after a CUDA error in
+  // one of its cases) before the group it was made for comes. The next hint replaces it.
+  if (!prefetch_ || prefetch_->key() != key) return std::nullopt;
   std::unique_ptr<GroupPrefetch> prefetch = std::move(prefetch_);
-  if (prefetch->key() != key) return std::nullopt;
   timer.enter(&CaseStageTimes::oracle_ms);
   std::string why;
   std::optional<GroupOracle> answer = prefetch->take(&why);  // why: not kept (the stages show the wait)
@@ -387,7 +391,7 @@ std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, Sta
   return answer;
 }
 
-// 2b. Once a new group is prepared, and before any of its cases is timed: the next group's inputs
+// 2b. Once the session has named the next group, and before the current case is timed: its inputs
 // drawn on the device one tensor at a time and copied to the host (the GPU's part), then the rest
 // of that group's host half started on a background thread (group_prefetch.hpp). Nothing is
 // prepared ahead under the events timer (its samples include the host's launch time, which a busy
@@ -425,7 +429,10 @@ void CaseRunner::prefetch_next_group(const CaseRequest& current) {
           return oracle_for_group(*op, next, specs, plan, raw, cache, nullptr);
         });
   } catch (const CudaError&) {
-    (void)cudaGetLastError();  // an allocation that failed: the group prepares itself in its turn
+    // An allocation that failed: the group prepares itself in its turn. A fault is no such thing:
+    // the context is gone, and the case says so, under this phase.
+    (void)cudaGetLastError();
+    if (cudaDeviceSynchronize() != cudaSuccess) throw;
   } catch (const std::exception&) {
     // A group that cannot be prepared says why in its own case, where it belongs.
   }

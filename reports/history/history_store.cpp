@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -106,6 +108,31 @@ std::string now_utc() {
                      tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+// What is at `path` must be an SQLite file or nothing (an empty file counts as nothing): anything
+// else is refused before SQLite opens it, because SQLite takes a file shorter than its header for
+// an empty database and writes a new one over it, and kwb never overwrites a file it did not write.
+void check_history_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw HistoryError(fmt::format("{}: cannot read: {}; pass --db with another file", path.string(), ec.message()));
+  if (!std::filesystem::exists(status)) return;
+  if (std::filesystem::is_directory(status))
+    throw HistoryError(fmt::format("{}: is a directory; pass --db with a file", path.string()));
+  if (!std::filesystem::is_regular_file(status))
+    throw HistoryError(fmt::format("{}: is not a regular file; pass --db with a file", path.string()));
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size == 0) return;  // an empty file: the store's to make; a vanished one: SQLite says
+  static constexpr char kHeader[] = "SQLite format 3";  // and its NUL: the first 16 bytes
+  char head[sizeof kHeader] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  if (in.gcount() != static_cast<std::streamsize>(sizeof head) || std::memcmp(head, kHeader, sizeof head) != 0)
+    throw HistoryError(fmt::format("{}: not an SQLite database ({} bytes without SQLite's header), so not a kwb "
+                                   "history; it is left as it is: pass --db with another file",
+                                   path.string(), size));
+}
+
 }  // namespace
 
 std::filesystem::path default_history_path() {
@@ -121,6 +148,7 @@ std::string report_key(const RunInfo& run) {
 }
 
 HistoryStore::HistoryStore(const std::filesystem::path& path) : path_(path) {
+  check_history_file(path);
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {

@@ -59,8 +59,18 @@ std::vector<double> linear_ticks(double lo, double hi, int target_count) {
   double step = mag * 10;
   for (double m : {1.0, 2.0, 5.0, 10.0})
     if (m * mag >= raw) { step = m * mag; break; }
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step)
+  // Counted, not stepped until past hi: where the step is below the values' spacing (a sweep at
+  // 1e18 + 128 k) adding it changes nothing, and a loop on the value would never end. Such ticks
+  // collapse onto one another and are kept once.
+  const double first = std::ceil(lo / step - 1e-9);
+  const double count = std::floor((hi - first * step) / step + 1e-9);
+  if (!(count >= 0)) return out;
+  const int n = static_cast<int>(std::min(count, 4.0 * target_count + 4));
+  for (int i = 0; i <= n; ++i) {
+    const double v = first * step + i * step;
+    if (!out.empty() && !(v > out.back())) continue;
     out.push_back(std::abs(v) < 1e-12 * step ? 0.0 : v);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/worker/case_runner.hpp"
+#include "reference/matmul_fp64_gpu.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/support/oracle_gpu.hpp"
 
@@ -79,6 +80,24 @@ TEST_F(GroupPrefetchGpu, TheNextGroupReadsTheBackgroundAnswerAndVerifiesAsIfItHa
   EXPECT_EQ(c.disposition, Disposition::passed) << c.reason;
 }
 
+// Beside other GPUs the session names the next group only as the current group's last case
+// starts: the worker prepares it then, though its current group is long prepared.
+TEST_F(GroupPrefetchGpu, AHintAtAGroupsLastCaseIsFollowedToo) {
+  const CaseRequest first = norm_case(4096, 4096, 0), next = norm_case(65536, 1024, 2);
+  CaseRequest last_of_first = first;
+  last_of_first.index = 1;
+  last_of_first.variant = "fused_v3_vec16_any_cols";
+  last_of_first.tunables = default_tunables(*Registry::instance().find_variant("rmsnorm_fwd", last_of_first.variant),
+                                            last_of_first.shape, last_of_first.dtype);
+  CaseRunner runner(TimerKind::cupti, std::size_t{50} << 20);
+  EXPECT_EQ(runner.run(first).disposition, Disposition::passed);
+  runner.expect_next_group(next);
+  EXPECT_EQ(runner.run(last_of_first).disposition, Disposition::passed);
+  const CaseRecord b = runner.run(next);
+  EXPECT_EQ(b.disposition, Disposition::passed) << b.reason;
+  EXPECT_GT(background_ms(b), 0.0) << "prepared during the first group's last case";
+}
+
 TEST_F(GroupPrefetchGpu, AnOracleWhoseProductsGoToTheGpuIsComputedInItsTurn) {
   const test::ScopedOracleGpuSwitch on("1");
   // 512 sampled rows x 4096 x 4096: far above the products sent to the GPU.
@@ -88,9 +107,11 @@ TEST_F(GroupPrefetchGpu, AnOracleWhoseProductsGoToTheGpuIsComputedInItsTurn) {
   CaseRunner hinted(TimerKind::cupti, std::size_t{50} << 20);
   hinted.expect_next_group(gemm);
   hinted.run(first);
+  const std::int64_t products_before = ref::matmul_fp64_gpu_runs();
   const CaseRecord g = hinted.run(gemm);
   EXPECT_EQ(g.disposition, Disposition::passed) << g.reason;
   EXPECT_EQ(background_ms(g), 0.0) << "handed back by the background thread";
+  EXPECT_GT(ref::matmul_fp64_gpu_runs(), products_before) << "and made on the GPU by the worker's thread";
   CaseRunner alone(TimerKind::cupti, std::size_t{50} << 20);
   expect_same_verification(g, alone.run(gemm));
 }

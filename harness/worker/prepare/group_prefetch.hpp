@@ -44,7 +44,11 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& request, const std
                              const std::function<void()>& on_decoded = {});
 
 // oracle_for_group on a background thread, at the lowest CPU priority (the threads it starts
-// inherit it), so that the worker's thread launching timed kernels is never kept waiting.
+// inherit it), so that the worker's thread launching timed kernels is never kept waiting. The
+// price: when the worker then waits for it (take()) on a host kept busy by other work at normal
+// priority (several GPUs' workers, another program), the thread gets little CPU, and the wait
+// counts toward that case's watchdog (--case-timeout). On a host with a core per worker to spare,
+// as the lent 16-core machines, it runs at full speed once the timed launches stop.
 class GroupPrefetch {
  public:
   GroupPrefetch(std::string key, std::function<GroupOracle()> work);

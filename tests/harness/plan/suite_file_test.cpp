@@ -111,6 +111,17 @@ TEST(SuiteFileErrors, UnknownTopLevelKeySuggestsTheKnownOne) {
   EXPECT_TRUE(Mentions(e->what(), "unknown key 'names' (did you mean 'name'?)"));
 }
 
+// yaml-cpp gives up on deep flow nesting with "bad file": refused before it, saying where and why.
+// Brackets in quotes and comments are text, not nesting.
+TEST(SuiteFileErrors, FlowCollectionsNestedTooDeepAreRefusedWithWhere) {
+  const std::string deep = "entries: " + std::string(100000, '[') + std::string(100000, ']');
+  const auto e = suite_error(yaml_lines({"name: t", deep}));
+  EXPECT_TRUE(At(e, 2, 10 + 256, "(nesting)"));
+  EXPECT_TRUE(Mentions(e->what(), "nested deeper than 256 levels"));
+  const std::string quoted = "description: '" + std::string(300, '[') + "' # " + std::string(300, '{');
+  EXPECT_NO_THROW(parse_suite(yaml_lines({"name: t", quoted, "entries: [{ops: rmsnorm_fwd}]"}), "t.yaml"));
+}
+
 TEST(SuiteFileErrors, UnknownEntryKeySuggestsTheKnownOne) {
   const auto e = suite_error(yaml_lines({"name: t", "entries:", "  - ops: rmsnorm_fwd", "    dtpyes: bf16"}));
   EXPECT_TRUE(At(e, 4, 5, "entries[0].dtpyes"));

@@ -135,6 +135,19 @@ TEST(SuitePlan, ACasePlannedByTwoEntriesRunsOnce) {
   for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(cases[i].index, static_cast<int>(i));
 }
 
+// 20,000 YAML aliases of one entry, and copies that differ only in how they are written, plan what
+// the entry alone plans (each request is planned once).
+TEST(SuitePlan, AliasedAndCopiedEntriesPlanWhatOneDoes) {
+  std::string text = "name: t\nentries:\n  - &e {ops: rmsnorm_fwd, dtypes: bf16, shapes: {rows: 64, cols: 1024}}\n";
+  for (int i = 0; i < 20000; ++i) text += "  - *e\n";
+  text += "  - {ops: [rmsnorm_fwd], dtypes: [bf16], shapes: {rows: [64], cols: [1024]}}\n";
+  const auto cases = plan_text(text);
+  const auto alone = plan_text(yaml_lines({"name: t", "entries:", "  - {ops: rmsnorm_fwd, dtypes: bf16, shapes: {rows: 64, cols: 1024}}"}));
+  ASSERT_FALSE(alone.empty());
+  ASSERT_EQ(cases.size(), alone.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(case_identity(cases[i]), case_identity(alone[i]));
+}
+
 TEST(SuitePlan, NamedShapeSetsAreTheOpsOwn) {
   const auto edge = plan_text(yaml_lines({"name: t", "entries: [{ops: softmax_fwd, dtypes: fp32, shapes: edge}]"}));
   PlanRequest flags = flags_request({"softmax_fwd"}, {}, {DType::fp32}, {});

@@ -99,15 +99,28 @@ TEST(InputFile, DeepNestingIsRefusedBeforeAnyParserBuildsIt) {
 }
 
 TEST(InputFile, DepthCountsArraysAndObjectsButNotBracketsInStrings) {
-  EXPECT_NO_THROW(check_json_depth(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']'), "f"));
-  EXPECT_THROW(check_json_depth(std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']'), "f"),
+  EXPECT_NO_THROW(check_json_text(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']'), "f"));
+  EXPECT_THROW(check_json_text(std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']'), "f"),
                ReportError);
   const std::string brackets_in_a_string = "{\"a\":\"" + std::string(1000, '[') + "\\\"{{\"}";
-  EXPECT_NO_THROW(check_json_depth(brackets_in_a_string, "f"));
+  EXPECT_NO_THROW(check_json_text(brackets_in_a_string, "f"));
   // Siblings do not add up: depth is nesting, not count.
   std::string siblings = "[";
   for (int i = 0; i < 1000; ++i) siblings += "[],";
-  EXPECT_NO_THROW(check_json_depth(siblings + "[]]", "f"));
+  EXPECT_NO_THROW(check_json_text(siblings + "[]]", "f"));
+}
+
+// The parser stops at a NUL as at the end of the text: what follows it would go unread.
+TEST(InputFile, ANulByteAnywhereIsRefusedWithWhere) {
+  const std::string report_then_garbage = std::string("{\"schema\":\"x\"}") + '\0' + "garbage";
+  try {
+    check_json_text(report_then_garbage, "r.json");
+    ADD_FAILURE() << "a NUL byte passed";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("r.json: a NUL byte at byte 14"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_json_text(std::string("{\"a\":\"x") + '\0' + "\"}", "f"), ReportError) << "in a string too";
+  EXPECT_NO_THROW(check_json_text("{\"a\":\"\\u0000\"}", "f")) << "the escaped form is JSON";
 }
 
 TEST(InputFile, ANumberBeyondDoubleNamesTheFile) {

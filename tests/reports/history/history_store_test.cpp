@@ -192,6 +192,37 @@ TEST_F(HistoryStoreTest, ForeignFilesAreRefused) {
   EXPECT_THROW(HistoryStore{text}, HistoryError);
 }
 
+// A --db that is not an SQLite file is left as it is: a 1-byte file (SQLite would take it for an
+// empty database and write a store over it), a folder, a symlink loop. An empty file is the
+// store's to make.
+TEST_F(HistoryStoreTest, AFileThatIsNotADatabaseIsRefusedAndLeftAsItIs) {
+  const auto one_byte = dir_ / "one-byte";
+  { std::ofstream(one_byte) << "x"; }
+  try {
+    HistoryStore store(one_byte);
+    ADD_FAILURE() << "a 1-byte file was opened as a history";
+  } catch (const HistoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("not an SQLite database"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one-byte"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(one_byte), 1u) << "left as it was";
+
+  EXPECT_THROW(HistoryStore{dir_.path()}, HistoryError);
+  const auto loop = dir_ / "loop";
+  std::filesystem::create_symlink(loop, loop);
+  try {
+    HistoryStore store(loop);
+    ADD_FAILURE() << "a symlink loop was opened";
+  } catch (const HistoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos) << e.what();
+  }
+
+  const auto empty = dir_ / "empty.sqlite";
+  { std::ofstream touch(empty); }
+  HistoryStore store(empty);
+  EXPECT_EQ(store.report_count(), 0);
+}
+
 TEST(HistoryPaths, DefaultFollowsXdgDataHome) {
   const char* old = std::getenv("XDG_DATA_HOME");
   const std::string saved = old ? old : "";

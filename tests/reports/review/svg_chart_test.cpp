@@ -28,6 +28,18 @@ TEST(SvgChart, LinearTicksUseNiceStepsInsideTheRange) {
   EXPECT_NEAR(t[3], 0.6, 1e-12);
 }
 
+// A sweep whose axis values are huge and close (cols 1e18, 1e18 + 128, 1e18 + 256): the nice step
+// (50) is below the spacing of doubles there (128), so stepping a value would never pass the top.
+TEST(SvgChart, LinearTicksOfHugeCloseValuesAreFewAndIncreasing) {
+  for (const auto& [lo, hi] : {std::pair{1e18, 1e18 + 256}, std::pair{-1e300, -1e300 + 1e284}, std::pair{1e15, 1e15 + 1}}) {
+    const auto t = review::linear_ticks(lo, hi, 6);
+    EXPECT_LE(t.size(), 30u) << lo;
+    for (std::size_t i = 1; i < t.size(); ++i) EXPECT_GT(t[i], t[i - 1]) << lo;
+    for (double v : t) EXPECT_TRUE(std::isfinite(v));
+  }
+  EXPECT_EQ(review::linear_ticks(0, 3300, 6).size(), 4u) << "ordinary ranges as before";
+}
+
 TEST(SvgChart, LogAxisMapsDecadesToEqualPixelSteps) {
   const AxisScale x{0.1, 1000, true, 100, 500};  // four decades over 400 px
   EXPECT_DOUBLE_EQ(x.to_px(0.1), 100);
