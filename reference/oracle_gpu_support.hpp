@@ -43,7 +43,7 @@ inline bool on_oracle_device() {
   if (device < 0) return false;
   int current = -1;
   if (const cudaError_t e = cudaGetDevice(&current); e != cudaSuccess) {
-    note_unexpected("cudaGetDevice", e, "find the current device");
+    note_unexpected("reference/oracle_gpu_support.hpp", e, "cudaGetDevice");
     cudaGetLastError();
     return false;
   }

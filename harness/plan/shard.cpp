@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/plan/planner.hpp"
+#include "harness/catalogue/excerpt.hpp"
 
 namespace kwb {
 namespace {
@@ -27,11 +28,11 @@ ShardSpec parse_shard(const std::string& flag, std::string_view text) {
   const std::string example = "write I/N with 0 <= I < N, e.g. 0/4 .. 3/4";
   const auto slash = text.find('/');
   if (slash == std::string_view::npos)
-    throw PlanError(fmt::format("{}: '{}' is not a shard; {}", flag, text, example));
+    throw PlanError(fmt::format("{}: '{}' is not a shard; {}", flag, excerpt(text), example));
   const auto index = whole_number(text.substr(0, slash));
   const auto count = whole_number(text.substr(slash + 1));
   if (!index || !count)
-    throw PlanError(fmt::format("{}: '{}' is not a shard (I and N must be whole numbers); {}", flag, text, example));
+    throw PlanError(fmt::format("{}: '{}' is not a shard (I and N must be whole numbers); {}", flag, excerpt(text), example));
   if (*count == 0 || *count > kMaxShards)
     throw PlanError(fmt::format("{}: '{}': the shard count must be 1 to {}; {}", flag, text, kMaxShards, example));
   if (*index >= *count)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "harness/catalogue/excerpt.hpp"
+
 namespace kwb {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -52,8 +54,10 @@ std::optional<std::string> closest_match(std::string_view name,
 
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& candidates) {
-  std::string message = "unknown " + std::string(what) + " '" + std::string(name) + "'";
-  if (auto match = closest_match(name, candidates)) message += " (did you mean '" + *match + "'?)";
+  std::string message = "unknown " + std::string(what) + " '" + excerpt(name) + "'";
+  // A long name is no one's typo: no suggestion (and no edit distance over 100 KB).
+  if (name.size() <= kExcerptBytes)
+    if (auto match = closest_match(name, candidates)) message += " (did you mean '" + *match + "'?)";
   message += "; known: ";
   if (candidates.empty()) return message + "(none)";
   for (std::size_t i = 0; i < candidates.size(); ++i) {

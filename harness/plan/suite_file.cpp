@@ -14,6 +14,7 @@
 #include "harness/record/stats.hpp"
 #include "harness/plan/suggest.hpp"
 #include "harness/plan/threshold.hpp"
+#include "harness/catalogue/excerpt.hpp"
 
 namespace kwb {
 namespace {
@@ -121,7 +122,7 @@ std::uint64_t parse_seed_text(const Reader& r, const std::string& text, const Su
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-    r.fail(at, fmt::format("seed '{}' is not a whole number from 0 to 2^64-1, e.g. seed: 1", text));
+    r.fail(at, fmt::format("seed '{}' is not a whole number from 0 to 2^64-1, e.g. seed: 1", excerpt(text)));
   return value;
 }
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/excerpt.hpp"
+
 namespace kwb {
 namespace {
 
@@ -32,14 +34,14 @@ double parse_threshold(std::string_view text) {
   double value = 0;
   if (!parse_decimal(number, value))
     throw ThresholdError(fmt::format("'{}' is not a threshold; write a percentage such as 3% or a fraction "
-                                     "such as 0.03", text));
+                                     "such as 0.03", excerpt(text)));
   const double fraction = percent ? value / 100.0 : value;
   if (!percent && value >= 1)
     throw ThresholdError(fmt::format("'{}' is ambiguous as a threshold (a fraction of 1 or more); write {}% for "
-                                     "{} percent, or a fraction below 1 such as 0.03", text, number, number));
+                                     "{} percent, or a fraction below 1 such as 0.03", excerpt(text), excerpt(number), excerpt(number)));
   if (fraction <= 0 || fraction > 1)
     throw ThresholdError(fmt::format("threshold '{}' is out of range; it must be above 0% and at most 100% "
-                                     "(the smallest slowdown that counts as a regression), e.g. 3%", text));
+                                     "(the smallest slowdown that counts as a regression), e.g. 3%", excerpt(text)));
   return fraction;
 }
 

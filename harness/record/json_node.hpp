@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/catalogue/excerpt.hpp"
+
 namespace kwb {
 
 // Any report, record, journal or cache file that cannot be read back; what() says where and why.
@@ -111,7 +113,7 @@ class Node {
     if (auto e = parse(text)) return *e;
     std::string names;
     for (Enum e : all) names += (names.empty() ? "" : ", ") + std::string(to_string(e));
-    fail(fmt::format("unknown value \"{}\" (expected one of: {})", text, names));
+    fail(fmt::format("unknown value \"{}\" (expected one of: {})", excerpt(text), names));
   }
 
   const Json& json() const { return value_; }

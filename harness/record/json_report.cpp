@@ -60,7 +60,7 @@ Report report_from_json(const Json& j) {
   const std::string& schema = root["schema"].string();
   if (schema != kReportSchema && schema != kOlderReportSchema)
     root["schema"].fail(fmt::format("unsupported report schema \"{}\"; this build reads \"{}\" and \"{}\"",
-                                    schema, kReportSchema, kOlderReportSchema));
+                                    excerpt(schema), kReportSchema, kOlderReportSchema));
   Report report;
   report.run = run_info_from_json(root["run"]);
   Node cases = root["cases"];

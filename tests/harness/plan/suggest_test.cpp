@@ -1,6 +1,8 @@
 // Edit distance, "did you mean" suggestions, and the unknown-name message built from them.
 #include "harness/plan/suggest.hpp"
 
+#include "harness/catalogue/excerpt.hpp"
+
 #include <gtest/gtest.h>
 
 namespace kwb {
@@ -96,6 +98,21 @@ TEST(UnknownNameMessage, OmitsDidYouMeanWhenNothingIsClose) {
 
 TEST(UnknownNameMessage, SaysNoneWhenNothingIsKnown) {
   EXPECT_EQ(unknown_name_message("variant", "fused", {}), "unknown variant 'fused'; known: (none)");
+}
+
+// A 100 KB value is quoted by its start and length, not whole; a short one whole.
+TEST(UnknownNameMessage, QuotesALongValueByAnExcerpt) {
+  const std::string long_name(100000, 'x');
+  const std::string m = unknown_name_message("op", long_name, {"rmsnorm_fwd", "softmax_fwd"});
+  EXPECT_LT(m.size(), 300u) << m.substr(0, 300);
+  EXPECT_NE(m.find("(100000 bytes)"), std::string::npos) << m.substr(0, 300);
+  EXPECT_NE(m.find("known: rmsnorm_fwd, softmax_fwd"), std::string::npos);
+  EXPECT_NE(unknown_name_message("op", "rmsnrom_fwd", {"rmsnorm_fwd"}).find("'rmsnrom_fwd' (did you mean 'rmsnorm_fwd'?)"),
+            std::string::npos);
+  // Not cut inside a UTF-8 character: 47 ASCII bytes, then two-byte characters across byte 48.
+  std::string utf8(47, 'a');
+  for (int i = 0; i < 20; ++i) utf8 += "\xC3\xA9";
+  EXPECT_EQ(excerpt(utf8), std::string(47, 'a') + "... (87 bytes)") << "the character at bytes 47-48 is left out whole";
 }
 
 }  // namespace
