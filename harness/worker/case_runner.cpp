@@ -1,14 +1,13 @@
 // One case, step by step: run() calls its phases in order (refuse, make room, prepare the group,
-// prepare the variant, verify, time, counters), each below it in that order.
+// prepare the variant, verify, time, counters), each below it in that order; the next group's
+// preparation ahead of its turn is in case_runner_prefetch.cpp.
 #include "harness/worker/case_runner.hpp"
+#include "harness/worker/case_runner_parts.hpp"
 
 #include <nvtx3/nvtx3.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <fmt/format.h>
 
 #include "harness/catalogue/case_identity.hpp"
@@ -38,39 +37,17 @@ using ScopedRange = nvtx3::scoped_range_in<NvtxDomain>;
 
 namespace {
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  explicit DeviceBuffer(std::size_t n) : bytes(n) {
-    if (n) cuda_check(cudaMalloc(&ptr, n), "cudaMalloc");
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-// cudaMemGetInfo's free bytes.
-std::size_t free_device_bytes() {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  return free_bytes;
-}
-
-// KWB_PREFETCH=0 (or off) turns the next group's background preparation off: for measuring what
-// it saves, and as a way around it should it ever be in the way.
-bool prefetch_enabled() {
-  const char* value = std::getenv("KWB_PREFETCH");
-  return !(value && (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0));
-}
-
 CaseRecord skipped(CaseRecord rec, std::string reason) {
   rec.disposition = Disposition::skipped;
   rec.reason = std::move(reason);
   return rec;
 }
 
-// Why this build or this request cannot run the case at all (nullopt: it can), before anything
-// touches the device.
+}  // namespace
+
+namespace case_runner_detail {
+
+// (case_runner_parts.hpp)
 std::optional<std::string> refusal(const Op& op, const Variant& variant, const CaseRequest& req) {
   if ((variant.test_only || op.test_only) && !req.include_test_variants)
     return "test-only variant (use --include-test-variants)";
@@ -90,19 +67,20 @@ std::optional<std::string> refusal(const Op& op, const Variant& variant, const C
   return std::nullopt;
 }
 
-}  // namespace
+}  // namespace case_runner_detail
+
+using case_runner_detail::DeviceBuffer;
+using case_runner_detail::free_device_bytes;
 
 // Inputs on the device, the sample to verify and the oracle's answer for it.
 struct CaseRunner::Group {
   std::string key;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;  // one per tensor, outputs included
-  SamplePlan plan;                                     // what verification reads
-  std::vector<HostTensor> expected;                    // one per output, packed slabs
-  OracleSource oracle_source = OracleSource::computed;  // whether `expected` came from the cache
+  GroupOracle oracle;  // the sample plan (what verification reads) and the oracle's answer for it
 
   // What verification reads of a tensor: its sampled slabs if it is aligned, else all of it.
   std::vector<unsigned char> copy_to_host(const void* device, const TensorSpec& t, std::size_t esize) const {
-    return copy_for_verification(plan, device, t, esize);
+    return copy_for_verification(oracle.plan, device, t, esize);
   }
 };
 
@@ -125,26 +103,6 @@ struct CaseRunner::CaseLaunch {
     for (auto& b : group.buffers) p.push_back(b->ptr);
     return p;
   }
-};
-
-// Charges host time to the stage of the case now running (CaseStageTimes): enter() closes the
-// stage before. A stage that throws keeps its time: the next enter() after the catch closes it.
-class CaseRunner::StageTimer {
- public:
-  explicit StageTimer(CaseStageTimes& times) : times_(times) {}
-  void enter(double CaseStageTimes::*stage) {
-    const auto now = std::chrono::steady_clock::now();
-    times_.*current_ += std::chrono::duration<double, std::milli>(now - last_).count();
-    last_ = now;
-    current_ = stage;
-  }
-  // Host time spent for this case's group on the background thread (not wall time of the case).
-  void add_background_oracle(double ms) { times_.oracle_background_ms += ms; }
-
- private:
-  CaseStageTimes& times_;
-  double CaseStageTimes::*current_ = &CaseStageTimes::setup_ms;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 // Whether a device may serve the oracles is part of it: it decides the sample plan (an op's
@@ -210,7 +168,7 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   const Variant* variant = registry.find_variant(req.op, req.variant);
   if (!op || !variant) return skipped(std::move(rec), "not in this build's registry");
   rec.role = variant->role;
-  if (auto why = refusal(*op, *variant, req)) return skipped(std::move(rec), std::move(*why));
+  if (auto why = case_runner_detail::refusal(*op, *variant, req)) return skipped(std::move(rec), std::move(*why));
 
   ScopedRange case_range{rec.nvtx_range};
   std::string phase = "prepare";
@@ -357,9 +315,7 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     prefetched = oracle_for_group(op, req, specs, std::move(plan), raw, oracle_cache_.get(), &on_device,
                                   [&] { timer.enter(&CaseStageTimes::oracle_ms); });
   }
-  g->plan = std::move(prefetched->plan);
-  g->expected = std::move(prefetched->expected);
-  g->oracle_source = prefetched->source;
+  g->oracle = std::move(*prefetched);
   return g;  // the oracle stage runs on until the caller enters the next
 }
 
@@ -375,70 +331,6 @@ void CaseRunner::fill_input(const Op& op, const CaseRequest& req, const std::vec
                                             to_string(type), to_string(t.init.kind), e.what()));
   }
 }
-
-// The background answer for the group of `key`, when one was prepared for it (nullopt: the group
-// prepares its own). The wait for it is oracle time. A prefetch for another group (the session
-// ran something else) is waited for and dropped.
-std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, StageTimer& timer) {
-  // One for another group stays: the current group may be prepared again (after a CUDA error in
-  // one of its cases) before the group it was made for comes. The next hint replaces it.
-  if (!prefetch_ || prefetch_->key() != key) return std::nullopt;
-  std::unique_ptr<GroupPrefetch> prefetch = std::move(prefetch_);
-  timer.enter(&CaseStageTimes::oracle_ms);
-  std::string why;
-  std::optional<GroupOracle> answer = prefetch->take(&why);  // why: not kept (the stages show the wait)
-  if (answer) timer.add_background_oracle(prefetch->background_ms());
-  return answer;
-}
-
-// 2b. Once the session has named the next group, and before the current case is timed: its inputs
-// drawn on the device one tensor at a time and copied to the host (the GPU's part), then the rest
-// of that group's host half started on a background thread (group_prefetch.hpp). Nothing is
-// prepared ahead under the events timer (its samples include the host's launch time, which a busy
-// host would stretch), for a group that does not run here, or for one whose oracle reads its inputs
-// on the device; an input that does not fit beside this group's leaves the group to itself.
-void CaseRunner::prefetch_next_group(const CaseRequest& current) {
-  if (!next_request_) return;
-  const CaseRequest next = std::move(*next_request_);
-  next_request_.reset();
-  if (timer_ != TimerKind::cupti || !prefetch_enabled()) return;
-  const Op* op = Registry::instance().find_op(next.op);
-  const Variant* variant = Registry::instance().find_variant(next.op, next.variant);
-  if (!op || !variant || refusal(*op, *variant, next)) return;
-  std::string key = input_group_key(next);
-  if (key == input_group_key(current)) return;
-  try {
-    auto specs = op->tensors(next.shape, next.dtype);
-    SamplePlan plan = plan_sample(*op, next.shape, specs, next.seed, oracle_device_usable());
-    if (plan.unaligned_on_device) return;
-    std::vector<std::vector<unsigned char>> raw(specs.size());
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      if (specs[i].is_output) continue;
-      const std::size_t esize = elem_size(specs[i].elem_type(next.dtype));
-      const std::size_t bytes = specs[i].numel() * esize;
-      // Half the free memory at most: this group's variants still need their workspaces.
-      if (static_cast<double>(bytes) > 0.5 * static_cast<double>(free_device_bytes())) return;
-      DeviceBuffer input(bytes);
-      fill_input(*op, next, specs, i, input.ptr);
-      cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling the next group's input");
-      raw[i] = copy_for_verification(plan, input.ptr, specs[i], esize);
-    }
-    OracleCache* cache = oracle_cache_.get();
-    prefetch_ = std::make_unique<GroupPrefetch>(
-        std::move(key), [op, next, specs = std::move(specs), plan = std::move(plan), raw = std::move(raw), cache] {
-          return oracle_for_group(*op, next, specs, plan, raw, cache, nullptr);
-        });
-  } catch (const CudaError&) {
-    // An allocation that failed: the group prepares itself in its turn. A fault is no such thing:
-    // the context is gone, and the case says so, under this phase.
-    (void)cudaGetLastError();
-    if (cudaDeviceSynchronize() != cudaSuccess) throw;
-  } catch (const std::exception&) {
-    // A group that cannot be prepared says why in its own case, where it belongs.
-  }
-}
-
-void CaseRunner::expect_next_group(const CaseRequest& first_case) { next_request_ = first_case; }
 
 // 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.
 void CaseRunner::prepare_variant(const Variant& variant, CaseLaunch& case_launch) {
@@ -485,16 +377,16 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
     const auto& t = specs[i];
     if (!t.is_output) continue;
     const ElemType type = t.elem_type(req.dtype);
-    OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->plan.gathers(t),
+    OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->oracle.plan.gathers(t),
                       scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_)};
     const auto got = group_->copy_to_host(group_->buffers[i]->ptr, t, elem_size(type));
-    const HostTensor& expected = group_->expected[out_index++];
+    const HostTensor& expected = group_->oracle.expected[out_index++];
     verifier.compare(out, got, expected.values, {expected.abs_sum, expected.root_sum_sq});
   }
-  const auto& plan = group_->plan;
+  const auto& plan = group_->oracle.plan;
   VerifyResult result = verifier.finish(static_cast<std::int64_t>(plan.indices.size()), plan.axis_size);
   result.sampling = plan.note;
-  result.oracle_source = std::string(to_string(group_->oracle_source));
+  result.oracle_source = std::string(to_string(group_->oracle.source));
   result.sampled_block_starts = plan.block_starts;
   if (!plan.block_starts.empty()) result.sampled_block_length = kSampleBlockRows;
   return result;
