@@ -102,14 +102,16 @@ std::optional<StoppingRule> stopping_preset(std::string_view name) {
     rule.max_time_ms = 400;
     rule.max_samples = 2000;
     rule.warmup_ms = 30;
+    rule.warmup_min_ms = 5;
   } else if (name == "default") {
-    rule.min_samples = 20;
+    rule.min_samples = 10;
     rule.min_time_ms = 100;
     rule.target_noise = 0.02;
     rule.target_precision = 0.005;
     rule.max_time_ms = 1500;
     rule.max_samples = 10000;
     rule.warmup_ms = 100;
+    rule.warmup_min_ms = 10;
   } else if (name == "precise") {
     rule.min_samples = 100;
     rule.min_time_ms = 500;
@@ -118,6 +120,7 @@ std::optional<StoppingRule> stopping_preset(std::string_view name) {
     rule.max_time_ms = 10000;
     rule.max_samples = 100000;
     rule.warmup_ms = 300;
+    rule.warmup_min_ms = 300;  // the reference preset keeps its fixed warm-up
   } else {
     return std::nullopt;
   }
@@ -140,6 +143,38 @@ std::optional<StopReason> should_stop(const StoppingRule& rule, std::span<const 
   if (count >= rule.max_samples) return StopReason::max_samples;
   if (elapsed_ms >= rule.max_time_ms) return StopReason::time_limit;
   return std::nullopt;
+}
+
+bool warmup_done(const StoppingRule& rule, std::span<const double> round_ms_per_launch, std::int64_t launches,
+                 double elapsed_ms, bool clock_up) {
+  if (elapsed_ms >= rule.warmup_ms && launches >= 1) return true;
+  if (elapsed_ms < rule.warmup_min_ms || launches < 2 || round_ms_per_launch.size() < 2 || !clock_up) return false;
+  const double last = round_ms_per_launch[round_ms_per_launch.size() - 1];
+  const double before = round_ms_per_launch[round_ms_per_launch.size() - 2];
+  return before > 0 && std::abs(last / before - 1.0) <= kWarmupSettledShare;
+}
+
+std::int64_t min_samples_for(const StoppingRule& rule, double ms_per_launch) {
+  if (!(ms_per_launch > 0)) return rule.min_samples;
+  const double fit = std::floor(rule.max_time_ms / ms_per_launch);
+  if (fit >= static_cast<double>(rule.min_samples)) return rule.min_samples;
+  return std::max(std::min(kFewestSamples, rule.min_samples), static_cast<std::int64_t>(fit));
+}
+
+std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms) {
+  double batch;
+  if (taken == 0) {
+    batch = static_cast<double>(rule.min_samples);
+  } else {
+    // What the samples so far took each (batch overheads included) is the better estimate.
+    const double per_sample = std::max(elapsed_ms / static_cast<double>(taken), 1e-3);
+    const double remaining_ms = std::max(rule.max_time_ms - elapsed_ms, 0.0);
+    batch = elapsed_ms < rule.min_time_ms ? std::ceil((rule.min_time_ms - elapsed_ms) / per_sample)
+                                          : std::floor(static_cast<double>(taken) / 4);
+    batch = std::min(batch, remaining_ms / per_sample / 4);
+  }
+  const auto room = static_cast<double>(std::max<std::int64_t>(rule.max_samples, 1)) - static_cast<double>(taken);
+  return static_cast<std::size_t>(std::max(1.0, std::min({batch, 64.0, room})));
 }
 
 }  // namespace kwb

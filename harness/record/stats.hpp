@@ -45,7 +45,7 @@ std::optional<StopReason> parse_stop_reason(std::string_view text);
 
 struct StoppingRule {
   std::string preset = "default";
-  std::int64_t min_samples = 20;
+  std::int64_t min_samples = 10;
   double min_time_ms = 100;      // wall time spent measuring, not summed kernel time
   double target_noise = 0.02;    // relative IQR
   // Or: the median is known to within this fraction (half-width of its 95% confidence
@@ -54,8 +54,39 @@ struct StoppingRule {
   double target_precision = 0.005;
   double max_time_ms = 1500;     // per case, measuring only
   std::int64_t max_samples = 10000;
-  double warmup_ms = 100;        // time-based warm-up before the first sample
+  // Warm-up before the first sample (clocks up, lazy module loading done): at most warmup_ms; it
+  // ends sooner, but never before warmup_min_ms, once it has settled (warmup_done). Equal values
+  // give a warm-up of fixed length.
+  double warmup_ms = 100;
+  double warmup_min_ms = 10;
 };
+
+// The fewest samples any case gets: a kernel too long for min_samples within max_time_ms (a naive
+// GEMM of seconds a launch) still gets this many, enough for its spread and for compare (which
+// judges from 5 samples a side).
+inline constexpr std::int64_t kFewestSamples = 5;
+
+// The minimum sample count for a kernel of `ms_per_launch`: min_samples, or as many as fit in
+// max_time_ms when fewer, never under kFewestSamples.
+std::int64_t min_samples_for(const StoppingRule& rule, double ms_per_launch);
+
+// Two warm-up rounds whose time per launch differs by at most this share have settled.
+inline constexpr double kWarmupSettledShare = 0.02;
+
+// Whether the warm-up may end: `round_ms_per_launch` holds each round's wall time per launch so far,
+// `launches` their count, `elapsed_ms` the warm-up's wall time, `clock_up` whether the SM clock
+// read after the last round was not held down (clocks.hpp: reading_throttled). Done at warmup_ms
+// whatever the rest says (a launch longer than that is warm-up enough alone); before that, once it
+// is at least warmup_min_ms long with two launches and two rounds, the last two rounds agree within kWarmupSettledShare and the clock is up. A GPU
+// that stays throttled or keeps speeding up is warmed for the whole warmup_ms, as before.
+bool warmup_done(const StoppingRule& rule, std::span<const double> round_ms_per_launch, std::int64_t launches,
+                 double elapsed_ms, bool clock_up);
+
+// Samples to queue in the next batch, `taken` so far in `elapsed_ms` of measuring. The first batch is min_samples; until min_time_ms
+// is reached, just the samples that reach it; then a quarter of those taken, so the rule is asked
+// again before the case runs far past where it converged; never more than a quarter of what the
+// time limit leaves, at least 1, at most 64 (one output check per batch).
+std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms);
 
 // quick | default | precise; nullopt for an unknown name.
 std::optional<StoppingRule> stopping_preset(std::string_view name);

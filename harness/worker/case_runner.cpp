@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 #include <fmt/format.h>
 
 #include "harness/catalogue/case_identity.hpp"
@@ -406,6 +408,10 @@ void CaseRunner::time_case(const Op& op, const Variant& variant, const CaseReque
   MeasureSettings settings;
   settings.mode = req.mode;
   settings.rule = *stopping_preset(req.preset);
+  // KWB_WARMUP=fixed: every warm-up runs its preset's whole length, as before it could settle
+  // sooner; for checking that a result does not depend on the shorter warm-up.
+  if (const char* w = std::getenv("KWB_WARMUP"); w && std::string_view(w) == "fixed")
+    settings.rule.warmup_min_ms = settings.rule.warmup_ms;
   auto on_stream = [&](cudaStream_t s) {
     LaunchArgs a = args;
     a.stream = s;

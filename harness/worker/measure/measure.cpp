@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <stdexcept>
@@ -68,20 +69,6 @@ double timed_launch_ns(const LaunchFn& launch, cudaStream_t stream) {
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
 }
 
-std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms,
-                       double per_call_ms) {
-  std::size_t batch;
-  if (taken == 0) {
-    batch = static_cast<std::size_t>(rule.min_samples);
-  } else {
-    const double remaining_ms = std::max(rule.max_time_ms - elapsed_ms, 0.0);
-    batch = static_cast<std::size_t>(std::clamp(remaining_ms / std::max(per_call_ms, 1e-3) / 4,
-                                                1.0, 64.0));
-  }
-  const auto room = static_cast<std::size_t>(std::max<std::int64_t>(rule.max_samples, 1)) - taken;
-  return std::max<std::size_t>(1, std::min(batch, room));
-}
-
 }  // namespace
 
 std::string_view to_string(TimerKind kind) {
@@ -101,16 +88,29 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     cuda_check_launch(step);
   };
 
-  // 1. Warm-up by time, so clocks are up and lazy module loading is done before sample one.
+  // 1. Warm-up, so clocks are up and lazy module loading is done before sample one: rounds of
+  // launches queued as the samples are, until two rounds agree and the clock is up (warmup_done).
+  // A round is about a quarter of the warm-up's floor, so rounds compare like with like.
+  const ClockProbe& clocks = ClockProbe::current();
   const auto warm0 = Clock::now();
-  int calls = 0;
-  do {
-    run_once("launch (warm-up)");
-    cuda_check(cudaStreamSynchronize(stream), "synchronize after warm-up launch");
-    ++calls;
-  } while (calls < 2 || ms_since(warm0) < rule.warmup_ms);
+  std::vector<double> round_ms_per_launch;
+  std::int64_t calls = 0, round = 1;
+  for (;;) {
+    const auto round0 = Clock::now();
+    for (std::int64_t i = 0; i < round; ++i) run_once("launch (warm-up)");
+    cuda_check(cudaStreamSynchronize(stream), "synchronize after warm-up launches");
+    calls += round;
+    round_ms_per_launch.push_back(ms_since(round0) / static_cast<double>(round));
+    const auto reading = clocks.read();
+    const bool clock_up = !reading || !reading_throttled(*reading, clocks.max_sm_mhz());
+    if (warmup_done(rule, round_ms_per_launch, calls, ms_since(warm0), clock_up)) break;
+    round = std::clamp<std::int64_t>(
+        std::llround(rule.warmup_min_ms / 4 / std::max(round_ms_per_launch.back(), 1e-3)), 1, 4096);
+  }
   const double warmup_ms = ms_since(warm0);
-  const double per_call_ms = warmup_ms / calls;
+  // A kernel too long for min_samples within the time limit gets fewer (min_samples_for).
+  StoppingRule rule_for_kernel = rule;
+  rule_for_kernel.min_samples = min_samples_for(rule, round_ms_per_launch.back());
   if (timer == TimerKind::cupti) {  // forget the warm-up kernels
     tracer.flush();
     tracer.take_samples();
@@ -119,7 +119,6 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
 
   // 2. Samples in batches; records are joined after each batch, outside the timed work.
   SampleSink sink;
-  const ClockProbe& clocks = ClockProbe::current();
   std::vector<BatchClocks> batch_clocks;  // SM clock read while each batch runs and after it
   // The events live until measure() returns or throws (a failed launch, a wrong timed output).
   struct Events {
@@ -133,7 +132,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   std::optional<StopReason> stop;
   std::size_t batches = 0;
   while (!stop) {
-    const std::size_t batch = next_batch(rule, sink.span_us.size(), ms_since(measure0), per_call_ms);
+    const std::size_t batch = next_batch(rule_for_kernel, sink.span_us.size(), ms_since(measure0));
     std::vector<std::uint64_t> ids(batch);
     std::vector<double> host_launch_ns(batch);  // wall time of each sample's launch call
     if (timer == TimerKind::events) {
@@ -209,7 +208,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
         sink.add({-1, ns, ns, ns});
       }
     }
-    stop = should_stop(rule, sink.span_us, ms_since(measure0));
+    stop = should_stop(rule_for_kernel, sink.span_us, ms_since(measure0));
   }
 
   TimingResult result;

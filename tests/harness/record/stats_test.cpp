@@ -152,7 +152,7 @@ TEST(StoppingPreset, QuickIsLessStrictThanDefaultThanPrecise) {
   const StoppingRule quick = *stopping_preset("quick");
   const StoppingRule normal = *stopping_preset("default");
   const StoppingRule precise = *stopping_preset("precise");
-  EXPECT_LT(quick.min_samples, normal.min_samples);
+  EXPECT_LE(quick.min_samples, normal.min_samples);
   EXPECT_LT(normal.min_samples, precise.min_samples);
   EXPECT_LT(quick.min_time_ms, normal.min_time_ms);
   EXPECT_LT(normal.min_time_ms, precise.min_time_ms);
@@ -164,6 +164,8 @@ TEST(StoppingPreset, QuickIsLessStrictThanDefaultThanPrecise) {
   EXPECT_LT(normal.max_samples, precise.max_samples);
   EXPECT_LT(quick.warmup_ms, normal.warmup_ms);
   EXPECT_LT(normal.warmup_ms, precise.warmup_ms);
+  EXPECT_LT(quick.warmup_min_ms, normal.warmup_min_ms);
+  EXPECT_LT(normal.warmup_min_ms, precise.warmup_min_ms);
 }
 
 TEST(StoppingPreset, EachPresetLeavesRoomToConvergeBeforeItsLimits) {
@@ -184,6 +186,15 @@ TEST(StoppingPreset, DefaultMatchesDefaultConstructedRule) {
   EXPECT_DOUBLE_EQ(preset.max_time_ms, constructed.max_time_ms);
   EXPECT_EQ(preset.max_samples, constructed.max_samples);
   EXPECT_DOUBLE_EQ(preset.warmup_ms, constructed.warmup_ms);
+  EXPECT_DOUBLE_EQ(preset.warmup_min_ms, constructed.warmup_min_ms);
+}
+
+TEST(StoppingPreset, DefaultHasDocumentedValues) {
+  const StoppingRule normal = *stopping_preset("default");
+  EXPECT_EQ(normal.min_samples, 10);
+  EXPECT_DOUBLE_EQ(normal.min_time_ms, 100);
+  EXPECT_DOUBLE_EQ(normal.warmup_ms, 100);
+  EXPECT_DOUBLE_EQ(normal.warmup_min_ms, 10);
 }
 
 TEST(StoppingPreset, QuickHasDocumentedValues) {
@@ -194,6 +205,7 @@ TEST(StoppingPreset, QuickHasDocumentedValues) {
   EXPECT_DOUBLE_EQ(quick.max_time_ms, 400);
   EXPECT_EQ(quick.max_samples, 2000);
   EXPECT_DOUBLE_EQ(quick.warmup_ms, 30);
+  EXPECT_DOUBLE_EQ(quick.warmup_min_ms, 5);
 }
 
 TEST(StoppingPreset, PreciseHasDocumentedValues) {
@@ -204,6 +216,7 @@ TEST(StoppingPreset, PreciseHasDocumentedValues) {
   EXPECT_DOUBLE_EQ(precise.max_time_ms, 10000);
   EXPECT_EQ(precise.max_samples, 100000);
   EXPECT_DOUBLE_EQ(precise.warmup_ms, 300);
+  EXPECT_DOUBLE_EQ(precise.warmup_min_ms, 300) << "the reference preset keeps a fixed warm-up";
 }
 
 TEST(StoppingPreset, UnknownNameGivesNullopt) {
@@ -379,5 +392,85 @@ TEST(StoppingPreset, PrecisionTargetsTightenFromQuickToPrecise) {
   EXPECT_DOUBLE_EQ(stopping_preset("default")->target_precision, StoppingRule{}.target_precision);
 }
 
+// Warm-up: the default rule (10 ms floor, 100 ms cap).
+TEST(WarmupDone, SettledRoundsWithTheClockUpEndItAtItsFloor) {
+  const StoppingRule rule = *stopping_preset("default");
+  const std::vector<double> settled{0.50, 0.41, 0.402};
+  EXPECT_FALSE(warmup_done(rule, settled, 30, 9.9, true)) << "under the floor";
+  EXPECT_TRUE(warmup_done(rule, settled, 30, 10.0, true));
+  EXPECT_FALSE(warmup_done(rule, settled, 30, 50.0, false)) << "the clock is still held down";
+  EXPECT_TRUE(warmup_done(rule, settled, 30, 100.0, false)) << "the cap ends it whatever the clock";
+}
+
+TEST(WarmupDone, RoundsThatStillSpeedUpOrJitterKeepItGoingToTheCap) {
+  const StoppingRule rule = *stopping_preset("default");
+  const std::vector<double> ramping{1.0, 0.9, 0.85};  // 5.6% faster: clocks still rising
+  EXPECT_FALSE(warmup_done(rule, ramping, 3, 60.0, true));
+  EXPECT_TRUE(warmup_done(rule, ramping, 3, 100.5, true));
+  const std::vector<double> edge{1.0, 1.0 + 0.99 * kWarmupSettledShare};
+  EXPECT_TRUE(warmup_done(rule, edge, 2, 20.0, true)) << "a difference within the share has settled";
+  const std::vector<double> slower{1.0, 1.03};
+  EXPECT_FALSE(warmup_done(rule, slower, 2, 20.0, true)) << "slowing down is not settled either";
+}
+
+TEST(WarmupDone, OneLaunchLongerThanTheCapIsWarmupEnoughButSettlingNeedsTwoRounds) {
+  const StoppingRule rule = *stopping_preset("default");
+  const std::vector<double> one_long{150.0};
+  EXPECT_TRUE(warmup_done(rule, one_long, 1, 150.0, false)) << "one launch longer than the cap";
+  const std::vector<double> one_round_many{0.4};
+  EXPECT_FALSE(warmup_done(rule, one_round_many, 40, 16.0, true)) << "one round has nothing to agree with";
+  const std::vector<double> one_each{5.0, 5.0};
+  EXPECT_FALSE(warmup_done(rule, one_each, 1, 10.0, true)) << "settling needs two launches";
+}
+
+TEST(MinSamplesFor, LongKernelsGetWhatFitsInTheTimeLimitButNeverUnderFive) {
+  const StoppingRule rule = *stopping_preset("default");  // 10 samples, 1500 ms
+  EXPECT_EQ(min_samples_for(rule, 0.05), 10);
+  EXPECT_EQ(min_samples_for(rule, 150.0), 10) << "10 fit exactly";
+  EXPECT_EQ(min_samples_for(rule, 200.0), 7);
+  EXPECT_EQ(min_samples_for(rule, 2370.0), kFewestSamples) << "a naive GEMM of 2.4 s a launch";
+  EXPECT_EQ(min_samples_for(rule, 0.0), 10) << "no estimate: the rule's own";
+  StoppingRule two = rule;
+  two.min_samples = 2;
+  EXPECT_EQ(min_samples_for(two, 5000.0), 2) << "never more than the rule asks";
+}
+
+TEST(WarmupDone, AFixedWarmupIgnoresSettlingUntilItsLength) {
+  StoppingRule rule = *stopping_preset("default");
+  rule.warmup_min_ms = rule.warmup_ms;  // what KWB_WARMUP=fixed does
+  const std::vector<double> settled{0.4, 0.4, 0.4};
+  EXPECT_FALSE(warmup_done(rule, settled, 300, 99.0, true));
+  EXPECT_TRUE(warmup_done(rule, settled, 300, 100.0, true));
+}
+
+TEST(NextBatch, FirstBatchIsTheMinimumThenJustEnoughToReachTheMinimumTime) {
+  const StoppingRule rule = *stopping_preset("default");
+  EXPECT_EQ(next_batch(rule, 0, 0.0), 10u);
+  // 10 samples of 4.4 ms: 56 ms more reach 100 ms, 13 samples, not the 64 a cap-sized batch was.
+  EXPECT_EQ(next_batch(rule, 10, 44.0), 13u);
+  // Long kernels: 10 samples of 68 ms are past the minimum time; a quarter more is 2.
+  EXPECT_EQ(next_batch(rule, 10, 680.0), 2u);
+}
+
+TEST(NextBatch, GrowsByAQuarterOnceTheMinimumTimeIsReachedAndStaysInItsBounds) {
+  const StoppingRule rule = *stopping_preset("default");
+  EXPECT_EQ(next_batch(rule, 40, 120.0), 10u);
+  EXPECT_EQ(next_batch(rule, 4000, 300.0), 64u) << "at most 64";
+  EXPECT_EQ(next_batch(rule, 3, 200.0), 1u) << "at least 1";
+  // Near the limit: a quarter of what it leaves (1400 ms used at 50 ms a sample: 100 ms left, 2
+  // samples, a quarter of that rounds down to the minimum of 1).
+  EXPECT_EQ(next_batch(rule, 28, 1400.0), 1u);
+  StoppingRule capped = rule;
+  capped.max_samples = 42;
+  EXPECT_EQ(next_batch(capped, 40, 120.0), 2u) << "never past max_samples";
+}
+
+TEST(NextBatch, FastKernelsReachTheMinimumTimeInBatchesOf64) {
+  const StoppingRule rule = *stopping_preset("default");
+  // 10 samples of 30 us: 99.7 ms to go at 0.03 ms a sample, capped at 64.
+  EXPECT_EQ(next_batch(rule, 10, 0.3), 64u);
+}
+
 }  // namespace
 }  // namespace kwb
+
