@@ -68,10 +68,15 @@ int add(const HistoryFlags& f) {
 
 int show(const HistoryFlags& f) {
   const std::string path = db_path(f);
-  if (!std::filesystem::exists(path)) {  // never create an empty database just to read it
-    std::cerr << fmt::format("kwb history show: no history database at {}; add reports first with "
-                             "`kwb history add REPORT.json{}`, or pass --db with an existing file\n",
-                             path, f.db.empty() ? "" : " --db " + path);
+  // Never create a database just to read it: a missing file, or an empty one (SQLite would write
+  // its schema into it), holds no history.
+  std::error_code ec;
+  const bool missing = !std::filesystem::exists(path, ec);
+  if (missing || (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0)) {
+    std::cerr << fmt::format("kwb history show: {} at {}; add reports first with "
+                             "`kwb history add REPORT.json{}`, or pass --db with an existing database\n",
+                             missing ? "no history database" : "an empty file, not a history database", path,
+                             f.db.empty() ? "" : " --db " + path);
     return kExitBadInput;
   }
   try {

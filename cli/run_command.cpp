@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "harness/catalogue/excerpt.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/progress_display.hpp"
 #include "cli/run_output.hpp"
@@ -237,7 +238,7 @@ std::optional<int> without_running(const RunFlags& f, const RunPlan& p) {
                                                           options.shard->plan_cases, options.shard->plan_digest)
                                             : "";
     std::cerr << fmt::format("{}: {} cases planned{}{}, mode {}{}, preset {}; nothing run (--list-cases)\n",
-                             verb(), p.cases.size(), slice, options.suite ? " by suite '" + options.suite->name + "'" : "",
+                             verb(), p.cases.size(), slice, options.suite ? " by suite '" + excerpt(options.suite->name) + "'" : "",
                              to_string(p.cases.front().mode), launch_note(p.cases.front().launch),
                              p.cases.front().preset);
     return kExitOk;

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "harness/catalogue/excerpt.hpp"
 #include "harness/plan/suggest.hpp"
 
 namespace kwb {
@@ -34,14 +35,14 @@ struct Context {
   // all of it, otherwise the item followed by where it sits.
   std::string quote(std::string_view item) const {
     std::string full = example(item);
-    if (full == whole) return "'" + full + "'";
-    return "'" + std::string(item) + "' in '" + std::string(whole) + "'";
+    if (full == whole) return "'" + excerpt(full) + "'";
+    return "'" + excerpt(item) + "' in '" + excerpt(whole) + "'";
   }
 
   // A part of the text (a value, a bound), followed by the whole text unless it is all of it.
   std::string at(std::string_view part) const {
-    std::string out = "'" + std::string(part) + "'";
-    if (part != whole) out += " in '" + std::string(whole) + "'";
+    std::string out = "'" + excerpt(part) + "'";
+    if (part != whole) out += " in '" + excerpt(whole) + "'";
     return out;
   }
 
@@ -238,14 +239,14 @@ void parse_range(const Context& ctx, std::string_view item,
 std::vector<std::int64_t> parse_values(const Context& ctx, std::string_view text,
                                        std::size_t max_values) {
   if (trim(text).empty())
-    ctx.fail("no values in '" + std::string(ctx.whole) +
+    ctx.fail("no values in '" + excerpt(ctx.whole) +
              "': expected a comma list of values, e.g. " + ctx.example("4096") + " or " +
              ctx.example("512,1024:4096:x2"));
   std::vector<std::int64_t> expanded;
   for (std::string_view raw_item : split(text, ',')) {
     std::string_view item = trim(raw_item);
     if (item.empty())
-      ctx.fail("empty item in '" + std::string(ctx.whole) + "': remove the stray comma, e.g. " +
+      ctx.fail("empty item in '" + excerpt(ctx.whole) + "': remove the stray comma, e.g. " +
                ctx.example("512,1024"));
     std::vector<std::string_view> parts = split(item, ':');
     if (parts.size() == 1)
@@ -277,13 +278,13 @@ namespace {
 std::string_view split_assignment(Context& ctx, std::string_view text) {
   auto eq = text.find('=');
   if (eq == std::string_view::npos)
-    ctx.fail("missing '=' in '" + std::string(text) + "': expected NAME=VALUES, e.g. cols=4096");
+    ctx.fail("missing '=' in '" + excerpt(text) + "': expected NAME=VALUES, e.g. cols=4096");
   std::string_view name = trim(text.substr(0, eq));
   if (name.empty())
-    ctx.fail("missing axis name in '" + std::string(text) + "': expected NAME=VALUES, e.g. cols" +
+    ctx.fail("missing axis name in '" + excerpt(text) + "': expected NAME=VALUES, e.g. cols" +
              std::string(text.substr(eq)));
   if (!is_valid_name(name))
-    ctx.fail("invalid axis name '" + std::string(name) + "' in '" + std::string(text) +
+    ctx.fail("invalid axis name '" + excerpt(name) + "' in '" + excerpt(text) +
              "': names start with a letter or '_' and contain only letters, digits and '_', "
              "e.g. cols=4096");
   ctx.name = std::string(name);
@@ -338,13 +339,13 @@ AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<
   std::string_view values = split_assignment(ctx, text);
   const std::string all = joined(valid);
   if (trim(values).empty())
-    ctx.fail("no values in '" + std::string(text) + "': axis '" + ctx.name +
+    ctx.fail("no values in '" + excerpt(text) + "': axis '" + ctx.name +
              "' takes one or more of its choices, e.g. " + ctx.example(all));
   AxisAssignment out{ctx.name, {}, {}};
   for (std::string_view raw_item : split(values, ',')) {
     std::string_view item = trim(raw_item);
     if (item.empty())
-      ctx.fail("empty item in '" + std::string(text) + "': remove the stray comma, e.g. " +
+      ctx.fail("empty item in '" + excerpt(text) + "': remove the stray comma, e.g. " +
                ctx.example(all));
     const std::string name(item);
     if (std::find(valid.begin(), valid.end(), name) != valid.end()) {
@@ -356,7 +357,7 @@ AxisAssignment parse_choice_assignment(std::string_view text, const std::vector<
       ctx.fail("axis '" + ctx.name + "' is a choice axis: " + ctx.quote(item) +
                " is a range, but this axis takes names, not numbers; list the choices you want "
                "from " + all + ", e.g. " + ctx.example(all));
-    ctx.fail("axis '" + ctx.name + "' in '" + std::string(text) + "': " +
+    ctx.fail("axis '" + ctx.name + "' in '" + excerpt(text) + "': " +
              unknown_name_message("choice", name, valid) + "; e.g. " + ctx.example(all));
   }
   return out;

@@ -19,6 +19,8 @@
 namespace kwb {
 namespace {
 
+constexpr std::size_t kMaxSuiteNameBytes = 200;
+
 const std::vector<std::string> kTopKeys = {"name", "description", "mode", "flush", "launch", "preset", "seed",
                                            "ceilings", "thresholds", "compare", "entries"};
 const std::vector<std::string> kEntryKeys = {"ops", "variants", "dtypes", "shapes"};
@@ -28,7 +30,8 @@ const std::vector<std::string> kCompareKeys = {"fail_on"};
 
 std::string located_text(const std::string& file, const SuiteLocation& at, const std::string& message) {
   if (at.line <= 0) return fmt::format("{}: {}", file, message);
-  return fmt::format("{}:{}:{}: {}: {}", file, at.line, at.column, at.key.empty() ? "(top level)" : at.key, message);
+  return fmt::format("{}:{}:{}: {}: {}", file, at.line, at.column, at.key.empty() ? "(top level)" : excerpt(at.key),
+                     message);
 }
 
 // Reads one file's nodes; every error goes through fail() so that it carries the location.
@@ -93,7 +96,7 @@ class Reader {
       const std::string key = scalar(it->first, key_at, "a key name");
       const std::string path = prefix.empty() ? key : prefix + "." + key;
       if (std::any_of(out.begin(), out.end(), [&](const Pair& p) { return p.key == key; }))
-        fail({key_at.line, key_at.column, path}, fmt::format("key '{}' is given twice; keep one", key));
+        fail({key_at.line, key_at.column, path}, fmt::format("key '{}' is given twice; keep one", excerpt(key)));
       if (known && std::find(known->begin(), known->end(), key) == known->end())
         fail({key_at.line, key_at.column, path}, unknown_name_message("key", key, *known));
       // An empty value ("ops:" and nothing) is marked where the next token starts, often the next
@@ -173,7 +176,7 @@ SuiteEntry read_entry(const Reader& r, const YAML::Node& n, const SuiteLocation&
         r.fail(Reader::at(it->first, at.key + "." + it->first.Scalar(), at),
                fmt::format("'{}' is a suite-level setting, not an entry's: a report holds one mode, flush, launch, "
                            "preset, seed and one set of thresholds per run (compare refuses to mix them); move it to the top "
-                           "level of the file, or put these cases in a suite of their own", it->first.Scalar()));
+                           "level of the file, or put these cases in a suite of their own", excerpt(it->first.Scalar())));
   const auto pairs = r.pairs(n, at, at.key, &kEntryKeys, "an entry (a map with ops and optional variants, dtypes, shapes)");
   SuiteEntry e;
   e.at = at;
@@ -221,7 +224,7 @@ void read_compare(const Reader& r, const YAML::Node& n, const SuiteLocation& at,
     const auto c = parse_fail_on_class(name.value);
     if (!c) r.fail(name.at, unknown_name_message("fail-on class", name.value, fail_on_class_names()));
     if (std::find(s.compare_fail_on.begin(), s.compare_fail_on.end(), *c) != s.compare_fail_on.end())
-      r.fail(name.at, fmt::format("'{}' is listed twice; keep one", name.value));
+      r.fail(name.at, fmt::format("'{}' is listed twice; keep one", excerpt(name.value)));
     s.compare_fail_on.push_back(*c);
   }
 }
@@ -286,6 +289,10 @@ SuiteFile parse_suite(std::string_view text, const std::string& path) {
   if (!find(pairs, "name", &p)) r.fail(top, "missing required key 'name'; give the suite a name, e.g. name: smoke");
   s.name = r.scalar(p->value, p->value_at, "the suite's name");
   if (s.name.empty()) r.fail(p->value_at, "the name is empty; give the suite a name, e.g. name: smoke");
+  // The name heads every report, table and compare of the suite: a line, not a document.
+  if (s.name.size() > kMaxSuiteNameBytes)
+    r.fail(p->value_at, fmt::format("the name '{}' is longer than {} bytes; give the suite a short name, e.g. name: "
+                                    "smoke", excerpt(s.name), kMaxSuiteNameBytes));
   if (find(pairs, "description", &p)) s.description = r.scalar(p->value, p->value_at, "a description (text)");
   if (find(pairs, "mode", &p)) {
     const std::string text = r.scalar(p->value, p->value_at, "a mode (cold or hot)");

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/catalogue/excerpt.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/record/atomic_file.hpp"
 
@@ -48,18 +49,19 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
   try {
     if (j.value("schema", "") != "kwb.tune/1")
       throw TuningError(fmt::format("{}: schema '{}' is not kwb.tune/1; give the tune.json that `kwb tune` wrote",
-                                    where, j.value("schema", "")));
+                                    where, excerpt(j.value("schema", ""))));
     TuningTable t{path.string(), j.at("op").get<std::string>(), j.at("variant").get<std::string>(),
                   j.at("device").get<std::string>(), {}};
     const Op* op = Registry::instance().find_op(t.op);
     const Variant* v = Registry::instance().find_variant(t.op, t.variant);
     if (!op || !v)
-      throw TuningError(fmt::format("{}: {}:{} is not in this build's catalogue (`kwb list`)", where, t.op, t.variant));
+      throw TuningError(fmt::format("{}: {}:{} is not in this build's catalogue (`kwb list`)", where, excerpt(t.op),
+                                    excerpt(t.variant)));
     for (const auto& s : j.at("shapes")) {
       if (s.at("best").is_null()) continue;  // nothing passed at that shape
       TuningTable::Entry e;
       const auto dtype = parse_dtype(s.at("dtype").get<std::string>());
-      if (!dtype) throw TuningError(fmt::format("{}: unknown dtype '{}'", where, s.at("dtype").get<std::string>()));
+      if (!dtype) throw TuningError(fmt::format("{}: unknown dtype '{}'", where, excerpt(s.at("dtype").get<std::string>())));
       e.dtype = *dtype;
       for (const auto& axis : op->axes) {  // the op's axis order, as a planned shape has it
         const auto& value = s.at("shape").at(axis.name);
@@ -70,7 +72,7 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
         const auto& best = s.at("best").at("tunables");
         if (!best.contains(declared.name))
           throw TuningError(fmt::format("{}: shape {} has no value for tunable '{}'", where,
-                                        s.value("shape_compact", "?"), declared.name));
+                                        excerpt(s.value("shape_compact", "?")), declared.name));
         const auto value = best.at(declared.name).get<std::int64_t>();
         if (std::find(declared.values.begin(), declared.values.end(), value) == declared.values.end())
           throw TuningError(fmt::format("{}: {}={} is not a value {} declares (tune again with this build)", where,
@@ -81,7 +83,7 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
     }
     return t;
   } catch (const nlohmann::json::exception& e) {
-    throw TuningError(fmt::format("{}: {}; give the tune.json that `kwb tune` wrote", where, e.what()));
+    throw TuningError(fmt::format("{}: {}; give the tune.json that `kwb tune` wrote", where, json_library_message(e.what())));
   }
 }
 

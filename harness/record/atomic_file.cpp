@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/excerpt.hpp"
 #include "harness/record/json_node.hpp"
 
 namespace kwb {
@@ -140,6 +141,25 @@ void check_json_text(std::string_view text, const std::filesystem::path& path) {
       --depth;
     }
   }
+}
+
+std::string json_library_message(std::string_view what) {
+  if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos) what.remove_prefix(pos + 2);
+  std::string out;
+  for (std::size_t i = 0; i < what.size();) {
+    const std::size_t open = what.find('\'', i);
+    const std::size_t close = open == what.npos ? what.npos : what.rfind('\'');
+    if (open == what.npos || close == what.npos || close <= open) {
+      out += what.substr(i);
+      break;
+    }
+    // The outermost pair: a token may hold quotes of its own.
+    out += what.substr(i, open + 1 - i);
+    out += excerpt(what.substr(open + 1, close - open - 1));
+    out += '\'';
+    i = close + 1;
+  }
+  return out;
 }
 
 }  // namespace kwb

@@ -5,18 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "harness/catalogue/excerpt.hpp"
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/json_report.hpp"
 
 namespace kwb {
 namespace {
-
-// "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
-std::string without_exception_id(std::string_view what) {
-  if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos)
-    what.remove_prefix(pos + 2);
-  return std::string(what);
-}
 
 JournalHeader header_from_json(const nlohmann::ordered_json& j) {
   JournalHeader h;
@@ -65,7 +59,7 @@ JournalContents read_journal_contents(const std::filesystem::path& path) {
         const auto schema = j["schema"].is_string() ? j["schema"].get<std::string>() : "?";
         if (schema != kJournalSchema)
           throw ReportError(fmt::format("{}: journal schema '{}' is not {}; it was written by another "
-                                        "version of kwb", where, schema, kJournalSchema));
+                                        "version of kwb", where, excerpt(schema), kJournalSchema));
         if (i != 0) throw ReportError(fmt::format("{}: a journal header after the first line", where));
         contents.header = header_from_json(j);
       } else {
@@ -73,7 +67,7 @@ JournalContents read_journal_contents(const std::filesystem::path& path) {
       }
       continue;
     } catch (const nlohmann::ordered_json::exception& e) {  // not JSON, or a missing key
-      error = without_exception_id(e.what());
+      error = json_library_message(e.what());
     } catch (const ReportError& e) {  // JSON, but not a record or header
       error = e.what();
       if (error.starts_with(path.string())) throw;  // already says where

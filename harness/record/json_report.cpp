@@ -76,16 +76,10 @@ Report read_report_json(const std::filesystem::path& path) {
   try {
     j = Json::parse(text);
   } catch (const Json::out_of_range& e) {  // a number beyond double, such as 1e400
-    std::string_view what = e.what();
-    if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos)
-      what.remove_prefix(pos + 2);
-    throw ReportError(fmt::format("{}: invalid JSON: {}", path.string(), what));
+    throw ReportError(fmt::format("{}: invalid JSON: {}", path.string(), json_library_message(e.what())));
   } catch (const Json::parse_error& e) {
-    // nlohmann's what() already says "parse error at line L, column C: ..."; drop its id prefix.
-    std::string_view what = e.what();
-    if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos)
-      what.remove_prefix(pos + 2);
-    throw ReportError(fmt::format("{}: invalid JSON (byte {}): {}", path.string(), e.byte, what));
+    // The library's message already says "parse error at line L, column C: ...".
+    throw ReportError(fmt::format("{}: invalid JSON (byte {}): {}", path.string(), e.byte, json_library_message(e.what())));
   }
   try {
     return report_from_json(j);

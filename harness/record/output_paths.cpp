@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string_view>
 #include <system_error>
 
 namespace kwb {
@@ -29,6 +31,25 @@ std::optional<std::string> ensure_folder(const std::filesystem::path& folder) {
   return std::nullopt;
 }
 
+// A JSON output's name taken by a file kwb did not write (notes, another tool's data) is refused,
+// never overwritten: every JSON file kwb writes opens with its "schema": "kwb...." key. An empty
+// file holds nothing to lose. Markdown, HTML and CSV carry no such mark, so they are replaced.
+std::optional<std::string> foreign_json(const std::filesystem::path& file) {
+  if (file.extension() != ".json") return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  char head[4096];
+  in.read(head, sizeof head);
+  const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
+  const std::size_t key = text.find("\"schema\"");
+  if (key != std::string_view::npos) {
+    const std::size_t value = text.find_first_not_of(" \t\r\n:", key + 8);
+    if (value != std::string_view::npos && text.substr(value).starts_with("\"kwb.")) return std::nullopt;
+  }
+  return quoted(file) + " exists and is not a file kwb wrote (no \"schema\": \"kwb....\" at its start), so it is "
+                        "not replaced; move it or give another name";
+}
+
 // A regular file may be replaced or appended to; anything else under the name blocks the write: a
 // symbolic link too (the write-then-rename would replace the link, not write where it points: a
 // link to /dev/null would become a regular file).
@@ -39,7 +60,7 @@ std::optional<std::string> name_is_free(const std::filesystem::path& file) {
   if (std::filesystem::is_symlink(status))
     return quoted(file) + " is a symbolic link, which would be replaced, not written through; give its target or "
                           "another name";
-  if (std::filesystem::is_regular_file(std::filesystem::status(file, ec))) return std::nullopt;
+  if (std::filesystem::is_regular_file(std::filesystem::status(file, ec))) return foreign_json(file);
   const char* kind = std::filesystem::is_directory(status) ? "a folder" : "not a regular file";
   return quoted(file) + " is " + kind + ", so the file of that name cannot be written";
 }

@@ -4,6 +4,8 @@
 // counters_json.cpp; the device and its ceilings: device_json.cpp; stage times: stage_times.cpp).
 #include "harness/record/record_json.hpp"
 
+#include "harness/catalogue/excerpt.hpp"
+
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -314,7 +316,7 @@ TimingResult read_timing(const Node& n) {
   Node flush = n["flush"];
   t.flush = flush.string();
   if (t.flush != "dirty" && t.flush != "clean" && t.flush != "none")
-    flush.fail(fmt::format("unknown flush \"{}\" (expected one of: dirty, clean, none)", t.flush));
+    flush.fail(fmt::format("unknown flush \"{}\" (expected one of: dirty, clean, none)", excerpt(t.flush)));
   // Older reports: every sample was a stream launch.
   if (auto launch = n.find("launch")) t.launch = launch->enumeration(parse_launch_kind, kAllLaunchKinds);
   t.preset = n["preset"].string();

@@ -5,11 +5,6 @@
 // quickly, so the whole test takes seconds.
 //
 // Replay a failure with the seed it prints: KWB_FUZZ_SEED=<seed> (and KWB_FUZZ_RUNS=<n> for more).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,79 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/process_run.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace kwb {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal ended it
-  bool hung = false;
-  std::string err;     // what it wrote to stderr
-};
-
-// The environment with every GPU hidden: on a machine that has one, a fuzzed run that passes
-// validation must still end at "no GPU" (exit 3) instead of measuring for hours.
-std::vector<std::string> environment_without_gpus() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.push_back(*e);
-  env.push_back("CUDA_VISIBLE_DEVICES=");
-  return env;
-}
-
-// Runs argv in `cwd` in a process group of its own (so a hang takes its worker down with it),
-// stdout discarded, stderr kept.
-Outcome run_argv(const std::vector<std::string>& argv, const std::filesystem::path& cwd, double timeout_s) {
-  const std::string err_path = (cwd / "stderr.txt").string();
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  static const std::vector<std::string> env = environment_without_gpus();
-  std::vector<char*> envp;
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  Outcome o;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (chdir(cwd.c_str()) != 0) _exit(120);
-    const int null_fd = open("/dev/null", O_RDWR);
-    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (null_fd < 0 || err_fd < 0) _exit(121);
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(err_fd, 2);
-    execve(args[0], args.data(), envp.data());
-    _exit(122);
-  }
-  if (pid < 0) {
-    o.err = "fork failed";
-    return o;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      o.hung = true;
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  kill(-pid, SIGKILL);  // a worker left behind by a parent that exited
-  if (!o.hung) {
-    if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
-  }
-  std::ifstream in(err_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  o.err = text.str();
-  return o;
-}
+using Outcome = test::ProcessOutcome;
 
 // Values a hostile user (or a broken script) would pass. Absolute paths are ones that cannot be
 // written (a run must never write outside its temp working directory).
@@ -195,20 +124,10 @@ class Fuzzer {
   const std::vector<Flag> list_flags_ = {{"--op", &kOps}, {"--include-test-variants", nullptr}};
 };
 
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
-}
-
-std::string shown(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += " '" + (a.size() > 80 ? a.substr(0, 77) + "..." : a) + "'";
-  return s;
-}
 
 TEST(CliFuzz, NoArgumentVectorCrashesHangsOrExitsWithoutSayingWhy) {
-  const std::uint64_t seed = env_number("KWB_FUZZ_SEED", 20261122);
-  const std::size_t runs = env_number("KWB_FUZZ_RUNS", 300);
+  const std::uint64_t seed = test::env_number("KWB_FUZZ_SEED", 20261122);
+  const std::size_t runs = test::env_number("KWB_FUZZ_RUNS", 300);
   std::cout << "[ fuzz ] seed " << seed << ", " << runs << " runs (replay: KWB_FUZZ_SEED=" << seed << ")\n";
   Fuzzer fuzzer(seed);
   std::vector<std::vector<std::string>> vectors;
@@ -223,7 +142,7 @@ TEST(CliFuzz, NoArgumentVectorCrashesHangsOrExitsWithoutSayingWhy) {
     for (std::size_t i = next++; i < vectors.size(); i = next++) {
       std::vector<std::string> argv = {KWB_CLI_PATH};
       argv.insert(argv.end(), vectors[i].begin(), vectors[i].end());
-      const Outcome o = run_argv(argv, cwd.path(), 20);
+      const Outcome o = test::run_process(argv, cwd.path(), 20);
       std::string problem;
       if (o.hung) problem = "hung (no exit within 20 s)";
       else if (o.signal) problem = "killed by signal " + std::to_string(o.signal);
@@ -232,7 +151,7 @@ TEST(CliFuzz, NoArgumentVectorCrashesHangsOrExitsWithoutSayingWhy) {
         problem = "exit 2 with nothing on stderr";
       std::lock_guard lock(mutex);
       if (!problem.empty())
-        failures.push_back("run " + std::to_string(i) + ":" + shown(vectors[i]) + " -> " + problem +
+        failures.push_back("run " + std::to_string(i) + ":" + test::shown_argv(vectors[i]) + " -> " + problem +
                            "; stderr: " + o.err.substr(0, 300));
       else
         ++exit_counts[o.exit_code];

@@ -122,6 +122,14 @@ TEST(SuiteFileErrors, FlowCollectionsNestedTooDeepAreRefusedWithWhere) {
   EXPECT_NO_THROW(parse_suite(yaml_lines({"name: t", quoted, "entries: [{ops: rmsnorm_fwd}]"}), "t.yaml"));
 }
 
+TEST(SuiteFileErrors, ANameLongerThanALineIsRefusedQuotingItsStart) {
+  const auto e = suite_error(yaml_lines({"name: " + std::string(100000, 'n'), "entries: [{ops: rmsnorm_fwd}]"}));
+  EXPECT_TRUE(At(e, 1, 7, "name"));
+  EXPECT_TRUE(Mentions(e->what(), "(100000 bytes)' is longer than 200 bytes"));
+  EXPECT_LT(std::string(e->what()).size(), 300u);
+  EXPECT_NO_THROW(parse_suite(yaml_lines({"name: " + std::string(200, 'n'), "entries: [{ops: rmsnorm_fwd}]"}), "t.yaml"));
+}
+
 TEST(SuiteFileErrors, UnknownEntryKeySuggestsTheKnownOne) {
   const auto e = suite_error(yaml_lines({"name: t", "entries:", "  - ops: rmsnorm_fwd", "    dtpyes: bf16"}));
   EXPECT_TRUE(At(e, 4, 5, "entries[0].dtpyes"));

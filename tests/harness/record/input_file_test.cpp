@@ -14,6 +14,7 @@
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/json_report.hpp"
+#include "harness/record/output_paths.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -151,5 +152,54 @@ TEST(InputFileCli, ReadingVerbsRefuseADeepFileAFifoAndADirectoryWithExitTwo) {
   }
 }
 
+// The JSON library quotes the token it last read; a 100 KB string must not come back whole.
+TEST(JsonLibraryMessage, DropsTheIdAndCutsEachQuotedTokenToAnExcerpt) {
+  const std::string token(100000, 'x');
+  const std::string what = "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error while "
+                           "parsing value - invalid string: missing closing quote; last read: '\"" + token + "'";
+  const std::string message = json_library_message(what);
+  EXPECT_TRUE(message.starts_with("parse error at line 1, column 9")) << message;
+  EXPECT_LT(message.size(), 250u) << message;
+  EXPECT_NE(message.find("(100001 bytes)"), std::string::npos) << message;
+  EXPECT_EQ(json_library_message("[json.exception.type_error.302] type must be string, but is number"),
+            "type must be string, but is number");
+  EXPECT_EQ(json_library_message("number overflow parsing '1e400'"), "number overflow parsing '1e400'");
+}
+
+TEST(JsonLibraryMessage, AReportWithALongBadTokenIsRefusedInAFewLines) {
+  test::TempDir dir;
+  const auto path = dir.path() / "r.json";
+  write_file(path, "{\"schema\": \"" + std::string(300000, 'y') + "\n\"}");  // a raw newline inside a string
+  try {
+    (void)read_report_json(path);
+    ADD_FAILURE() << "read";
+  } catch (const ReportError& e) {
+    const std::string message = e.what();
+    EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  }
+}
+
+// The reports' folder (run, merge) and single JSON outputs share the check: a .json name taken
+// by a file kwb did not write is refused and left; kwb's own files, empty files and other kinds
+// of output (.csv, .md) are replaced.
+TEST(OutputPaths, AJsonNameTakenByAFileKwbDidNotWriteIsRefused) {
+  test::TempDir dir;
+  write_file(dir.path() / "report.json", "plain notes");
+  const auto refused = check_output_folder(dir.path(), {"report.json", "report.csv"});
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("is not a file kwb wrote"), std::string::npos) << *refused;
+  EXPECT_EQ(read_text_file(dir.path() / "report.json"), "plain notes");
+  write_file(dir.path() / "report.json", "{\n  \"schema\": \"kwb.report/3\",\n  \"run\": {}}");
+  EXPECT_EQ(check_output_folder(dir.path(), {"report.json", "report.csv"}), std::nullopt);
+  write_file(dir.path() / "report.json", "{\"schema\":\"other.tool/1\"}");
+  EXPECT_TRUE(check_output_file(dir.path() / "report.json").has_value());
+  write_file(dir.path() / "empty.json", "  \n");
+  EXPECT_EQ(check_output_file(dir.path() / "empty.json"), std::nullopt);
+  write_file(dir.path() / "notes.md", "plain notes");
+  EXPECT_EQ(check_output_file(dir.path() / "notes.md"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace kwb
+

@@ -97,6 +97,14 @@ TEST_F(HistoryCli, ShowWithoutADatabaseCreatesNone) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "h.sqlite"));
 }
 
+TEST_F(HistoryCli, ShowOfAnEmptyFileRefusesItAndLeavesItEmpty) {
+  { std::ofstream(dir_ / "h.sqlite"); }
+  const CommandResult r = kwb("show" + db());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "an empty file, not a history database")) << r.output;
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "h.sqlite"), 0u) << "show never writes a schema into it";
+}
+
 TEST_F(HistoryCli, NotADatabaseIsBadInput) {
   { std::ofstream(dir_ / "h.sqlite") << "plain text, not SQLite, long enough to fill a header of a database file\n"; }
   const CommandResult r = kwb("show" + db());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <vector>
@@ -109,6 +110,23 @@ TEST(SelectCli, ReviewReportOfTheSampleHasTheSection) {
   const std::string page = read_text_file(html);
   EXPECT_NE(page.find("<h2 id=\"selection\">Fastest variant per shape</h2>"), std::string::npos);
   EXPECT_NE(page.find("within noise"), std::string::npos) << "the sample has near-equal fused variants";
+}
+
+// A JSON output's name taken by a file kwb did not write is refused and left as it was; one kwb
+// wrote (a selection of an earlier run) and an empty file are replaced.
+TEST(SelectCli, AnOutputNameTakenByAFileKwbDidNotWriteIsRefusedAndKept) {
+  test::TempDir dir;
+  const auto notes = dir / "selection.json";
+  std::ofstream(notes) << "{\"my\": \"notes\", \"schema\": \"mine/1\"}";
+  const CommandResult r = kwb_select(shell_quote(kSample) + " --out " + shell_quote(notes.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a file kwb wrote"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text_file(notes), "{\"my\": \"notes\", \"schema\": \"mine/1\"}");
+  const auto empty = dir / "empty.json";
+  { std::ofstream create(empty); }
+  ASSERT_EQ(kwb_select(shell_quote(kSample) + " --out " + shell_quote(empty.string())).exit_code, 0);
+  EXPECT_EQ(kwb_select(shell_quote(kSample) + " --out " + shell_quote(empty.string())).exit_code, 0)
+      << "its own selection of an earlier run is replaced";
 }
 
 TEST(SelectCli, MissingOrGarbledReportIsBadInputNamingFileAndPath) {
