@@ -44,7 +44,10 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
     check_json_text(text, path);
     j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
-    throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where, e.what()));
+    // The file guard's own messages are kwb's; the JSON library's are cut (json_library_message).
+    const bool library = dynamic_cast<const nlohmann::json::exception*>(&e) != nullptr;
+    throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where,
+                                  library ? json_library_message(e.what()) : std::string(e.what())));
   }
   try {
     if (j.value("schema", "") != "kwb.tune/1")

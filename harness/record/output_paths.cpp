@@ -40,7 +40,8 @@ std::optional<std::string> foreign_json(const std::filesystem::path& file) {
   char head[4096];
   in.read(head, sizeof head);
   const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
+  // Blank: nothing to lose, when the whole file was read (4 KB of spaces before text is not).
+  if (in.eof() && text.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
   const std::size_t key = text.find("\"schema\"");
   if (key != std::string_view::npos) {
     const std::size_t value = text.find_first_not_of(" \t\r\n:", key + 8);

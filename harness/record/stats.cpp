@@ -156,7 +156,8 @@ bool warmup_done(const StoppingRule& rule, std::span<const double> round_ms_per_
 
 std::int64_t min_samples_for(const StoppingRule& rule, double ms_per_launch) {
   if (!(ms_per_launch > 0)) return rule.min_samples;
-  const double fit = std::floor(rule.max_time_ms / ms_per_launch);
+  // 90% of the limit: the batches' own overheads (synchronise, output check) take the rest.
+  const double fit = std::floor(0.9 * rule.max_time_ms / ms_per_launch);
   if (fit >= static_cast<double>(rule.min_samples)) return rule.min_samples;
   return std::max(std::min(kFewestSamples, rule.min_samples), static_cast<std::int64_t>(fit));
 }
@@ -169,9 +170,14 @@ std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elaps
     // What the samples so far took each (batch overheads included) is the better estimate.
     const double per_sample = std::max(elapsed_ms / static_cast<double>(taken), 1e-3);
     const double remaining_ms = std::max(rule.max_time_ms - elapsed_ms, 0.0);
-    batch = elapsed_ms < rule.min_time_ms ? std::ceil((rule.min_time_ms - elapsed_ms) / per_sample)
-                                          : std::floor(static_cast<double>(taken) / 4);
-    batch = std::min(batch, remaining_ms / per_sample / 4);
+    if (static_cast<std::int64_t>(taken) < rule.min_samples) {
+      // The minimum count comes first, whole: a kernel given it fits (min_samples_for).
+      batch = static_cast<double>(rule.min_samples - static_cast<std::int64_t>(taken));
+    } else {
+      batch = elapsed_ms < rule.min_time_ms ? std::ceil((rule.min_time_ms - elapsed_ms) / per_sample)
+                                            : std::floor(static_cast<double>(taken) / 4);
+      batch = std::min(batch, remaining_ms / per_sample / 4);
+    }
   }
   const auto room = static_cast<double>(std::max<std::int64_t>(rule.max_samples, 1)) - static_cast<double>(taken);
   return static_cast<std::size_t>(std::max(1.0, std::min({batch, 64.0, room})));

@@ -66,8 +66,8 @@ struct StoppingRule {
 // judges from 5 samples a side).
 inline constexpr std::int64_t kFewestSamples = 5;
 
-// The minimum sample count for a kernel of `ms_per_launch`: min_samples, or as many as fit in
-// max_time_ms when fewer, never under kFewestSamples.
+// The minimum sample count for a kernel of `ms_per_launch`: min_samples, or as many as fit in 90%
+// of max_time_ms when fewer, never under kFewestSamples.
 std::int64_t min_samples_for(const StoppingRule& rule, double ms_per_launch);
 
 // Two warm-up rounds whose time per launch differs by at most this share have settled.
@@ -82,10 +82,11 @@ inline constexpr double kWarmupSettledShare = 0.02;
 bool warmup_done(const StoppingRule& rule, std::span<const double> round_ms_per_launch, std::int64_t launches,
                  double elapsed_ms, bool clock_up);
 
-// Samples to queue in the next batch, `taken` so far in `elapsed_ms` of measuring. The first batch is min_samples; until min_time_ms
-// is reached, just the samples that reach it; then a quarter of those taken, so the rule is asked
-// again before the case runs far past where it converged; never more than a quarter of what the
-// time limit leaves, at least 1, at most 64 (one output check per batch).
+// Samples to queue in the next batch, `taken` so far in `elapsed_ms` of measuring. Until
+// min_samples are taken, the rest of them; then, until min_time_ms is reached, just the samples
+// that reach it; then a quarter of those taken, so the rule is asked again before the case runs
+// far past where it converged, and never more than a quarter of what the time limit leaves. At
+// least 1, at most 64 (one output check per batch).
 std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms);
 
 // quick | default | precise; nullopt for an unknown name.

@@ -58,7 +58,7 @@ NcuCommand build_ncu_command(const CaseRequest& c, const NcuCommandSettings& set
   cmd.argv.insert(cmd.argv.end(), {"--mode", "hot", "--preset", "quick", "--timer", "events", "--datasheet-ceilings",
                                    "--out", settings.run_out});
   cmd.note = fmt::format(
-      "Nsight Compute, kernel replay: the {} kernel{} of the case's second warm-up launch (--launch-skip {} "
+      "Nsight Compute, kernel replay: the {} kernel{} of the case's second launch (--launch-skip {} "
       "--launch-count {} in its measure range), {}; --clock-control none (the GPU's own clocks)",
       cmd.launch_count, cmd.launch_count == 1 ? "" : "s", cmd.launch_skip, cmd.launch_count,
       cold ? "--cache-control all (caches flushed and invalidated before each kernel's passes: the cold case's "

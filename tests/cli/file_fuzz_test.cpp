@@ -254,9 +254,9 @@ class FileFuzzer {
       case 9: {
         c.input = here / "history.sqlite";
         fs::copy_file(o_.history, c.input);
-        std::string bytes = read_text(c.input);
-        c.what = m_.mutate(bytes).first;
-        write_text(c.input, m_.mutate(bytes).second);
+        auto [what, bytes] = m_.mutate(read_text(c.input));
+        c.what = what;
+        write_text(c.input, bytes);
         c.argv = {cli, "history", "show", "--db", c.input};
         c.allowed_exits = {0, 2};
         break;

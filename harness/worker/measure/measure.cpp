@@ -104,8 +104,11 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     const auto reading = clocks.read();
     const bool clock_up = !reading || !reading_throttled(*reading, clocks.max_sm_mhz());
     if (warmup_done(rule, round_ms_per_launch, calls, ms_since(warm0), clock_up)) break;
+    // A quarter of the floor, and never past the warm-up's length (a fixed warm-up stays fixed).
+    const double per_launch = std::max(round_ms_per_launch.back(), 1e-3);
+    const double left_ms = std::max(rule.warmup_ms - ms_since(warm0), 0.0);
     round = std::clamp<std::int64_t>(
-        std::llround(rule.warmup_min_ms / 4 / std::max(round_ms_per_launch.back(), 1e-3)), 1, 4096);
+        std::llround(std::min(rule.warmup_min_ms / 4, left_ms) / per_launch), 1, 4096);
   }
   const double warmup_ms = ms_since(warm0);
   // A kernel too long for min_samples within the time limit gets fewer (min_samples_for).

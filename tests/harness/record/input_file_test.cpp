@@ -196,6 +196,8 @@ TEST(OutputPaths, AJsonNameTakenByAFileKwbDidNotWriteIsRefused) {
   EXPECT_TRUE(check_output_file(dir.path() / "report.json").has_value());
   write_file(dir.path() / "empty.json", "  \n");
   EXPECT_EQ(check_output_file(dir.path() / "empty.json"), std::nullopt);
+  write_file(dir.path() / "padded.json", std::string(5000, ' ') + "notes");
+  EXPECT_TRUE(check_output_file(dir.path() / "padded.json").has_value()) << "blank for 4 KB, then text";
   write_file(dir.path() / "notes.md", "plain notes");
   EXPECT_EQ(check_output_file(dir.path() / "notes.md"), std::nullopt);
 }

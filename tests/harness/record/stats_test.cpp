@@ -426,8 +426,9 @@ TEST(WarmupDone, OneLaunchLongerThanTheCapIsWarmupEnoughButSettlingNeedsTwoRound
 TEST(MinSamplesFor, LongKernelsGetWhatFitsInTheTimeLimitButNeverUnderFive) {
   const StoppingRule rule = *stopping_preset("default");  // 10 samples, 1500 ms
   EXPECT_EQ(min_samples_for(rule, 0.05), 10);
-  EXPECT_EQ(min_samples_for(rule, 150.0), 10) << "10 fit exactly";
-  EXPECT_EQ(min_samples_for(rule, 200.0), 7);
+  EXPECT_EQ(min_samples_for(rule, 135.0), 10) << "10 fit exactly in 90% of the limit";
+  EXPECT_EQ(min_samples_for(rule, 150.0), 9);
+  EXPECT_EQ(min_samples_for(rule, 200.0), 6);
   EXPECT_EQ(min_samples_for(rule, 2370.0), kFewestSamples) << "a naive GEMM of 2.4 s a launch";
   EXPECT_EQ(min_samples_for(rule, 0.0), 10) << "no estimate: the rule's own";
   StoppingRule two = rule;
@@ -456,13 +457,24 @@ TEST(NextBatch, GrowsByAQuarterOnceTheMinimumTimeIsReachedAndStaysInItsBounds) {
   const StoppingRule rule = *stopping_preset("default");
   EXPECT_EQ(next_batch(rule, 40, 120.0), 10u);
   EXPECT_EQ(next_batch(rule, 4000, 300.0), 64u) << "at most 64";
-  EXPECT_EQ(next_batch(rule, 3, 200.0), 1u) << "at least 1";
+  EXPECT_EQ(next_batch(rule, 12, 1450.0), 1u) << "at least 1";
   // Near the limit: a quarter of what it leaves (1400 ms used at 50 ms a sample: 100 ms left, 2
   // samples, a quarter of that rounds down to the minimum of 1).
   EXPECT_EQ(next_batch(rule, 28, 1400.0), 1u);
   StoppingRule capped = rule;
   capped.max_samples = 42;
   EXPECT_EQ(next_batch(capped, 40, 120.0), 2u) << "never past max_samples";
+}
+
+// A kernel given fewer than min_samples because of its length gets them all, not a time-limited
+// share: precise's 100 samples of a 99 ms kernel become 90, taken as 64 and then the 26 left.
+TEST(NextBatch, TheMinimumCountComesFirstWhole) {
+  StoppingRule rule = *stopping_preset("precise");
+  rule.min_samples = min_samples_for(rule, 99.0);
+  EXPECT_EQ(rule.min_samples, 90);
+  EXPECT_EQ(next_batch(rule, 0, 0.0), 64u);
+  EXPECT_EQ(next_batch(rule, 64, 64 * 99.0), 26u) << "the rest of the minimum, whatever the limit leaves";
+  EXPECT_EQ(next_batch(*stopping_preset("default"), 3, 200.0), 7u);
 }
 
 TEST(NextBatch, FastKernelsReachTheMinimumTimeInBatchesOf64) {
