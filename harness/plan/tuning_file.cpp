@@ -43,11 +43,11 @@ TuningTable read_tuning_file(const std::filesystem::path& path) {
     const std::string text = read_text_file(path);
     check_json_text(text, path);
     j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    // The file guard's own messages are kwb's; the JSON library's are cut (json_library_message).
-    const bool library = dynamic_cast<const nlohmann::json::exception*>(&e) != nullptr;
+  } catch (const nlohmann::json::exception& e) {
     throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where,
-                                  library ? json_library_message(e.what()) : std::string(e.what())));
+                                  json_library_message(e.what())));
+  } catch (const std::exception& e) {  // the file guard's own messages (not a file, too deep, NUL)
+    throw TuningError(fmt::format("{}: not a tuning file ({}); give the tune.json that `kwb tune` wrote", where, e.what()));
   }
   try {
     if (j.value("schema", "") != "kwb.tune/1")

@@ -145,21 +145,11 @@ void check_json_text(std::string_view text, const std::filesystem::path& path) {
 
 std::string json_library_message(std::string_view what) {
   if (auto pos = what.find("] "); what.starts_with("[json.exception") && pos != what.npos) what.remove_prefix(pos + 2);
-  std::string out;
-  for (std::size_t i = 0; i < what.size();) {
-    const std::size_t open = what.find('\'', i);
-    const std::size_t close = open == what.npos ? what.npos : what.rfind('\'');
-    if (open == what.npos || close == what.npos || close <= open) {
-      out += what.substr(i);
-      break;
-    }
-    // The outermost pair: a token may hold quotes of its own.
-    out += what.substr(i, open + 1 - i);
-    out += excerpt(what.substr(open + 1, close - open - 1));
-    out += '\'';
-    i = close + 1;
-  }
-  return out;
+  // The outermost pair of quotes: a token may hold quotes of its own.
+  const std::size_t open = what.find('\''), close = what.rfind('\'');
+  if (open == what.npos || close <= open) return std::string(what);
+  return std::string(what.substr(0, open + 1)) + excerpt(what.substr(open + 1, close - open - 1)) +
+         std::string(what.substr(close));
 }
 
 }  // namespace kwb

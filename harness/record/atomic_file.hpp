@@ -35,8 +35,8 @@ inline constexpr int kMaxJsonDepth = 256;
 void check_json_text(std::string_view text, const std::filesystem::path& path);
 
 // The JSON library's message of a parse or type error as a kwb message quotes it: without its
-// "[json.exception.parse_error.101] " id, and each quoted token ('...', such as what it "last
-// read") cut to an excerpt, so a 100 KB string or number in a file is not echoed whole.
+// "[json.exception.parse_error.101] " id, and its quoted part (from its first quote to its last,
+// such as what it "last read") cut to an excerpt, so a 100 KB string or number in a file is not echoed whole.
 std::string json_library_message(std::string_view what);
 
 }  // namespace kwb

@@ -164,20 +164,16 @@ std::int64_t min_samples_for(const StoppingRule& rule, double ms_per_launch) {
 
 std::size_t next_batch(const StoppingRule& rule, std::size_t taken, double elapsed_ms) {
   double batch;
-  if (taken == 0) {
-    batch = static_cast<double>(rule.min_samples);
+  if (static_cast<std::int64_t>(taken) < rule.min_samples) {
+    // The minimum count comes first, whole: a kernel given it fits (min_samples_for).
+    batch = static_cast<double>(rule.min_samples - static_cast<std::int64_t>(taken));
   } else {
     // What the samples so far took each (batch overheads included) is the better estimate.
     const double per_sample = std::max(elapsed_ms / static_cast<double>(taken), 1e-3);
     const double remaining_ms = std::max(rule.max_time_ms - elapsed_ms, 0.0);
-    if (static_cast<std::int64_t>(taken) < rule.min_samples) {
-      // The minimum count comes first, whole: a kernel given it fits (min_samples_for).
-      batch = static_cast<double>(rule.min_samples - static_cast<std::int64_t>(taken));
-    } else {
-      batch = elapsed_ms < rule.min_time_ms ? std::ceil((rule.min_time_ms - elapsed_ms) / per_sample)
-                                            : std::floor(static_cast<double>(taken) / 4);
-      batch = std::min(batch, remaining_ms / per_sample / 4);
-    }
+    batch = elapsed_ms < rule.min_time_ms ? std::ceil((rule.min_time_ms - elapsed_ms) / per_sample)
+                                          : std::floor(static_cast<double>(taken) / 4);
+    batch = std::min(batch, remaining_ms / per_sample / 4);
   }
   const auto room = static_cast<double>(std::max<std::int64_t>(rule.max_samples, 1)) - static_cast<double>(taken);
   return static_cast<std::size_t>(std::max(1.0, std::min({batch, 64.0, room})));

@@ -7,15 +7,12 @@
 // Replay a failure with the seed it prints: KWB_FUZZ_SEED=<seed> (and KWB_FUZZ_RUNS=<n> for more).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/process_run.hpp"
@@ -133,36 +130,20 @@ TEST(CliFuzz, NoArgumentVectorCrashesHangsOrExitsWithoutSayingWhy) {
   std::vector<std::vector<std::string>> vectors;
   for (std::size_t i = 0; i < runs; ++i) vectors.push_back(fuzzer.next());
 
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;
-  std::vector<std::string> failures;
-  int exit_counts[4] = {0, 0, 0, 0};
-  auto worker = [&] {
-    test::TempDir cwd;
-    for (std::size_t i = next++; i < vectors.size(); i = next++) {
-      std::vector<std::string> argv = {KWB_CLI_PATH};
-      argv.insert(argv.end(), vectors[i].begin(), vectors[i].end());
-      const Outcome o = test::run_process(argv, cwd.path(), 20);
-      std::string problem;
-      if (o.hung) problem = "hung (no exit within 20 s)";
-      else if (o.signal) problem = "killed by signal " + std::to_string(o.signal);
-      else if (o.exit_code < 0 || o.exit_code > 3) problem = "exit code " + std::to_string(o.exit_code);
-      else if (o.exit_code == 2 && o.err.find_first_not_of(" \n") == std::string::npos)
-        problem = "exit 2 with nothing on stderr";
-      std::lock_guard lock(mutex);
-      if (!problem.empty())
-        failures.push_back("run " + std::to_string(i) + ":" + test::shown_argv(vectors[i]) + " -> " + problem +
-                           "; stderr: " + o.err.substr(0, 300));
-      else
-        ++exit_counts[o.exit_code];
-    }
-  };
-  std::thread a(worker), b(worker);
-  a.join();
-  b.join();
+  const test::FuzzTally tally = test::run_fuzz_cases(vectors.size(), [&](std::size_t i, const std::filesystem::path& cwd) {
+    std::vector<std::string> argv = {KWB_CLI_PATH};
+    argv.insert(argv.end(), vectors[i].begin(), vectors[i].end());
+    const Outcome o = test::run_process(argv, cwd, 20);
+    std::string problem = test::basic_problem(o, 20);
+    if (problem.empty() && (o.exit_code < 0 || o.exit_code > 3)) problem = "exit code " + std::to_string(o.exit_code);
+    if (problem.empty()) return std::pair{o, std::string()};
+    return std::pair{o, "run " + std::to_string(i) + ":" + test::shown_argv(vectors[i]) + " -> " + problem +
+                            "; stderr: " + o.err.substr(0, 300)};
+  });
+  const int* exit_counts = tally.exits;
   std::cout << "[ fuzz ] exits: 0 x" << exit_counts[0] << ", 1 x" << exit_counts[1] << ", 2 x" << exit_counts[2]
             << ", 3 x" << exit_counts[3] << "\n";
-  for (const auto& f : failures) ADD_FAILURE() << "seed " << seed << ", " << f;
+  for (const auto& f : tally.failures) ADD_FAILURE() << "seed " << seed << ", " << f;
   // The vectors must reach both sides: refusals and runs that passed every check.
   EXPECT_GT(exit_counts[2], int(runs / 4)) << "seed " << seed;
   EXPECT_GT(exit_counts[0] + exit_counts[3], int(runs / 20)) << "seed " << seed;

@@ -16,15 +16,12 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/process_run.hpp"
@@ -353,39 +350,23 @@ TEST(FileFuzz, NoMutatedOrSpecialFileCrashesHangsOrExitsWithoutAShortReason) {
   std::vector<FuzzCase> cases;
   for (std::size_t i = 0; i < runs; ++i) cases.push_back(fuzzer.next(i));
 
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;
-  std::vector<std::string> failures;
-  int exits[4] = {0, 0, 0, 0};
-  auto worker = [&] {
-    test::TempDir cwd;
-    for (std::size_t i = next++; i < cases.size(); i = next++) {
-      const FuzzCase& c = cases[i];
-      const auto o = test::run_process(c.argv, cwd.path(), 10, std::uint64_t{2} << 30);
-      std::string problem;
-      if (o.hung) problem = "hung (no exit within 10 s)";
-      else if (o.signal) problem = "killed by signal " + std::to_string(o.signal);
-      else if (!allowed(c, o.exit_code)) problem = "exit code " + std::to_string(o.exit_code);
-      else if (o.exit_code == 2 && o.err.find_first_not_of(" \n") == std::string::npos)
-        problem = "exit 2 with nothing on stderr";
-      else if (o.err.size() > 4000 || longest_repeat(o.err) > 200)
-        problem = "a message of " + std::to_string(o.err.size()) + " bytes (a long value echoed whole?)";
-      else if (!c.planted_link.empty() && !fs::is_symlink(fs::symlink_status(c.planted_link)))
-        problem = "the link at the output path was replaced";
-      std::lock_guard lock(mutex);
-      if (!problem.empty())
-        failures.push_back("run " + std::to_string(i) + " (" + c.what + "):" + test::shown_argv(c.argv) + " -> " +
-                           problem + "; stderr: " + o.err.substr(0, 400));
-      else if (o.exit_code >= 0 && o.exit_code <= 3)
-        ++exits[o.exit_code];
-    }
-  };
-  std::thread a(worker), b(worker);
-  a.join();
-  b.join();
+  const test::FuzzTally tally = test::run_fuzz_cases(cases.size(), [&](std::size_t i, const fs::path& cwd) {
+    const FuzzCase& c = cases[i];
+    const auto o = test::run_process(c.argv, cwd, 10, std::uint64_t{2} << 30);
+    std::string problem = test::basic_problem(o, 10);
+    if (problem.empty() && !allowed(c, o.exit_code)) problem = "exit code " + std::to_string(o.exit_code);
+    if (problem.empty() && (o.err.size() > 4000 || longest_repeat(o.err) > 200))
+      problem = "a message of " + std::to_string(o.err.size()) + " bytes (a long value echoed whole?)";
+    if (problem.empty() && !c.planted_link.empty() && !fs::is_symlink(fs::symlink_status(c.planted_link)))
+      problem = "the link at the output path was replaced";
+    if (problem.empty()) return std::pair{o, std::string()};
+    return std::pair{o, "run " + std::to_string(i) + " (" + c.what + "):" + test::shown_argv(c.argv) + " -> " +
+                            problem + "; stderr: " + o.err.substr(0, 400)};
+  });
+  const int* exits = tally.exits;
   std::cout << "[ fuzz ] exits: 0 x" << exits[0] << ", 1 x" << exits[1] << ", 2 x" << exits[2] << ", 3 x" << exits[3]
             << "\n";
-  for (const auto& f : failures) ADD_FAILURE() << "seed " << seed << ", " << f;
+  for (const auto& f : tally.failures) ADD_FAILURE() << "seed " << seed << ", " << f;
   // The mutations must reach both sides: refusals, and inputs that still read.
   EXPECT_GT(exits[2], int(runs / 3)) << "seed " << seed;
   EXPECT_GT(exits[0] + exits[1], int(runs / 20)) << "seed " << seed;

@@ -1,8 +1,8 @@
 // Runs the real `kwb` binary as a fuzzer needs it: in a process group of its own (a hang takes its
 // worker down with it), with every GPU hidden, stdin and stdout on /dev/null, stderr kept, a
 // wall-clock limit, and optionally a bound on its address space (memory without bound shows as a
-// failed allocation instead of a machine brought to its knees). Shared by the flag fuzzer and the
-// file fuzzer.
+// failed allocation instead of a machine brought to its knees); and the loop that runs a fuzzer's
+// cases on two threads and tallies them. Shared by the flag fuzzer and the file fuzzer.
 #pragma once
 
 #include <fcntl.h>
@@ -11,15 +11,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "tests/support/temp_dir.hpp"
 
 namespace kwb::test {
 
@@ -100,6 +106,44 @@ inline ProcessOutcome run_process(const std::vector<std::string>& argv, const st
 inline std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// What every fuzzed run is judged for, whatever it fed the binary: a hang, a signal, and an exit 2
+// that says nothing on stderr. Empty: none of these.
+inline std::string basic_problem(const ProcessOutcome& o, double timeout_s) {
+  if (o.hung) return "hung (no exit within " + std::to_string(static_cast<int>(timeout_s)) + " s)";
+  if (o.signal) return "killed by signal " + std::to_string(o.signal);
+  if (o.exit_code == 2 && o.err.find_first_not_of(" \n") == std::string::npos) return "exit 2 with nothing on stderr";
+  return {};
+}
+
+// A fuzzer's runs, told apart: what failed (one line each) and how many exited 0 to 3.
+struct FuzzTally {
+  std::vector<std::string> failures;
+  int exits[4] = {0, 0, 0, 0};
+};
+
+// Runs cases 0..count-1 on two threads, each in a temp working folder of its own:
+// `run_case(i, cwd)` runs case i and returns its outcome and what is wrong with it (empty: nothing).
+inline FuzzTally run_fuzz_cases(
+    std::size_t count,
+    const std::function<std::pair<ProcessOutcome, std::string>(std::size_t, const std::filesystem::path&)>& run_case) {
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  FuzzTally tally;
+  auto worker = [&] {
+    TempDir cwd;
+    for (std::size_t i = next++; i < count; i = next++) {
+      const auto [outcome, failure] = run_case(i, cwd.path());
+      std::lock_guard lock(mutex);
+      if (!failure.empty()) tally.failures.push_back(failure);
+      else if (outcome.exit_code >= 0 && outcome.exit_code <= 3) ++tally.exits[outcome.exit_code];
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  return tally;
 }
 
 // An argument vector as a failure message shows it (long values cut).
