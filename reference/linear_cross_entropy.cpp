@@ -33,8 +33,8 @@ std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
   const auto [n, d, v] = LceAxes::of(s);
   const LceTolerances tol = lce_tolerances(s, dtype);
   return {
-      {.name = "h", .dims = {n, d}, .sample_dim = 0, .init = Distribution::normal(0.0, 1.0)},
-      {.name = "W", .dims = {v, d}, .init = Distribution::normal(0.0, 1.0 / std::sqrt(static_cast<double>(d)))},
+      {.name = "h", .dims = {n, d}, .sample_dim = 0, .init = Distribution::normal(0.0, kLceHiddenStddev)},
+      {.name = "W", .dims = {v, d}, .init = Distribution::normal(0.0, lce_weight_stddev(d))},
       {.name = "labels", .dims = {n}, .sample_dim = 0,
        .init = Distribution::integers(0, v, kIgnoredFraction, kCrossEntropyIgnoreIndex), .elem = ElemType::int32},
       {.name = "loss", .dims = {n}, .is_output = true, .sample_dim = 0, .elem = ElemType::fp32,

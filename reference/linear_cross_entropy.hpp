@@ -34,6 +34,11 @@ inline Shape lce_shape(std::int64_t tokens, std::int64_t hidden, std::int64_t vo
   return Shape{{{"tokens", tokens}, {"hidden", hidden}, {"vocab", vocab}}};
 }
 
+// The inputs' spreads (linear_cross_entropy.cpp draws them; the fp16 bounds below scale with them):
+// h ~ N(0, 1), a normalised hidden state; W ~ N(0, 1 / sqrt(D)), so the logits are ~N(0, 1).
+inline constexpr double kLceHiddenStddev = 1.0;
+inline double lce_weight_stddev(std::int64_t hidden) { return 1.0 / std::sqrt(static_cast<double>(hidden)); }
+
 // One token's loss and gradient row from its logits row z (V values): writes dl (V values,
 // zeros when ignored) and returns the loss (0 when ignored).
 double lce_token_grad(const double* z, std::int64_t vocab, long long label, double* dl);

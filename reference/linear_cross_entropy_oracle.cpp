@@ -141,6 +141,14 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
 //    tf32_operands_scale() in fp32 cases, and 2 u32 sqrt(D) A_z <= 2 u32 D R_z from accumulation;
 //    the fp32 lse itself (V exps summed: 4 sqrt(V) u32; the log and the subtraction: u32 (8 + ln V)
 //    with |z| <= 8) is absolute.
+//  - fp16 has no relative precision under 2^-14 (6.1e-5): a softmax weight there (at V = 128256
+//    most unlabelled p ~ 1 / (1.65 V) ~ 5e-6 are) rounds to a multiple of 2^-24, an absolute error
+//    up to 2^-25 of random sign that the R term (relative roundings) does not see: at 256 x 4096 x
+//    128256 about 1 dW element in 3,500 read past its bound, in every variant (H100, 2026-11-26).
+//    Those errors times the other operand sum like a Gaussian of sigma 2^-25 sqrt(K / 3) s, with s
+//    the operand's spread (h's for dW over N tokens, W's for dh over V classes):
+//    kBoundSigmas of it in atol (subnormal_terms_atol), plus the output's own rounding under
+//    2^-14. bf16 and fp32 share fp32's range, where p never leaves the normal numbers.
 // What the bounds catch, at the default shapes in bf16: a backward that feeds -onehot instead of
 // softmax - onehot leaves dW's unlabelled rows at 0 where they are sum_n p h (size ~R, the bound
 // 11.3 u R = 0.044 R): nearly every element of those rows fails; the old flat atol (~0.03 absolute)
@@ -159,6 +167,15 @@ LceTolerances lce_tolerances(const Shape& s, DType dtype) {
   t.dh.root_sum_sq_scale += dl_terms;
   t.dw = dot_product_bound(out, n);
   t.dw.root_sum_sq_scale += dl_terms;
+  if (out == ElemType::fp16) {
+    const double below_normal = subnormal_rounding(ElemType::fp16);
+    auto subnormal_terms_atol = [below_normal](std::int64_t terms, double other_operand_stddev) {
+      return kBoundSigmas * below_normal * std::sqrt(static_cast<double>(terms) / 3.0) * other_operand_stddev +
+             below_normal;
+    };
+    t.dw.atol += subnormal_terms_atol(n, kLceHiddenStddev);
+    t.dh.atol += subnormal_terms_atol(v, lce_weight_stddev(d));
+  }
   if (fp32) {
     // cuBLASLt's TF32 mode may truncate each fp32 operand to tf32 (the tensor cores take its top
     // bits) rather than round it: an error in [0, 2u) of the operand's own sign, whose mean u per

@@ -34,21 +34,40 @@ TensorSpec weight_tensor(const Shape& s) {
 // ---------------------------------------------------------------------------------------------
 // Forward
 
+// Z's error bound (harness/catalogue/tolerance.hpp). Z_p = r sum_k h_k W[k, p], K fp32 sums of
+// the device-rounded H and W (the oracle sees those exactly), then r's multiply and the store:
+//  - The tensor-core kernels add each MMA's block of products to an fp32 accumulator that may
+//    truncate (up to 1 ulp toward zero, 2 u |acc|, at every block): the error is then
+//    -sum_j d_j acc_j over the blocks' partial sums, d_j in [0, 2u): a drift against the
+//    accumulator's sign that does not cancel as rounding to nearest does. Its mean part,
+//    u sum_j acc_j = u sum_k t_k (n_b - b_k + 1) with b_k the block of term k, has for terms of
+//    random sign in any fixed order a std of u n_b R / sqrt(3) (terms spread evenly over the
+//    blocks), with n_b = 2 ceil(K / 16) blocks (an m16n8k16 MMA taken as two k8 halves) and
+//    R = sqrt(sum t_k^2) per element (the oracle's root_sum_sq); the bound takes kBoundSigmas of
+//    it (+2 blocks: r's multiply and the store). The FMA kernels round to nearest, ~u sqrt(K / 3)
+//    partial sums of size R: far inside.
+//  - r's own relative error (its tolerance's rtol) and two roundings (r's multiply, the store).
+// The old flat bound (4 sqrt(K) u (1 + |Z|), a random-walk model of rounding to nearest) failed
+// 1 of 16,896 elements of fused_v3 at bf16 32768 x 4096 (K 16384) on an H100 (2026-11-26: 7.2e-5
+// where it allowed ~4e-5). tests/reference/mhc_error_bound_test.cpp simulates the truncating blocks.
+Tolerance z_tolerance(std::int64_t k, const Tolerance& r_tolerance) {
+  const double blocks = 2.0 * static_cast<double>((k + 15) / 16);
+  Tolerance t;
+  t.rtol = r_tolerance.rtol + rounding_rtol(ElemType::fp32, 2);
+  t.root_sum_sq_scale = kBoundSigmas * unit_roundoff(ElemType::fp32) * (blocks + 2) / std::sqrt(3.0);
+  return t;
+}
+
 std::vector<TensorSpec> fwd_tensors(const Shape& s, DType) {
   const std::int64_t t = MhcAxes::of(s).tokens, k = flat_len(s);
-  // Z_p sums K fp32 products r h_k W[k, p] of typical size 1/sqrt(K) (|h| ~ 1, |W| ~ 1/sqrt(K)),
-  // whatever the case dtype: the oracle sees the device-rounded H and W, so only the fp32
-  // accumulation remains. r sums K squares of size ~1 (scaled by 1/K): a one-sign sum whose
-  // relative error grows as sqrt(K) u; its absolute part is that of terms of size 1/K. Both stay
-  // flat: they are fp32 outputs of O(1) with bounds of ~1e-5 already, and for a long zero-mean
-  // sum (Z) the random-walk model is tighter than a bound on sum |term| (which grows like K).
-  const double inv_sqrt_k = 1.0 / std::sqrt(static_cast<double>(k));
+  // r sums K squares of size ~1 (scaled by 1/K): a one-sign sum whose relative error grows as
+  // sqrt(K) u; its absolute part is that of terms of size 1/K. Flat: an fp32 output of O(1).
+  const Tolerance r_tolerance = reduction_tolerance(ElemType::fp32, k, ElemType::fp32, 1.0 / k);
   return {
       mhc_streams_tensor("H", s, Distribution::normal(0.0, 1.0)),
       weight_tensor(s),
-      mhc_coefficients_output("Z", {t, kMhcProjectWidth},
-                              reduction_tolerance(ElemType::fp32, k, ElemType::fp32, inv_sqrt_k)),
-      mhc_coefficients_output("r", {t}, reduction_tolerance(ElemType::fp32, k, ElemType::fp32, 1.0 / k)),
+      mhc_coefficients_output("Z", {t, kMhcProjectWidth}, z_tolerance(k, r_tolerance)),
+      mhc_coefficients_output("r", {t}, r_tolerance),
   };
 }
 
@@ -58,8 +77,10 @@ void fwd_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<H
   const double* w = in[1].values.data();
   double* z = out[0].values.data();
   double* r = out[1].values.data();
+  out[0].root_sum_sq.resize(out[0].values.size());
   for (std::int64_t t = 0; t < tokens; ++t)
-    r[t] = mhc_rmsnorm_project_token(h + t * k, w, z + t * kMhcProjectWidth, k);
+    r[t] = mhc_rmsnorm_project_token(h + t * k, w, z + t * kMhcProjectWidth, k, kMhcProjectWidth,
+                                     out[0].root_sum_sq.data() + t * kMhcProjectWidth);
 }
 
 double token_elements(const Shape& s) {

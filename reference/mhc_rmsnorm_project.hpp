@@ -18,9 +18,11 @@
 
 namespace kwb {
 
-// r and Z of one token: h is K values, w is [K, P] row-major, z receives P values.
+// r and Z of one token: h is K values, w is [K, P] row-major, z receives P values. z_rss
+// (optional, P values) receives the root-sum-square of Z_p's terms, r sqrt(sum_k (h_k W[k, p])^2):
+// the R of its error bound.
 inline double mhc_rmsnorm_project_token(const double* h, const double* w, double* z, std::int64_t k_len,
-                                        std::int64_t p_len = kMhcProjectWidth) {
+                                        std::int64_t p_len = kMhcProjectWidth, double* z_rss = nullptr) {
   double sum_sq = 0;
   for (std::int64_t k = 0; k < k_len; ++k) sum_sq += h[k] * h[k];
   const double r = 1.0 / std::sqrt(sum_sq / static_cast<double>(k_len) + kMhcRmsEps);
@@ -28,6 +30,12 @@ inline double mhc_rmsnorm_project_token(const double* h, const double* w, double
   for (std::int64_t k = 0; k < k_len; ++k)
     for (std::int64_t p = 0; p < p_len; ++p) z[p] += h[k] * w[k * p_len + p];
   for (std::int64_t p = 0; p < p_len; ++p) z[p] *= r;
+  if (z_rss) {
+    for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] = 0;
+    for (std::int64_t k = 0; k < k_len; ++k)
+      for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] += (h[k] * w[k * p_len + p]) * (h[k] * w[k * p_len + p]);
+    for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] = r * std::sqrt(z_rss[p]);
+  }
   return r;
 }
 

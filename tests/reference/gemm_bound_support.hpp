@@ -4,6 +4,7 @@
 // test sees exactly the per-element bound a case is checked with.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -30,6 +31,13 @@ inline double round_bits(double x, int bits, bool truncate = false) {
   return std::ldexp(truncate ? std::trunc(scaled) : std::nearbyint(scaled), e - bits);
 }
 
+// x stored in `dtype`: its significand, and under fp16's normal range (2^-14) fp16's fixed
+// subnormal spacing 2^-24 (bf16 and fp32 share fp32's range, never left by these tests' values).
+inline double round_to_storage(double x, DType dtype) {
+  if (dtype == DType::fp16 && std::fabs(x) < std::ldexp(1.0, -14)) return std::ldexp(std::nearbyint(std::ldexp(x, 24)), -24);
+  return round_bits(x, significand_bits(dtype));
+}
+
 // An fp32 accumulator: each addition rounded to nearest (CUDA cores) or truncated (the worse of
 // what tensor cores do with the bits an addition drops).
 struct Fp32Accumulator {
@@ -37,6 +45,22 @@ struct Fp32Accumulator {
   double value = 0;
   void add(double term) { value = round_bits(value + term, kFp32Bits, truncate); }
 };
+
+// A dot product of `k_len` terms as a tensor-core GEMM accumulates it: each block of
+// kMmaBlockTerms products (an m16n8k16 MMA's k) summed exactly, then added to an fp32 accumulator
+// that truncates. Over a long reduction (a vocabulary) truncating every single term instead would
+// drift ~k u |y| once a large term sits in the sum, 16x what the MMAs do.
+inline constexpr std::int64_t kMmaBlockTerms = 16;
+template <class Term>
+double mma_dot(std::int64_t k_len, Term term) {
+  Fp32Accumulator acc{.truncate = true};
+  for (std::int64_t k0 = 0; k0 < k_len; k0 += kMmaBlockTerms) {
+    double block = 0;
+    for (std::int64_t k = k0; k < std::min(k_len, k0 + kMmaBlockTerms); ++k) block += term(k);
+    acc.add(block);
+  }
+  return acc.value;
+}
 
 // What a real kernel's worst element may reach, as a fraction of its bound: the bound puts 8 sigma
 // on the random-sign sums (harness/catalogue/tolerance.hpp), and the largest of 10^5..10^6

@@ -2,7 +2,7 @@
 // in the dtype, fp32 log_softmax and its backward, dl cast to the dtype, GEMMs in full fp32 in fp32
 // cases) and the fused variant (fp32 logits, tf32 operands in fp32 cases, the row kernel's
 // softmax - onehot written in the dtype) replayed on the host, every GEMM accumulating in fp32
-// with truncating additions, and checked by the verifier with the op's tolerances and the
+// with truncating additions (per 16-product block, as the MMAs add), and checked by the verifier with the op's tolerances and the
 // oracle's magnitudes. Real kernels stay well inside (worst element under kWellInsideTheBound);
 // a backward that feeds -onehot instead of softmax - onehot fails dW and dh in every dtype.
 #include <gtest/gtest.h>
@@ -46,9 +46,8 @@ std::vector<std::vector<double>> simulate(Kernel kernel, const Shape& s, DType d
   std::vector<double> loss(n), dh(n * d), dw(v * d), dl(n * v), z(v);
   for (std::int64_t t = 0; t < n; ++t) {
     for (std::int64_t c = 0; c < v; ++c) {
-      Fp32Accumulator acc{.truncate = true};
-      for (std::int64_t k = 0; k < d; ++k) acc.add(h[t * d + k] * w[c * d + k]);
-      z[c] = kernel == Kernel::baseline ? round_bits(acc.value, io) : acc.value;  // the baseline's dtype logits
+      const double zc = mma_dot(d, [&](std::int64_t k) { return h[t * d + k] * w[c * d + k]; });
+      z[c] = kernel == Kernel::baseline ? round_bits(zc, io) : zc;  // the baseline's dtype logits
     }
     const auto label = static_cast<long long>(in[2].values[t]);
     if (label < 0 || label >= v) continue;  // loss 0, dl row 0
@@ -61,21 +60,15 @@ std::vector<std::vector<double>> simulate(Kernel kernel, const Shape& s, DType d
       const double onehot = c == label ? 1.0 : 0.0;
       const double p = kernel == Kernel::baseline ? f32(std::exp(f32(z[c] - lse))) : f32(std::exp(f32(z[c] - lse)));
       const double g = kernel == Kernel::without_softmax ? -onehot : f32(p - onehot);
-      dl[t * v + c] = operand(round_bits(g, io));  // in the dtype, then as the GEMMs read it
+      dl[t * v + c] = operand(round_to_storage(g, dtype));  // in the dtype, then as the GEMMs read it
     }
   }
   for (std::int64_t t = 0; t < n; ++t)
-    for (std::int64_t k = 0; k < d; ++k) {
-      Fp32Accumulator acc{.truncate = true};
-      for (std::int64_t c = 0; c < v; ++c) acc.add(dl[t * v + c] * w[c * d + k]);
-      dh[t * d + k] = round_bits(acc.value, io);
-    }
+    for (std::int64_t k = 0; k < d; ++k)
+      dh[t * d + k] = round_bits(mma_dot(v, [&](std::int64_t c) { return dl[t * v + c] * w[c * d + k]; }), io);
   for (std::int64_t c = 0; c < v; ++c)
-    for (std::int64_t k = 0; k < d; ++k) {
-      Fp32Accumulator acc{.truncate = true};
-      for (std::int64_t t = 0; t < n; ++t) acc.add(dl[t * v + c] * h[t * d + k]);
-      dw[c * d + k] = round_bits(acc.value, io);
-    }
+    for (std::int64_t k = 0; k < d; ++k)
+      dw[c * d + k] = round_bits(mma_dot(n, [&](std::int64_t t) { return dl[t * v + c] * h[t * d + k]; }), io);
   return {loss, dh, dw};
 }
 
@@ -145,6 +138,26 @@ TEST(LinearCrossEntropyBound, RealKernelsStayWellInsideTheBoundsInEveryDtype) {
           EXPECT_LT(c.worst_bound_fraction, kWellInsideTheBound)
               << static_cast<int>(kernel) << " " << describe(s, dtype, c);
         }
+}
+
+// fp16 at a long vocabulary: most softmax weights (p ~ 1 / (1.65 V)) fall under fp16's normal
+// range, 6.1e-5, from V ~ 10,000 on, and round to multiples of 2^-24 there, absolute errors the
+// relative R term does not cover: without the bound's atol for them 1,810 of these 200,000 dW
+// elements read past it (up to 2.4x), as about 1 in 3,500 did on an H100 at 256 x 4096 x 128256.
+// The baseline's worst element sits higher than at short vocabularies: among 12.8 M fp16 logits
+// the largest (~5.3) rounds by 5.3 u, and its token's term dominates a dW element (~0.5 of the
+// bound's 11.3 u R on its own). The defect still fails.
+TEST(LinearCrossEntropyBound, Fp16SoftmaxWeightsUnderTheNormalRangeStayInside) {
+  const Shape s = lce_shape(128, 2, 100000);
+  for (Kernel kernel : {Kernel::baseline, Kernel::fused})
+    for (const OutputCheck& c : check(kernel, s, DType::fp16)) {
+      EXPECT_TRUE(c.passed) << static_cast<int>(kernel) << " " << describe(s, DType::fp16, c);
+      EXPECT_LT(c.worst_bound_fraction, kernel == Kernel::baseline ? 0.75 : kWellInsideTheBound)
+          << static_cast<int>(kernel) << " " << describe(s, DType::fp16, c);
+    }
+  const auto defect = check(Kernel::without_softmax, s, DType::fp16);
+  for (int k : {1, 2}) EXPECT_GT(defect[k].worst_bound_fraction, 10.0) << describe(s, DType::fp16, defect[k]);
+  EXPECT_GT(defect[2].mismatches, defect[2].elements_checked / 4) << describe(s, DType::fp16, defect[2]);
 }
 
 // The backward without the softmax term: dW's unlabelled rows are 0 instead of sum_n p h, dh is

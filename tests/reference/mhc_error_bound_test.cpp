@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/mhc.hpp"
+#include "tests/reference/gemm_bound_support.hpp"
 #include "tests/reference/simulated_output_check.hpp"
 #include "tests/support/oracle_support.hpp"
 
@@ -198,6 +199,58 @@ TEST(MhcErrorBound, RmsnormProjectBackwardStaysInsideItsBound) {
         }
         const auto c = check_simulated("dH", elem_type_of(dtype), *op.tensors(s, dtype)[4].tolerance, dh, expected[0]);
         EXPECT_LT(c.worst_bound_fraction, 0.85) << s.to_compact() << " " << to_string(dtype) << " split " << split_dz;
+      }
+    }
+}
+
+
+// Z = r (h @ W) as the bf16 tensor-core kernels sum it (blocks of 16 products added to an fp32
+// accumulator that truncates; K = 16384 as at the default 32768 x 4096) and as the FMA kernels do
+// (a warp per token: 32 lane sums rounded to nearest, then the lanes added): both well inside the
+// bound. A kernel that drops the last K value (an edge bug, |h W| ~ 1 / sqrt(K) off) fails.
+TEST(MhcErrorBound, RmsnormProjectForwardCoversTruncatingMmaBlocks) {
+  const Op& op = registered_op("mhc_rmsnorm_project_fwd");
+  std::uint64_t seed = 900;
+  for (const Shape& s : {mhc_shape(1, 1), mhc_shape(3, 33), mhc_shape(5, 1003), mhc_shape(8, 4096)})
+    for (DType dtype : {DType::fp32, DType::bf16}) {
+      const auto [T, C] = MhcAxes::of(s);
+      const std::int64_t K = n * C, P = kMhcProjectWidth;
+      const auto in = device_inputs(op, s, dtype, ++seed);  // H, W
+      const auto expected = run_oracle(op, s, in);
+      ASSERT_EQ(expected[0].root_sum_sq.size(), expected[0].values.size());
+      const double* h = in[0].values.data();
+      const double* w = in[1].values.data();
+      auto simulate = [&](bool mma, std::int64_t k_used) {
+        std::vector<double> z(static_cast<std::size_t>(T * P));
+        for (std::int64_t t = 0; t < T; ++t) {
+          double sum_sq = 0;
+          for (std::int64_t k = 0; k < K; ++k) sum_sq += h[t * K + k] * h[t * K + k];
+          const float r = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(K) + kMhcRmsEps));
+          for (std::int64_t p = 0; p < P; ++p) {
+            float dot = 0;
+            if (mma) {
+              dot = static_cast<float>(mma_dot(k_used, [&](std::int64_t k) { return h[t * K + k] * w[k * P + p]; }));
+            } else {
+              float lanes[32] = {};
+              for (std::int64_t k = 0; k < k_used; ++k)
+                lanes[k % 32] = std::fma(static_cast<float>(h[t * K + k]), static_cast<float>(w[k * P + p]), lanes[k % 32]);
+              for (const float x : lanes) dot += x;
+            }
+            z[t * P + p] = r * dot;
+          }
+        }
+        return z;
+      };
+      const Tolerance& tolerance = *op.tensors(s, dtype)[2].tolerance;
+      for (const bool mma : {false, true}) {
+        if (mma && dtype != DType::bf16) continue;
+        const std::string where = s.to_compact() + " " + std::string(to_string(dtype)) + (mma ? " mma" : " fma");
+        const auto real = check_simulated("Z", ElemType::fp32, tolerance, simulate(mma, K), expected[0]);
+        EXPECT_LT(real.worst_bound_fraction, kWellInsideTheBound) << where;
+        if (C >= 1003) {
+          const auto defect = check_simulated("Z", ElemType::fp32, tolerance, simulate(mma, K - 1), expected[0]);
+          EXPECT_GT(defect.mismatches, defect.elements_checked / 2) << where;
+        }
       }
     }
 }
