@@ -4,7 +4,7 @@
 # device tool's folder) as it finishes, so the compares can also be made on a CPU machine.
 #   scripts/device_gate.sh gputests a1 a2 s1 confirm:a1:s1
 #   gputests        kwb_gpu_tests (GPU_FILTER narrows it)
-#   aN / sN         the smoke suite (SMOKE_OPS narrows it), sN with KWB_TEST_SLOWDOWN=$SLOW
+#   aN / sN         the smoke suite (SMOKE_OPS narrows it), sN with KWB_TEST_SLOWDOWN=$SLOW (SLOW overrides the list)
 #   confirm:B:N     kwb compare results/B results/N --confirm (needs .kwb-git-sha carried)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 cmake --preset default -DKWB_COMPILE_CHECK=OFF -DKWB_GIT_SHA="$sha" > /tmp/configure.log 2>&1 || { cat /tmp/configure.log; exit 1; }
 cmake --build --preset default -j "$(nproc)" --target kwb kwb_gpu_tests > /tmp/build.log 2>&1 || { tail -40 /tmp/build.log; exit 1; }
 echo "built in $(( $(date +%s) - T0 )) s"
-SLOW=rmsnorm_fwd:fused_v2_vec16:0.05,softmax_fwd:fused_v1_row_in_registers:0.05,linear_bias_relu:fused_v4_wgmma_tma_warp_specialized:0.05,layernorm_fwd:fused_v1_vec16_two_pass:0.02
+SLOW=${SLOW:-rmsnorm_fwd:fused_v2_vec16:0.05,softmax_fwd:fused_v1_row_in_registers:0.05,linear_bias_relu:fused_v4_wgmma_tma_warp_specialized:0.05,layernorm_fwd:fused_v1_vec16_two_pass:0.02}
 mkdir -p results
 for step in "$@"; do
   l=$(left); [ "$l" -lt 60 ] && { echo "$step: skipped, ${l} s left"; continue; }

@@ -1,6 +1,7 @@
 // Verdicts that the two sides' SM clocks could explain (see clock_rule.hpp).
 #include "reports/compare/clock_rule.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -39,6 +40,24 @@ std::optional<std::string> cycle_rule(const ClockSummary& base, const ClockSumma
       side_text("BASE", base), side_text("NEW", next), clock_ratio, lo, hi, 100 * d.tolerance);
 }
 
+bool power_capped(const ClockSummary& c) {
+  const bool power_reason = std::any_of(c.throttle_reasons.begin(), c.throttle_reasons.end(), [](const std::string& r) {
+    return r == "sw_power_cap" || r == "hw_power_brake_slowdown";
+  });
+  return power_reason && throttled_share(c) >= kPowerCappedShare;
+}
+
+// A verdict that stands on the cycle ratio but not against the power cap's run-to-run swing.
+std::optional<std::string> power_cap_rule(const ClockSummary& base, const ClockSummary& next) {
+  if (!power_capped(base) && !power_capped(next)) return std::nullopt;
+  return fmt::format(
+      "power-capped: {}, {}; under the power cap the clock readings between launches do not show the clocks "
+      "during the kernels, and such a case swings by several percent from run to run (an A/A pair read a GEMM "
+      "+4.7% at mean clocks 0.5% apart). Judge it against its own run-to-run spread (--base-runs, --history) or "
+      "re-measure it interleaved (--confirm)",
+      side_text("BASE", base), side_text("NEW", next));
+}
+
 // The rule for reports written before the mean clock was recorded.
 std::optional<std::string> range_rule(const TimingResult& base, const TimingResult& next) {
   std::string throttled;
@@ -60,10 +79,13 @@ std::optional<std::string> range_rule(const TimingResult& base, const TimingResu
 
 }  // namespace
 
-std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision) {
+std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision,
+                                         bool spread_known) {
   if (decision.verdict != Verdict::slower && decision.verdict != Verdict::faster) return std::nullopt;
-  if (base.clocks && next.clocks && base.clocks->sm_mean_mhz > 0 && next.clocks->sm_mean_mhz > 0)
-    return cycle_rule(*base.clocks, *next.clocks, decision);
+  if (base.clocks && next.clocks && base.clocks->sm_mean_mhz > 0 && next.clocks->sm_mean_mhz > 0) {
+    if (auto problem = cycle_rule(*base.clocks, *next.clocks, decision)) return problem;
+    return spread_known ? std::nullopt : power_cap_rule(*base.clocks, *next.clocks);
+  }
   return range_rule(base, next);
 }
 

@@ -7,9 +7,15 @@
 //   - Both sides carry the mean SM clock their samples ran at. A compute-bound kernel's time
 //     follows its clock (time x clock = cycles); a memory-bound one's does not. So the verdict
 //     stands only if it also holds for the cycle ratio, the interval of NEW/BASE scaled by
-//     mean clock NEW / mean clock BASE: then no clock difference can explain it, however much
-//     either side was throttled. Throttling alone is no reason: a large GEMM runs under the power
-//     cap in every run, and a rule that set every such case aside could never catch its regression.
+//     mean clock NEW / mean clock BASE.
+//   - Power-capped cases: when at least kPowerCappedShare of a side's samples ran under the power
+//     cap (sw_power_cap, hw_power_brake_slowdown), the mean of the clock readings (one or two a
+//     batch, between launches) does not follow what the cap did during the kernels: an A/A pair on
+//     an H100 read a cuBLASLt GEMM +4.7% slower (p = 1e-107) at mean clocks 1932 and 1923 MHz
+//     (2026-11-26). Two reports cannot tell such a case's regression from the cap's run-to-run
+//     swing, so its verdict stands only where the comparison knows the case's run-to-run spread
+//     (several BASE reports or the history: the band then already covers the swing); otherwise it
+//     is ambiguous, and `--confirm` (interleaved rounds, both builds under the same cap) decides.
 //   - Reports without mean clocks (written before they were recorded) fall back to the old rule:
 //     more than kMaxThrottledShare of a side's samples throttled, or the middles of the two sides'
 //     SM clock ranges more than kMaxClockShift apart.
@@ -26,9 +32,12 @@ namespace kwb {
 
 inline constexpr double kMaxThrottledShare = 0.05;  // of a side's samples
 inline constexpr double kMaxClockShift = 0.03;      // relative difference of the clock middles
+inline constexpr double kPowerCappedShare = 0.5;    // of a side's samples, under a power reason
 
 // The reason the case's clocks could explain `decision`'s slower or faster verdict (its interval
-// against the band decision.tolerance), or nothing when the verdict stands.
-std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision);
+// against the band decision.tolerance), or nothing when the verdict stands. `spread_known`: the
+// comparison has the case's run-to-run spread (--base-runs, --history), which its band includes.
+std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision,
+                                         bool spread_known = false);
 
 }  // namespace kwb
