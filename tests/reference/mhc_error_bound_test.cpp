@@ -241,7 +241,7 @@ TEST(MhcErrorBound, RmsnormProjectForwardCoversTruncatingMmaBlocks) {
         }
         return z;
       };
-      const Tolerance& tolerance = *op.tensors(s, dtype)[2].tolerance;
+      const Tolerance tolerance = *op.tensors(s, dtype)[2].tolerance;  // a copy: tensors() returns a temporary
       for (const bool mma : {false, true}) {
         if (mma && dtype != DType::bf16) continue;
         const std::string where = s.to_compact() + " " + std::string(to_string(dtype)) + (mma ? " mma" : " fma");
