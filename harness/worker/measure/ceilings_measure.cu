@@ -187,15 +187,11 @@ struct LtGemm {
 // the GPU into its power limit and lower the clocks, so a hot figure (694 TFLOP/s bf16 on an
 // H100) sat below what a cold-timed case with the same library reached (779 at 2048x4096x4096):
 // a case above 100% of its roof. The ceiling is the best the hardware was seen to do.
-// The flat shape in both orientations: cuBLASLt's heuristics pick other kernels for m x n than for
-// n x m, and a catalogue GEMM may hand it either (linear_bias_relu's 2048 x 4096 x 4096 is
-// cuBLASLt's 4096 x 2048): with 2048 x 4096 alone, a cold tf32 case read 106.7% of the tf32 roof
-// on an H100 (2026-11-26: 406.6 TFLOP/s against 381.2).
 double gemm_tflops(const LtGemm& g, cudaStream_t stream, TimerKind timer, L2Flusher* flusher) {
   struct Mnk {
     int m, n, k;
   };
-  constexpr Mnk kShapes[] = {{2048, 4096, 4096}, {4096, 2048, 4096}, {4096, 4096, 4096}, {8192, 8192, 8192}};
+  constexpr Mnk kShapes[] = {{2048, 4096, 4096}, {4096, 4096, 4096}, {8192, 8192, 8192}};
   constexpr int kAlgos = 3;
   cublasLtHandle_t lt;
   if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtCreate failed");
