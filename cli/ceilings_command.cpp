@@ -30,7 +30,7 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
   row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");
   for (const auto& [dtype, rate] : measured.tensor_tflops) {
     const auto it = sheet.tensor_tflops.find(dtype);
-    row("tensor " + dtype + " (cuBLASLt 8192^3)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second, "TFLOP/s");
+    row("tensor " + dtype + " (cuBLASLt, best of 3 shapes)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second, "TFLOP/s");
   }
   if (!measured.dram_copy_by_method.empty()) {
     std::cout << "DRAM copy by method (read + write GB/s; the ceiling is the best):\n";
