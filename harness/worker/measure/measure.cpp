@@ -131,17 +131,9 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
     }
   } owned_events;
   std::vector<cudaEvent_t>& events = owned_events.list;
-  auto measure0 = Clock::now();
+  const auto measure0 = Clock::now();
   std::optional<StopReason> stop;
   std::size_t batches = 0;
-  // Samples from one power state. A batch whose clock reads throttled after batches that did not
-  // means the GPU reached its power cap under the samples, a state the kernel then holds: a cold
-  // tf32 GEMM whose warm-up settled in 12 ms, before the cap, ran its first samples at 1965 MHz
-  // and read 106.8% of a ceiling measured under the cap (H100, 2026-11-26). The samples taken
-  // before the change are dropped, once (a clock that keeps moving does not restart the case
-  // again), and their time is counted as warm-up.
-  bool unthrottled_so_far = true, restarted = false;
-  double dropped_ms = 0;
   while (!stop) {
     const std::size_t batch = next_batch(rule_for_kernel, sink.span_us.size(), ms_since(measure0));
     std::vector<std::uint64_t> ids(batch);
@@ -219,18 +211,6 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
         sink.add({-1, ns, ns, ns});
       }
     }
-    const bool batch_throttled =
-        std::any_of(batch_clock.readings.begin(), batch_clock.readings.end(),
-                    [&](const ClockReading& r) { return reading_throttled(r, clocks.max_sm_mhz()); });
-    if (batch_throttled && unthrottled_so_far && batches > 1 && !restarted) {
-      restarted = true;
-      dropped_ms = ms_since(measure0);
-      sink = SampleSink{};
-      batch_clocks.clear();
-      measure0 = Clock::now();
-      continue;
-    }
-    unthrottled_so_far = unthrottled_so_far && !batch_throttled;
     stop = should_stop(rule_for_kernel, sink.span_us, ms_since(measure0));
   }
 
@@ -248,7 +228,7 @@ TimingResult measure(const LaunchFn& launch, cudaStream_t stream, const MeasureS
   for (const auto& [name, per_sample] : sink.per_kernel_us)
     result.kernels.push_back({name, sink.per_kernel_launches[name], summarize(per_sample).median});
   result.stop_reason = *stop;
-  result.warmup_ms = warmup_ms + dropped_ms;
+  result.warmup_ms = warmup_ms;
   result.measure_wall_ms = ms_since(measure0);
   if (settings.keep_samples) result.samples_us = sink.span_us;
   if (!sink.launch_overhead_us.empty()) result.launch_overhead_us = summarize(sink.launch_overhead_us).median;
