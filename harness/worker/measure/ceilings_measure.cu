@@ -15,7 +15,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "harness/worker/measure/ceilings_measure.hpp"
@@ -188,14 +187,6 @@ struct LtGemm {
 // the GPU into its power limit and lower the clocks, so a hot figure (694 TFLOP/s bf16 on an
 // H100) sat below what a cold-timed case with the same library reached (779 at 2048x4096x4096):
 // a case above 100% of its roof. The ceiling is the best the hardware was seen to do.
-// Each shape and algorithm starts after kRestBeforeGemm of idle GPU: under the power cap a GEMM's
-// rate depends on what ran just before it. A cuBLASLt tf32 GEMM (2048 x 4096 x 4096) measured
-// 395 TFLOP/s as the first thing a process ran and 354 a second later after the other shapes
-// (H100, 2026-11-26); with 300 ms of rest before each, 394-398 every time. Without the rest the
-// ceiling came out at 380 and a cold tf32 case, which starts after the host's verification work,
-// read 106.8% of it. The rest costs 27 x 0.3 s once per machine (the ceilings are cached).
-constexpr std::chrono::milliseconds kRestBeforeGemm{300};
-
 double gemm_tflops(const LtGemm& g, cudaStream_t stream, TimerKind timer, L2Flusher* flusher) {
   struct Mnk {
     int m, n, k;
@@ -241,7 +232,6 @@ double gemm_tflops(const LtGemm& g, cudaStream_t stream, TimerKind timer, L2Flus
       };
       auto settings = ceiling_settings(Mode::cold);
       settings.rule.min_samples = 10;
-      std::this_thread::sleep_for(kRestBeforeGemm);
       const auto t = measure(launch, stream, settings, timer, flusher);
       best = std::max(best, rate_per_us(2.0 * shape.m * double(shape.n) * shape.k, t) / 1e6);
     }
