@@ -28,9 +28,10 @@ struct SweepLine {
   std::vector<SweepPoint> points;  // x ascending
 };
 
-// The cases of `chart` in `cases` (report number `report`): same op, dtype and mode, the other
-// axes and tunables as chart.fixed, timed and not failed; one line per variant. A case without
-// the metric (a speedup without a baseline) is left out.
+// The cases of `chart` in `cases` (report number `report`, the cases review::sweep_charts made
+// the chart from): one line per series, each point's case as the chart chose it (the fastest of a
+// variant's cases at that point). A case without the metric (a speedup without a baseline) is
+// left out.
 std::vector<SweepLine> sweep_lines(const std::vector<CaseRecord>& cases, int report,
                                    const review::SweepChart& chart, SweepMetric metric);
 

@@ -127,9 +127,12 @@ std::string sweep_svg(const SweepChart& sweep) {
   for (std::size_t i = 0; i < sweep.series.size(); ++i) {
     const SweepSeries& s = sweep.series[i];
     chart.polyline(s.points, palette_colour(i), false, 2);
-    for (const auto& [px, py] : s.points)
+    for (std::size_t p = 0; p < s.points.size(); ++p) {
+      const auto [px, py] = s.points[p];
+      const std::string tunables = p < s.tunables.size() && !s.tunables[p].empty() ? " [" + s.tunables[p] + "]" : "";
       chart.point(px, py, palette_colour(i),
-                  fmt::format("{} {}={}: {:.4g} {}", s.variant, sweep.axis, px, py, sweep.metric), 3);
+                  fmt::format("{}{} {}={}: {:.4g} {}", s.variant, tunables, sweep.axis, px, py, sweep.metric), 3);
+    }
     chart.legend_entry(s.variant, palette_colour(i));
   }
   return chart.str();

@@ -169,14 +169,16 @@ std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured)
 }
 
 std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
-  // Key of a slice: op, dtype, mode, swept axis, and the other axes' values.
+  // Key of a slice: op, dtype, mode, swept axis, and the other axes' values (not the tunables:
+  // a variant's tunables would put it in a slice of its own, which the choice below then drops).
   struct Slice {
     std::set<std::int64_t> values;
-    std::vector<const CaseRecord*> members;
+    std::vector<std::size_t> members;  // indices into `cases`
   };
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, Slice> slices;
   std::vector<std::string> op_order;
-  for (const CaseRecord& c : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CaseRecord& c = cases[i];
     if (!is_timed(c) || c.disposition == Disposition::failed) continue;
     if (std::find(op_order.begin(), op_order.end(), c.op) == op_order.end()) op_order.push_back(c.op);
     for (const auto& [axis, value] : c.shape.axes) {
@@ -184,11 +186,10 @@ std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
       std::string others;
       for (const auto& [name, v] : c.shape.axes)
         if (name != axis) others += (others.empty() ? "" : ",") + name + "=" + v.text();
-      if (!c.tunables.empty()) others += (others.empty() ? "" : ",") + to_assignments(c.tunables);
       Slice& s = slices[{c.op, std::string(to_string(c.dtype)),
                          std::string(to_string(c.timing->mode)), axis, others}];
       s.values.insert(value.integer());
-      s.members.push_back(&c);
+      s.members.push_back(i);
     }
   }
   // Per (op, dtype, mode, axis) keep the slice with the most values (ties: the first in key order).
@@ -207,18 +208,32 @@ std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
       if (kop != op) continue;
       SweepChart chart{op, dtype, mode, axis, chosen.first, "GB/s", false, {}};
       int compute = 0;
-      for (const CaseRecord* c : chosen.second->members) compute += c->derived->bound == "compute";
+      for (std::size_t i : chosen.second->members) compute += cases[i].derived->bound == "compute";
       if (2 * compute > static_cast<int>(chosen.second->members.size())) chart.metric = "TFLOP/s";
       const auto& vals = chosen.second->values;
       chart.log_x = *vals.begin() > 0 && *vals.rbegin() > 8 * *vals.begin();
-      for (const CaseRecord* c : chosen.second->members) {
-        auto it = std::find_if(chart.series.begin(), chart.series.end(),
-                               [&](const SweepSeries& s) { return s.variant == c->variant; });
-        if (it == chart.series.end()) it = chart.series.insert(chart.series.end(), {c->variant, {}});
-        const double rate = chart.metric == "GB/s" ? c->derived->bandwidth_gbps : c->derived->tflops;
-        it->points.emplace_back(static_cast<double>(c->shape.at(axis)), rate);
+      // Per variant and point, the fastest case.
+      std::map<std::pair<std::string, std::int64_t>, std::size_t> fastest;
+      std::vector<std::string> variant_order;
+      for (std::size_t i : chosen.second->members) {
+        const CaseRecord& c = cases[i];
+        if (std::find(variant_order.begin(), variant_order.end(), c.variant) == variant_order.end())
+          variant_order.push_back(c.variant);
+        auto [it, fresh] = fastest.try_emplace({c.variant, c.shape.at(axis)}, i);
+        if (!fresh && c.timing->span.median < cases[it->second].timing->span.median) it->second = i;
       }
-      for (auto& s : chart.series) std::sort(s.points.begin(), s.points.end());
+      for (const std::string& variant : variant_order) {
+        SweepSeries series{variant, {}, {}, {}};
+        for (const auto& [variant_x, i] : fastest) {  // map order: x ascending within a variant
+          if (variant_x.first != variant) continue;
+          const CaseRecord& c = cases[i];
+          series.points.emplace_back(static_cast<double>(variant_x.second),
+                                     chart.metric == "GB/s" ? c.derived->bandwidth_gbps : c.derived->tflops);
+          series.cases.push_back(i);
+          series.tunables.push_back(c.tunables.empty() ? "" : to_assignments(c.tunables));
+        }
+        chart.series.push_back(std::move(series));
+      }
       out.push_back(std::move(chart));
     }
   return out;

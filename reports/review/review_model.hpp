@@ -61,10 +61,14 @@ struct OpGroup {
   std::vector<CaseRow> rows;
 };
 
-// A line chart of one op's rate against one swept axis, the other axes held fixed.
+// A line chart of one op's rate against one swept axis, the other axes held fixed. Tunables are
+// not part of the slice: every variant of the op is a series, and where a variant has several
+// cases at one point (a tuning sweep's settings), the fastest (lowest median) is plotted.
 struct SweepSeries {
   std::string variant;
   std::vector<std::pair<double, double>> points;  // (axis value, rate), axis ascending
+  std::vector<std::size_t> cases;                 // per point: its case's index in sweep_charts' input
+  std::vector<std::string> tunables;              // per point: its case's tunables ("" when none)
 };
 struct SweepChart {
   std::string op, dtype, mode;

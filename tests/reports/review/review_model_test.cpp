@@ -100,6 +100,39 @@ TEST(ReviewModel, SweepChartFollowsTheAxisWithTheOtherAxesFixed) {
   EXPECT_EQ(s.series[0].points.back().first, 16384);
 }
 
+// A variant with tunables is a series of the chart too (the tunables once made a slice of their
+// own, which the choice of slice then dropped: only the baseline was drawn), and where a tuning
+// sweep gives it several cases at one point, the fastest is plotted and named.
+TEST(ReviewModel, SweepChartKeepsVariantsWithTunablesAndPlotsTheFastestSetting) {
+  std::vector<CaseRecord> cases;
+  for (std::int64_t cols : {1024, 4096, 16384}) {
+    cases.push_back(make_case({.variant = "baseline", .role = Role::baseline, .rows = 16384, .cols = cols,
+                               .median_us = cols / 50.0}));
+    for (int block : {256, 512}) {
+      CaseRecord c = make_case({.variant = "fused_v3", .rows = 16384, .cols = cols,
+                                .median_us = cols / (block == 512 ? 200.0 : 100.0)});
+      c.tunables = {{"block", block}};
+      cases.push_back(c);
+    }
+  }
+  const auto sweeps = review::sweep_charts(cases);
+  ASSERT_EQ(sweeps.size(), 1u);
+  const review::SweepChart& s = sweeps[0];
+  EXPECT_EQ(s.fixed, "rows=16384");  // the tunables are not part of the slice
+  ASSERT_EQ(s.series.size(), 2u);
+  EXPECT_EQ(s.series[0].variant, "baseline");
+  EXPECT_EQ(s.series[1].variant, "fused_v3");
+  ASSERT_EQ(s.series[1].points.size(), 3u);
+  for (std::size_t p = 0; p < 3; ++p) {
+    const CaseRecord& plotted = cases[s.series[1].cases[p]];
+    EXPECT_EQ(plotted.variant, "fused_v3");
+    EXPECT_EQ(to_assignments(plotted.tunables), "block=512");  // the faster setting
+    EXPECT_EQ(s.series[1].tunables[p], "block=512");
+    EXPECT_DOUBLE_EQ(s.series[1].points[p].second, plotted.derived->bandwidth_gbps);
+  }
+  EXPECT_EQ(s.series[0].tunables[0], "");
+}
+
 TEST(ReviewModel, NarrowComputeBoundSweepUsesLinearAxisAndTflops) {
   std::vector<CaseRecord> cases;
   for (std::int64_t cols : {1024, 2048, 4096})
