@@ -6,6 +6,7 @@
 // it still has the verb, which says what is missing and how to get it (exit 2).
 // Exit codes: 0 done, 2 bad input (a report that cannot be read, a database that cannot be opened
 // or is of a newer schema).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -15,6 +16,7 @@
 #include "reports/history/trend_text.hpp"
 #ifdef KWB_HAVE_SQLITE3
 #include "reports/history/history_store.hpp"
+#include "harness/plan/suggest.hpp"
 #include "harness/record/json_node.hpp"
 #include "harness/record/json_report.hpp"
 #endif
@@ -81,6 +83,15 @@ int show(const HistoryFlags& f) {
   }
   try {
     const history::HistoryStore store(path);
+    // An --op the store has never seen is a typo more often than a question: say so, and fail.
+    if (!f.op.empty()) {
+      const auto known = store.ops();
+      if (std::find(known.begin(), known.end(), f.op) == known.end()) {
+        std::cerr << "kwb history show: --op: " << unknown_name_message("op", f.op, known) << " (the ops with results in "
+                  << store.path().string() << ")\n";
+        return kExitBadInput;
+      }
+    }
     const auto rows = store.trend({.op = f.op, .identity_contains = f.identity, .device_contains = f.device});
     if (rows.empty()) {
       std::cout << fmt::format("no stored results match in {} ({} report(s) stored); add reports with "

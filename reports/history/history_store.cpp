@@ -286,4 +286,11 @@ int HistoryStore::report_count() const {
   return static_cast<int>(count.integer(0));
 }
 
+std::vector<std::string> HistoryStore::ops() const {
+  Statement select(db_, "SELECT DISTINCT op FROM results ORDER BY op", path_);
+  std::vector<std::string> ops;
+  while (select.step(path_) == SQLITE_ROW) ops.push_back(select.text(0));
+  return ops;
+}
+
 }  // namespace kwb::history

@@ -70,6 +70,8 @@ class HistoryStore {
   std::vector<TrendRow> trend(const TrendQuery& query) const;
 
   int report_count() const;
+  // Every op with a stored result, sorted.
+  std::vector<std::string> ops() const;
   const std::filesystem::path& path() const { return path_; }
 
  private:

@@ -71,6 +71,17 @@ TEST_F(HistoryCli, ShowPrintsTheTrendAndFlagsTheStep) {
   EXPECT_TRUE(has(none, "no stored results match")) << none.output;
 }
 
+// An --op the store holds no result of is a typo until shown otherwise: exit 2, the closest op
+// suggested and the stored ones listed, never an empty trend with exit 0.
+TEST_F(HistoryCli, ShowOfAnOpTheStoreNeverSawIsAnErrorThatSuggestsTheClosest) {
+  ASSERT_EQ(kwb("add " + write("r1.json", "2026-11-01T02:00:00Z", "sha1", 40.0) + db()).exit_code, 0);
+  const CommandResult r = kwb("show --op rmsnorm_fw" + db());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(has(r, "unknown op 'rmsnorm_fw' (did you mean 'rmsnorm_fwd'?)")) << r.output;
+  EXPECT_TRUE(has(r, "known: rmsnorm_fwd")) << r.output;
+  EXPECT_EQ(kwb("show --op rmsnorm_fwd" + db()).exit_code, 0);
+}
+
 TEST_F(HistoryCli, BadReportAddsNothing) {
   const std::string good = write("a.json", "2026-11-01T02:00:00Z", "aaa", 40);
   const auto bad = dir_ / "bad.json";
