@@ -300,8 +300,11 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
                 "Accept reports with no case in common (exit 0 then, nothing compared); without it that is exit 2");
   cmd->add_flag("--strict-env", f.strict_env,
                 "Exit 2 when the reports differ in GPU, driver, CUDA runtime, mode, flush, launch, preset, timer or test slowdown");
-  cmd->footer("Cases whose clocks were throttled (over 5% of a side's samples) or shifted (SM clock middles over 3% "
-              "apart) are \"ambiguous (throttled)\", never slower or faster. Every judged case needs its per-sample "
+  cmd->footer("A slower or faster verdict that the two sides' mean SM clocks could explain is \"ambiguous "
+              "(throttled)\"; so is one within 10% beyond the band of a case that ran half its samples under the "
+              "power cap, unless --base-runs or --history give its run-to-run spread from 2 or more other runs "
+              "(--confirm decides such cases). Reports without mean clocks: over 5% of a side's samples throttled, "
+              "or SM clock middles over 3% apart. Every judged case needs its per-sample "
               "times (kwb run keeps them; the reports under samples/ drop them).\n"
               "--confirm re-measures the slower, faster and ambiguous cases on this GPU, each side by the kwb built "
               "from its report's git SHA (this one by default; --base-kwb, --new-kwb otherwise), interleaved round "

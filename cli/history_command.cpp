@@ -5,7 +5,7 @@
 // The history needs SQLite (libsqlite3-dev), which is optional at configure time: a build without
 // it still has the verb, which says what is missing and how to get it (exit 2).
 // Exit codes: 0 done, 2 bad input (a report that cannot be read, a database that cannot be opened
-// or is of a newer schema).
+// or is of a newer schema, an --op that the database holds no result of).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -85,8 +85,8 @@ int show(const HistoryFlags& f) {
     const history::HistoryStore store(path);
     // An --op the store has never seen is a typo more often than a question: say so, and fail.
     if (!f.op.empty()) {
-      const auto known = store.ops();
-      if (std::find(known.begin(), known.end(), f.op) == known.end()) {
+      const auto known = store.ops();  // none: an empty store, answered below with how to fill it
+      if (!known.empty() && std::find(known.begin(), known.end(), f.op) == known.end()) {
         std::cerr << "kwb history show: --op: " << unknown_name_message("op", f.op, known) << " (the ops with results in "
                   << store.path().string() << ")\n";
         return kExitBadInput;

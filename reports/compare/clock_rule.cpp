@@ -48,14 +48,17 @@ bool power_capped(const ClockSummary& c) {
 }
 
 // A verdict that stands on the cycle ratio but not against the power cap's run-to-run swing.
-std::optional<std::string> power_cap_rule(const ClockSummary& base, const ClockSummary& next) {
+std::optional<std::string> power_cap_rule(const ClockSummary& base, const ClockSummary& next, const Decision& d) {
   if (!power_capped(base) && !power_capped(next)) return std::nullopt;
+  const bool beyond_swing = d.verdict == Verdict::slower ? d.ratio.lo > 1 + d.tolerance + kPowerCapSwing
+                                                         : d.ratio.hi < 1 - d.tolerance - kPowerCapSwing;
+  if (beyond_swing) return std::nullopt;
   return fmt::format(
       "power-capped: {}, {}; under the power cap the clock readings between launches do not show the clocks "
-      "during the kernels, and such a case swings by several percent from run to run (an A/A pair read a GEMM "
-      "+4.7% at mean clocks 0.5% apart). Judge it against its own run-to-run spread (--base-runs, --history) or "
-      "re-measure it interleaved (--confirm)",
-      side_text("BASE", base), side_text("NEW", next));
+      "during the kernels, and such a case swings by up to {:.0f}% from run to run (an A/A pair read a GEMM +4.7% "
+      "at mean clocks 0.5% apart). Judge it against its own run-to-run spread (--base-runs, --history: {} other "
+      "runs or more) or re-measure it interleaved (--confirm)",
+      side_text("BASE", base), side_text("NEW", next), 100 * kPowerCapSwing, kPowerCapSpreadRuns);
 }
 
 // The rule for reports written before the mean clock was recorded.
@@ -80,11 +83,12 @@ std::optional<std::string> range_rule(const TimingResult& base, const TimingResu
 }  // namespace
 
 std::optional<std::string> clock_problem(const TimingResult& base, const TimingResult& next, const Decision& decision,
-                                         bool spread_known) {
+                                         int spread_runs) {
   if (decision.verdict != Verdict::slower && decision.verdict != Verdict::faster) return std::nullopt;
   if (base.clocks && next.clocks && base.clocks->sm_mean_mhz > 0 && next.clocks->sm_mean_mhz > 0) {
     if (auto problem = cycle_rule(*base.clocks, *next.clocks, decision)) return problem;
-    return spread_known ? std::nullopt : power_cap_rule(*base.clocks, *next.clocks);
+    if (spread_runs >= kPowerCapSpreadRuns) return std::nullopt;
+    return power_cap_rule(*base.clocks, *next.clocks, decision);
   }
   return range_rule(base, next);
 }

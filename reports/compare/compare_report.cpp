@@ -46,7 +46,7 @@ ComparedCase compare_case(const CasePair& pair, const CompareInputs& in) {
     c.base_lacks_samples = b.timing->samples_us.empty();
     c.new_lacks_samples = n.timing->samples_us.empty();
     // A slower or faster verdict the clocks could explain does not stand.
-    if (auto problem = clock_problem(*b.timing, *n.timing, c.decision, in.spreads.count(c.key) > 0)) {
+    if (auto problem = clock_problem(*b.timing, *n.timing, c.decision, s.spread_runs)) {
       c.throttled = true;
       c.decision.reason = fmt::format("{}; the samples alone said {}: {}", *problem, to_string(c.decision.verdict),
                                       c.decision.reason);

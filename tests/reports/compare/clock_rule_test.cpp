@@ -1,6 +1,7 @@
 // The clock rule. With mean clocks (today's reports): a slower or faster verdict stands only if it
 // also holds for the cycle ratio (the interval scaled by the clock ratio), and, where half a side's
-// samples ran under the power cap, only with the case's run-to-run spread known. Without them
+// samples ran under the power cap, only with the case's run-to-run spread known or beyond the
+// cap's swing. Without them
 // (older reports): a side with more than 5% of its samples throttled, or SM clock middles more
 // than 3% apart, makes the case ambiguous. No readings on a side: silent.
 #include <gtest/gtest.h>
@@ -55,7 +56,13 @@ TEST(CompareClockRule, BothSidesThrottledAtTheSameMeanClockKeepTheVerdictUnlessP
   EXPECT_TRUE(mentions(p, "power-capped: BASE mean SM clock 1840 MHz (48% of its samples throttled)")) << *p;
   EXPECT_TRUE(mentions(p, "--confirm")) << *p;
   EXPECT_TRUE(mentions(p, "--base-runs")) << *p;
-  EXPECT_FALSE(clock_problem(base, next, kSlower, /*spread_known=*/true));
+  EXPECT_FALSE(clock_problem(base, next, kSlower, /*spread_runs=*/2));
+  EXPECT_TRUE(clock_problem(base, next, kSlower, /*spread_runs=*/1)) << "one other run is too thin a spread";
+  // A change beyond the cap's swing (10% past the 3% band) stands: a GEMM that always runs under
+  // the cap can still fail the gate.
+  EXPECT_FALSE(clock_problem(base, next, verdict(Verdict::slower, 1.14, 1.16)));
+  EXPECT_TRUE(clock_problem(base, next, verdict(Verdict::slower, 1.12, 1.16)));
+  EXPECT_FALSE(clock_problem(base, next, verdict(Verdict::faster, 0.85, 0.86)));
   // Under half of each side's samples capped: the cap is occasional, the verdict stands.
   EXPECT_FALSE(clock_problem(base, with_clocks(1695, 1980, 40, {"sw_power_cap"}, 1838), kSlower));
   // The hardware power brake counts as the cap; a faster verdict is judged alike.
