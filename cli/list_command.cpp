@@ -1,6 +1,10 @@
-// `kwb list`: every op with its axes, dtypes and default shapes, and its variants.
+// `kwb list`: the catalogue. Without --op, one line per op (its dtypes, how many variants and
+// default shapes, what it computes); with --op (or --details), each op's axes, default shapes and
+// variants. Op lines start at the left margin and every other line is indented, so that
+// `kwb list | awk '/^[a-z]/ {print $1}'` gives the op names in either form.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -11,12 +15,91 @@
 #include "reports/catalogue/catalogue_markdown.hpp"
 
 namespace kwb::cli {
+namespace {
+
+constexpr std::size_t kSummaryDescriptionWidth = 50;  // a summary line fits 120 columns
+
+std::string joined(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+std::string dtypes_of(const Op& op) {
+  std::vector<std::string> names;
+  for (auto d : op.dtypes) names.emplace_back(to_string(d));
+  return joined(names, ",");
+}
+
+// The description cut at a word boundary to `width` characters, with "..." when cut.
+std::string cut(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  std::size_t end = text.rfind(' ', width - 3);
+  if (end == std::string::npos || end < width / 2) end = width - 3;
+  return text.substr(0, end) + "...";
+}
+
+void print_summary(const std::vector<const Op*>& ops, const Registry& registry, bool include_test) {
+  std::size_t name_width = 0, dtype_width = 0;
+  for (const Op* op : ops) {
+    name_width = std::max(name_width, op->name.size());
+    dtype_width = std::max(dtype_width, dtypes_of(*op).size());
+  }
+  for (const Op* op : ops) {
+    const auto variants = registry.variants(op->name, include_test).size();
+    std::cout << fmt::format("{:<{}}  {:<{}}  {:>2} variants  {:>2} shapes  {}\n", op->name, name_width,
+                             dtypes_of(*op), dtype_width, variants, op->default_shapes.size(),
+                             cut(op->description, kSummaryDescriptionWidth));
+  }
+  std::cout << fmt::format("({} ops. `kwb list --op OP[,OP]`: their axes, default shapes, variants, math and "
+                           "tunables;\n --details: every op so; --markdown: the catalogue page)\n",
+                           ops.size());
+}
+
+void print_details(const Op& op, const Registry& registry, bool include_test) {
+  std::cout << fmt::format("{}  {}\n", op.name, op.description);
+  std::cout << fmt::format("  dtypes: {}\n", dtypes_of(op));
+  // Columns sized to this op's longest axis name and value, so that the helps line up.
+  std::size_t name_width = 0, value_width = 0;
+  auto value_of = [](const AxisSpec& a) {
+    return a.is_choice() ? "one of " + joined(a.choices, ",") : "default " + std::to_string(a.default_value);
+  };
+  for (const auto& a : op.axes) {
+    name_width = std::max(name_width, a.name.size());
+    value_width = std::max(value_width, value_of(a).size());
+  }
+  for (const auto& a : op.axes)
+    std::cout << fmt::format("  axis {:<{}}  {:<{}}  {}{}\n", a.name, name_width, value_of(a), value_width, a.help,
+                             a.is_choice() ? " (default " + a.choices.front() + ")" : "");
+  if (!op.default_shapes.empty()) {
+    std::cout << "  default shapes:\n";
+    for (const auto& s : op.default_shapes) std::cout << "    " << s.to_assignments() << "\n";
+  }
+  for (const Variant* v : registry.variants(op.name, include_test)) {
+    // The name on its own line: names run to 45 characters, which no column fits.
+    std::cout << fmt::format("  {:<9} {}\n", to_string(v->role), v->name);
+    std::cout << fmt::format("  {:<9}   {}\n", "", v->description);
+    const std::string uses = uses_text(v->uses);
+    std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
+    for (const Tunable& t : v->tunables) {
+      std::vector<std::string> values;
+      for (auto x : t.values) values.push_back(std::to_string(x));
+      std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n", "", t.name,
+                               joined(values, ","), default_text(t), t.name, t.help);
+    }
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
 
 void add_list_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("list", "List ops, their axes and dtypes, and their variants");
+  auto* cmd = app.add_subcommand("list", "List ops (one line each); with --op or --details their axes, shapes and variants");
   static bool include_test = false;
   static std::vector<std::string> only_ops;
-  cmd->add_option("--op", only_ops, "Only these ops")->delimiter(',');
+  cmd->add_option("--op", only_ops, "Show these ops in detail: axes, default shapes, variants")->delimiter(',');
+  static bool details = false;
+  cmd->add_flag("--details", details, "Show every op in detail (as --op does for one)");
   static bool markdown = false;
   cmd->add_flag("--markdown", markdown,
                 "Print the catalogue page (docs/catalogue.md): formulas, tensors, bytes, shapes, variants");
@@ -37,46 +120,16 @@ void add_list_command(CLI::App& app, int& exit_code) {
         exit_code = kExitBadInput;
         return;
       }
+    std::vector<const Op*> ops;
     for (const auto& op : registry.ops()) {
-      if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op.name) == only_ops.end())
-        continue;
-      if (op.test_only && !include_test) continue;
-      std::cout << fmt::format("{}  {}\n", op.name, op.description);
-      std::string dtypes;
-      for (auto d : op.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(to_string(d));
-      std::cout << fmt::format("  dtypes: {}\n", dtypes);
-      for (const auto& a : op.axes) {
-        if (a.is_choice()) {
-          std::string names;
-          for (const auto& c : a.choices) {
-            if (!names.empty()) names += ',';
-            names += c;
-          }
-          std::cout << fmt::format("  axis {:<6} one of {:<7} {} (default {})\n", a.name, names,
-                                   a.help, a.choices.front());
-        } else {
-          std::cout << fmt::format("  axis {:<6} default {:<7} {}\n", a.name, a.default_value, a.help);
-        }
-      }
-      std::string shapes;
-      for (const auto& s : op.default_shapes) shapes += (shapes.empty() ? "" : " ") + s.to_compact();
-      if (!shapes.empty()) std::cout << fmt::format("  default shapes: {}\n", shapes);
-      for (const Variant* v : registry.variants(op.name, include_test)) {
-        std::cout << fmt::format("  {:<9} {:<30} {}\n", to_string(v->role), v->name, v->description);
-        const std::string uses = uses_text(v->uses);
-        std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
-        for (const Tunable& t : v->tunables) {
-          std::string values;
-          for (auto x : t.values) {
-            if (!values.empty()) values += ',';
-            values += std::to_string(x);
-          }
-          std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n",
-                                   "", t.name, values, default_text(t), t.name, t.help);
-        }
-      }
-      std::cout << "\n";
+      if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op.name) == only_ops.end()) continue;
+      if (op.test_only && !include_test && only_ops.empty()) continue;
+      ops.push_back(&op);
     }
+    if (only_ops.empty() && !details)
+      print_summary(ops, registry, include_test);
+    else
+      for (const Op* op : ops) print_details(*op, registry, include_test);
     exit_code = kExitOk;
   });
 }

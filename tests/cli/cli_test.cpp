@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <cctype>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "harness/record/version.hpp"
@@ -153,8 +155,32 @@ TEST(Cli, NoVerbIsAParseError) {
 
 // ---- list and --version -----------------------------------------------------------------
 
-TEST(CliList, ListsTheOrdinaryVariantsAndHidesTestOnlyOnes) {
+// Without --op: one line per op, aligned, within 120 columns, and how to see more.
+TEST(CliList, ListsOneLinePerOpThatFitsATerminal) {
   const CliResult r = run_kwb("list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string line;
+  int op_lines = 0;
+  std::size_t variants_column = std::string::npos;
+  while (std::getline(lines, line)) {
+    EXPECT_LE(line.size(), 120u) << line;
+    if (line.empty() || !std::islower(static_cast<unsigned char>(line[0]))) continue;
+    ++op_lines;
+    const auto at = line.find(" variants");
+    ASSERT_NE(at, std::string::npos) << line;
+    if (variants_column == std::string::npos) variants_column = at;
+    EXPECT_EQ(at, variants_column) << "columns drift: " << line;
+  }
+  EXPECT_GE(op_lines, 20) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(rmsnorm_fwd +fp32,fp16,bf16 +\d+ variants +\d+ shapes)")))
+      << r.output;
+  EXPECT_TRUE(Mentions(r, "kwb list --op OP")) << r.output;
+  EXPECT_FALSE(std::regex_search(r.output, std::regex(R"(\btest_\w+)"))) << r.output;
+}
+
+TEST(CliList, ListsTheOrdinaryVariantsAndHidesTestOnlyOnes) {
+  const CliResult r = run_kwb("list --details");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Mentions(r, "rmsnorm_fwd"));
   EXPECT_TRUE(Mentions(r, "baseline_eager_8_launches"));
@@ -167,13 +193,16 @@ TEST(CliList, ListsTheOrdinaryVariantsAndHidesTestOnlyOnes) {
 TEST(CliList, EachVariantSaysItsMathPerDtypeAndTheLibrariesItCalls) {
   const CliResult r = run_kwb("list --op linear_bias_relu");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  // The line after each variant's: its math (per dtype where they differ) and its libraries.
+  // Each variant's name line is followed by its description, then its math (per dtype where they
+  // differ) and its libraries; default shapes are written out, one per line.
   auto math_line = [&](const std::string& variant) {
-    const auto at = r.output.find(variant + " ");
+    const auto at = r.output.find(" " + variant + "\n");
     if (at == std::string::npos) return std::string("(no " + variant + ")");
-    const auto next = r.output.find('\n', at) + 1;
+    const auto description = r.output.find('\n', at) + 1;
+    const auto next = r.output.find('\n', description) + 1;
     return r.output.substr(next, r.output.find('\n', next) - next);
   };
+  EXPECT_TRUE(Mentions(r, "    m=2048,n=4096,k=4096")) << r.output;
   EXPECT_NE(math_line("baseline_cublas_then_bias_relu")
                 .find("math fp32: fp32; fp16: fp16, fp32 acc; bf16: bf16, fp32 acc; uses cuBLASLt"),
             std::string::npos)
@@ -187,7 +216,7 @@ TEST(CliList, EachVariantSaysItsMathPerDtypeAndTheLibrariesItCalls) {
 }
 
 TEST(CliList, IncludeTestVariantsShowsThem) {
-  const CliResult r = run_kwb("list --include-test-variants");
+  const CliResult r = run_kwb("list --details --include-test-variants");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Mentions(r, "fused_v2_vec16"));
   EXPECT_TRUE(Mentions(r, "test_fault_illegal_address"));
