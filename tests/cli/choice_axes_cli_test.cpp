@@ -24,9 +24,11 @@ TEST(ListChoices, TestOnlyOpIsHiddenUntilAskedForThenShowsChoicesAndTunables) {
   const CommandResult plain = run_kwb("list");
   EXPECT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_FALSE(Mentions(plain, "test_seq_sum"));
-  const CommandResult all = run_kwb("list --include-test-variants");
+  const CommandResult listed = run_kwb("list --include-test-variants");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_TRUE(Mentions(listed, "test_seq_sum"));
+  const CommandResult all = run_kwb("list --details --include-test-variants");
   EXPECT_EQ(all.exit_code, 0) << all.output;
-  EXPECT_TRUE(Mentions(all, "test_seq_sum"));
   EXPECT_TRUE(Mentions(all, "one of bshd,bhsd"));
   EXPECT_TRUE(Mentions(all, "one of 0,1"));
   EXPECT_TRUE(Mentions(all, "tunable block = 128,256,512"));
