@@ -3,6 +3,7 @@
 // variants. Op lines start at the left margin and every other line is indented, so that
 // `kwb list | awk '/^[a-z]/ {print $1}'` gives the op names in either form.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iostream>
@@ -19,16 +20,10 @@ namespace {
 
 constexpr std::size_t kSummaryDescriptionWidth = 50;  // a summary line fits 120 columns
 
-std::string joined(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : separator) + p;
-  return out;
-}
-
 std::string dtypes_of(const Op& op) {
-  std::vector<std::string> names;
-  for (auto d : op.dtypes) names.emplace_back(to_string(d));
-  return joined(names, ",");
+  std::vector<std::string_view> names;
+  for (auto d : op.dtypes) names.push_back(to_string(d));
+  return fmt::format("{}", fmt::join(names, ","));
 }
 
 // The description cut at a word boundary to `width` characters, with "..." when cut.
@@ -62,7 +57,7 @@ void print_details(const Op& op, const Registry& registry, bool include_test) {
   // Columns sized to this op's longest axis name and value, so that the helps line up.
   std::size_t name_width = 0, value_width = 0;
   auto value_of = [](const AxisSpec& a) {
-    return a.is_choice() ? "one of " + joined(a.choices, ",") : "default " + std::to_string(a.default_value);
+    return a.is_choice() ? fmt::format("one of {}", fmt::join(a.choices, ",")) : fmt::format("default {}", a.default_value);
   };
   for (const auto& a : op.axes) {
     name_width = std::max(name_width, a.name.size());
@@ -81,12 +76,9 @@ void print_details(const Op& op, const Registry& registry, bool include_test) {
     std::cout << fmt::format("  {:<9}   {}\n", "", v->description);
     const std::string uses = uses_text(v->uses);
     std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
-    for (const Tunable& t : v->tunables) {
-      std::vector<std::string> values;
-      for (auto x : t.values) values.push_back(std::to_string(x));
+    for (const Tunable& t : v->tunables)
       std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n", "", t.name,
-                               joined(values, ","), default_text(t), t.name, t.help);
-    }
+                               fmt::join(t.values, ","), default_text(t), t.name, t.help);
   }
   std::cout << "\n";
 }

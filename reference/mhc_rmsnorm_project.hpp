@@ -27,15 +27,17 @@ inline double mhc_rmsnorm_project_token(const double* h, const double* w, double
   for (std::int64_t k = 0; k < k_len; ++k) sum_sq += h[k] * h[k];
   const double r = 1.0 / std::sqrt(sum_sq / static_cast<double>(k_len) + kMhcRmsEps);
   for (std::int64_t p = 0; p < p_len; ++p) z[p] = 0;
-  for (std::int64_t k = 0; k < k_len; ++k)
-    for (std::int64_t p = 0; p < p_len; ++p) z[p] += h[k] * w[k * p_len + p];
-  for (std::int64_t p = 0; p < p_len; ++p) z[p] *= r;
-  if (z_rss) {
+  if (z_rss)
     for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] = 0;
-    for (std::int64_t k = 0; k < k_len; ++k)
-      for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] += (h[k] * w[k * p_len + p]) * (h[k] * w[k * p_len + p]);
+  for (std::int64_t k = 0; k < k_len; ++k)
+    for (std::int64_t p = 0; p < p_len; ++p) {
+      const double term = h[k] * w[k * p_len + p];
+      z[p] += term;
+      if (z_rss) z_rss[p] += term * term;
+    }
+  for (std::int64_t p = 0; p < p_len; ++p) z[p] *= r;
+  if (z_rss)
     for (std::int64_t p = 0; p < p_len; ++p) z_rss[p] = r * std::sqrt(z_rss[p]);
-  }
   return r;
 }
 
