@@ -18,7 +18,7 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
                            d.driver_release.empty() ? std::to_string(d.driver_version) : d.driver_release,
                            d.sm_count, d.l2_bytes >> 20);
   std::cout << fmt::format("{:<34} {:>12} {:>12} {:>8}\n", "ceiling", measured.source, "datasheet", "ratio");
-  auto row = [](const std::string& name, double m, double s, const char* unit) {
+  auto row = [](const std::string& name, double m, double s, const std::string& unit) {
     std::cout << fmt::format("{:<34} {:>12.1f} {:>12.1f} {:>7.0f}%  {}\n", name, m, s, s > 0 ? 100 * m / s : 0, unit);
   };
   row("DRAM copy (read + write)", measured.dram_copy_gbps, sheet.dram_copy_gbps, "GB/s");
@@ -30,8 +30,12 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
   row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");
   for (const auto& [dtype, rate] : measured.tensor_tflops) {
     const auto it = sheet.tensor_tflops.find(dtype);
-    row("tensor " + dtype + " (cuBLASLt, best of 3 shapes)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second, "TFLOP/s");
+    const auto clock = measured.tensor_sm_mhz.find(dtype);
+    row("tensor " + dtype + " (cuBLASLt)", rate, it == sheet.tensor_tflops.end() ? 0 : it->second,
+        clock == measured.tensor_sm_mhz.end() ? "TFLOP/s" : fmt::format("TFLOP/s at {:.0f} MHz", clock->second));
   }
+  if (!measured.tensor_tflops.empty() && measured.source == "measured")
+    std::cout << "  tensor: the best sample of 3 shapes x 3 algorithms, each timed cold after a rest\n";
   if (!measured.dram_copy_by_method.empty()) {
     std::cout << "DRAM copy by method (read + write GB/s; the ceiling is the best):\n";
     for (const auto& [method, gbps] : measured.dram_copy_by_method)

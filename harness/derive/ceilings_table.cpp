@@ -40,9 +40,11 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   // launched one block per chunk join the methods (a v2 file's copy figure may be too low); v4:
   // the tensor-core figures are the best of three shapes and algorithms timed cold (v3's single
   // hot GEMM was power-throttled below what cases reached); v5: the read-only figure is the best
-  // of several read kernels (v4's came from one, and may be too low).
+  // of several read kernels (v4's came from one, and may be too low); v6: the tensor figures are
+  // timed first, after a rest, and rated by their best sample, with the clock they ran at (v5's
+  // medians after a minute of other ceilings sat under cold cases at full clock).
   // Older files stay where they are, unread.
-  return dir / ("ceilings-v5-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+  return dir / ("ceilings-v6-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
 }
 

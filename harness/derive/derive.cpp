@@ -100,7 +100,9 @@ std::vector<RoofReading> roof_readings(const CaseRecord& rec, std::int64_t l2_by
                                d.compute_roof_tflops, d.executed_flops, us),
                    d.pct_of_compute_roof,
                    "the variant executes fewer FLOPs than it declares (declare Variant::executed_work), the work "
-                   "model over-counts, or the timed launches did less than the verified one"});
+                   "model over-counts, the timed launches did less than the verified one, or the cached ceiling "
+                   "ran at a lower SM clock than this case (`kwb ceilings` shows the clock; `--refresh` measures "
+                   "again)"});
   const bool dram = rec.timing->mode == Mode::cold && !d.l2_resident;
   if (const std::optional<DramReading> r = dram_reading(rec, l2_bytes)) {
     const std::string discount =

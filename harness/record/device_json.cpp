@@ -49,6 +49,11 @@ Json to_json(const Ceilings& c) {
   Json tensor = Json::object();
   for (const auto& [dtype, tflops] : c.tensor_tflops) tensor[dtype] = number(tflops);
   j["tensor_tflops"] = std::move(tensor);
+  if (!c.tensor_sm_mhz.empty()) {
+    Json clocks = Json::object();
+    for (const auto& [dtype, mhz] : c.tensor_sm_mhz) clocks[dtype] = number(mhz);
+    j["tensor_sm_mhz"] = std::move(clocks);
+  }
   return j;
 }
 
@@ -93,6 +98,9 @@ Ceilings ceilings_from_json(const Node& n) {
   Node tensor = n["tensor_tflops"];
   for (const auto& item : tensor.object().items())
     c.tensor_tflops[item.key()] = Node(item.value(), tensor.child_path(item.key())).number();
+  if (auto clocks = n.find("tensor_sm_mhz"))
+    for (const auto& item : clocks->object().items())
+      c.tensor_sm_mhz[item.key()] = Node(item.value(), clocks->child_path(item.key())).number();
   return c;
 }
 

@@ -269,6 +269,9 @@ struct Ceilings {
   std::int64_t l2_working_set_bytes = 0;
   double fp32_tflops = 0;     // FFMA on CUDA cores
   std::map<std::string, double> tensor_tflops;  // by dtype name: "bf16", "fp16", "tf32"
+  // The mean SM clock (MHz) of the measurement that set each tensor rate: a GEMM's rate follows
+  // the clock. Absent without NVML and in ceilings measured before it was kept.
+  std::map<std::string, double> tensor_sm_mhz;
 };
 
 struct DeviceInfo {

@@ -57,7 +57,7 @@ TEST(Roofs, ReadCeilingIsTheBestOfSeveralKernelsAndAStaleCacheIsMeasuredAgain) {
   ASSERT_EQ(measured.exit_code, 0) << measured.output;
   std::filesystem::path cache;
   for (const auto& e : std::filesystem::directory_iterator(dir.path() / "cache")) cache = e.path();
-  ASSERT_EQ(cache.filename().string().rfind("ceilings-v5-", 0), 0u) << cache;
+  ASSERT_EQ(cache.filename().string().rfind("ceilings-v6-", 0), 0u) << cache;
   nlohmann::ordered_json c = nlohmann::ordered_json::parse(std::ifstream(cache));
   // The read-only figure is the best of at least six kernels at two sizes and two flushes.
   ASSERT_TRUE(c.contains("dram_read_by_method")) << c.dump(2);

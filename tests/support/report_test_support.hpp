@@ -182,6 +182,7 @@ inline Ceilings sample_ceilings(const std::string& source, double scale) {
                            {"copy_stream<4> 4x512 1024MiB dirty", 2900.1 * scale}};
   c.l2_copy_gbps = 9876.5 * scale;
   c.l2_working_set_bytes = 13107200;
+  if (source == "measured") c.tensor_sm_mhz = {{"bf16", 1980.0}, {"fp16", 1965.5}, {"tf32", 1972.25}};
   return c;
 }
 
@@ -474,6 +475,7 @@ inline void expect_same(const Ceilings& a, const Ceilings& b) {
   KWB_SAME_D(dram_read_gbps);
   KWB_SAME_D(fp32_tflops);
   KWB_SAME(tensor_tflops);  // exact double equality inside the map
+  KWB_SAME(tensor_sm_mhz);
   KWB_SAME(dram_copy_method);
   KWB_SAME(dram_copy_by_method);
   KWB_SAME_D(l2_copy_gbps);

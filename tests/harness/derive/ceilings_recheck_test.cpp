@@ -70,7 +70,7 @@ TEST(CeilingsCache, ReadMethodsRoundTripAndTheCacheFileIsVersionFive) {
   DeviceInfo d;
   d.uuid = "GPU-x";
   d.driver_version = 13000;
-  EXPECT_EQ(ceilings_cache_path(d).filename().string().rfind("ceilings-v5-GPU-x-driver13000", 0), 0u)
+  EXPECT_EQ(ceilings_cache_path(d).filename().string().rfind("ceilings-v6-GPU-x-driver13000", 0), 0u)
       << ceilings_cache_path(d);
   save_cached_ceilings(d, c);
   const auto loaded = load_cached_ceilings(d);
