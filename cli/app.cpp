@@ -20,6 +20,8 @@ std::string no_gpu_message(const std::string& verb, const std::string& reason) {
          "  samples/                          open the committed reports measured on an H100 and two H200s\n"
          "                                    (h100-roofline-review/review.html, h100-smoke/report.json)\n"
          "  kwb report / compare / select      render, compare or rank those reports\n"
+         "  kwb compare samples/h100-compare/base.json samples/h100-compare/slower.json\n"
+         "                                    the regression gate on two runs that keep their samples\n"
          "  scripts/test.sh                   build and run the CPU tests (GPU tests report skipped)\n"
          "On a machine with a GPU, scripts/run.sh builds and runs the default sweep.";
 }

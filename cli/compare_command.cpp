@@ -305,7 +305,7 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
               "power cap, unless --base-runs or --history give its run-to-run spread from 2 or more other runs "
               "(--confirm decides such cases). Reports without mean clocks: over 5% of a side's samples throttled, "
               "or SM clock middles over 3% apart. Every judged case needs its per-sample "
-              "times (kwb run keeps them; the reports under samples/ drop them).\n"
+              "times (kwb run keeps them; most reports under samples/ drop them, samples/h100-compare/ keeps them).\n"
               "--confirm re-measures the slower, faster and ambiguous cases on this GPU, each side by the kwb built "
               "from its report's git SHA (this one by default; --base-kwb, --new-kwb otherwise), interleaved round "
               "by round; the confirmed verdicts replace the reports' and decide the exit code.\n"

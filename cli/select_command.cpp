@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "reports/review/selection_tables.hpp"
+#include "reports/review/text_table.hpp"
 #include "reports/select/selection.hpp"
 #include "harness/record/json_report.hpp"
 #include "harness/record/output_paths.hpp"
@@ -30,26 +31,41 @@ struct SelectFlags {
   std::string out, markdown;
   std::string min_margin = "1%";
   bool out_given = false, markdown_given = false;  // `--out ''` is a mistake, not "no file"
+  bool wide = false;
 };
 
-// The table with columns padded to their widest cell; numbers right-aligned.
-void print_table(std::ostream& out, const review::Table& t) {
-  std::vector<std::size_t> width(t.headers.size());
-  for (std::size_t i = 0; i < t.headers.size(); ++i) width[i] = t.headers[i].size();
-  for (const auto& row : t.rows)
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string s;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const bool right = i < t.numeric.size() && t.numeric[i];
-      s += right ? fmt::format("{:>{}}", cells[i], width[i]) : fmt::format("{:<{}}", cells[i], width[i]);
-      if (i + 1 < cells.size()) s += "  ";
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    out << s << "\n";
-  };
-  line(t.headers);
-  for (const auto& row : t.rows) line(row);
+// A terminal's width: the default table fits it, `--wide` prints every column unwrapped.
+constexpr std::size_t kTerminalWidth = 120;
+
+// --wide: selection_table as it is, one line per shape. By default: the runner-up's columns left to
+// --wide, --md and --out (the margin says how far behind it is), each op's name on a line of its
+// own above its shapes, and long cells wrapped to fit kTerminalWidth.
+void print_selection(std::ostream& out, const review::Table& full, bool wide) {
+  if (wide) {
+    const review::FittedTable fitted = review::fit_text_table(full, 0);
+    out << fitted.header << "\n";
+    for (const auto& lines : fitted.rows) out << lines.front() << "\n";
+    return;
+  }
+  // selection_table's columns: op, dtype, shape, winner, us, runner-up, us, margin, verdict, vs baseline.
+  constexpr std::size_t kOp = 0;
+  const std::vector<std::size_t> kept = {1, 2, 3, 4, 7, 8, 9};  // all but op and the runner-up's two
+  review::Table t;
+  for (std::size_t c : kept) {
+    t.headers.push_back(full.headers[c]);
+    t.numeric.push_back(full.numeric[c]);
+  }
+  for (const auto& row : full.rows) {
+    auto& r = t.rows.emplace_back();
+    for (std::size_t c : kept) r.push_back(row[c]);
+  }
+  const std::string indent = "  ";
+  const review::FittedTable fitted = review::fit_text_table(t, kTerminalWidth - indent.size());
+  out << indent << fitted.header << "\n";
+  for (std::size_t i = 0; i < fitted.rows.size(); ++i) {
+    if (i == 0 || full.rows[i][kOp] != full.rows[i - 1][kOp]) out << full.rows[i][kOp] << "\n";
+    for (const std::string& line : fitted.rows[i]) out << indent << line << "\n";
+  }
 }
 
 // 0 is allowed here (every margin above the noise counts), unlike compare's threshold.
@@ -95,9 +111,12 @@ int run_select(const SelectFlags& f) {
     }
   }
 
-  print_table(std::cout, review::selection_table(selection));
+  print_selection(std::cout, review::selection_table(selection), f.wide);
   std::cout << "\n";
-  for (const std::string& line : review::selection_summary_lines(selection)) std::cout << line << "\n";
+  for (const std::string& summary : review::selection_summary_lines(selection)) {
+    const auto lines = f.wide ? std::vector<std::string>{summary} : review::wrap_cell(summary, kTerminalWidth - 2);
+    for (std::size_t i = 0; i < lines.size(); ++i) std::cout << (i == 0 ? "" : "  ") << lines[i] << "\n";
+  }
   const auto unselected = review::unselected_lines(selection);
   if (!unselected.empty()) {
     std::cout << fmt::format("\nnothing to select at {} shape(s):\n", unselected.size());
@@ -134,6 +153,8 @@ void add_select_command(CLI::App& app, int& exit_code) {
   cmd->add_option("REPORT", f.report, "A report.json written by `kwb run` or `kwb merge`")->required();
   auto* out = cmd->add_option("--out", f.out, "Write the selection as JSON (schema kwb.selection/1) here")->type_name("FILE");
   auto* md = cmd->add_option("--md", f.markdown, "Write the selection table as Markdown here")->type_name("FILE");
+  cmd->add_flag("--wide", f.wide,
+                "Print every column (the runner-up and its time too) on one line per shape, however wide");
   cmd->add_option("--min-margin", f.min_margin,
                   "Smallest margin of the winner over the runner-up called clear, as 1% or 0.01 (default 1%; 0 "
                   "lets the noise alone decide)")

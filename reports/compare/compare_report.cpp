@@ -152,9 +152,9 @@ std::optional<std::string> missing_samples_problem(const CompareReport& r) {
     if (!first) continue;
     return fmt::format(
         "{}: case {}: timing.samples_us is empty{}: the gate judges a case from its per-sample times (a bootstrap "
-        "interval and a rank test), and from medians alone it could never call a case slower. The reports under "
-        "samples/ drop these arrays to stay small; compare reports as `kwb run` writes them (it keeps every sample), "
-        "e.g. run {} again",
+        "interval and a rank test), and from medians alone it could never call a case slower. Most reports under "
+        "samples/ drop these arrays to stay small (samples/h100-compare/ keeps them: a pair to try the gate on); "
+        "compare reports as `kwb run` writes them (it keeps every sample), e.g. run {} again",
         base_side ? r.base_name : r.new_name, first->key,
         count > 1 ? fmt::format(" (and in {} other timed case{} of that report)", count - 1, count > 2 ? "s" : "") : "",
         base_side ? "BASE" : "NEW");

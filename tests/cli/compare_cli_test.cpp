@@ -311,5 +311,27 @@ TEST_F(CompareCli, BadFlagsExitTwo) {
   EXPECT_TRUE(has(out, "--junit")) << out.output;
 }
 
+// The committed pair (samples/h100-compare/): a CPU-only machine gets the gate's verdicts on real
+// H100 runs. Two runs of one build: no slower or faster case. A run with a 5% slowdown planted in
+// rmsnorm_fwd fused_v2_vec16 and softmax_fwd fused_v1_row_in_registers: both called slower, exit 1.
+TEST_F(CompareCli, CommittedPairGivesSameForTheAAPairAndSlowerForThePlantedSlowdown) {
+  const std::string dir = KWB_SOURCE_DIR "/samples/h100-compare/";
+  const CommandResult aa = kwb(shell_quote(dir + "base.json") + " " + shell_quote(dir + "aa.json"));
+  EXPECT_EQ(aa.exit_code, 0) << aa.output;
+  EXPECT_TRUE(has(aa, "Result: no regression")) << aa.output;
+  EXPECT_FALSE(has(aa, "\nslower ")) << aa.output;
+  EXPECT_FALSE(has(aa, "\nfaster ")) << aa.output;
+  EXPECT_FALSE(has(aa, "too few samples")) << aa.output;
+
+  const CommandResult slow = kwb(shell_quote(dir + "base.json") + " " + shell_quote(dir + "slower.json"));
+  EXPECT_EQ(slow.exit_code, 1) << slow.output;
+  for (const char* planted : {"rmsnorm_fwd:fused_v2_vec16:", "softmax_fwd:fused_v1_row_in_registers:"}) {
+    const auto at = slow.output.find(planted);
+    ASSERT_NE(at, std::string::npos) << planted << "\n" << slow.output;
+    const auto line = slow.output.rfind('\n', at) + 1;
+    EXPECT_EQ(slow.output.compare(line, 7, "slower "), 0) << slow.output.substr(line, at - line + 40);
+  }
+}
+
 }  // namespace
 }  // namespace kwb

@@ -87,6 +87,34 @@ TEST(SelectCli, CommittedSampleNamesTheFastestPassedVariantOfEveryGroup) {
   EXPECT_EQ(static_cast<std::size_t>(std::count(md.begin(), md.end(), '\n')) >= fastest.size(), true);
 }
 
+// The table fits a 120-column terminal by default (the default sweep's winners with their tunables
+// are up to 90 characters); --wide prints every column, the runner-up's too, one line per shape.
+TEST(SelectCli, DefaultTableFitsATerminalAndWideKeepsEveryColumn) {
+  const std::string sweep = KWB_SOURCE_DIR "/samples/h100-default-sweep/report.json";
+  const CommandResult r = kwb_select(shell_quote(sweep));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t widest = 0, lines = 0;
+  for (std::size_t at = 0; at < r.output.size(); ++lines) {
+    const std::size_t end = std::min(r.output.find('\n', at), r.output.size());
+    widest = std::max(widest, end - at);
+    at = end + 1;
+  }
+  EXPECT_LE(widest, 120u) << r.output;
+  EXPECT_FALSE(has(r, "runner-up")) << "the runner-up is --wide's";
+
+  const CommandResult wide = kwb_select(shell_quote(sweep) + " --wide");
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  EXPECT_TRUE(has(wide, "runner-up")) << wide.output;
+  // Every winner's full label (tunables included) is on one line of --wide and, wrapped or not, in
+  // the default table.
+  const auto j = nlohmann::json::parse(read_text_file(KWB_SOURCE_DIR "/samples/h100-default-sweep/selection.json"));
+  for (const auto& e : j.at("entries")) {
+    const std::string variant = e.at("winner").at("variant");
+    EXPECT_TRUE(has(wide, variant)) << variant;
+    EXPECT_TRUE(has(r, variant)) << variant;
+  }
+}
+
 // The committed selection.json beside the sample is what this build writes (a change to the rule
 // or the schema must regenerate it: `kwb select samples/h100-roofline-review/report.json --out ...`).
 TEST(SelectCli, CommittedSampleSelectionIsCurrent) {
