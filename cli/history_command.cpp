@@ -24,10 +24,14 @@
 namespace kwb::cli {
 namespace {
 
+// A nightly's store holds thousands of cases; a screenful is what `show` prints unless asked.
+constexpr std::size_t kDefaultShownCases = 20;
+
 struct HistoryFlags {
   std::string db;
   std::vector<std::string> reports;
   std::string op, identity, device;
+  std::size_t limit = kDefaultShownCases;
 };
 
 #ifdef KWB_HAVE_SQLITE3
@@ -94,14 +98,22 @@ int show(const HistoryFlags& f) {
     }
     const auto rows = store.trend({.op = f.op, .identity_contains = f.identity, .device_contains = f.device});
     if (rows.empty()) {
-      std::cout << fmt::format("no stored results match in {} ({} report(s) stored); add reports with "
-                               "`kwb history add REPORT.json`, or loosen --op / --case / --device\n",
-                               store.path().string(), store.report_count());
-      return kExitOk;
+      // A filter that matches nothing is a mistake to say (exit 2); an empty store is just empty.
+      const bool filtered = !f.op.empty() || !f.identity.empty() || !f.device.empty();
+      (filtered ? std::cerr : std::cout) << fmt::format(
+          "{}no stored results {}in {} ({} report(s) stored); {}\n", filtered ? "kwb history show: " : "",
+          filtered ? "match --op / --case / --device " : "", store.path().string(), store.report_count(),
+          filtered ? "loosen the filters (--case and --device match any part of the text)"
+                   : "add reports with `kwb history add REPORT.json`");
+      return filtered ? kExitBadInput : kExitOk;
     }
-    const history::TrendSummary s = history::print_trend(std::cout, rows);
+    const history::TrendSummary s = history::print_trend(std::cout, rows, {}, f.limit);
     std::cout << fmt::format("\n{} case(s), {} stored result(s), {} change point(s)\n", s.series, s.runs,
                              s.change_points);
+    if (s.printed < s.series)
+      std::cout << fmt::format("shown: {} of the {} cases (those with a change point first); --limit 0 shows all, "
+                               "--op / --case / --device narrow\n",
+                               s.printed, s.series);
   } catch (const history::HistoryError& e) {
     std::cerr << "kwb history show: " << e.what() << "\n";
     return kExitBadInput;
@@ -144,6 +156,10 @@ void add_history_command(CLI::App& app, int& exit_code) {
   show_cmd->add_option("--op", f.op, "Only this op")->type_name("OP");
   show_cmd->add_option("--case", f.identity, "Only cases whose identity contains this text")->type_name("TEXT");
   show_cmd->add_option("--device", f.device, "Only devices whose name contains this text")->type_name("TEXT");
+  show_cmd->add_option("--limit", f.limit,
+                       fmt::format("Print at most this many cases, those with a change point first (default {}; 0: "
+                                   "all)", kDefaultShownCases))
+      ->type_name("N");
   show_cmd->footer(
       "A run is a CHANGE when its median differs from the median of the previous 5 runs (since the last\n"
       "change, at least 3) by more than max(3%, 3 x their noise: 1.4826 x MAD / median).");

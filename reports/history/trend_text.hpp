@@ -14,12 +14,16 @@
 namespace kwb::history {
 
 struct TrendSummary {
-  int series = 0;  // case x device blocks printed
-  int runs = 0;
-  int change_points = 0;
+  int series = 0;  // case x device x settings blocks in the rows
+  int printed = 0;  // of them printed (at most max_series)
+  int runs = 0;     // over every series
+  int change_points = 0;  // over every series
 };
 
 // rows ordered by identity, device, settings, start time (as HistoryStore::trend returns them).
-TrendSummary print_trend(std::ostream& out, const std::vector<TrendRow>& rows, const ChangeRule& rule = {});
+// With max_series above 0 at most that many blocks are printed, those with a change point first
+// (in the rows' order), then the rest: a store of a whole nightly holds thousands of cases.
+TrendSummary print_trend(std::ostream& out, const std::vector<TrendRow>& rows, const ChangeRule& rule = {},
+                         std::size_t max_series = 0);
 
 }  // namespace kwb::history

@@ -66,9 +66,22 @@ TEST_F(HistoryCli, ShowPrintsTheTrendAndFlagsTheStep) {
   EXPECT_NE(r.output.find("CHANGE", day6), std::string::npos) << r.output;
   EXPECT_TRUE(has(r, "1 case(s), 6 stored result(s), 1 change point(s)")) << r.output;
 
+  // A filter that matches nothing is an error, not an empty trend.
   const CommandResult none = kwb("show --case no_such_case" + db());
-  EXPECT_EQ(none.exit_code, 0) << none.output;
-  EXPECT_TRUE(has(none, "no stored results match")) << none.output;
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_TRUE(has(none, "no stored results match --op / --case / --device")) << none.output;
+
+  // --limit: the case with the change point comes first, and the rest are counted, not printed.
+  const CommandResult all = kwb("show --limit 0" + db());
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_TRUE(has(all, "3 case(s), 18 stored result(s), 1 change point(s)")) << all.output;
+  EXPECT_FALSE(has(all, "shown:")) << all.output;
+  const CommandResult one = kwb("show --limit 1" + db());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_TRUE(has(one, "rmsnorm_fwd:fused_v2_vec16:bf16:")) << one.output;
+  EXPECT_FALSE(has(one, "softmax_fwd")) << one.output;
+  EXPECT_TRUE(has(one, "3 case(s), 18 stored result(s), 1 change point(s)")) << one.output;
+  EXPECT_TRUE(has(one, "shown: 1 of the 3 cases (those with a change point first)")) << one.output;
 }
 
 // An --op the store holds no result of is a typo until shown otherwise: exit 2, the closest op

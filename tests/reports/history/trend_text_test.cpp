@@ -64,6 +64,31 @@ TEST(TrendText, RunsMeasuredDifferentlyAreSeparateSeries) {
   EXPECT_EQ(out.str().find("-50.0%"), std::string::npos) << "no change across settings: " << out.str();
 }
 
+TEST(TrendText, ALimitPrintsTheCasesWithAChangePointFirstAndCountsThemAll) {
+  std::vector<TrendRow> rows;
+  const double steady[] = {40.0, 40.1, 39.9, 40.0, 40.2, 40.1};
+  const double stepped[] = {40.0, 40.1, 39.9, 40.0, 40.2, 44.0};
+  for (int day = 1; day <= 6; ++day) rows.push_back(row("a_op:v:bf16:rows=8", "H100", day, steady[day - 1]));
+  for (int day = 1; day <= 6; ++day) rows.push_back(row("b_op:v:bf16:rows=8", "H100", day, stepped[day - 1]));
+  for (int day = 1; day <= 6; ++day) rows.push_back(row("c_op:v:bf16:rows=8", "H100", day, steady[day - 1]));
+  std::ostringstream out;
+  const TrendSummary s = print_trend(out, rows, {}, 2);
+  EXPECT_EQ(s.series, 3);
+  EXPECT_EQ(s.printed, 2);
+  EXPECT_EQ(s.runs, 18);
+  EXPECT_EQ(s.change_points, 1);
+  const std::string text = out.str();
+  const auto b = text.find("b_op:"), a = text.find("a_op:");
+  ASSERT_NE(b, std::string::npos) << text;
+  ASSERT_NE(a, std::string::npos) << text;
+  EXPECT_LT(b, a) << "the case with the change point first";
+  EXPECT_EQ(text.find("c_op:"), std::string::npos) << text;
+  // Without a limit, the rows' order.
+  std::ostringstream every;
+  EXPECT_EQ(print_trend(every, rows).printed, 3);
+  EXPECT_LT(every.str().find("a_op:"), every.str().find("b_op:"));
+}
+
 TEST(TrendText, EmptyRowsPrintNothing) {
   std::ostringstream out;
   EXPECT_EQ(print_trend(out, {}).series, 0);
