@@ -7,86 +7,77 @@
 
 #include <fmt/format.h>
 
+#include "reports/review/roofline_layout.hpp"
 #include "reports/review/svg_chart.hpp"
 
 namespace kwb::review {
 
 namespace {
 
-constexpr int kRoofWidth = 900, kRoofHeight = 520;
-constexpr double kPlotLeft = 70, kPlotRight = 640, kPlotTop = 16, kPlotBottom = 470;
+// The review page is about 1400 px wide and the chart scales to it: the plot, then a column for
+// the compute roofs' labels and the legend.
+constexpr double kRoofWidth = 1200, kMinRoofHeight = 560;
+constexpr double kPlotLeft = 70, kPlotRight = 850, kPlotTop = 16, kPlotBottom = 500;
+constexpr double kSideLeft = 862, kSideRight = 1195;
+constexpr double kCharWidth = 6.0, kLineHeight = 13;  // 10.5 px text
 
 const char* roof_colour(const RooflineCeiling& c) { return c.measured ? "#333333" : "#808080"; }
 
 }  // namespace
 
 std::string roofline_svg(const ReviewModel& model) {
-  // 1. Data ranges: every point and every ridge (where a compute roof meets the DRAM slope).
-  double x_min = std::numeric_limits<double>::max(), x_max = 0;
-  double y_min = std::numeric_limits<double>::max(), y_max = 0;
+  // 1. Ranges fitted to the points (model and measured) with every knee in view; the roofs.
+  std::vector<std::pair<double, double>> xy;
   for (const RooflinePoint& p : model.points) {
-    x_min = std::min(x_min, p.intensity), x_max = std::max(x_max, p.intensity);
-    y_min = std::min(y_min, p.tflops), y_max = std::max(y_max, p.tflops);
-    if (p.measured) {
-      x_min = std::min(x_min, p.measured->intensity), x_max = std::max(x_max, p.measured->intensity);
-      y_min = std::min(y_min, p.measured->tflops), y_max = std::max(y_max, p.measured->tflops);
-    }
+    xy.emplace_back(p.intensity, p.tflops);
+    if (p.measured) xy.emplace_back(p.measured->intensity, p.measured->tflops);
   }
-  double top_bandwidth = 0;
-  for (const RooflineCeiling& c : model.ceilings)
-    if (c.kind == RooflineCeiling::Kind::bandwidth) top_bandwidth = std::max(top_bandwidth, c.value);
-  for (const RooflineCeiling& c : model.ceilings)
-    if (c.kind == RooflineCeiling::Kind::compute) {
-      y_max = std::max(y_max, c.value);
-      if (top_bandwidth > 0) x_max = std::max(x_max, 1000 * c.value / top_bandwidth);
-    }
-  if (x_max <= 0) x_min = 0.1, x_max = 100;
-  if (y_max <= 0) y_min = 0.1, y_max = 100;
-  x_min = std::min(x_min, x_max), y_min = std::min(y_min, y_max);
-  auto [x_lo, x_hi] = decade_range(x_min / 2, x_max * 2);
-  auto [y_lo, y_hi] = decade_range(y_min / 2, y_max * 1.5);
+  const RooflineRanges ranges = fit_roofline_ranges(model.ceilings, xy);
+  const AxisScale x{ranges.x_lo, ranges.x_hi, true, kPlotLeft, kPlotRight};
+  const AxisScale y{ranges.y_lo, ranges.y_hi, true, kPlotBottom, kPlotTop};
+  const std::vector<RoofSegment> segments = roof_segments(model.ceilings, ranges);
+  const RoofLabelGeometry geometry{[&](double v) { return x.to_px(v); }, [&](double v) { return y.to_px(v); },
+                                   {kPlotLeft, kPlotTop, kPlotRight, kPlotBottom},
+                                   {kSideLeft, kPlotTop, kSideRight, kPlotBottom},
+                                   [](const std::string& t) { return kCharWidth * static_cast<double>(t.size()); },
+                                   kLineHeight};
+  const std::vector<RoofLabel> labels = place_roof_labels(model.ceilings, segments, geometry);
 
-  SvgChart chart(kRoofWidth, kRoofHeight, {x_lo, x_hi, true, kPlotLeft, kPlotRight},
-                 {y_lo, y_hi, true, kPlotBottom, kPlotTop}, "arithmetic intensity (FLOP/byte)",
+  // The legend below the last label of the side column.
+  double legend_top = kPlotTop + 8;
+  for (const RoofLabel& l : labels)
+    if (l.box.x0 >= kSideLeft) legend_top = std::max(legend_top, l.box.y1 + 20);
+  const std::size_t legend_rows = model.ops.size() + 3;
+  const double height = std::max(kMinRoofHeight, legend_top + 16.0 * static_cast<double>(legend_rows) + 10);
+
+  SvgChart chart(static_cast<int>(kRoofWidth), static_cast<int>(height), x, y, "arithmetic intensity (FLOP/byte)",
                  "TFLOP/s", "Roofline: every case against the measured and datasheet ceilings");
+  chart.fill_width();
+  chart.legend_at(kSideLeft, legend_top);
 
-  // 2. The roofs. A bandwidth roof is the line y = x * GB/s / 1000, drawn from where it enters
-  // the plot to where it meets the highest compute roof of its source (or leaves the plot).
-  for (const RooflineCeiling& c : model.ceilings) {
-    double top = 0;  // the highest compute roof of the same source; none: the plot's top
-    for (const RooflineCeiling& d : model.ceilings)
-      if (d.kind == RooflineCeiling::Kind::compute && d.measured == c.measured) top = std::max(top, d.value);
-    if (top <= 0) top = y_hi;
-    if (c.kind == RooflineCeiling::Kind::bandwidth) {
-      const double x0 = std::max(x_lo, 1000 * y_lo / c.value);
-      const double x1 = std::min(x_hi, 1000 * std::min(top, y_hi) / c.value);
-      if (x1 <= x0) continue;
-      chart.polyline({{x0, x0 * c.value / 1000}, {x1, x1 * c.value / 1000}}, roof_colour(c), !c.measured, 2);
-      // Labelled mid-slope, clear of the low-intensity points crowded near the start.
-      const double lx = x0 * std::pow(x1 / x0, 0.45);
-      chart.label(lx, lx * c.value / 1000, c.label, roof_colour(c), 8, 10);
-    } else {
-      // A flat roof starts at its ridge with the DRAM slope of its source.
-      double bandwidth = 0;
-      for (const RooflineCeiling& d : model.ceilings)
-        if (d.kind == RooflineCeiling::Kind::bandwidth && d.measured == c.measured) { bandwidth = d.value; break; }
-      const double ridge = bandwidth > 0 ? 1000 * c.value / bandwidth : x_lo;
-      const double x0 = std::clamp(ridge, x_lo, x_hi);
-      chart.polyline({{x0, c.value}, {x_hi, c.value}}, roof_colour(c), !c.measured, 2);
-      // Ended at the plot's right edge (6 px a character), so that it never runs into the legend.
-      chart.label(x_hi, c.value, c.label, roof_colour(c), -(6.0 * static_cast<double>(c.label.size()) + 6), -4);
-    }
+  // 2. The roofs, measured solid and datasheet dashed, each label beside its line (a compute
+  //    roof's right of the plot, joined to its line's end by a leader; a bandwidth roof's along it).
+  for (const RoofSegment& sgm : segments) {
+    const RooflineCeiling& c = model.ceilings[sgm.roof];
+    chart.polyline({{sgm.x0, sgm.y0}, {sgm.x1, sgm.y1}}, roof_colour(c), !c.measured, 2);
+  }
+  for (const RoofLabel& l : labels) {
+    const RooflineCeiling& c = model.ceilings[l.roof];
+    chart.placed_text(l.x, l.y, l.angle * 180 / std::acos(-1.0), l.text, roof_colour(c));
+    if (l.box.x0 >= kSideLeft)
+      chart.pixel_line(kPlotRight, l.anchor_y, l.box.x0 - 2, (l.box.y0 + l.box.y1) / 2, roof_colour(c), !c.measured);
   }
 
-  // 3. The cases, coloured by op, each with its identity as a tooltip. A case with counters is
-  // drawn twice: a dot at its work model's point and a ring where its counters put it (the FLOPs
-  // executed over the DRAM bytes measured, at the executed FLOPs' rate), joined, so that a kernel
-  // that moves more than its model shows as a ring left of its dot. Without FLOP counters the
-  // model's FLOPs stand in and the join is dashed.
+  // 3. The cases, marked by op (a colour, then a shape after ten), each with its identity as a
+  // tooltip. A case with counters is drawn twice: its mark at its work model's point and a ring
+  // where its counters put it (the FLOPs executed over the DRAM bytes measured, at the executed
+  // FLOPs' rate), joined, so that a kernel that moves more than its model shows as a ring left of
+  // its mark. Without FLOP counters the model's FLOPs stand in and the join is dashed.
   bool any_measured = false;
   for (const RooflinePoint& p : model.points) {
-    const auto op = std::find(model.ops.begin(), model.ops.end(), p.op) - model.ops.begin();
-    const std::string colour = palette_colour(static_cast<std::size_t>(op));
+    const auto op = static_cast<std::size_t>(std::find(model.ops.begin(), model.ops.end(), p.op) - model.ops.begin());
+    const MarkStyle style = mark_style(op);
+    const std::string colour = palette_colour(style.colour);
     if (const auto& m = p.measured) {
       any_measured = true;
       chart.polyline({{p.intensity, p.tflops}, {m->intensity, m->tflops}}, colour, !m->flops_measured, 1.2);
@@ -98,10 +89,13 @@ std::string roofline_svg(const ReviewModel& model) {
                              p.traffic_ratio ? fmt::format(", traffic ratio {:.2f}", *p.traffic_ratio) : "",
                              m->tflops, m->flops_measured ? "" : " (the model's FLOPs: none counted)", flags));
     }
-    chart.point(p.intensity, p.tflops, colour,
-                fmt::format("{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s", p.case_name, p.intensity, p.tflops));
+    chart.mark(p.intensity, p.tflops, colour, static_cast<int>(style.shape),
+               fmt::format("{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s", p.case_name, p.intensity, p.tflops));
   }
-  for (std::size_t i = 0; i < model.ops.size(); ++i) chart.legend_entry(model.ops[i], palette_colour(i));
+  for (std::size_t i = 0; i < model.ops.size(); ++i) {
+    const MarkStyle style = mark_style(i);
+    chart.legend_mark(model.ops[i], palette_colour(style.colour), static_cast<int>(style.shape));
+  }
   if (any_measured) chart.legend_entry("model -> measured (counters)", "#555555", false, true);
   chart.legend_entry("measured ceiling", "#333333");
   chart.legend_entry("datasheet ceiling", "#808080", true);

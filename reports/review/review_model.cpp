@@ -148,23 +148,18 @@ std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured)
   using Kind = RooflineCeiling::Kind;
   const char* tag = measured ? "measured" : "datasheet";
   std::vector<RooflineCeiling> out;
-  if (c.dram_copy_gbps > 0)
-    out.push_back({Kind::bandwidth, fmt::format("DRAM copy {:.0f} GB/s ({})", c.dram_copy_gbps, tag),
-                   c.dram_copy_gbps, measured});
+  auto add = [&](Kind kind, const std::string& name, double value, const char* format, const char* unit) {
+    const std::string value_text = fmt::format(fmt::runtime(format), value) + " " + unit;
+    out.push_back({kind, fmt::format("{} {} ({})", name, value_text, tag), name, value_text, value, measured});
+  };
+  if (c.dram_copy_gbps > 0) add(Kind::bandwidth, "DRAM copy", c.dram_copy_gbps, "{:.0f}", "GB/s");
   // The roof of a read-only kernel; read-heavy kernels' roofs lie between the two (dram_roof_gbps).
   if (measured && c.dram_read_gbps > c.dram_copy_gbps)
-    out.push_back({Kind::bandwidth, fmt::format("DRAM read-only {:.0f} GB/s ({})", c.dram_read_gbps, tag),
-                   c.dram_read_gbps, measured});
-  if (c.l2_copy_gbps > 0)
-    out.push_back({Kind::bandwidth, fmt::format("L2 copy {:.0f} GB/s ({})", c.l2_copy_gbps, tag),
-                   c.l2_copy_gbps, measured});
-  if (c.fp32_tflops > 0)
-    out.push_back({Kind::compute, fmt::format("fp32 FFMA {:.1f} TFLOP/s ({})", c.fp32_tflops, tag),
-                   c.fp32_tflops, measured});
+    add(Kind::bandwidth, "DRAM read-only", c.dram_read_gbps, "{:.0f}", "GB/s");
+  if (c.l2_copy_gbps > 0) add(Kind::bandwidth, "L2 copy", c.l2_copy_gbps, "{:.0f}", "GB/s");
+  if (c.fp32_tflops > 0) add(Kind::compute, "fp32 FFMA", c.fp32_tflops, "{:.1f}", "TFLOP/s");
   for (const auto& [dtype, tflops] : c.tensor_tflops)
-    if (tflops > 0)
-      out.push_back({Kind::compute, fmt::format("{} tensor {:.0f} TFLOP/s ({})", dtype, tflops, tag),
-                     tflops, measured});
+    if (tflops > 0) add(Kind::compute, dtype + " tensor", tflops, "{:.0f}", "TFLOP/s");
   return out;
 }
 

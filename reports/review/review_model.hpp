@@ -24,6 +24,8 @@ struct RooflineCeiling {
   enum class Kind { bandwidth, compute };
   Kind kind = Kind::bandwidth;
   std::string label;     // "DRAM copy 3032 GB/s (measured)", "bf16 tensor 989 TFLOP/s (datasheet)"
+  std::string name;        // "DRAM copy", "bf16 tensor": what a measured roof and its datasheet twin share
+  std::string value_text;  // "3032 GB/s"
   double value = 0;      // GB/s for bandwidth, TFLOP/s for compute
   bool measured = true;  // false: datasheet (drawn dashed)
 };

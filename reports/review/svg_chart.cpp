@@ -134,6 +134,53 @@ void SvgChart::legend_entry(const std::string& text, const std::string& colour, 
   legend_.push_back({text, colour, dashed, ring});
 }
 
+void SvgChart::legend_mark(const std::string& text, const std::string& colour, int shape) {
+  legend_.push_back({text, colour, false, false, shape});
+}
+
+namespace {
+
+// The SVG element of a mark centred at (cx, cy): `cls` its class (may be empty), then its place,
+// then its fill, then `body` (a tooltip).
+std::string mark_element(double cx, double cy, double r, int shape, const std::string& cls, const std::string& fill,
+                         const std::string& body) {
+  const std::string head = cls.empty() ? "" : " class=\"" + cls + "\"";
+  const std::string paint = " fill=\"" + xml_escape(fill) + "\"";
+  switch (shape) {
+    case 1:
+      return fmt::format("<rect{} x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"{}>{}</rect>\n", head,
+                         cx - r * 0.9, cy - r * 0.9, 1.8 * r, 1.8 * r, paint, body);
+    case 2:
+      return fmt::format("<polygon{} points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"{}>{}</polygon>\n", head, cx,
+                         cy - 1.2 * r, cx - 1.1 * r, cy + 0.9 * r, cx + 1.1 * r, cy + 0.9 * r, paint, body);
+    case 3:
+      return fmt::format("<polygon{} points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"{}>{}</polygon>\n",
+                         head, cx, cy - 1.3 * r, cx + 1.3 * r, cy, cx, cy + 1.3 * r, cx - 1.3 * r, cy, paint, body);
+    default:
+      return fmt::format("<circle{} cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"{}>{}</circle>\n", head, cx, cy, r, paint, body);
+  }
+}
+
+}  // namespace
+
+void SvgChart::mark(double x, double y, const std::string& colour, int shape, const std::string& tooltip, double r) {
+  if (!x_.contains(x) || !y_.contains(y)) return;
+  body_ += mark_element(x_.to_px(x), y_.to_px(y), r, shape, "pt", colour, "<title>" + xml_escape(tooltip) + "</title>");
+}
+
+void SvgChart::placed_text(double x, double y, double angle_degrees, const std::string& text,
+                           const std::string& colour) {
+  const std::string turn =
+      angle_degrees == 0 ? "" : fmt::format(" transform=\"rotate({:.2f} {:.1f} {:.1f})\"", angle_degrees, x, y);
+  overlay_ += fmt::format("<text class=\"roof\" x=\"{:.1f}\" y=\"{:.1f}\"{} fill=\"{}\">{}</text>\n", x, y, turn,
+                          xml_escape(colour), xml_escape(text));
+}
+
+void SvgChart::pixel_line(double x0, double y0, double x1, double y1, const std::string& colour, bool dashed) {
+  overlay_ += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"0.8\"{}/>\n",
+                          x0, y0, x1, y1, xml_escape(colour), dashed ? " stroke-dasharray=\"2,2\"" : "");
+}
+
 std::string SvgChart::axes() const {
   std::string s;
   const double left = std::min(x_.px_lo, x_.px_hi), right = std::max(x_.px_lo, x_.px_hi);
@@ -163,8 +210,10 @@ std::string SvgChart::axes() const {
 
 std::string SvgChart::str() const {
   std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" aria-label=\"{2}\">\n",
-      width_, height_, xml_escape(aria_));
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {0} {1}\" {3} role=\"img\" aria-label=\"{2}\">\n",
+      width_, height_, xml_escape(aria_),
+      fill_width_ ? std::string("width=\"100%\" preserveAspectRatio=\"xMinYMin meet\"")
+                  : fmt::format("width=\"{}\" height=\"{}\"", width_, height_));
   s += axes();
   // Marks outside the axes were dropped when added, so nothing crosses the tick labels.
   s += fmt::format("<g>\n{}</g>\n", body_);
@@ -180,11 +229,14 @@ std::string SvgChart::str() const {
     s += fmt::format("<text class=\"roof\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", l.x_px, l.y_px,
                      xml_escape(l.colour), xml_escape(l.text));
   }
-  // Legend: right of the plot area, one row per entry.
-  const double lx = std::max(x_.px_lo, x_.px_hi) + 12;
-  double ly = std::min(y_.px_lo, y_.px_hi) + 8;
+  s += overlay_;
+  // Legend: right of the plot area (or where legend_at put it), one row per entry.
+  const double lx = legend_origin_ ? legend_origin_->first : std::max(x_.px_lo, x_.px_hi) + 12;
+  double ly = legend_origin_ ? legend_origin_->second : std::min(y_.px_lo, y_.px_hi) + 8;
   for (const LegendEntry& e : legend_) {
-    if (e.ring) {  // a dot joined to a ring, as the marks it names
+    if (e.shape >= 0) {
+      s += mark_element(lx + 9, ly, 4, e.shape, "", e.colour, "");
+    } else if (e.ring) {  // a dot joined to a ring, as the marks it names
       s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"1.2\"/>\n",
                        lx + 2, ly, lx + 16, ly, xml_escape(e.colour));
       s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", lx + 2, ly, xml_escape(e.colour));

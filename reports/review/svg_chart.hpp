@@ -6,6 +6,7 @@
 // and case names come from the report and may hold any character.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,20 @@ class SvgChart {
   // A legend row: a line sample (dashed or solid), or with `ring` a line ending in a ring (a
   // point joined to its hollow twin).
   void legend_entry(const std::string& text, const std::string& colour, bool dashed = false, bool ring = false);
+  // A legend row whose sample is a point's mark (circle, square, triangle, diamond: see
+  // roofline_layout.hpp's mark_style).
+  void legend_mark(const std::string& text, const std::string& colour, int shape);
+  // Where the legend's first row goes (pixels); by default right of the plot area, at its top.
+  void legend_at(double x_px, double y_px) { legend_origin_ = {x_px, y_px}; }
+
+  // A filled mark of `shape` (0 circle, 1 square, 2 triangle, 3 diamond) with a tooltip.
+  void mark(double x, double y, const std::string& colour, int shape, const std::string& tooltip, double r = 3.5);
+  // Text whose place was decided by the caller (pixels: the start of its baseline, turned by the
+  // angle), and a thin line in pixels (a label's leader); both may lie outside the axes.
+  void placed_text(double x, double y, double angle_degrees, const std::string& text, const std::string& colour);
+  void pixel_line(double x0, double y0, double x1, double y1, const std::string& colour, bool dashed);
+  // The chart scales to the width of the page (its viewBox keeps the proportions).
+  void fill_width() { fill_width_ = true; }
 
   // The whole <svg> element.
   std::string str() const;
@@ -70,6 +85,7 @@ class SvgChart {
   AxisScale x_, y_;
   std::string x_label_, y_label_, aria_;
   std::string body_;
+  std::string overlay_;  // drawn over the marks: labels and leaders placed by the caller
   struct Label {
     double x_px, y_px;
     std::string text, colour;
@@ -78,8 +94,11 @@ class SvgChart {
   struct LegendEntry {
     std::string text, colour;
     bool dashed = false, ring = false;
+    int shape = -1;  // a mark's shape, or -1 for a line sample
   };
   std::vector<LegendEntry> legend_;
+  std::optional<std::pair<double, double>> legend_origin_;
+  bool fill_width_ = false;
 };
 
 }  // namespace kwb::review
