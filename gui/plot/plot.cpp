@@ -15,6 +15,22 @@ constexpr int kDensePoints = 1500;  // past this many points in one plot, points
 
 ImU32 grey(int v, int a = 255) { return IM_COL32(v, v, v, a); }
 
+// A filled mark centred at p: 0 circle, 1 square, 2 triangle, 3 diamond.
+void draw_mark(ImDrawList* dl, ImVec2 p, float r, ImU32 colour, int shape) {
+  switch (shape) {
+    case 1: dl->AddRectFilled({p.x - r * 0.9f, p.y - r * 0.9f}, {p.x + r * 0.9f, p.y + r * 0.9f}, colour); break;
+    case 2:
+      dl->AddTriangleFilled({p.x, p.y - 1.2f * r}, {p.x + 1.1f * r, p.y + 0.9f * r}, {p.x - 1.1f * r, p.y + 0.9f * r},
+                            colour);
+      break;
+    case 3:
+      dl->AddQuadFilled({p.x, p.y - 1.3f * r}, {p.x + 1.3f * r, p.y}, {p.x, p.y + 1.3f * r}, {p.x - 1.3f * r, p.y},
+                        colour);
+      break;
+    default: dl->AddCircleFilled(p, r, colour, 12);
+  }
+}
+
 }  // namespace
 
 ImU32 palette(int i, float alpha) {
@@ -28,14 +44,14 @@ ImU32 palette(int i, float alpha) {
   return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(alpha * 255) << IM_COL32_A_SHIFT);
 }
 
-Plot::Plot(const char* id, View& view, ImVec2 size, const char* x_label, const char* y_label)
+Plot::Plot(const char* id, View& view, ImVec2 size, const char* x_label, const char* y_label, float side_width)
     : view_(view), x_label_(x_label), y_label_(y_label) {
   if (size.x <= 0) size.x = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
   if (size.y <= 0) size.y = std::max(ImGui::GetContentRegionAvail().y, 100.0f);
   frame_min_ = ImGui::GetCursorScreenPos();
   frame_max_ = {frame_min_.x + size.x, frame_min_.y + size.y};
   area_min_ = {frame_min_.x + kLeftMargin, frame_min_.y + kTopMargin};
-  area_max_ = {frame_max_.x - kRightMargin, frame_max_.y - kBottomMargin};
+  area_max_ = {frame_max_.x - kRightMargin - side_width, frame_max_.y - kBottomMargin};
   // One invisible button over the whole frame owns the mouse: the window does not move while
   // the plot is dragged, and hover/click are this widget's.
   ImGui::InvisibleButton(id, size, ImGuiButtonFlags_MouseButtonLeft);
@@ -143,7 +159,7 @@ void Plot::polyline(const std::vector<std::pair<double, double>>& points, ImU32 
                  to_screen(points[i].first, points[i].second), colour, thickness);
 }
 
-bool Plot::point(double x, double y, ImU32 colour, float radius, int id) {
+bool Plot::point(double x, double y, ImU32 colour, float radius, int id, int shape) {
   const ImVec2 p = to_screen(x, y);
   // Off-screen points cost nothing; on screen, a dense chart draws squares (2 triangles, not a
   // 12-sided fan): 10,000 cases must stay interactive under software OpenGL.
@@ -161,7 +177,7 @@ bool Plot::point(double x, double y, ImU32 colour, float radius, int id) {
     dl_->AddRectFilled({p.x - radius * 0.8f, p.y - radius * 0.8f},
                        {p.x + radius * 0.8f, p.y + radius * 0.8f}, colour);
   else
-    dl_->AddCircleFilled(p, radius, colour, 12);
+    draw_mark(dl_, p, radius, colour, shape);
   return hover_test(p, id);
 }
 
@@ -194,12 +210,38 @@ void Plot::text(double x, double y, const char* s, ImU32 colour, ImVec2 offset) 
   dl_->AddText({p.x + offset.x, p.y + offset.y}, colour, s);
 }
 
-void Plot::legend(const std::vector<LegendEntry>& entries) {
+void Plot::text_at(ImVec2 at, float angle, const char* s, ImU32 colour) {
+  dl_->PushClipRect(frame_min_, frame_max_, false);
+  // The text is drawn upright with its top-left a line's ascent above the baseline, then its
+  // vertices are turned about the baseline's start (ImGui has no turned text of its own).
+  const int first = dl_->VtxBuffer.Size;
+  const float ascent = ImGui::GetFontSize() * 0.8f;
+  dl_->AddText({at.x, at.y - ascent}, colour, s);
+  if (angle != 0) {
+    const float c = std::cos(angle), sn = std::sin(angle);
+    for (int i = first; i < dl_->VtxBuffer.Size; ++i) {
+      ImVec2& v = dl_->VtxBuffer[i].pos;
+      const float dx = v.x - at.x, dy = v.y - at.y;
+      v = {at.x + dx * c - dy * sn, at.y + dx * sn + dy * c};
+    }
+  }
+  dl_->PopClipRect();
+}
+
+void Plot::screen_line(ImVec2 a, ImVec2 b, ImU32 colour, float thickness) {
+  dl_->PushClipRect(frame_min_, frame_max_, false);
+  dl_->AddLine(a, b, colour, thickness);
+  dl_->PopClipRect();
+}
+
+void Plot::legend(const std::vector<LegendEntry>& entries) { legend_at(entries, {area_min_.x + 8, area_min_.y + 8}); }
+
+void Plot::legend_at(const std::vector<LegendEntry>& entries, ImVec2 at) {
   if (entries.empty()) return;
+  dl_->PushClipRect(frame_min_, frame_max_, false);
   const float line_h = ImGui::GetTextLineHeight() + 2;
   float width = 0;
   for (const auto& e : entries) width = std::max(width, ImGui::CalcTextSize(e.label.c_str()).x);
-  const ImVec2 at{area_min_.x + 8, area_min_.y + 8};
   const ImVec2 box_max{at.x + width + 34, at.y + line_h * entries.size() + 6};
   dl_->AddRectFilled(at, box_max, IM_COL32(255, 255, 255, 220));
   dl_->AddRect(at, box_max, grey(180));
@@ -208,7 +250,7 @@ void Plot::legend(const std::vector<LegendEntry>& entries) {
     const ImU32 c = entries[i].colour;
     using Glyph = LegendEntry::Glyph;
     if (entries[i].glyph == Glyph::dot) {
-      dl_->AddCircleFilled({at.x + 13, y}, 4, c, 12);
+      draw_mark(dl_, {at.x + 13, y}, 4, c, entries[i].shape);
     } else if (entries[i].glyph == Glyph::hollow_dot) {
       dl_->AddCircleFilled({at.x + 13, y}, 4.5f, IM_COL32(255, 255, 255, 255), 12);
       dl_->AddCircle({at.x + 13, y}, 4.5f, c, 12, 2.0f);
@@ -222,6 +264,7 @@ void Plot::legend(const std::vector<LegendEntry>& entries) {
     }
     dl_->AddText({at.x + 28, y - line_h / 2 + 1}, grey(30), entries[i].label.c_str());
   }
+  dl_->PopClipRect();
 }
 
 }  // namespace kwb::gui::plot

@@ -33,17 +33,24 @@ struct LegendEntry {
   bool dashed = false;
   // What stands before the label: a line (a roof, a series) or a point's own mark.
   enum class Glyph { line, dot, hollow_dot, ring } glyph = Glyph::line;
+  int shape = 0;  // of a dot: as Plot::point
 };
 
 class Plot {
  public:
-  Plot(const char* id, View& view, ImVec2 size, const char* x_label, const char* y_label);
+  // `side_width`: a column right of the plotting area, inside the frame, for labels and a legend
+  // (side_min()/side_max()); the marks stay clipped to the area.
+  Plot(const char* id, View& view, ImVec2 size, const char* x_label, const char* y_label, float side_width = 0);
   Plot(const Plot&) = delete;
   Plot& operator=(const Plot&) = delete;
   ~Plot();
 
   ImVec2 to_screen(double x, double y) const;
   ImDrawList* draw_list() const { return dl_; }
+  ImVec2 area_min() const { return area_min_; }
+  ImVec2 area_max() const { return area_max_; }
+  ImVec2 side_min() const { return {area_max_.x + 8, area_min_.y}; }
+  ImVec2 side_max() const { return {frame_max_.x, area_max_.y}; }
   bool hovered() const { return hovered_; }
   // A click on the plot that was not a drag (selects the hovered item).
   bool clicked() const { return clicked_; }
@@ -54,14 +61,22 @@ class Plot {
                 float thickness = 2.0f);
   // A filled dot; true when the mouse is the nearest to it so far within its hover radius (the
   // last true one in a frame is the hovered item: ask `nearest()` after drawing every point).
-  bool point(double x, double y, ImU32 colour, float radius = 4.0f, int id = -1);
+  // `shape`: 0 circle, 1 square, 2 triangle, 3 diamond (review::mark_style's order).
+  bool point(double x, double y, ImU32 colour, float radius = 4.0f, int id = -1, int shape = 0);
   int nearest() const { return nearest_id_; }
   // The same as point() drawn as a ring around a white centre: a second point of one item (the
   // roofline's measured point beside its model point).
   bool hollow_point(double x, double y, ImU32 colour, float radius = 4.5f, int id = -1);
   void ring(double x, double y, ImU32 colour, float radius);  // highlight of the selected item
   void text(double x, double y, const char* text, ImU32 colour, ImVec2 offset = {4, -14});
-  void legend(const std::vector<LegendEntry>& entries);  // top-left, inside the frame
+  // Text in screen pixels, the start of its baseline at `at`, turned by `angle` (radians; negative
+  // turns it up to the right), drawn over everything and not clipped to the area.
+  void text_at(ImVec2 at, float angle, const char* text, ImU32 colour);
+  void screen_line(ImVec2 a, ImVec2 b, ImU32 colour, float thickness = 1.0f);  // not clipped either
+  // At the area's top-left, inside it; or, given `at` (screen pixels), there, unclipped (the
+  // side column).
+  void legend(const std::vector<LegendEntry>& entries);
+  void legend_at(const std::vector<LegendEntry>& entries, ImVec2 at);
   void end();  // pops the clip rect (the destructor calls it when not called)
 
  private:

@@ -1,6 +1,8 @@
 // The roofline: log-log, FLOP per byte against TFLOP/s; the measured and datasheet roofs (DRAM,
-// L2 where measured, fp32 and tensor compute) drawn and labelled, datasheet ones dashed; one
-// point per timed case the table's filters keep, coloured by op (or variant). With "measured"
+// L2 where measured, fp32 and tensor compute) drawn and labelled as the review's
+// (reports/review/roofline_layout.hpp: one label per roof and its datasheet twin, none
+// overlapping), datasheet ones dashed; one point per timed case the table's filters keep, marked
+// by op (or variant): a colour, then a shape after ten; the legend beside the plot. With "measured"
 // on, a case with counters is also drawn where they put it (hollow), joined to its model point,
 // and ringed in red when its measured work is flagged. Hover shows the case, a click selects it
 // in every view; wheel zooms, drag pans, double-click refits.
@@ -11,6 +13,7 @@
 #include <cmath>
 
 #include "gui/app/layout.hpp"
+#include "reports/review/roofline_layout.hpp"
 #include "gui/model/units.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/windows/windows.hpp"
@@ -26,52 +29,50 @@ int index_in(const std::vector<std::string>& list, const std::string& v) {
   return it == list.end() ? 0 : static_cast<int>(it - list.begin());
 }
 
-// The ranges that show every point and where every roof bends (the ridge points).
+// The ranges of the review's roofline (review::fit_roofline_ranges): every point with room around
+// it and every knee in view.
 void fit_view(plot::View& view, const std::vector<RooflineDot>& dots,
               const std::vector<RooflineCeiling>& roofs, bool with_measured) {
-  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
-  auto take = [&](double x, double y) {
-    x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-  };
+  std::vector<std::pair<double, double>> xy;
   for (const auto& d : dots) {
-    take(d.intensity, d.tflops);
-    if (with_measured && d.measured) take(d.measured->intensity, d.measured->tflops);
+    xy.emplace_back(d.intensity, d.tflops);
+    if (with_measured && d.measured) xy.emplace_back(d.measured->intensity, d.measured->tflops);
   }
-  double top_compute = 0, low_bw = 1e300;
-  for (const auto& r : roofs)
-    if (r.kind == RooflineCeiling::Kind::compute)
-      top_compute = std::max(top_compute, r.value);
-    else
-      low_bw = std::min(low_bw, r.value);
-  if (top_compute > 0) y1 = std::max(y1, top_compute);
-  if (top_compute > 0 && low_bw < 1e300)
-    x1 = std::max(x1, top_compute * 1000 / low_bw * 2);  // past the ridge
-  if (x1 == 0) x0 = 0.1, x1 = 1000, y0 = 0.1, y1 = 1000;
-  view.x = plot::Scale::fit(x0, x1, true, 0.06);
-  view.y = plot::Scale::fit(y0, y1, true, 0.08);
+  const review::RooflineRanges r = review::fit_roofline_ranges(roofs, xy);
+  view.x = plot::Scale::fit(r.x_lo, r.x_hi, true, 0);
+  view.y = plot::Scale::fit(r.y_lo, r.y_hi, true, 0);
 }
 
-// `slot` counts the roofs of this kind drawn before: labels of close roofs are staggered along
-// the line so that they do not print over each other.
-void draw_roof(plot::Plot& p, const plot::View& view, const RooflineCeiling& r, int slot) {
-  const ImU32 colour = r.label.rfind("L2", 0) == 0 ? IM_COL32(60, 120, 200, 255)
-                       : r.measured                ? IM_COL32(40, 40, 40, 255)
-                                                   : IM_COL32(140, 140, 140, 255);
-  if (r.kind == RooflineCeiling::Kind::compute) {
-    p.line(view.x.lo, r.value, view.x.hi, r.value, colour, 1.5f, !r.measured);
-    const ImVec2 ts = ImGui::CalcTextSize(r.label.c_str());
-    const double at = view.x.hi / std::pow(view.x.hi / view.x.lo, 0.22 * (slot % 4));
-    p.text(at, r.value, r.label.c_str(), colour,
-           {-ts.x - 6, r.measured ? -16.0f : 2.0f});  // datasheet below its line
-    return;
+ImU32 roof_colour(const RooflineCeiling& r) {
+  return r.measured ? IM_COL32(40, 40, 40, 255) : IM_COL32(140, 140, 140, 255);
+}
+
+// The roofs in the view as it is (zoomed or not), each label placed by the review's layout: a
+// compute roof's in the side column with a leader to its line's end, a bandwidth roof's along it.
+void draw_roofs(plot::Plot& p, const plot::View& view, const std::vector<RooflineCeiling>& roofs,
+                float& side_bottom) {
+  const review::RooflineRanges in_view{view.x.lo, view.x.hi, view.y.lo, view.y.hi};
+  const auto segments = review::roof_segments(roofs, in_view);
+  for (const auto& s : segments)
+    p.line(s.x0, s.y0, s.x1, s.y1, roof_colour(roofs[s.roof]), 1.5f, !roofs[s.roof].measured);
+  const ImVec2 a0 = p.area_min(), a1 = p.area_max(), s0 = p.side_min(), s1 = p.side_max();
+  const review::RoofLabelGeometry geometry{
+      [&](double x) { return static_cast<double>(p.to_screen(x, view.y.lo).x); },
+      [&](double y) { return static_cast<double>(p.to_screen(view.x.lo, y).y); },
+      {a0.x, a0.y, a1.x, a1.y},
+      {s0.x, s0.y, s1.x, s1.y},
+      [](const std::string& t) { return static_cast<double>(ImGui::CalcTextSize(t.c_str()).x); },
+      static_cast<double>(ImGui::GetTextLineHeight())};
+  side_bottom = s0.y;
+  for (const auto& l : review::place_roof_labels(roofs, segments, geometry)) {
+    const ImU32 colour = roof_colour(roofs[l.roof]);
+    p.text_at({static_cast<float>(l.x), static_cast<float>(l.y)}, static_cast<float>(l.angle), l.text.c_str(), colour);
+    if (l.box.x0 >= s0.x) {
+      p.screen_line({a1.x, static_cast<float>(l.anchor_y)},
+                    {static_cast<float>(l.box.x0) - 2, static_cast<float>((l.box.y0 + l.box.y1) / 2)}, colour);
+      side_bottom = std::max(side_bottom, static_cast<float>(l.box.y1));
+    }
   }
-  // TFLOP/s = FLOP/byte * GB/s / 1000: a line of slope 1 in log-log.
-  p.line(view.x.lo, view.x.lo * r.value / 1000, view.x.hi, view.x.hi * r.value / 1000, colour, 1.5f,
-         !r.measured);
-  // Label where the roof enters the view, a little inside.
-  const double enter_x = std::max(view.x.lo, view.y.lo * 1000 / r.value);
-  const double at = enter_x * std::pow(view.x.hi / view.x.lo, 0.04 + 0.09 * slot);
-  p.text(at, at * r.value / 1000, r.label.c_str(), colour, {8, r.measured ? -16.0f : 2.0f});
 }
 
 constexpr ImU32 kFlagColour = IM_COL32(210, 30, 30, 255);
@@ -131,16 +132,20 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
     ui.roofline_view.fit_key = key;
   }
 
-  plot::Plot p("##roofline", ui.roofline_view, {0, 0}, "arithmetic intensity (FLOP/byte)",
-               "TFLOP/s");
-  int slots[2] = {0, 0};
-  for (const auto& r : roofs) draw_roof(p, ui.roofline_view, r, slots[static_cast<int>(r.kind)]++);
+  // The side column holds the compute roofs' labels and the legend, beside the plot, never on it.
+  const float side = std::max(ImGui::CalcTextSize("bf16 tensor 989 TFLOP/s (datasheet 989)").x + 16, 200.0f);
+  plot::Plot p("##roofline", ui.roofline_view, {0, 0}, "arithmetic intensity (FLOP/byte)", "TFLOP/s", side);
+  float side_bottom = 0;
+  draw_roofs(p, ui.roofline_view, roofs, side_bottom);
   const auto& rows = wb.rows();
   const auto& groups = ui.colour_by_variant ? wb.variants() : wb.ops();
   const int n = static_cast<int>(dots.size());
-  auto colour_of = [&](const RooflineDot& d, float alpha) {
+  auto style_of = [&](const RooflineDot& d) {
     const TableRow& row = rows[d.row];
-    return plot::palette(index_in(groups, ui.colour_by_variant ? row.variant : row.op), alpha);
+    return review::mark_style(static_cast<std::size_t>(index_in(groups, ui.colour_by_variant ? row.variant : row.op)));
+  };
+  auto colour_of = [&](const RooflineDot& d, float alpha) {
+    return plot::palette(static_cast<int>(style_of(d).colour), alpha);
   };
   // The joins first, under every point (dashed where the model's FLOPs stand in for uncounted
   // ones); then the model points (hover ids 0..n-1) and the measured ones (n + i).
@@ -150,7 +155,8 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
         p.line(d.intensity, d.tflops, d.measured->intensity, d.measured->tflops, colour_of(d, 0.6f),
                1.2f, !d.measured->flops_measured);
   for (int i = 0; i < n; ++i)
-    p.point(dots[i].intensity, dots[i].tflops, colour_of(dots[i], 0.85f), 4.0f, i);
+    p.point(dots[i].intensity, dots[i].tflops, colour_of(dots[i], 0.85f), 4.0f, i,
+            static_cast<int>(style_of(dots[i]).shape));
   if (show_measured)
     for (int i = 0; i < n; ++i) {
       const auto& m = dots[i].measured;
@@ -169,16 +175,32 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
   std::vector<bool> used(groups.size());
   for (const auto& d : dots)
     used[index_in(groups, ui.colour_by_variant ? rows[d.row].variant : rows[d.row].op)] = true;
-  for (std::size_t g = 0; g < groups.size() && legend.size() < 14; ++g)
-    if (used[g]) legend.push_back({groups[g], plot::palette(static_cast<int>(g))});
+  using Glyph = plot::LegendEntry::Glyph;
+  const float line_h = ImGui::GetTextLineHeight() + 2;
+  const std::size_t fits = static_cast<std::size_t>(
+      std::max(1.0f, (p.side_max().y - side_bottom - 12) / line_h - 4));  // rows left in the column
+  std::size_t shown_groups = 0, used_groups = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!used[g]) continue;
+    ++used_groups;
+    if (legend.size() >= fits) continue;
+    const review::MarkStyle style = review::mark_style(g);
+    legend.push_back({groups[g], plot::palette(static_cast<int>(style.colour)), false, Glyph::dot,
+                      static_cast<int>(style.shape)});
+    ++shown_groups;
+  }
+  if (shown_groups < used_groups)
+    legend.push_back({fmt::format("... {} more (hover a point)", used_groups - shown_groups), IM_COL32(90, 90, 90, 255),
+                      false, Glyph::ring});
+  legend.push_back({"measured roof", IM_COL32(40, 40, 40, 255)});
+  legend.push_back({"datasheet roof", IM_COL32(140, 140, 140, 255), true});
   if (show_measured) {
-    using Glyph = plot::LegendEntry::Glyph;
     const ImU32 grey = IM_COL32(90, 90, 90, 255);
     legend.push_back({"model point", grey, false, Glyph::dot});
     legend.push_back({"measured point (counters)", grey, false, Glyph::hollow_dot});
     legend.push_back({"flagged (see case detail)", kFlagColour, false, Glyph::ring});
   }
-  p.legend(legend);
+  p.legend_at(legend, {p.side_min().x, side_bottom + 12});
   const int hovered = p.nearest();
   const bool clicked = p.clicked();
   p.end();
