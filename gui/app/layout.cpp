@@ -8,6 +8,7 @@ namespace kwb::gui {
 namespace {
 
 constexpr float kStatusShare = 0.12f;  // of the height below the menu bar
+constexpr float kTableShare = 0.64f;   // of the width, for the results table and the case detail
 
 struct Rect {
   float x0, y0, x1, y1;  // fractions of the area below the menu bar
@@ -31,11 +32,13 @@ void place_view_window(const UiState& ui, View v) {
   }
   const float split = 0.6f * bottom;
   switch (v) {
-    case View::table: place({0, 0, 0.55f, split}, ImGuiCond_FirstUseEver); break;
+    // The table gets the larger share: its default columns (through speedup and badges) fit
+    // 0.64 of 1280 px.
+    case View::table: place({0, 0, kTableShare, split}, ImGuiCond_FirstUseEver); break;
     case View::compare: place({0.05f, 0.05f, 0.6f, split + 0.05f}, ImGuiCond_FirstUseEver); break;
-    case View::roofline: place({0.55f, 0, 1, split}, ImGuiCond_FirstUseEver); break;
-    case View::detail: place({0, split, 0.55f, bottom}, ImGuiCond_FirstUseEver); break;
-    case View::sweep: place({0.55f, split, 1, bottom}, ImGuiCond_FirstUseEver); break;
+    case View::roofline: place({kTableShare, 0, 1, split}, ImGuiCond_FirstUseEver); break;
+    case View::detail: place({0, split, kTableShare, bottom}, ImGuiCond_FirstUseEver); break;
+    case View::sweep: place({kTableShare, split, 1, bottom}, ImGuiCond_FirstUseEver); break;
   }
 }
 

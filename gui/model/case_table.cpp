@@ -88,7 +88,7 @@ Badges badges_of(const CaseRecord& c) {
 
 const char* column_name(Column c) {
   static const char* kNames[] = {"op",     "variant",     "math", "uses",  "dtype",
-                                 "shape",  "mode",        "disposition", "time", "GB/s",
+                                 "shape",  "mode",        "status", "median", "GB/s",
                                  "TFLOP/s", "% roof",     "speedup", "badges", "report"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Column::count));
   return kNames[static_cast<int>(c)];
@@ -131,6 +131,7 @@ bool Filters::matches(const TableRow& row) const {
   if (!op.empty() && row.op != op) return false;
   if (!dtype.empty() && row.dtype != dtype) return false;
   if (!variant.empty() && row.variant != variant) return false;
+  if (!report.empty() && row.report != report) return false;
   return text.empty() || row.search_text.find(lower(text)) != std::string::npos;
 }
 

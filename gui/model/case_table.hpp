@@ -72,6 +72,7 @@ std::string speedup_text(const TableRow& row);
 // Empty strings match everything; `text` is matched case-insensitively anywhere in the row.
 struct Filters {
   std::string op, variant, dtype, text;
+  std::string report;  // a report's display name (TableRow::report); empty: every open report
   bool matches(const TableRow& row) const;
   bool operator==(const Filters&) const = default;
 };

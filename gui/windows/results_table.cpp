@@ -3,6 +3,7 @@
 // at face value. A list clipper draws only the rows on screen, so 10,000 cases stay smooth.
 // Click selects (the case every view shows), Ctrl-click adds, Shift-click extends; Ctrl+C or the
 // button copies the marked rows as CSV.
+#include <fmt/format.h>
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -15,12 +16,18 @@ namespace kwb::gui {
 
 namespace {
 
-// A combo over `values` with "all" first; true when the choice changed.
+// A combo over `values` with "all" first, its label before it; true when the choice changed.
 bool filter_combo(const char* label, std::string& current, const std::vector<std::string>& values,
                   float width) {
   bool changed = false;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine();
   ImGui::SetNextItemWidth(width);
-  if (ImGui::BeginCombo(label, current.empty() ? "all" : current.c_str())) {
+  ImGui::PushID(label);
+  const bool open = ImGui::BeginCombo("##filter", current.empty() ? "all" : current.c_str());
+  ImGui::PopID();
+  if (open) {
     if (ImGui::Selectable("all", current.empty())) current.clear(), changed = true;
     for (const std::string& v : values)
       if (ImGui::Selectable(v.c_str(), v == current)) current = v, changed = true;
@@ -31,6 +38,15 @@ bool filter_combo(const char* label, std::string& current, const std::vector<std
 
 void filter_bar(Workbench& wb) {
   Filters f = wb.filters();
+  // With several reports open their rows mix: a report filter first.
+  if (wb.reports().size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& r : wb.reports()) names.push_back(r.name);
+    filter_combo("report", f.report, names, 170);
+    ImGui::SameLine();
+  } else {
+    f.report.clear();
+  }
   filter_combo("op", f.op, wb.ops(), 150);
   ImGui::SameLine();
   filter_combo("variant", f.variant, wb.variants(), 170);
@@ -40,16 +56,20 @@ void filter_bar(Workbench& wb) {
   ImGui::SetNextItemWidth(180);
   ImGui::InputTextWithHint("##text", "search text", &f.text);
   wb.set_filters(f);
+  // The count and the copy button on the same line where they fit, else on the next.
+  const std::string count = fmt::format("{} of {} cases", wb.visible_rows().size(), wb.rows().size());
+  const float needed = ImGui::CalcTextSize(count.c_str()).x + ImGui::CalcTextSize("copy CSV (?)").x + 40;
   ImGui::SameLine();
-  ImGui::TextDisabled("%d of %d cases", static_cast<int>(wb.visible_rows().size()),
-                      static_cast<int>(wb.rows().size()));
+  if (ImGui::GetContentRegionAvail().x < needed) ImGui::NewLine();
+  ImGui::TextDisabled("%s", count.c_str());
   ImGui::SameLine();
   ImGui::BeginDisabled(wb.marked().empty());
   if (ImGui::SmallButton("copy CSV")) ImGui::SetClipboardText(wb.marked_as_csv().c_str());
   ImGui::EndDisabled();
   widgets::help_marker(
       "Click selects a case, Ctrl-click adds one, Shift-click a range; Ctrl+C or this button "
-      "copies the marked rows as CSV.");
+      "copies the marked rows as CSV. Right-click a column header to show or hide columns (math, "
+      "libraries used, mode, status, TFLOP/s and, with one report open, report start hidden).");
 }
 
 void number_cell(const std::string& text, ImU32 colour) { widgets::coloured_text(colour, text); }
@@ -98,6 +118,11 @@ void draw_row(Workbench& wb, UiState& ui, const TableRow& row) {
   // Against a baseline of other math the cell says so: "(tf32 vs fp32)".
   number_cell(speedup_text(row), widgets::speedup_colour(row.speedup));
   ImGui::TableNextColumn();
+  // The status column starts hidden: a failed or skipped case says so here too.
+  if (row.disposition == "failed" || row.disposition == "skipped") {
+    widgets::coloured_text(disposition_colour, row.disposition);
+    if (row.badges.any()) ImGui::SameLine();
+  }
   if (row.badges.any()) widgets::badges(row.badges);
   ImGui::TableNextColumn(), ImGui::TextUnformatted(row.report.c_str());
 }
@@ -136,14 +161,36 @@ void draw_results_table(Workbench& wb, UiState& ui) {
                                 ImGuiTableFlags_Hideable | ImGuiTableFlags_SizingFixedFit;
   const int columns = static_cast<int>(Column::count);
   if (ImGui::BeginTable("results", columns, flags)) {
+    // The first screen shows the answer: op, variant, dtype, shape, median, GB/s, % of roof,
+    // speedup and badges fit 1280 px; the rest start hidden (right-click a header for them), and a
+    // long variant name is cut at its column's edge (the case detail has it whole).
+    const float char_w = ImGui::CalcTextSize("m").x;
     for (int c = 0; c < columns; ++c) {
+      const auto column = static_cast<Column>(c);
       ImGuiTableColumnFlags cf = ImGuiTableColumnFlags_None;
-      if (c == static_cast<int>(Column::report) && wb.reports().size() < 2)
-        cf |= ImGuiTableColumnFlags_DefaultHide;
+      float width = 0;
+      switch (column) {
+        case Column::math:
+        case Column::uses:
+        case Column::mode:
+        case Column::disposition:
+        case Column::tflops: cf |= ImGuiTableColumnFlags_DefaultHide; break;
+        case Column::report:
+          if (wb.reports().size() < 2) cf |= ImGuiTableColumnFlags_DefaultHide;
+          break;
+        case Column::variant:
+          cf |= ImGuiTableColumnFlags_WidthFixed;
+          width = 26 * char_w;
+          break;
+        case Column::shape:
+          cf |= ImGuiTableColumnFlags_WidthFixed;
+          width = 13 * char_w;
+          break;
+        default: break;
+      }
       if (c >= static_cast<int>(Column::time_us) && c <= static_cast<int>(Column::speedup))
         cf |= ImGuiTableColumnFlags_PreferSortDescending;
-      ImGui::TableSetupColumn(column_name(static_cast<Column>(c)), cf, 0.0f,
-                              static_cast<ImGuiID>(c));
+      ImGui::TableSetupColumn(column_name(column), cf, width, static_cast<ImGuiID>(c));
     }
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableHeadersRow();

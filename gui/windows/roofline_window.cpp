@@ -133,7 +133,9 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
   }
 
   // The side column holds the compute roofs' labels and the legend, beside the plot, never on it.
-  const float side = std::max(ImGui::CalcTextSize("bf16 tensor 989 TFLOP/s (datasheet 989)").x + 16, 200.0f);
+  // At most 40% of the window: a narrow window cuts the labels' ends rather than the plot.
+  const float side = std::min(std::max(ImGui::CalcTextSize("bf16 tensor 989 TFLOP/s (datasheet 989)").x + 16, 160.0f),
+                              0.4f * ImGui::GetContentRegionAvail().x);
   plot::Plot p("##roofline", ui.roofline_view, {0, 0}, "arithmetic intensity (FLOP/byte)", "TFLOP/s", side);
   float side_bottom = 0;
   draw_roofs(p, ui.roofline_view, roofs, side_bottom);

@@ -91,7 +91,12 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
     if (!log_y) ui.sweep_view.y.lo = 0;
     ui.sweep_view.fit_key = key;
   }
-  plot::Plot p("##sweep", ui.sweep_view, {0, 0}, chart.axis.c_str(), metric_name(metric));
+  // The legend beside the plot, never over its lines: as wide as the longest variant name, at most
+  // 40% of the window (a longer name is cut at the window's edge).
+  float legend_width = 0;
+  for (const auto& line : lines) legend_width = std::max(legend_width, ImGui::CalcTextSize(line.variant.c_str()).x);
+  const float side = std::min(legend_width + 40, 0.4f * ImGui::GetContentRegionAvail().x);
+  plot::Plot p("##sweep", ui.sweep_view, {0, 0}, chart.axis.c_str(), metric_name(metric), side);
   std::vector<plot::LegendEntry> legend;
   std::vector<std::pair<int, int>> ids;  // point id -> (line, point)
   for (int s = 0; s < static_cast<int>(lines.size()); ++s) {
@@ -107,7 +112,7 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
     }
     legend.push_back({lines[s].variant, colour});
   }
-  p.legend(legend);
+  p.legend_at(legend, {p.side_min().x, p.side_min().y});
   const int hovered = p.nearest();
   const bool clicked = p.clicked();
   p.end();
