@@ -1,4 +1,5 @@
 // The Counters panel and the side-by-side of two cases' counters, as data (see counter_panel.hpp).
+#include "reports/review/kernel_label.hpp"
 #include "gui/model/counter_panel.hpp"
 
 #include <fmt/format.h>
@@ -50,7 +51,7 @@ std::string triple(const std::int64_t v[3]) {
 }
 
 KernelLaunchRow launch_row(const KernelCounters& k, int index) {
-  KernelLaunchRow row{fmt::format("k{}", index + 1), k.name, "-", "-", "-", "-", "-", "-"};
+  KernelLaunchRow row{fmt::format("k{}", index + 1), review::readable_kernel_name(k.name), "-", "-", "-", "-", "-", "-"};
   if (!k.launch) return row;
   const KernelLaunch& l = *k.launch;
   row.grid = triple(l.grid);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/review/kernel_label.hpp"
 #include "gui/app/layout.hpp"
 #include "gui/model/sample_histogram.hpp"
 #include "gui/model/units.hpp"
@@ -112,7 +113,8 @@ void timing_section(const CaseRecord& c, plot::View& view) {
     ImGui::TableHeadersRow();
     for (const auto& k : t.kernels) {
       ImGui::TableNextRow();
-      ImGui::TableNextColumn(), ImGui::TextUnformatted(k.name.c_str());
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(review::readable_kernel_name(k.name).c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.name.c_str());  // the whole name
       ImGui::TableNextColumn(), ImGui::Text("%lld", static_cast<long long>(k.launches_per_sample));
       ImGui::TableNextColumn(), ImGui::TextUnformatted(format_time_us(k.median_us).c_str());
     }
