@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   std::string view, size = "1600x1000";
   bool check = false;
   cli.add_option("reports", options.reports,
-                 "report.json files to open (kwb run --json, kwb merge)");
+                 "report.json files to open (kwb run, kwb merge)");
   cli.add_option("--screenshot", options.screenshot,
                  "render, write this PNG and exit (headless: run under xvfb-run)");
   cli.add_option("--view", view, "show only this view: table, roofline, sweep, detail or compare")

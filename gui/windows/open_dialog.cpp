@@ -25,7 +25,7 @@ void draw_open_dialog(Workbench& wb, UiState& ui) {
     ImGui::End();
     return;
   }
-  ImGui::TextUnformatted("Path of a report.json (kwb run --json, kwb merge):");
+  ImGui::TextUnformatted("Path of a report.json (written by kwb run or kwb merge):");
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   ImGui::SetNextItemWidth(-80);
   const bool enter =

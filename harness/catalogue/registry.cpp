@@ -249,9 +249,10 @@ const Variant* Registry::find_variant(std::string_view op, std::string_view name
   return nullptr;
 }
 
-std::vector<std::string> Registry::op_names() const {
+std::vector<std::string> Registry::op_names(bool include_test_only) const {
   std::vector<std::string> out;
-  for (const auto& op : ops_) out.push_back(op.name);
+  for (const auto& op : ops_)
+    if (include_test_only || !op.test_only) out.push_back(op.name);
   return out;
 }
 

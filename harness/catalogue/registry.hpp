@@ -306,7 +306,8 @@ class Registry {
   // Variants of one op in registration order; test-only ones only when asked for.
   std::vector<const Variant*> variants(std::string_view op, bool include_test_only) const;
   const Variant* find_variant(std::string_view op, std::string_view name) const;
-  std::vector<std::string> op_names() const;
+  // For messages ("known: ..."): the test-only ops only when asked.
+  std::vector<std::string> op_names(bool include_test_only = false) const;
   std::vector<std::string> variant_names(bool include_test_only) const;
 
  private:

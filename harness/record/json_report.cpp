@@ -71,6 +71,12 @@ Report report_from_json(const Json& j) {
 
 Report read_report_json(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
+  // An empty file is said as such (a run killed before its first write, a truncated copy), not as
+  // a parse error at byte 1.
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ReportError(fmt::format("{}: the file is empty ({} bytes); a report.json written by `kwb run` holds the "
+                                  "run and its cases",
+                                  path.string(), text.size()));
   check_json_text(text, path);
   Json j;
   try {

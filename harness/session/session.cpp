@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -187,14 +189,23 @@ SessionResult Session::run() {
     stage_start = now;
   };
 
-  // 1. Input: nothing has started yet.
+  // 1. Input: nothing has started yet (checking the output folder creates it).
+  const bool out_existed = options_.out && std::filesystem::exists(*options_.out);
   if (auto problem = check_options()) return refused(SessionOutcome::bad_input, *problem);
 
-  // 2. The executors and their devices, and the plan against them.
-  if (auto refusal = start_lanes()) return std::move(*refusal);
+  // 2. The executors and their devices, and the plan against them. A refusal here leaves no empty
+  //    log or folder behind.
+  if (auto refusal = start_lanes()) {
+    discard_empty_outputs(out_existed);
+    return std::move(*refusal);
+  }
   const WorkerHello& hello = lanes_[0].hello;
-  if (auto problem = check_plan_on_device(hello)) return refused(SessionOutcome::bad_input, *problem);
-  if (auto problem = check_counters(hello)) return refused(SessionOutcome::bad_input, *problem);
+  std::optional<std::string> problem = check_plan_on_device(hello);
+  if (!problem) problem = check_counters(hello);
+  if (problem) {
+    discard_empty_outputs(out_existed);
+    return refused(SessionOutcome::bad_input, *problem);
+  }
   if (!hello.timer_note.empty()) note("note: " + hello.timer_note);
   end_stage("start workers");
 
@@ -245,6 +256,16 @@ std::optional<std::string> Session::check_options() const {
     return "the worker log: " + *problem;
   }
   return std::nullopt;
+}
+
+void Session::discard_empty_outputs(bool out_existed) const {
+  std::error_code ec;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    const std::filesystem::path log = worker_log_path(options_, lanes_[i].device, several_gpus());
+    if (std::filesystem::is_regular_file(log, ec) && std::filesystem::file_size(log, ec) == 0)
+      std::filesystem::remove(log, ec);
+  }
+  if (options_.out && !out_existed && std::filesystem::is_empty(*options_.out, ec)) std::filesystem::remove(*options_.out, ec);
 }
 
 // 2. The first GPU's worker starts and says what it found; then, for several GPUs, the others.

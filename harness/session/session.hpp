@@ -185,6 +185,9 @@ class Session {
 
   // run()'s phases, in order. 1-2 (input, executors, plan against the device): session.cpp.
   std::optional<std::string> check_options() const;
+  // After a refusal that followed the workers' start (no GPU, a plan the device cannot run): the
+  // worker logs they left empty, and the output folder when this run made it and it is empty.
+  void discard_empty_outputs(bool out_existed) const;
   std::optional<SessionResult> start_lanes();
   std::optional<SessionResult> start_more_lanes(const WorkerHello& first);
   std::optional<std::string> check_plan_on_device(const WorkerHello& hello) const;

@@ -260,6 +260,23 @@ TEST(CliNoGpu, RunExitsThreeAndSaysWhatCanStillBeDone) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_TRUE(Mentions(r, "no usable CUDA GPU"));
   EXPECT_TRUE(Mentions(r, "kwb list"));
+  // Nothing left behind: the output folder this run made is gone, an existing one keeps no empty log.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "an empty folder and worker.log were left";
+  std::filesystem::create_directories(dir.path() / "mine");
+  const CliResult again = run_kwb("run --op rmsnorm_fwd --out " + shell_quote((dir.path() / "mine").string()));
+  EXPECT_EQ(again.exit_code, 3) << again.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "mine")) << "a folder the user made is kept";
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "mine" / "worker.log"));
+}
+
+// "Did you mean" lists the catalogue a user can run, not the ops that exist to test the harness.
+TEST(CliMessages, UnknownOpSuggestionsLeaveOutTestOnlyOps) {
+  const CliResult r = run_kwb("run --op rmsnorm_fwdd");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Mentions(r, "did you mean 'rmsnorm_fwd'?")) << r.output;
+  EXPECT_TRUE(Mentions(r, "swiglu_mlp_fwd")) << r.output;
+  EXPECT_FALSE(Mentions(r, "test_colsum")) << r.output;
+  EXPECT_FALSE(Mentions(r, "example_scale_rows_cols")) << r.output;
 }
 
 TEST(CliNoGpu, VerifyPresetAndEdgeShapesAreAcceptedPlans) {

@@ -119,5 +119,16 @@ TEST(ReportCli, MissingFileOrNoOutputIsAUsageError) {
   EXPECT_TRUE(Mentions(r, "--html OUT.html, --md OUT.md or both"));
 }
 
+// An empty file is said to be empty (as the app says), not "invalid JSON (byte 1)".
+TEST(ReportCli, AnEmptyReportIsCalledEmpty) {
+  test::TempDir dir;
+  const auto empty = dir / "report.json";
+  { std::ofstream touch(empty); }
+  const auto r = kwb_report(shell_quote(empty.string()) + " --md " + shell_quote((dir / "r.md").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the file is empty (0 bytes)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("byte 1"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace kwb
