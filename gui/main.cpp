@@ -43,8 +43,12 @@ int main(int argc, char** argv) {
                  "report.json files to open (kwb run, kwb merge)");
   cli.add_option("--screenshot", options.screenshot,
                  "render, write this PNG and exit (headless: run under xvfb-run)");
-  cli.add_option("--view", view, "show only this view: table, roofline, sweep, detail or compare")
-      ->check(CLI::IsMember({"table", "roofline", "sweep", "detail", "compare"}));
+  cli.add_option("--view", view,
+                 "show only this view: table, roofline, sweep, detail, compare, or live (the live run window)")
+      ->check(CLI::IsMember({"table", "roofline", "sweep", "detail", "compare", "live"}));
+  cli.add_option("--scale", options.text_scale,
+                 "text size, 1 = 13 px (default: the one chosen in View > Text size, else the screen's scale)")
+      ->check(CLI::Range(0.5, 4.0));
   cli.add_option("--size", size, "window size, WIDTHxHEIGHT")->capture_default_str();
   cli.add_option("--frames", options.frames,
                  "exit after this many frames (default 4 with --screenshot)");
@@ -59,7 +63,11 @@ int main(int argc, char** argv) {
                  size.c_str());
     return 2;
   }
-  if (!view.empty()) options.view = kwb::gui::parse_view(view);
+  if (view == "live") {
+    options.live = true;
+  } else if (!view.empty()) {
+    options.view = kwb::gui::parse_view(view);
+  }
   if (!options.screenshot.empty() && options.frames <= 0) options.frames = 4;
   return kwb::gui::run_app(options);
 }

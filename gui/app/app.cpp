@@ -11,7 +11,9 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "gui/app/screenshot.hpp"
@@ -47,7 +49,27 @@ void draw_frame(Workbench& wb, UiState& ui) {
   draw_live_run_window(wb, ui);
   draw_status_panel(wb, ui);
   draw_open_dialog(wb, ui);
+  draw_help_window(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
+}
+
+// The font at 13 px times the scale (ImGui's own font, rasterised at that size, so it stays sharp)
+// and every spacing scaled alike; called between frames when View > Text size changes it.
+void apply_text_scale(UiState& ui) {
+  const float scale = std::clamp(ui.text_scale, 0.5f, 4.0f);
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig font;
+  font.SizePixels = std::round(13.0f * scale);
+  io.Fonts->AddFontDefault(&font);
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  ImGuiStyle style;
+  ImGui::StyleColorsLight(&style);
+  style.ScaleAllSizes(scale);
+  ImGui::GetStyle() = style;
+  ui.applied_text_scale = ui.text_scale;
+  if (!ui.scale_file.empty()) write_text_scale(ui.scale_file, ui.text_scale);
 }
 
 }  // namespace
@@ -91,10 +113,24 @@ int run_app(const AppOptions& options) {
   UiState ui;
   ui.solo = options.view;
   if (options.view) *ui.show_flag(*options.view) = true;
+  if (options.live) {  // --view live: the live run window alone
+    ui.show_live = true;
+    ui.show_table = ui.show_roofline = ui.show_sweep = ui.show_detail = ui.show_compare = false;
+  }
   if (!headless) {  // a test run neither reads nor writes the user's recent files
     ui.recent_list = recent;
     ui.recent = read_recent_files(recent);
+    if (!recent.empty()) ui.scale_file = recent.parent_path() / "text-scale";
   }
+  // The text size: the flag's, else the saved one, else the screen's content scale (2 on a
+  // high-DPI screen), else 1.
+  float content_x = 1, content_y = 1;
+  glfwGetWindowContentScale(window, &content_x, &content_y);
+  const std::optional<float> saved = ui.scale_file.empty() ? std::nullopt : read_text_scale(ui.scale_file);
+  ui.text_scale = options.text_scale > 0 ? options.text_scale
+                  : saved              ? *saved
+                  : headless           ? 1.0f
+                                       : std::clamp(content_x, 1.0f, 3.0f);
   for (const std::string& path : options.reports) wb.open_in_background(path);
   if (headless) wb.wait_for_loads();  // a screenshot shows the reports, never "loading"
   glfwSetWindowUserPointer(window, &ui);
@@ -110,6 +146,7 @@ int run_app(const AppOptions& options) {
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.25);  // idle when nothing happens; tooltips still fade
+    if (ui.text_scale != ui.applied_text_scale) apply_text_scale(ui);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();

@@ -18,6 +18,8 @@ struct AppOptions {
   std::filesystem::path screenshot;  // write the last frame here, then exit
   int frames = 0;                    // > 0: exit after this many frames
   bool print_fps = false;            // print the frame rate at exit (over frames after the first)
+  float text_scale = 0;              // > 0: this text size (1 = 13 px); 0: the saved one, else the screen's
+  bool live = false;                 // --view live: the live run window alone
 };
 
 // Returns the process's exit code: 0, or 1 when the window or the screenshot failed.

@@ -30,7 +30,12 @@ struct UiState {
   // Shown windows (View menu). The status panel is always there.
   bool show_table = true, show_roofline = true, show_sweep = true, show_detail = true,
        show_compare = false;
-  bool show_open_dialog = false, show_demo = false;
+  bool show_open_dialog = false, show_demo = false, show_help = false;
+  // View > Text size: the font's size and every spacing, times this (the first start takes the
+  // screen's content scale; the choice is saved beside the recent files).
+  float text_scale = 1.0f;
+  float applied_text_scale = 0;  // what the font atlas was built for; differs: rebuilt next frame
+  std::filesystem::path scale_file;  // empty: the choice is not saved (headless runs)
   // Headless screenshots: only this view, filling the window above the status panel.
   std::optional<View> solo;
 

@@ -30,7 +30,7 @@ struct LiveRunRequest {
   std::string ops, variants, dtypes;  // comma-separated, as --op / --variant / --dtype
   std::string axes;                   // "rows=1024:8192:x2 cols=4096": --axis values, space-separated
   std::string suite;                  // a suite file: the plan comes from it (axes are then refused)
-  std::string preset = "quick";       // quick | default | precise | verify
+  std::string preset = "default";     // quick | default | precise | verify (kwb run's default)
   std::string out;                    // the report's folder; empty: results/live-<time>
   std::string worker_exe;             // the kwb binary; empty: default_worker_exe()
   int device = 0;

@@ -38,4 +38,17 @@ bool remember_recent_file(const std::filesystem::path& list, const std::filesyst
   return static_cast<bool>(out);
 }
 
+std::optional<float> read_text_scale(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  float scale = 0;
+  if (!(in >> scale) || !(scale >= 0.5f && scale <= 4.0f)) return std::nullopt;
+  return scale;
+}
+
+void write_text_scale(const std::filesystem::path& file, float scale) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  std::ofstream(file) << scale << "\n";  // a failed write only loses the choice
+}
+
 }  // namespace kwb::gui

@@ -50,8 +50,10 @@ Plot::Plot(const char* id, View& view, ImVec2 size, const char* x_label, const c
   if (size.y <= 0) size.y = std::max(ImGui::GetContentRegionAvail().y, 100.0f);
   frame_min_ = ImGui::GetCursorScreenPos();
   frame_max_ = {frame_min_.x + size.x, frame_min_.y + size.y};
-  area_min_ = {frame_min_.x + kLeftMargin, frame_min_.y + kTopMargin};
-  area_max_ = {frame_max_.x - kRightMargin - side_width, frame_max_.y - kBottomMargin};
+  // The margins hold tick labels: they grow with the text size (View > Text size).
+  const float text = ImGui::GetFontSize() / 13.0f;
+  area_min_ = {frame_min_.x + kLeftMargin * text, frame_min_.y + kTopMargin * text};
+  area_max_ = {frame_max_.x - kRightMargin * text - side_width, frame_max_.y - kBottomMargin * text};
   // One invisible button over the whole frame owns the mouse: the window does not move while
   // the plot is dragged, and hover/click are this widget's.
   ImGui::InvisibleButton(id, size, ImGuiButtonFlags_MouseButtonLeft);

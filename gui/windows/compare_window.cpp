@@ -75,8 +75,18 @@ void draw_report_comparison(Workbench& wb, UiState& ui) {
         op.counts.count(CaseOutcome::ambiguous) ? op.counts.at(CaseOutcome::ambiguous) : 0,
         op.counts.count(CaseOutcome::failed) ? op.counts.at(CaseOutcome::failed) : 0);
   }
-  if (!cmp->environment.empty())
-    ImGui::TextDisabled("%d environment difference(s)", static_cast<int>(cmp->environment.size()));
+  // What differs between the two runs' environments, as a banner: a GPU, driver or setting that
+  // changed decides how far a ratio can be trusted, so it is never a grey footnote.
+  if (!cmp->environment.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(255, 236, 200, 255));
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    ImGui::BeginChild("environment", {0, line * (static_cast<float>(cmp->environment.size()) + 1) + 8}, true);
+    ImGui::TextColored(ImVec4(0.6f, 0.3f, 0.0f, 1), "The environments differ: ratios below mix these changes in");
+    for (const EnvDifference& d : cmp->environment)
+      ImGui::Text("  %s: %s -> %s", d.what.c_str(), d.base.c_str(), d.next.c_str());
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  }
   if (!cmp->only_in_base.empty() || !cmp->only_in_new.empty())
     ImGui::TextDisabled("%d case(s) only in BASE, %d only in NEW",
                         static_cast<int>(cmp->only_in_base.size()),

@@ -1,5 +1,8 @@
 // The main menu bar: File (open, recent, close, quit), View (which windows), Help.
+#include <fmt/format.h>
 #include <imgui.h>
+
+#include <cmath>
 
 #include "gui/windows/windows.hpp"
 
@@ -28,6 +31,13 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
   }
   if (ImGui::BeginMenu("View")) {
     for (View v : kAllViews) ImGui::MenuItem(view_name(v), nullptr, ui.show_flag(v));
+    ImGui::Separator();
+    if (ImGui::BeginMenu("Text size")) {
+      for (float s : {0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f})
+        if (ImGui::MenuItem(fmt::format("{:.0f}%", 100 * s).c_str(), nullptr, std::abs(ui.text_scale - s) < 0.01f))
+          ui.text_scale = s;
+      ImGui::EndMenu();
+    }
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Run")) {
@@ -35,7 +45,8 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    ImGui::MenuItem("ImGui demo window", nullptr, &ui.show_demo);
+    ImGui::MenuItem("Keyboard and docs", nullptr, &ui.show_help);
+    ImGui::MenuItem("ImGui demo window (widgets)", nullptr, &ui.show_demo);
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("  %d report(s), %d cases", static_cast<int>(wb.reports().size()),

@@ -17,6 +17,7 @@ void draw_case_detail(Workbench& wb, UiState& ui);      // case_detail.cpp
 void draw_compare_window(Workbench& wb, UiState& ui);   // compare_window.cpp
 // Polls the live run every frame (records join the model even while the panel is hidden).
 void draw_live_run_window(Workbench& wb, UiState& ui);  // live_run_window.cpp
+void draw_help_window(UiState& ui);                      // help_window.cpp
 
 // Parts of windows in files of their own: the case detail's Counters panel
 // (counters_panel.cpp) and the compare view's counters side by side (counters_side_by_side.cpp).

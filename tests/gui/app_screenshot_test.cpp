@@ -87,13 +87,56 @@ TEST_P(GuiScreenshot, SampleReportRendersTheView) {
   const PngStats st = png_stats(png);
   EXPECT_EQ(st.width, kWidth);
   EXPECT_EQ(st.height, kHeight);
-  EXPECT_GT(st.colours, 64) << "too few colours for text, tables and charts";
+  // The live run window alone (no report, no charts) draws fewer colours than a view of a report.
+  EXPECT_GT(st.colours, view == "live" ? 24 : 64) << "too few colours for text, tables and charts";
   EXPECT_LT(st.dominant_share, 0.9)
       << "one colour covers " << 100 * st.dominant_share << "% of the window";
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryView, GuiScreenshot,
-                         ::testing::Values("table", "roofline", "sweep", "detail", "compare"));
+                         ::testing::Values("table", "roofline", "sweep", "detail", "compare", "live"));
+
+// Two runs on different GPUs: the compare view says so in a banner of its own colour, not in grey.
+TEST(GuiCompare, EnvironmentDifferencesAreABanner) {
+  if (!have_xvfb())
+    GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
+  test::TempDir dir;
+  const std::string samples = KWB_SOURCE_DIR "/samples/";
+  auto shot = [&](const std::string& reports, const std::string& name) {
+    const auto png = dir / name;
+    const auto r = run_gui(reports + " --view compare --size 1280x720 --screenshot " + shell_quote(png.string()));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return png_stats(png);
+  };
+  constexpr unsigned kBanner = 0xffecc8;  // IM_COL32(255, 236, 200)
+  const PngStats differ = shot(shell_quote(samples + "h100-compare/base.json") + " " +
+                                   shell_quote(samples + "h200x2-devices/report.json"),
+                               "differ.png");
+  const PngStats same = shot(shell_quote(samples + "h100-compare/base.json") + " " +
+                                 shell_quote(samples + "h100-compare/aa.json"),
+                             "same.png");
+  EXPECT_GT(differ.count(kBanner), 5000) << "no banner for an H100 against an H200";
+  EXPECT_EQ(same.count(kBanner), 0) << "a banner where nothing differs";
+}
+
+// View > Text size (here --scale): the font is rasterised at the size asked, so the same view at
+// twice the size covers more pixels in the text colour (not four times: fewer rows fit; measured
+// 1.47x, and 1.0x were the size ignored).
+TEST(GuiTextSize, ScaleTwoDrawsLargerText) {
+  if (!have_xvfb())
+    GTEST_SKIP() << "no xvfb-run on the PATH (Debian package xvfb): cannot render headless";
+  test::TempDir dir;
+  auto text_pixels = [&](const std::string& scale) {
+    const auto png = dir / ("detail-" + scale + ".png");
+    const auto r = run_gui(shell_quote(test::kSampleReport.string()) + " --view table --scale " + scale +
+                           " --size 1280x720 --screenshot " + shell_quote(png.string()));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return png_stats(png).count(0x000000);
+  };
+  const long one = text_pixels("1"), two = text_pixels("2");
+  EXPECT_GT(one, 1000);
+  EXPECT_GT(two, 1.3 * static_cast<double>(one)) << "scale 1: " << one << " text pixels, scale 2: " << two;
+}
 
 // Colours the counters draw in and nothing else in these views does (gui/widgets: the verdicts;
 // gui/windows/roofline_window.cpp: the flag ring). ImGui's default font is a bitmap font, so text
@@ -131,7 +174,8 @@ TEST_P(GuiCountersScreenshot, CountersReportRendersTheView) {
   const PngStats st = png_stats(png), without = png_stats(plain);
   EXPECT_EQ(st.width, kWidth);
   EXPECT_EQ(st.height, kHeight);
-  EXPECT_GT(st.colours, 64) << "too few colours for text, tables and charts";
+  // The live run window alone (no report, no charts) draws fewer colours than a view of a report.
+  EXPECT_GT(st.colours, view == "live" ? 24 : 64) << "too few colours for text, tables and charts";
   EXPECT_LT(st.dominant_share, 0.9);
   if (view == std::string("detail")) {  // the Counters panel's figures, judged good in green
     EXPECT_GT(st.count(kVerdictGood), 20) << "no verdict colour: is the Counters panel drawn?";

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "tests/support/temp_dir.hpp"
 
@@ -33,6 +34,20 @@ TEST(GuiRecentFiles, LivesUnderXdgConfigHome) {
     setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
   else
     unsetenv("XDG_CONFIG_HOME");
+}
+
+// View > Text size is kept as one number beside the recent list; nonsense is no saved size.
+TEST(GuiTextScale, SavedAndReadBackAndNonsenseIsNone) {
+  kwb::test::TempDir dir;
+  const auto file = dir.path() / "kwb" / "text-scale";
+  EXPECT_FALSE(read_text_scale(file).has_value()) << "no file: no saved size";
+  write_text_scale(file, 1.75f);
+  ASSERT_TRUE(read_text_scale(file).has_value());
+  EXPECT_FLOAT_EQ(*read_text_scale(file), 1.75f);
+  for (const char* bad : {"", "big", "0.1", "9", "nan"}) {
+    std::ofstream(file) << bad;
+    EXPECT_FALSE(read_text_scale(file).has_value()) << bad;
+  }
 }
 
 }  // namespace
