@@ -121,7 +121,8 @@ std::string review_html(const review::ReviewModel& m) {
   // 3. Roofline.
   s += "<h2 id=\"roofline\">Roofline</h2>\n<figure>\n" + review::roofline_svg(m);
   s += "<figcaption class=\"note\">Log-log. Solid: measured ceilings; dashed: datasheet. One point per "
-       "timed case, coloured by op; hover a point for its case.";
+       "timed case, marked by op (a colour, then a shape after ten); hover a point for its case. Each measured "
+       "roof is labelled once, with its datasheet twin's figure in brackets.";
   if (std::any_of(m.points.begin(), m.points.end(), [](const review::RooflinePoint& p) { return p.measured.has_value(); }))
     s += " A case with hardware counters also has a ring where they put it (the FLOPs executed over the DRAM bytes "
          "measured, at the executed FLOPs' rate; dashed join: no FLOP counters, the model's FLOPs), joined to its "
