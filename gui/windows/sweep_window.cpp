@@ -80,6 +80,15 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
     for (const auto& p : l.points)
       x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y),
       y1 = std::max(y1, p.y);
+  // The roof as a reference line, in the metric shown: the chart's own roof (the DRAM roof at each
+  // shape's mix, or the compute roof) for its metric, 100% for "% of roof", none for the others.
+  std::vector<std::pair<double, double>> roof;
+  if ((metric == SweepMetric::gbps && chart.metric == "GB/s") ||
+      (metric == SweepMetric::tflops && chart.metric == "TFLOP/s"))
+    roof = chart.roof;
+  else if (metric == SweepMetric::pct_roof && x1 >= x0)
+    roof = {{x0, 100.0}, {x1, 100.0}};
+  for (const auto& [x, y] : roof) y1 = std::max(y1, y);
   // Times can span decades along a sweep: log y where they do; rates start at 0.
   const bool log_y = metric == SweepMetric::time_us && y0 > 0 && y1 > 8 * y0;
   const std::string key =
@@ -95,10 +104,14 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
   // 40% of the window (a longer name is cut at the window's edge).
   float legend_width = 0;
   for (const auto& line : lines) legend_width = std::max(legend_width, ImGui::CalcTextSize(line.variant.c_str()).x);
+  if (!roof.empty()) legend_width = std::max(legend_width, ImGui::CalcTextSize(chart.roof_label.c_str()).x);
   const float side = std::min(legend_width + 40, 0.4f * ImGui::GetContentRegionAvail().x);
   plot::Plot p("##sweep", ui.sweep_view, {0, 0}, chart.axis.c_str(), metric_name(metric), side);
   std::vector<plot::LegendEntry> legend;
   std::vector<std::pair<int, int>> ids;  // point id -> (line, point)
+  const ImU32 roof_colour = IM_COL32(128, 128, 128, 255);
+  for (std::size_t i = 1; i < roof.size(); ++i)
+    p.line(roof[i - 1].first, roof[i - 1].second, roof[i].first, roof[i].second, roof_colour, 1.5f, true);
   for (int s = 0; s < static_cast<int>(lines.size()); ++s) {
     const ImU32 colour = plot::palette(s);
     std::vector<std::pair<double, double>> xy;
@@ -112,6 +125,8 @@ void draw_sweep_window(Workbench& wb, UiState& ui) {
     }
     legend.push_back({lines[s].variant, colour});
   }
+  if (!roof.empty())
+    legend.push_back({metric == SweepMetric::pct_roof ? std::string("the roof (100%)") : chart.roof_label, roof_colour, true});
   p.legend_at(legend, {p.side_min().x, p.side_min().y});
   const int hovered = p.nearest();
   const bool clicked = p.clicked();

@@ -107,6 +107,7 @@ std::string sweep_svg(const SweepChart& sweep) {
   for (const SweepSeries& s : sweep.series)
     for (const auto& [x, y] : s.points)
       x_min = std::min(x_min, x), x_max = std::max(x_max, x), y_max = std::max(y_max, y);
+  for (const auto& [x, y] : sweep.roof) y_max = std::max(y_max, y);  // the roof in view
   if (x_max <= 0) x_min = 1, x_max = 2;
   if (y_max <= 0) y_max = 1;
   AxisScale x{x_min, x_max, sweep.log_x, 70, 520};
@@ -118,6 +119,11 @@ std::string sweep_svg(const SweepChart& sweep) {
                  sweep.axis + (sweep.fixed.empty() ? "" : "  (" + sweep.fixed + ")"), sweep.metric,
                  fmt::format("{} {} {}: {} against {}", sweep.op, sweep.dtype, sweep.mode,
                              sweep.metric, sweep.axis));
+  if (!sweep.roof.empty()) {
+    chart.polyline(sweep.roof, "#808080", true, 1.5);
+    for (const auto& [x, y] : sweep.roof)
+      chart.point(x, y, "#808080", fmt::format("{} at {}={}: {:.4g} {}", sweep.roof_label, sweep.axis, x, y, sweep.metric), 2);
+  }
   for (std::size_t i = 0; i < sweep.series.size(); ++i) {
     const SweepSeries& s = sweep.series[i];
     chart.polyline(s.points, palette_colour(i), false, 2);
@@ -129,6 +135,7 @@ std::string sweep_svg(const SweepChart& sweep) {
     }
     chart.legend_entry(s.variant, palette_colour(i));
   }
+  if (!sweep.roof.empty()) chart.legend_entry(sweep.roof_label, "#808080", true);
   return chart.str();
 }
 

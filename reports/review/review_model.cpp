@@ -201,7 +201,7 @@ std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
     for (const auto& [key, chosen] : best) {
       const auto& [kop, dtype, mode, axis] = key;
       if (kop != op) continue;
-      SweepChart chart{op, dtype, mode, axis, chosen.first, "GB/s", false, {}};
+      SweepChart chart{op, dtype, mode, axis, chosen.first, "GB/s", false, {}, {}, {}};
       int compute = 0;
       for (std::size_t i : chosen.second->members) compute += cases[i].derived->bound == "compute";
       if (2 * compute > static_cast<int>(chosen.second->members.size())) chart.metric = "TFLOP/s";
@@ -229,6 +229,19 @@ std::vector<SweepChart> sweep_charts(const std::vector<CaseRecord>& cases) {
         }
         chart.series.push_back(std::move(series));
       }
+      // The roof per swept value, from any case of that shape (every variant shares its work model).
+      std::map<std::int64_t, double> roof;
+      for (std::size_t i : chosen.second->members) {
+        const CaseRecord& c = cases[i];
+        const Derived& d = *c.derived;
+        const bool dram = chart.metric == "GB/s";
+        const double value = dram ? (c.timing->mode == Mode::cold && !d.l2_resident ? d.bandwidth_roof_gbps : 0)
+                                   : d.compute_roof_tflops;
+        if (value > 0) roof.try_emplace(c.shape.at(axis), value);
+      }
+      for (const auto& [x, value] : roof) chart.roof.emplace_back(static_cast<double>(x), value);
+      if (!chart.roof.empty())
+        chart.roof_label = chart.metric == "GB/s" ? "DRAM roof at each shape's read/write mix" : "compute roof";
       out.push_back(std::move(chart));
     }
   return out;

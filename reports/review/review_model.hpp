@@ -79,6 +79,11 @@ struct SweepChart {
   std::string metric;   // "GB/s" or "TFLOP/s"
   bool log_x = false;   // the axis spans more than 8x
   std::vector<SweepSeries> series;  // one per variant
+  // The roof of each swept shape in the chart's metric, x ascending: for GB/s the DRAM roof at the
+  // case's read/write mix (cold cases beyond the L2; none for hot ones), for TFLOP/s the compute
+  // roof. Empty when no case of the slice has one.
+  std::vector<std::pair<double, double>> roof;
+  std::string roof_label;  // "DRAM roof at each shape's read/write mix", "compute roof"
 };
 
 // One case's hardware-counter figures (harness/derive/counter_figures.hpp), for its op's

@@ -2,6 +2,8 @@
 // and findings, from hand-made records.
 #include <gtest/gtest.h>
 
+#include "reports/review/review_charts.hpp"
+
 #include <random>
 
 #include "reports/review/review_model.hpp"
@@ -98,6 +100,30 @@ TEST(ReviewModel, SweepChartFollowsTheAxisWithTheOtherAxesFixed) {
   ASSERT_EQ(s.series[0].points.size(), 4u);
   EXPECT_EQ(s.series[0].points.front().first, 512);
   EXPECT_EQ(s.series[0].points.back().first, 16384);
+}
+
+// The chart carries each swept shape's roof in its metric: the DRAM roof at that shape's mix for a
+// cold GB/s chart (none for hot cases, which no DRAM roof bounds), and the SVG draws it dashed.
+TEST(ReviewModel, SweepChartCarriesTheRoofOfEachShape) {
+  std::vector<CaseRecord> cases;
+  for (std::int64_t cols : {512, 1024, 4096, 16384})
+    for (const char* v : {"fused_v1", "fused_v2"}) {
+      CaseRecord c = make_case({.variant = v, .rows = 16384, .cols = cols, .median_us = cols / 100.0});
+      c.timing->mode = Mode::cold;
+      c.derived->bandwidth_roof_gbps = cols < 4096 ? 3100 : 3200;
+      cases.push_back(c);
+    }
+  const auto sweeps = review::sweep_charts(cases);
+  ASSERT_EQ(sweeps.size(), 1u);
+  const std::vector<std::pair<double, double>> expected = {{512, 3100}, {1024, 3100}, {4096, 3200}, {16384, 3200}};
+  EXPECT_EQ(sweeps[0].roof, expected);
+  EXPECT_EQ(sweeps[0].roof_label, "DRAM roof at each shape's read/write mix");
+  const std::string svg = review::sweep_svg(sweeps[0]);
+  EXPECT_NE(svg.find("DRAM roof at each shape&#39;s read/write mix"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("stroke=\"#808080\" stroke-width=\"1.5\" stroke-dasharray"), std::string::npos) << svg;
+
+  for (CaseRecord& c : cases) c.timing->mode = Mode::hot;
+  EXPECT_TRUE(review::sweep_charts(cases)[0].roof.empty()) << "a hot case has no DRAM roof";
 }
 
 // A variant with tunables is a series of the chart too (the tunables once made a slice of their
