@@ -9,7 +9,7 @@
 // line, or a TuningError naming the tuning file. What only one front end has (the command line's
 // output folder, devices, timer, shards and resume; the app's panel) stays with it.
 //
-// How the settings combine with a suite file (README, "Suites"):
+// How the settings combine with a suite file (docs/guide.md, "Suites"):
 //   op, variant, dtype          narrow the suite's plan (they cannot add to it)
 //   mode, flush, launch,        win over the suite's values when given
 //   preset, seed
