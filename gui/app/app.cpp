@@ -69,7 +69,10 @@ void apply_text_scale(UiState& ui) {
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
   ui.applied_text_scale = ui.text_scale;
-  if (!ui.scale_file.empty()) write_text_scale(ui.scale_file, ui.text_scale);
+  // Saved only when chosen in the menu: neither --scale nor the screen's scale of a first start
+  // becomes the user's choice.
+  if (ui.text_scale_chosen && !ui.scale_file.empty()) write_text_scale(ui.scale_file, ui.text_scale);
+  ui.text_scale_chosen = false;
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ struct UiState {
   // screen's content scale; the choice is saved beside the recent files).
   float text_scale = 1.0f;
   float applied_text_scale = 0;  // what the font atlas was built for; differs: rebuilt next frame
+  bool text_scale_chosen = false;  // set by View > Text size: only a choice made there is saved
   std::filesystem::path scale_file;  // empty: the choice is not saved (headless runs)
   // Headless screenshots: only this view, filling the window above the status panel.
   std::optional<View> solo;

@@ -51,7 +51,8 @@ std::string triple(const std::int64_t v[3]) {
 }
 
 KernelLaunchRow launch_row(const KernelCounters& k, int index) {
-  KernelLaunchRow row{fmt::format("k{}", index + 1), review::readable_kernel_name(k.name), "-", "-", "-", "-", "-", "-"};
+  KernelLaunchRow row{fmt::format("k{}", index + 1), review::readable_kernel_name(k.name), k.name, "-", "-", "-", "-",
+                      "-", "-"};
   if (!k.launch) return row;
   const KernelLaunch& l = *k.launch;
   row.grid = triple(l.grid);

@@ -41,7 +41,8 @@ std::string format_metric_value(const std::string& metric, double value);
 // One kernel of the sample and how it was launched; "-" where the launch is not known.
 struct KernelLaunchRow {
   std::string label;  // "k1": the column it has in the metric tables
-  std::string name;
+  std::string name;       // as a person reads it (review::readable_kernel_name)
+  std::string full_name;  // as the record keeps it, for the hover
   std::string grid, block;           // "(4096, 1, 1)"
   std::string registers;             // per thread
   std::string shared;                // per block, static + dynamic

@@ -60,6 +60,10 @@ Plot::Plot(const char* id, View& view, ImVec2 size, const char* x_label, const c
   dl_ = ImGui::GetWindowDrawList();
   handle_input();
   draw_axes();
+  // What may be drawn outside the area (the side column's labels, the legend) stays inside both
+  // the frame and the window: the window's clip is the one in force before the area's.
+  outer_min_ = dl_->GetClipRectMin();
+  outer_max_ = dl_->GetClipRectMax();
   dl_->PushClipRect(area_min_, area_max_, true);
 }
 
@@ -213,7 +217,7 @@ void Plot::text(double x, double y, const char* s, ImU32 colour, ImVec2 offset) 
 }
 
 void Plot::text_at(ImVec2 at, float angle, const char* s, ImU32 colour) {
-  dl_->PushClipRect(frame_min_, frame_max_, false);
+  push_frame_clip();
   // The text is drawn upright with its top-left a line's ascent above the baseline, then its
   // vertices are turned about the baseline's start (ImGui has no turned text of its own).
   const int first = dl_->VtxBuffer.Size;
@@ -230,8 +234,13 @@ void Plot::text_at(ImVec2 at, float angle, const char* s, ImU32 colour) {
   dl_->PopClipRect();
 }
 
+void Plot::push_frame_clip() {
+  dl_->PushClipRect({std::max(frame_min_.x, outer_min_.x), std::max(frame_min_.y, outer_min_.y)},
+                    {std::min(frame_max_.x, outer_max_.x), std::min(frame_max_.y, outer_max_.y)}, false);
+}
+
 void Plot::screen_line(ImVec2 a, ImVec2 b, ImU32 colour, float thickness) {
-  dl_->PushClipRect(frame_min_, frame_max_, false);
+  push_frame_clip();
   dl_->AddLine(a, b, colour, thickness);
   dl_->PopClipRect();
 }
@@ -240,7 +249,7 @@ void Plot::legend(const std::vector<LegendEntry>& entries) { legend_at(entries, 
 
 void Plot::legend_at(const std::vector<LegendEntry>& entries, ImVec2 at) {
   if (entries.empty()) return;
-  dl_->PushClipRect(frame_min_, frame_max_, false);
+  push_frame_clip();
   const float line_h = ImGui::GetTextLineHeight() + 2;
   float width = 0;
   for (const auto& e : entries) width = std::max(width, ImGui::CalcTextSize(e.label.c_str()).x);

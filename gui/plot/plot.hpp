@@ -81,6 +81,7 @@ class Plot {
 
  private:
   void handle_input();
+  void push_frame_clip();  // the frame within the window, over the area's clip
   void draw_axes();
   bool hover_test(ImVec2 p, int id);  // true when p is the nearest to the mouse so far
 
@@ -88,6 +89,7 @@ class Plot {
   ImDrawList* dl_ = nullptr;
   ImVec2 frame_min_, frame_max_;  // the whole widget
   ImVec2 area_min_, area_max_;    // the plotting area inside the axes
+  ImVec2 outer_min_, outer_max_;  // the window's clip rectangle when the plot began
   const char* x_label_;
   const char* y_label_;
   bool hovered_ = false, clicked_ = false, ended_ = false;

@@ -93,10 +93,10 @@ void kernels_table(const CounterPanel& p) {
     for (const std::string* cell :
          {&k.label, &k.name, &k.grid, &k.block, &k.registers, &k.shared, &k.occupancy, &k.waves}) {
       ImGui::TableNextColumn();
-      // Kernel names are long template instantiations: clipped by the cell, whole on hover.
+      // Kernel names are long template instantiations: shortened, clipped by the cell, whole on hover.
       if (cell == &k.name) {
         ImGui::TextUnformatted(cell->c_str());
-        widgets::item_tooltip(*cell);
+        widgets::item_tooltip(k.full_name);
       } else {
         ImGui::TextUnformatted(cell->c_str());
       }

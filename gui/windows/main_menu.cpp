@@ -35,7 +35,7 @@ void draw_main_menu(Workbench& wb, UiState& ui) {
     if (ImGui::BeginMenu("Text size")) {
       for (float s : {0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f})
         if (ImGui::MenuItem(fmt::format("{:.0f}%", 100 * s).c_str(), nullptr, std::abs(ui.text_scale - s) < 0.01f))
-          ui.text_scale = s;
+          ui.text_scale = s, ui.text_scale_chosen = true;
       ImGui::EndMenu();
     }
     ImGui::EndMenu();

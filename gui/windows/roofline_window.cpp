@@ -68,7 +68,7 @@ void draw_roofs(plot::Plot& p, const plot::View& view, const std::vector<Rooflin
     const ImU32 colour = roof_colour(roofs[l.roof]);
     p.text_at({static_cast<float>(l.x), static_cast<float>(l.y)}, static_cast<float>(l.angle), l.text.c_str(), colour);
     if (l.box.x0 >= s0.x) {
-      p.screen_line({a1.x, static_cast<float>(l.anchor_y)},
+      p.screen_line({static_cast<float>(l.anchor_x), static_cast<float>(l.anchor_y)},
                     {static_cast<float>(l.box.x0) - 2, static_cast<float>((l.box.y0 + l.box.y1) / 2)}, colour);
       side_bottom = std::max(side_bottom, static_cast<float>(l.box.y1));
     }

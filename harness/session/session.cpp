@@ -190,7 +190,8 @@ SessionResult Session::run() {
   };
 
   // 1. Input: nothing has started yet (checking the output folder creates it).
-  const bool out_existed = options_.out && std::filesystem::exists(*options_.out);
+  std::error_code out_ec;  // a folder that cannot even be looked at is check_options' to refuse
+  const bool out_existed = options_.out && std::filesystem::exists(*options_.out, out_ec);
   if (auto problem = check_options()) return refused(SessionOutcome::bad_input, *problem);
 
   // 2. The executors and their devices, and the plan against them. A refusal here leaves no empty

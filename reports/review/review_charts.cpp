@@ -65,7 +65,7 @@ std::string roofline_svg(const ReviewModel& model) {
     const RooflineCeiling& c = model.ceilings[l.roof];
     chart.placed_text(l.x, l.y, l.angle * 180 / std::acos(-1.0), l.text, roof_colour(c));
     if (l.box.x0 >= kSideLeft)
-      chart.pixel_line(kPlotRight, l.anchor_y, l.box.x0 - 2, (l.box.y0 + l.box.y1) / 2, roof_colour(c), !c.measured);
+      chart.pixel_line(l.anchor_x, l.anchor_y, l.box.x0 - 2, (l.box.y0 + l.box.y1) / 2, roof_colour(c), !c.measured);
   }
 
   // 3. The cases, marked by op (a colour, then a shape after ten), each with its identity as a

@@ -114,12 +114,12 @@ RooflineRanges fit_roofline_ranges(const std::vector<RooflineCeiling>& roofs,
     x_min = std::min(x_min, x), x_max = std::max(x_max, x);
     y_min = std::min(y_min, y), y_max = std::max(y_max, y);
   }
-  double ridge_max = 0, compute_max = 0;
+  double ridge_max = 0, ridge_min = std::numeric_limits<double>::max(), compute_max = 0;
   for (const RooflineCeiling& r : roofs) {
     if (r.kind != Kind::compute || r.value <= 0) continue;
     compute_max = std::max(compute_max, r.value);
     if (const double dram = dram_of_source(roofs, r.measured); dram > 0)
-      ridge_max = std::max(ridge_max, 1000 * r.value / dram);
+      ridge_max = std::max(ridge_max, 1000 * r.value / dram), ridge_min = std::min(ridge_min, 1000 * r.value / dram);
   }
   RooflineRanges out;
   if (x_max <= 0) {  // no points: the roofs alone
@@ -128,7 +128,8 @@ RooflineRanges fit_roofline_ranges(const std::vector<RooflineCeiling>& roofs,
     y_min = compute_max > 0 ? compute_max / 1000 : 0.1;
     y_max = compute_max > 0 ? compute_max : 100;
   }
-  out.x_lo = x_min / 1.6;
+  // Every knee in view: the lowest ridge too, where the points all lie beyond it (a GEMM ladder).
+  out.x_lo = std::min(x_min / 1.6, ridge_max > 0 ? ridge_min / 2 : x_min / 1.6);
   out.x_hi = std::max(x_max * 1.6, ridge_max * 1.5);
   out.y_lo = y_min / 2;
   out.y_hi = std::max(y_max, compute_max) * 1.4;
@@ -161,10 +162,11 @@ std::vector<RoofSegment> roof_segments(const std::vector<RooflineCeiling>& roofs
   return out;
 }
 
-std::vector<std::string> roof_label_texts(const std::vector<RooflineCeiling>& roofs) {
+std::vector<std::string> roof_label_texts(const std::vector<RooflineCeiling>& roofs, const std::vector<bool>& drawn) {
   std::vector<std::string> out;
   for (const RooflineCeiling& r : roofs) {
     const RooflineCeiling* twin = twin_of(roofs, r);
+    if (twin && !drawn.empty() && !drawn[static_cast<std::size_t>(twin - roofs.data())]) twin = nullptr;
     if (r.name.empty()) {
       out.push_back(r.label);
     } else if (!r.measured) {
@@ -180,7 +182,9 @@ std::vector<std::string> roof_label_texts(const std::vector<RooflineCeiling>& ro
 
 std::vector<RoofLabel> place_roof_labels(const std::vector<RooflineCeiling>& roofs,
                                          const std::vector<RoofSegment>& segments, const RoofLabelGeometry& g) {
-  const std::vector<std::string> texts = roof_label_texts(roofs);
+  std::vector<bool> drawn(roofs.size(), false);
+  for (const RoofSegment& s : segments) drawn[s.roof] = true;
+  const std::vector<std::string> texts = roof_label_texts(roofs, drawn);
   const double h = g.line_height;
   std::vector<RoofLabel> placed;
   auto free_of_labels = [&](const RoofLabel& l) {
@@ -243,7 +247,13 @@ std::vector<RoofLabel> place_roof_labels(const std::vector<RooflineCeiling>& roo
       if (!fallback) fallback = l;
     }
     if (!best) best = fallback;
-    if (best) placed.push_back(*best);
+    if (!best) {  // nowhere along the line: in the side column, below what is there, at the line's end
+      double y = ay1 + 0.25 * h;
+      for (const RoofLabel& o : placed)
+        if (o.box.x0 >= g.side.x0) y = std::max(y, o.box.y1 + 1 + 0.75 * h);
+      best = make_label(s.roof, text, g.side.x0, y, 0, w, h, ax1, ay1);
+    }
+    placed.push_back(*best);
   }
   return placed;
 }

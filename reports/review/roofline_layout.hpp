@@ -45,8 +45,10 @@ struct RoofSegment {
 };
 std::vector<RoofSegment> roof_segments(const std::vector<RooflineCeiling>& roofs, const RooflineRanges& r);
 
-// Per roof, its label's text: empty for a datasheet roof whose measured twin carries it.
-std::vector<std::string> roof_label_texts(const std::vector<RooflineCeiling>& roofs);
+// Per roof, its label's text: empty for a datasheet roof whose measured twin carries it. With
+// `drawn` (per roof: has a segment in view), a twin that is not drawn carries nothing.
+std::vector<std::string> roof_label_texts(const std::vector<RooflineCeiling>& roofs,
+                                          const std::vector<bool>& drawn = {});
 
 // A label's place: the text starts at (x, y) on its baseline and runs at `angle` (radians, screen
 // coordinates: negative turns it up to the right, along a rising roof); `corners` is the rotated
@@ -68,7 +70,9 @@ struct RoofLabelGeometry {
   std::function<double(const std::string&)> text_width;
   double line_height = 12;
 };
-// No two returned labels overlap; sloped roofs' lie inside `plot`, flat ones' start in `side`.
+// No two returned labels overlap; every roof with a segment and a text gets one. Sloped roofs'
+// lie inside `plot` along their lines, or, where no place along the line is free (a short line in
+// a narrow plot), in `side` as the flat ones do; renderers join a side label to its anchor.
 std::vector<RoofLabel> place_roof_labels(const std::vector<RooflineCeiling>& roofs,
                                          const std::vector<RoofSegment>& segments, const RoofLabelGeometry& g);
 

@@ -240,7 +240,11 @@ GemmCeiling gemm_ceiling(const LtGemm& g, cudaStream_t stream, TimerKind timer, 
     for (int i = 0; i < found; ++i) {
       const float alpha = 1, beta = 0;
       auto launch = [&](cudaStream_t s) {
-        cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristics[i].algo, ws, ws_bytes, s);
+        // A launch that fails would leave a short, empty sample: rated by its best sample, the
+        // ceiling must never see one.
+        if (cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristics[i].algo, ws, ws_bytes, s) !=
+            CUBLAS_STATUS_SUCCESS)
+          throw std::runtime_error("cublasLtMatmul failed while measuring the tensor ceiling");
       };
       // The rest lets the power and the clock come back from the last burst; the burst is the
       // quick preset's (a short warm-up, at least 10 samples over 20 ms or more).
@@ -250,6 +254,7 @@ GemmCeiling gemm_ceiling(const LtGemm& g, cudaStream_t stream, TimerKind timer, 
       settings.rule = *stopping_preset("quick");
       settings.keep_samples = false;
       const auto t = measure(launch, stream, settings, timer, flusher);
+      if (!(t.span.min > 0)) continue;  // no sample time: nothing to rate
       const double tflops = 2.0 * shape.m * double(shape.n) * shape.k / t.span.min / 1e6;
       if (tflops > best.tflops) best = {tflops, t.clocks ? t.clocks->sm_mean_mhz : 0.0};
     }

@@ -22,7 +22,7 @@ using OracleFn = std::function<void(std::vector<HostTensor>& expected)>;
 // What is worth a place in the cache: an entry of up to kAlwaysStoredOracleBytes, or a larger one
 // whose oracle took at least kOracleMsWorthAMiB per MiB of it: what reading it back costs, with its
 // checksum and decode (measured on an H100 machine's disk: a 12.6 GB entry read back in 29.3 s,
-// 2.3 ms/MiB, against 20 s for its oracle; at the 1 ms/MiB assumed before, it was stored at a cost
+// 2.4 ms/MiB, against 20 s for its oracle; at the 1 ms/MiB assumed before, it was stored at a cost
 // of 45 s a run and read back slower than computed). A large answer the oracle makes faster than the disk could
 // return it (a full [tokens, vocab] softmax) would only push out the entries that save time: in a
 // sweep larger than the bound, least-recently-used eviction would then evict every entry before

@@ -118,6 +118,48 @@ TEST(RooflineLayout, CrowdedRoofsGetOneLabelEachWithoutOverlapAndBesideTheirLine
   }
 }
 
+// The app's roofline pane at 1280x720 (a plot about 190 px wide, 7 px a character): the DRAM roof's
+// label is longer than its line. It still gets a label (in the side column, joined by a leader),
+// none overlaps, and a datasheet roof whose measured twin is out of view carries its own label.
+TEST(RooflineLayout, ANarrowPlotStillLabelsEveryRoofAndATwinOutOfViewHandsItsLabelBack) {
+  RunInfo run = test::sample_run();
+  std::vector<CaseRecord> cases;
+  for (double ai : {0.3, 1.0, 2.5}) cases.push_back(test::make_case({.median_us = 5, .intensity = ai}));
+  const review::ReviewModel m = review::build_review_model(run, cases);
+  const auto ranges = review::fit_roofline_ranges(m.ceilings, points_of(m));
+  const auto segments = review::roof_segments(m.ceilings, ranges);
+  auto log_px = [](double v, double lo, double hi, double p0, double p1) {
+    return p0 + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (p1 - p0);
+  };
+  const review::RoofLabelGeometry narrow{[&](double v) { return log_px(v, ranges.x_lo, ranges.x_hi, 900, 1090); },
+                                         [&](double v) { return log_px(v, ranges.y_lo, ranges.y_hi, 360, 80); },
+                                         {900, 80, 1090, 360},
+                                         {1098, 80, 1280, 360},
+                                         [](const std::string& t) { return 7.0 * static_cast<double>(t.size()); },
+                                         13};
+  const auto labels = review::place_roof_labels(m.ceilings, segments, narrow);
+  expect_no_overlap(labels, "narrow");
+  const auto texts = review::roof_label_texts(m.ceilings);
+  std::size_t wanted = 0;
+  for (const auto& sgm : segments) wanted += !texts[sgm.roof].empty();
+  EXPECT_EQ(labels.size(), wanted);
+  bool dram = false;
+  for (const auto& l : labels) dram |= l.text.rfind("DRAM copy 3000 GB/s", 0) == 0;
+  EXPECT_TRUE(dram) << "the DRAM roof lost its label";
+
+  // Only the datasheet roofs in view (the measured ones below the range): they label themselves.
+  review::RooflineRanges high = ranges;
+  high.y_lo = 66;  // above the measured fp32 roof (64), below the datasheet one (67)
+  std::vector<bool> drawn(m.ceilings.size(), false);
+  for (const auto& sgm : review::roof_segments(m.ceilings, high)) drawn[sgm.roof] = true;
+  const auto own = review::roof_label_texts(m.ceilings, drawn);
+  for (std::size_t i = 0; i < m.ceilings.size(); ++i)
+    if (m.ceilings[i].name == "fp32 FFMA" && !m.ceilings[i].measured) {
+      ASSERT_TRUE(drawn[i]);
+      EXPECT_EQ(own[i], "fp32 FFMA 67.0 TFLOP/s (datasheet)");
+    }
+}
+
 TEST(RooflineLayout, SegmentsCrossingBoxesTurnedLabelsAndMarksThatDoNotRepeat) {
   const PixelBox box{10, 10, 20, 20};
   EXPECT_TRUE(review::segment_crosses(box, 0, 15, 30, 15));
@@ -138,7 +180,7 @@ TEST(RooflineLayout, SegmentsCrossingBoxesTurnedLabelsAndMarksThatDoNotRepeat) {
   rect(b, 0, 180);
   EXPECT_TRUE(review::boxes_overlap(a.box, b.box));
   EXPECT_FALSE(review::labels_overlap(a, b));
-  rect(b, 50, 178);  // 1 px below the first one's baseline at that x: the rectangles overlap
+  rect(b, 50, 178);  // 0.8 px above the first one's baseline at that x: the rectangles overlap
   EXPECT_TRUE(review::labels_overlap(a, b));
   std::set<std::pair<std::size_t, int>> styles;
   for (std::size_t i = 0; i < 40; ++i) {
