@@ -99,7 +99,9 @@ int show(const HistoryFlags& f) {
     const auto rows = store.trend({.op = f.op, .identity_contains = f.identity, .device_contains = f.device});
     if (rows.empty()) {
       // A filter that matches nothing is a mistake to say (exit 2); an empty store is just empty.
-      const bool filtered = !f.op.empty() || !f.identity.empty() || !f.device.empty();
+      // An empty store is answered with how to fill it, whatever the filters.
+      const bool filtered =
+          store.report_count() > 0 && (!f.op.empty() || !f.identity.empty() || !f.device.empty());
       (filtered ? std::cerr : std::cout) << fmt::format(
           "{}no stored results {}in {} ({} report(s) stored); {}\n", filtered ? "kwb history show: " : "",
           filtered ? "match --op / --case / --device " : "", store.path().string(), store.report_count(),

@@ -59,11 +59,17 @@ void apply_text_scale(UiState& ui) {
   const float scale = std::clamp(ui.text_scale, 0.5f, 4.0f);
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  ImFontConfig font;
+  ImFontConfig font;  // as AddFontDefault sets it for its pixel font when given no config
+  font.OversampleH = font.OversampleV = 1;
+  font.PixelSnapH = true;
   font.SizePixels = std::round(13.0f * scale);
   io.Fonts->AddFontDefault(&font);
-  ImGui_ImplOpenGL3_DestroyFontsTexture();
-  ImGui_ImplOpenGL3_CreateFontsTexture();
+  // Before the first frame the backend has no device objects yet: its first NewFrame builds the
+  // texture from this atlas. After, the texture is rebuilt here.
+  if (ui.applied_text_scale > 0) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
   ImGuiStyle style;
   ImGui::StyleColorsLight(&style);
   style.ScaleAllSizes(scale);

@@ -54,6 +54,8 @@ Plot::Plot(const char* id, View& view, ImVec2 size, const char* x_label, const c
   const float text = ImGui::GetFontSize() / 13.0f;
   area_min_ = {frame_min_.x + kLeftMargin * text, frame_min_.y + kTopMargin * text};
   area_max_ = {frame_max_.x - kRightMargin * text - side_width, frame_max_.y - kBottomMargin * text};
+  // A window too small for the margins and the side column still has an area (zoom divides by it).
+  area_max_ = {std::max(area_max_.x, area_min_.x + 1), std::max(area_max_.y, area_min_.y + 1)};
   // One invisible button over the whole frame owns the mouse: the window does not move while
   // the plot is dragged, and hover/click are this widget's.
   ImGui::InvisibleButton(id, size, ImGuiButtonFlags_MouseButtonLeft);

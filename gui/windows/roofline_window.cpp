@@ -179,8 +179,11 @@ void draw_roofline_window(Workbench& wb, UiState& ui) {
     used[index_in(groups, ui.colour_by_variant ? rows[d.row].variant : rows[d.row].op)] = true;
   using Glyph = plot::LegendEntry::Glyph;
   const float line_h = ImGui::GetTextLineHeight() + 2;
-  const std::size_t fits = static_cast<std::size_t>(
-      std::max(1.0f, (p.side_max().y - side_bottom - 12) / line_h - 4));  // rows left in the column
+  // Rows left in the column for the groups: less the "more" row, the two roof rows and, with
+  // measured points on, their three rows.
+  const float other_rows = 3.0f + (show_measured ? 3.0f : 0.0f);
+  const std::size_t fits =
+      static_cast<std::size_t>(std::max(1.0f, (p.side_max().y - side_bottom - 12) / line_h - other_rows));
   std::size_t shown_groups = 0, used_groups = 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (!used[g]) continue;

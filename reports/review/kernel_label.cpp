@@ -8,7 +8,7 @@ namespace kwb::review {
 std::string readable_kernel_name(std::string_view demangled) {
   std::string name(demangled);
   // "f(args)::{lambda(long)#2}" -> "lambda #2 of f": the enclosing function names the lambda.
-  static const std::regex lambda(R"(([A-Za-z_][\w:]*(?:<[^()]*?>)?)\([^()]*\)::\{lambda\([^()]*\)#(\d+)\})");
+  static const std::regex lambda(R"(([A-Za-z_][\w:]*(?:<[^()<>]*>)?)\([^()]*\)::\{lambda\([^()]*\)#(\d+)\})");
   name = std::regex_replace(name, lambda, "lambda #$2 of $1");
   static const std::regex anonymous(R"(\(anonymous namespace\)::)");
   name = std::regex_replace(name, anonymous, "");

@@ -32,6 +32,9 @@ std::size_t longest_token(std::string_view text) {
 std::vector<std::string> wrap_cell(std::string_view text, std::size_t width) {
   std::vector<std::string> lines;
   width = std::max<std::size_t>(width, 1);
+  // Spaces at either end would only make blank lines.
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   std::size_t at = 0;
   while (text.size() - at > width) {
     // The last strong break within the width, else the last '_', else a hard cut.

@@ -15,6 +15,10 @@ TEST(KernelLabel, NamespacesTypesAndLambdasAreShortened) {
   EXPECT_EQ(review::readable_kernel_name("kwb::eager_map_kernel<kwb::(anonymous namespace)::launch_typed<__nv_bfloat16>("
                                          "kwb::LaunchArgs const&)::{lambda(long)#2}>"),
             "eager_map_kernel<lambda #2 of launch_typed<bf16>>");
+  // The enclosing function outside an anonymous namespace: the lambda still belongs to it.
+  EXPECT_EQ(review::readable_kernel_name(
+                "kwb::eager_map_kernel<kwb::launch_typed<__nv_bfloat16>(kwb::LaunchArgs const&)::{lambda(long)#2}>"),
+            "eager_map_kernel<lambda #2 of launch_typed<bf16>>");
   EXPECT_EQ(review::readable_kernel_name("kwb::xent::mean_loss_kernel"), "mean_loss_kernel");
   EXPECT_EQ(review::readable_kernel_name("kwb::(anonymous namespace)::cast_kernel<float, __nv_bfloat16>"),
             "cast_kernel<fp32, bf16>");

@@ -25,6 +25,10 @@ TEST(TextTable, CellsWrapAtCommasSpacesAndBracketsBeforeUnderscores) {
   EXPECT_EQ(review::wrap_cell("abcdefghij", 4), (std::vector<std::string>{"abcd", "efgh", "ij"}));
   EXPECT_EQ(review::wrap_cell("", 5), std::vector<std::string>{""});
   EXPECT_EQ(review::wrap_cell("fits", 4), std::vector<std::string>{"fits"});
+  // Spaces at the ends make no blank lines.
+  EXPECT_EQ(review::wrap_cell("abc   ", 3), std::vector<std::string>{"abc"});
+  EXPECT_EQ(review::wrap_cell("  abc", 3), std::vector<std::string>{"abc"});
+  EXPECT_EQ(review::wrap_cell("    ", 2), std::vector<std::string>{""});
 }
 
 TEST(TextTable, AWideTableIsFittedByWrappingTextColumnsAndKeepsEveryCharacter) {
