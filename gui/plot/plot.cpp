@@ -247,8 +247,6 @@ void Plot::screen_line(ImVec2 a, ImVec2 b, ImU32 colour, float thickness) {
   dl_->PopClipRect();
 }
 
-void Plot::legend(const std::vector<LegendEntry>& entries) { legend_at(entries, {area_min_.x + 8, area_min_.y + 8}); }
-
 void Plot::legend_at(const std::vector<LegendEntry>& entries, ImVec2 at) {
   if (entries.empty()) return;
   push_frame_clip();

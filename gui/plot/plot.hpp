@@ -4,7 +4,7 @@
 // machines, so this is the whole of it: a chart is
 //
 //   plot::Plot p("roofline", view, size, "FLOP/byte", "TFLOP/s");
-//   p.line(...); if (p.point(x, y, colour)) hovered = i;  ...  p.legend(entries);
+//   p.line(...); if (p.point(x, y, colour)) hovered = i;  ...  p.legend_at(entries, p.side_min());
 //   p.end();
 //
 // The View holds what persists between frames (the zoomed ranges); a chart fits it to its data
@@ -73,9 +73,7 @@ class Plot {
   // turns it up to the right), drawn over everything and not clipped to the area.
   void text_at(ImVec2 at, float angle, const char* text, ImU32 colour);
   void screen_line(ImVec2 a, ImVec2 b, ImU32 colour, float thickness = 1.0f);  // not clipped either
-  // At the area's top-left, inside it; or, given `at` (screen pixels), there, unclipped (the
-  // side column).
-  void legend(const std::vector<LegendEntry>& entries);
+  // A legend with its top-left at `at` (screen pixels; the side column), drawn over the frame.
   void legend_at(const std::vector<LegendEntry>& entries, ImVec2 at);
   void end();  // pops the clip rect (the destructor calls it when not called)
 

@@ -124,12 +124,6 @@ void SvgChart::ring(double x, double y, const std::string& colour, const std::st
                        x_.to_px(x), y_.to_px(y), r, xml_escape(colour), xml_escape(tooltip));
 }
 
-void SvgChart::label(double x, double y, const std::string& text, const std::string& colour, double dx,
-                     double dy) {
-  if (!x_.contains(x) || !y_.contains(y)) return;
-  labels_.push_back({x_.to_px(x) + dx, y_.to_px(y) + dy, text, colour});
-}
-
 void SvgChart::legend_entry(const std::string& text, const std::string& colour, bool dashed, bool ring) {
   legend_.push_back({text, colour, dashed, ring});
 }
@@ -217,18 +211,6 @@ std::string SvgChart::str() const {
   s += axes();
   // Marks outside the axes were dropped when added, so nothing crosses the tick labels.
   s += fmt::format("<g>\n{}</g>\n", body_);
-  // Labels: greedy placement; widths estimated at 6 px a character (10.5 px text).
-  std::vector<Label> placed;
-  for (Label l : labels_) {
-    auto clashes = [&](const Label& a) {
-      return std::abs(a.y_px - l.y_px) < 11 && l.x_px < a.x_px + 6.0 * a.text.size() &&
-             a.x_px < l.x_px + 6.0 * l.text.size();
-    };
-    for (int tries = 0; tries < 40 && std::any_of(placed.begin(), placed.end(), clashes); ++tries) l.y_px += 11;
-    placed.push_back(l);
-    s += fmt::format("<text class=\"roof\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\">{}</text>\n", l.x_px, l.y_px,
-                     xml_escape(l.colour), xml_escape(l.text));
-  }
   s += overlay_;
   // Legend: right of the plot area (or where legend_at put it), one row per entry.
   const double lx = legend_origin_ ? legend_origin_->first : std::max(x_.px_lo, x_.px_hi) + 12;

@@ -51,10 +51,6 @@ class SvgChart {
   // A hollow circle (white inside, `colour` around) with a tooltip: a second mark of a case that
   // point() draws, such as its measured position beside its model position.
   void ring(double x, double y, const std::string& colour, const std::string& tooltip, double r = 3.5);
-  // Text anchored at a data coordinate, nudged by (dx, dy) pixels. Labels are placed when the
-  // chart is written: one that would overlap an earlier one moves down a line until it is clear.
-  void label(double x, double y, const std::string& text, const std::string& colour, double dx = 4,
-             double dy = -4);
   // A legend row: a line sample (dashed or solid), or with `ring` a line ending in a ring (a
   // point joined to its hollow twin).
   void legend_entry(const std::string& text, const std::string& colour, bool dashed = false, bool ring = false);
@@ -86,11 +82,6 @@ class SvgChart {
   std::string x_label_, y_label_, aria_;
   std::string body_;
   std::string overlay_;  // drawn over the marks: labels and leaders placed by the caller
-  struct Label {
-    double x_px, y_px;
-    std::string text, colour;
-  };
-  std::vector<Label> labels_;
   struct LegendEntry {
     std::string text, colour;
     bool dashed = false, ring = false;

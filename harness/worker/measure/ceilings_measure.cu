@@ -174,6 +174,16 @@ MeasureSettings ceiling_settings(Mode mode = Mode::hot) {
   return s;
 }
 
+// The quick preset's burst, cold: a short warm-up and 10 or more samples over 20 ms or more. The
+// tensor ceilings' bursts and the session-start copy check both take it.
+MeasureSettings quick_cold_settings() {
+  MeasureSettings s;
+  s.mode = Mode::cold;
+  s.rule = *stopping_preset("quick");
+  s.keep_samples = false;
+  return s;
+}
+
 double rate_per_us(double amount, const TimingResult& t) { return amount / t.span.median; }
 
 struct LtGemm {
@@ -249,11 +259,7 @@ GemmCeiling gemm_ceiling(const LtGemm& g, cudaStream_t stream, TimerKind timer, 
       // The rest lets the power and the clock come back from the last burst; the burst is the
       // quick preset's (a short warm-up, at least 10 samples over 20 ms or more).
       std::this_thread::sleep_for(kGemmRest);
-      MeasureSettings settings;
-      settings.mode = Mode::cold;
-      settings.rule = *stopping_preset("quick");
-      settings.keep_samples = false;
-      const auto t = measure(launch, stream, settings, timer, flusher);
+      const auto t = measure(launch, stream, quick_cold_settings(), timer, flusher);
       if (!(t.span.min > 0)) continue;  // no sample time: nothing to rate
       const double tflops = 2.0 * shape.m * double(shape.n) * shape.k / t.span.min / 1e6;
       if (tflops > best.tflops) best = {tflops, t.clocks ? t.clocks->sm_mean_mhz : 0.0};
@@ -493,10 +499,7 @@ CopyCheck check_copy_ceiling(const DeviceInfo& device, TimerKind timer) {
     // measurement takes.
     L2Flusher dirty(static_cast<std::size_t>(device.l2_bytes), FlushKind::dirty);
     const DramBuffers buffers(device, std::size_t{1} << 30, stream);
-    MeasureSettings settings;
-    settings.mode = Mode::cold;
-    settings.rule = *stopping_preset("quick");
-    settings.keep_samples = false;
+    const MeasureSettings settings = quick_cold_settings();
     const std::string tag = " " + std::to_string(buffers.max_bytes >> 20) + "MiB dirty";
     for (const StreamMethod& m : copy_methods(device, buffers)) {
       const double gbps = stream_gbps(m, buffers.max_bytes, 2.0, stream, settings, timer, &dirty);

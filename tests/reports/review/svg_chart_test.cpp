@@ -80,7 +80,7 @@ TEST(SvgChart, HostileNamesStayTextInsideTheSvg) {
   review::SvgChart chart(400, 300, {1, 100, true, 50, 350}, {1, 100, true, 250, 10}, "x<", "y&",
                          "</svg><script>alert(1)</script>");
   chart.point(10, 10, "#000", "<script>alert('x')</script>");
-  chart.label(10, 10, "a\"b", "#000");
+  chart.placed_text(100, 100, -20, "a\"b", "#000");
   chart.legend_entry("</text><b>", "#f00");
   const std::string svg = chart.str();
   EXPECT_EQ(svg.find("<script"), std::string::npos) << svg;
