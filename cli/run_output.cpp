@@ -52,7 +52,7 @@ void print_speedups(std::ostream& out, const Report& report) {
                      "math", "uses", "fused_us", "kernels", "mem_MiB", "%DRAM", "speedup");
   for (const auto& r : rows)
     out << fmt::format("{:<14} {:<5} {:<16} {:<14} {:>12.2f} {:>7} {:>6}  {:<30} {:<14} {:<8} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>8}\n",
-                       r.op, to_string(r.dtype), r.shape.to_compact(), or_dash(r.baseline_math), r.baseline_us,
+                       r.op, to_string(r.dtype), r.shape_label, or_dash(r.baseline_math), r.baseline_us,
                        kernels_cell(r.baseline_kernels), mib_cell(r.baseline_memory_bytes), r.best_variant,
                        or_dash(r.best_math), or_dash(uses_text(r.best_uses)), r.best_us, kernels_cell(r.best_kernels),
                        mib_cell(r.best_memory_bytes), r.best_pct_of_copy, speedup_cell(r.speedup, r.math_note));
@@ -117,7 +117,7 @@ void print_summary(std::ostream& out, const Report& report, const std::vector<Co
     skipped += r.disposition == Disposition::skipped;
     const bool d = r.derived.has_value();
     out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>{}}", r.op,
-                       r.variant, to_string(r.dtype), r.shape.to_compact(), or_dash(r.math), or_dash(uses_text(r.uses)),
+                       r.variant, to_string(r.dtype), shown_shape(r), or_dash(r.math), or_dash(uses_text(r.uses)),
                        status_cell(r), time_cell(r), optional_cell(d, d ? r.derived->bandwidth_gbps : 0, "{:.0f}"),
                        optional_cell(d, d ? r.derived->pct_of_bandwidth_ceiling : 0, "{:.1f}"),
                        optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"),

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/shape_label.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
 #include "cli/progress_display.hpp"
@@ -53,7 +54,7 @@ const Variant* find_tunable_variant(const std::string& op_name, const std::strin
 void print_tuning(std::ostream& out, const TuneSummary& summary, std::size_t top_n) {
   for (const TunedShape& s : summary.shapes) {
     out << fmt::format("\n{} {} {}: {} configurations timed, {} failed, {} skipped\n", summary.variant,
-                       to_string(s.dtype), s.shape.to_compact(), s.ranked.size(), s.failed, s.skipped);
+                       to_string(s.dtype), shape_label(summary.op, s.shape), s.ranked.size(), s.failed, s.skipped);
     for (std::size_t i = 0; i < s.ranked.size() && i < top_n; ++i) {
       const auto& c = s.ranked[i];
       out << fmt::format("  {:>2}. {:<56} {:>10.2f} us  noise {:.1f}%{}\n", i + 1, to_assignments(c.tunables),

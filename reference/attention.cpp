@@ -81,14 +81,16 @@ std::vector<Shape> attention_edge_shapes() {
 }
 
 std::vector<AxisSpec> attention_axes() {
-  return {{"batch", 4, {}, "sequences"},
-          {"seq", 4096, {}, "tokens per sequence (queries = keys: self-attention)"},
-          {"heads", 32, {}, "query heads"},
-          {"kv_heads", 32, {}, "key/value heads; divides heads (grouped-query attention)"},
-          {"head_dim", 128, {}, "d: 64 or 128"},
-          {"causal", 0, {}, "1: query i sees keys j <= i (0 first, as FlashAttention's causal=False)", {"0", "1"}},
-          {"window", 0, {}, "sliding window w: causal i - w < j <= i, else |i - j| < w; 0: none"},
-          {"softcap", 0, {}, "logit soft-cap: cap * tanh(s / cap); 0: none", {"0", "30", "50"}}};
+  // Read in tables as "b4 s4096 h32/8 d128 causal w256 cap30" (harness/catalogue/shape_label.hpp).
+  return {{"batch", 4, {}, "sequences", {}, "b"},
+          {"seq", 4096, {}, "tokens per sequence (queries = keys: self-attention)", {}, "s"},
+          {"heads", 32, {}, "query heads", {}, "h"},
+          {"kv_heads", 32, {}, "key/value heads; divides heads (grouped-query attention)", {}, "/"},
+          {"head_dim", 128, {}, "d: 64 or 128", {}, "d"},
+          {"causal", 0, {}, "1: query i sees keys j <= i (0 first, as FlashAttention's causal=False)", {"0", "1"},
+           "causal"},
+          {"window", 0, {}, "sliding window w: causal i - w < j <= i, else |i - j| < w; 0: none", {}, "w"},
+          {"softcap", 0, {}, "logit soft-cap: cap * tanh(s / cap); 0: none", {"0", "30", "50"}, "cap"}};
 }
 
 std::optional<std::string> attention_invalid(const Shape& s) {

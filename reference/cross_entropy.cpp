@@ -222,8 +222,8 @@ KWB_REGISTER_OP(Op{
     .name = "cross_entropy",
     .description = "mean over labelled tokens of logsumexp(logits[t]) - logits[t, label[t]] (fp32), and "
                    "dlogits[t] = (softmax(logits[t]) - onehot(label[t])) / n_valid (0 for label -100)",
-    .axes = {{"tokens", 8192, {}, "tokens of the batch (rows), the loss averages over the labelled ones"},
-             {"vocab", 128256, {}, "vocabulary (classes), the softmax runs over it"}},
+    .axes = {{"tokens", 8192, {}, "tokens of the batch (rows), the loss averages over the labelled ones", {}, "t"},
+             {"vocab", 128256, {}, "vocabulary (classes), the softmax runs over it", {}, "v"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = xent_tensors,
     .work = xent_work,

@@ -110,9 +110,9 @@ std::vector<Shape> edge_shapes() {
 KWB_REGISTER_OP(Op{
     .name = "linear_bias_relu",
     .description = "nn.Linear + ReLU: y = max(0, x W^T + b), x [m, k], W [n, k], b [n], y [m, n]",
-    .axes = {{"m", 8192, {}, "tokens (rows of x and y)"},
-             {"n", 8192, {}, "out features (rows of W)"},
-             {"k", 8192, {}, "in features (the reduction)"}},
+    .axes = {{"m", 8192, {}, "tokens (rows of x and y)", {}, "m"},
+             {"n", 8192, {}, "out features (rows of W)", {}, "n"},
+             {"k", 8192, {}, "in features (the reduction)", {}, "k"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = tensors,
     .work = [](const Shape& s, DType dtype) {

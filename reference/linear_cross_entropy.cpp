@@ -99,9 +99,9 @@ KWB_REGISTER_OP(Op{
     .name = "linear_cross_entropy",
     .description = "lm head + per-token cross-entropy: loss[n] = logsumexp(h[n] W^T) - (h[n] W^T)[label] (fp32, "
                    "0 for label -100), dh = dl W, dW = dl^T h with dl = softmax - onehot (gradients of the sum)",
-    .axes = {{"tokens", 1024, {}, "tokens N (batch x sequence), the rows of h"},
-             {"hidden", 4096, {}, "hidden size D, the GEMMs' reduction for the logits"},
-             {"vocab", 32000, {}, "vocabulary V, the rows of W and the softmax's length"}},
+    .axes = {{"tokens", 1024, {}, "tokens N (batch x sequence), the rows of h", {}, "t"},
+             {"hidden", 4096, {}, "hidden size D, the GEMMs' reduction for the logits", {}, "d"},
+             {"vocab", 32000, {}, "vocabulary V, the rows of W and the softmax's length", {}, "v"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = lce_tensors,
     .work = lce_work,

@@ -41,8 +41,8 @@ inline Shape mhc_shape(std::int64_t tokens, std::int64_t channels) {
 }
 
 inline std::vector<AxisSpec> mhc_axes() {
-  return {{"tokens", 65536, {}, "tokens T (batch x sequence)"},
-          {"channels", 1024, {}, "channels C of each of the n = 4 residual streams"}};
+  return {{"tokens", 65536, {}, "tokens T (batch x sequence)", {}, "t"},
+          {"channels", 1024, {}, "channels C of each of the n = 4 residual streams", {}, "c"}};
 }
 
 // Realistic sizes: the 65536 x 1024 target shape, wider models, and a C that is not a multiple

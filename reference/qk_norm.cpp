@@ -22,10 +22,11 @@ Shape qk_shape(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, s
 }
 
 std::vector<AxisSpec> qk_axes() {
-  return {{"tokens", 16384, {}, "independent tokens (batch x sequence)"},
-          {"heads", 32, {}, "query heads"},
-          {"kv_heads", 8, {}, "key heads (grouped KV: divides heads)"},
-          {"head_dim", 128, {}, "elements per head, normalised over"}};
+  // Read in tables as "t16384 h32/8 d128" (harness/catalogue/shape_label.hpp).
+  return {{"tokens", 16384, {}, "independent tokens (batch x sequence)", {}, "t"},
+          {"heads", 32, {}, "query heads", {}, "h"},
+          {"kv_heads", 8, {}, "key heads (grouped KV: divides heads)", {}, "/"},
+          {"head_dim", 128, {}, "elements per head, normalised over", {}, "d"}};
 }
 
 std::optional<std::string> qk_invalid(const Shape& s) {

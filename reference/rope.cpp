@@ -162,13 +162,14 @@ std::optional<std::string> rope_invalid(const Shape& s) {
 }
 
 std::vector<AxisSpec> rope_axes() {
-  return {{"batch", 1, {}, "independent sequences"},
-          {"seq", 8192, {}, "tokens per sequence (layout [batch * seq, heads, head_dim])"},
-          {"heads", 32, {}, "query heads"},
-          {"kv_heads", 8, {}, "key heads (grouped KV: divides heads)"},
-          {"head_dim", 128, {}, "elements per head, even: pairs (i, i + head_dim/2) rotate"},
+  // Read in tables as "b1 s8192 h32/8 d128 pos=ids" (harness/catalogue/shape_label.hpp).
+  return {{"batch", 1, {}, "independent sequences", {}, "b"},
+          {"seq", 8192, {}, "tokens per sequence (layout [batch * seq, heads, head_dim])", {}, "s"},
+          {"heads", 32, {}, "query heads", {}, "h"},
+          {"kv_heads", 8, {}, "key heads (grouped KV: divides heads)", {}, "/"},
+          {"head_dim", 128, {}, "elements per head, even: pairs (i, i + head_dim/2) rotate", {}, "d"},
           {"positions", 0, {}, "index: token s at position s; ids: int64 position_ids [batch, seq]",
-           {"index", "ids"}}};
+           {"index", "ids"}, "pos="}};
 }
 
 constexpr const char* kPositionsNote =

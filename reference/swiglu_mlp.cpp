@@ -106,9 +106,9 @@ KWB_REGISTER_OP(Op{
     .name = "swiglu_mlp_fwd",
     .description = "SwiGLU MLP: y = (silu(x Wg^T) * (x Wu^T)) Wd^T, x [m, d], Wg and Wu [f, d], Wd [d, f], "
                    "y [m, d] (nn.Linear layouts, no biases)",
-    .axes = {{"m", 8192, {}, "tokens (rows of x and y)"},
-             {"d", 4096, {}, "model dim (in features of the gate/up projections)"},
-             {"f", 14336, {}, "hidden dim (out features of gate/up, in features of down)"}},
+    .axes = {{"m", 8192, {}, "tokens (rows of x and y)", {}, "m"},
+             {"d", 4096, {}, "model dim (in features of the gate/up projections)", {}, "d"},
+             {"f", 14336, {}, "hidden dim (out features of gate/up, in features of down)", {}, "f"}},
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = tensors,
     .work = [](const Shape& s, DType dtype) {

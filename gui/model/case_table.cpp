@@ -104,7 +104,7 @@ TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord&
   r.math = c.math;
   r.uses = uses_text(c.uses);
   r.dtype = std::string(to_string(c.dtype));
-  r.shape = c.shape.to_compact();
+  r.shape = shown_shape(c);
   // Graph replays say so beside the mode: their times lack the host's launch gaps.
   r.mode = c.timing ? std::string(to_string(c.timing->mode)) + launch_note(c.timing->launch) : "";
   r.disposition = std::string(to_string(c.disposition));

@@ -60,8 +60,23 @@ bool Workbench::take_in(const std::filesystem::path& path, LoadOutcome outcome) 
               fmt::format("opened {} ({} cases{})", path.string(), cases.size(),
                           counted ? fmt::format(", {} with hardware counters", counted) : ""));
   reports_.push_back(std::move(*outcome.loaded));
+  reports_.back().name = unique_name(reports_.back().name);
   rebuild();
   return true;
+}
+
+// The report column and filter tell reports apart by name: a second report of the same name (the
+// same file opened twice, two runs' "results/report.json") is numbered, "results/report.json (2)".
+std::string Workbench::unique_name(const std::string& name) const {
+  auto taken = [&](const std::string& candidate) {
+    return std::count_if(reports_.begin(), reports_.end(), [&](const LoadedReport& r) { return r.name == candidate; }) > 1;
+  };
+  if (!taken(name)) return name;
+  for (int n = 2;; ++n) {
+    const std::string candidate = fmt::format("{} ({})", name, n);
+    if (std::none_of(reports_.begin(), reports_.end(), [&](const LoadedReport& r) { return r.name == candidate; }))
+      return candidate;
+  }
 }
 
 void Workbench::close(int report) {
@@ -75,6 +90,7 @@ void Workbench::close(int report) {
 int Workbench::add_live_report(LoadedReport report) {
   add_message(Message::Level::info, fmt::format("live run: results stream into {}", report.name));
   reports_.push_back(std::move(report));
+  reports_.back().name = unique_name(reports_.back().name);
   rebuild();
   return static_cast<int>(reports_.size()) - 1;
 }

@@ -32,6 +32,10 @@ struct AxisSpec {
   std::vector<std::int64_t> sweep;    // the op's own sweep when none is given
   std::string help;
   std::vector<std::string> choices;   // non-empty: a choice axis; the first is the default
+  // How the axis reads in tables (harness/catalogue/shape_label.hpp): "b" makes batch=4 read
+  // "b4", "/" joins kv_heads to heads ("h32/8"). Empty on every axis of an op: the compact
+  // "16384x4096" form, clear enough for rows x cols.
+  std::string label = {};
 
   bool is_choice() const { return !choices.empty(); }
   AxisValue default_axis_value() const {

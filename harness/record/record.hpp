@@ -212,6 +212,9 @@ struct CaseRecord {
   Role role = Role::fused;
   DType dtype = DType::fp32;
   Shape shape;
+  // The shape as tables show it ("b4 s4096 h32/8 d128 causal": harness/catalogue/shape_label.hpp),
+  // from the op's axis labels; never parsed back. Empty: not known; shown_shape() falls back.
+  std::string shape_label;
   TunableValues tunables;  // the variant's tunable values (part of the identity); often none
   // What ran it: the libraries the variant called (Variant::uses, "cuBLASLt"; empty: only the
   // project's kernels) and the arithmetic, as a label of harness/catalogue/math_label.hpp
@@ -243,6 +246,11 @@ struct CaseRecord {
   // Host time per stage (absent in older reports and for a case the worker never answered).
   std::optional<CaseStageTimes> stages;
 };
+
+// The shape as tables show it: the recorded label, else the compact form.
+inline std::string shown_shape(const CaseRecord& c) {
+  return c.shape_label.empty() ? c.shape.to_compact() : c.shape_label;
+}
 
 // The device memory a case needs beyond its inputs and outputs: measured where it was, else the
 // workspace the variant declares.

@@ -5,6 +5,7 @@
 #include "harness/record/record_json.hpp"
 
 #include "harness/catalogue/excerpt.hpp"
+#include "harness/catalogue/shape_label.hpp"
 
 #include <cmath>
 #include <limits>
@@ -377,6 +378,10 @@ CaseRecord read_case(const Node& n) {
   c.dtype = n["dtype"].enumeration(parse_dtype, kAllDTypes);
   c.shape = read_shape(n["shape"]);
   c.tunables = read_tunables(n["tunables"]);
+  // Written by the build that measured it; older reports get this build's labels, where it knows
+  // the op (the app knows none: it shows the compact form for those).
+  if (auto l = n.find("shape_label")) c.shape_label = l->string();
+  else c.shape_label = shape_label(c.op, c.shape);
   // Absent from the reports of builds before they were recorded: unknown, shown as such.
   if (auto u = n.find("uses"))
     for (std::size_t i = 0; i < u->size(); ++i) c.uses.push_back(u->at(i).string());
@@ -455,6 +460,7 @@ Json to_json(const CaseRecord& c) {
   j["dtype"] = to_string(c.dtype);
   j["shape"] = shape_json(c.shape);
   j["shape_compact"] = c.shape.to_compact();  // for people reading the file; never read back
+  if (!c.shape_label.empty()) j["shape_label"] = c.shape_label;
   j["tunables"] = tunables_json(c.tunables);
   j["uses"] = c.uses;
   j["math"] = c.math;

@@ -17,6 +17,7 @@ SpeedupRow make_row(const CaseRecord& base, const CaseRecord& best) {
   row.op = base.op;
   row.dtype = base.dtype;
   row.shape = base.shape;
+  row.shape_label = shown_shape(base);
   row.mode = base.timing->mode;
   row.baseline_variant = base.variant;
   row.baseline_us = base.timing->span.median;

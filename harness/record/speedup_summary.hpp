@@ -17,6 +17,7 @@ struct SpeedupRow {
   std::string op;
   DType dtype = DType::fp32;
   Shape shape;
+  std::string shape_label;  // as tables show it (shown_shape of the baseline's record)
   Mode mode = Mode::cold;
   std::string baseline_variant;
   double baseline_us = 0;

@@ -22,6 +22,7 @@
 #include "harness/worker/prepare/group_inputs.hpp"
 #include "harness/worker/prepare/group_prefetch.hpp"
 #include "harness/catalogue/registry.hpp"
+#include "harness/catalogue/shape_label.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "harness/worker/counters/case_counters.hpp"
 #include "harness/worker/verify/device_scan.hpp"
@@ -154,6 +155,7 @@ CaseRecord record_for(const CaseRequest& req) {
   rec.variant = req.variant;
   rec.dtype = req.dtype;
   rec.shape = req.shape;
+  rec.shape_label = shape_label(req.op, req.shape);
   rec.tunables = req.tunables;
   rec.nvtx_range = nvtx_case_name(req);
   return rec;

@@ -42,6 +42,14 @@
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<repeat_kv_transpose_k>, ...).
+namespace step {
+struct repeat_kv_transpose_k;
+struct repeat_kv_transpose_v;
+struct transpose_q;
+struct transpose_o_to_bshd;
+}  // namespace step
+
 namespace {
 
 constexpr double kMaxWorkspaceGiB = 60;
@@ -136,7 +144,6 @@ struct Plans {
   std::unique_ptr<LtMatmul> scores, output;
 };
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto axes = AttentionAxes::of(a.shape);
@@ -156,14 +163,14 @@ void launch_typed(const LaunchArgs& a) {
   T* scores = reinterpret_cast<T*>(ws + b.scores);
   T* probs = reinterpret_cast<T*>(ws + b.probs);
   T* ot = reinterpret_cast<T*>(ws + b.ot);
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });
+  eager_map<step::repeat_kv_transpose_k>(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
+  eager_map<step::repeat_kv_transpose_v>(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
+  eager_map<step::transpose_q>(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });
   const Plans& plans = a.state_as<Plans>();
   plans.scores->run(kx, qt, scores, a.workspace, a.stream);
   masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs, lse, p);
   plans.output->run(vx, probs, ot, a.workspace, a.stream);
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
+  eager_map<step::transpose_o_to_bshd>(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
 }
 
 // Column-major per (b, h), batch stride between heads of the bhsd buffers:

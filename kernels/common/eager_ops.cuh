@@ -3,9 +3,16 @@
 // compose them op by op so that each framework op is one launch and one trip through memory,
 // which is the honest "before" of a fused kernel's speedup (and its kernel count).
 //
-//   eager_map(n, stream, [=] __device__(std::int64_t i) { out[i] = a[i] * b[i]; });
-//   eager_row_sum(in, out, rows, cols, stream, /*scale=*/1.0f / cols);   // mean over the last dim
-//   eager_col_sum(in, out, rows, cols, partials, stream);                // sum over rows, 2 launches
+// Every launch names its step with a tag type declared in kwb::step: the tag is the kernel's first
+// template argument, so the kernel breakdown reads "eager_map_kernel<times_weight>" where the
+// lambda alone would read "lambda #2 of launch_typed<bf16>" (reports/review/kernel_label.hpp).
+// Name a step as a framework op would be named, by what it computes. The step has no default: a
+// launch without one does not compile.
+//
+//   namespace kwb::step { struct times_b; struct mean_over_cols; struct sum_over_rows; }
+//   eager_map<step::times_b>(n, stream, [=] __device__(std::int64_t i) { out[i] = a[i] * b[i]; });
+//   eager_row_sum<step::mean_over_cols>(in, out, rows, cols, stream, /*scale=*/1.0f / cols);
+//   eager_col_sum<step::sum_over_rows>(in, out, rows, cols, partials, stream);  // 2 launches
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +24,9 @@
 
 namespace kwb {
 
+// The steps' tag types live here, declared (never defined) by the files that launch them.
+namespace step {}
+
 inline constexpr int kEagerThreads = 256;
 
 inline unsigned eager_grid(std::int64_t n) {
@@ -24,7 +34,7 @@ inline unsigned eager_grid(std::int64_t n) {
       1, std::min<std::int64_t>((n + kEagerThreads - 1) / kEagerThreads, 65535 * 8)));
 }
 
-template <class Fn>
+template <class Step, class Fn>
 __global__ void eager_map_kernel(std::int64_t n, Fn fn) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x)
@@ -32,13 +42,13 @@ __global__ void eager_map_kernel(std::int64_t n, Fn fn) {
 }
 
 // One elementwise launch over n indices; fn(i) is a __device__ lambda (nvcc --extended-lambda).
-template <class Fn>
+template <class Step, class Fn>
 void eager_map(std::int64_t n, cudaStream_t stream, Fn fn) {
-  eager_map_kernel<<<eager_grid(n), kEagerThreads, 0, stream>>>(n, fn);
+  eager_map_kernel<Step><<<eager_grid(n), kEagerThreads, 0, stream>>>(n, fn);
 }
 
 // out[r] = scale * sum_c value(r, c): one block per row, as a framework's last-dim reduction.
-template <class Value>
+template <class Step, class Value>
 __global__ void eager_row_reduce_kernel(float* out, std::int64_t cols, float scale, Value value) {
   __shared__ float scratch[32];
   const std::int64_t r = blockIdx.x;
@@ -48,16 +58,17 @@ __global__ void eager_row_reduce_kernel(float* out, std::int64_t cols, float sca
   if (threadIdx.x == 0) out[r] = sum * scale;
 }
 
-template <class Value>
+template <class Step, class Value>
 void eager_row_reduce(float* out, std::int64_t rows, std::int64_t cols, float scale, cudaStream_t stream,
                       Value value) {
-  eager_row_reduce_kernel<<<static_cast<unsigned>(rows), kEagerThreads, 0, stream>>>(out, cols, scale, value);
+  eager_row_reduce_kernel<Step><<<static_cast<unsigned>(rows), kEagerThreads, 0, stream>>>(out, cols, scale, value);
 }
 
 // out[r] = scale * sum_c in[r * cols + c]: sum (or mean) over the last dim of a row-major tensor.
-inline void eager_row_sum(const float* in, float* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream,
-                          float scale = 1.0f) {
-  eager_row_reduce(out, rows, cols, scale, stream,
+template <class Step>
+void eager_row_sum(const float* in, float* out, std::int64_t rows, std::int64_t cols, cudaStream_t stream,
+                   float scale = 1.0f) {
+  eager_row_reduce<Step>(out, rows, cols, scale, stream,
                    [=] __device__(std::int64_t r, std::int64_t c) { return in[r * cols + c]; });
 }
 
@@ -65,7 +76,7 @@ inline void eager_row_sum(const float* in, float* out, std::int64_t rows, std::i
 // eager_col_sum below) leaves `parts` rows of fp32 partial sums, each over a fixed slice of the
 // rows; stage 2 sums the partials of each column in index order. The result does not depend on
 // scheduling, so two runs give the same bits.
-template <class Out, class Convert>
+template <class Step, class Out, class Convert>
 __global__ void sum_partials_kernel(const float* partials, int parts, std::int64_t cols, Out* out, Convert convert) {
   const std::int64_t c = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (c >= cols) return;
@@ -75,14 +86,15 @@ __global__ void sum_partials_kernel(const float* partials, int parts, std::int64
 }
 
 // out[c] = sum over p of partials[p, c], written through convert (e.g. to the case dtype).
-template <class Out, class Convert>
+template <class Step, class Out, class Convert>
 void sum_partials(const float* partials, int parts, std::int64_t cols, Out* out, cudaStream_t stream,
                   Convert convert) {
-  sum_partials_kernel<<<static_cast<unsigned>((cols + 255) / 256), 256, 0, stream>>>(partials, parts, cols, out,
+  sum_partials_kernel<Step><<<static_cast<unsigned>((cols + 255) / 256), 256, 0, stream>>>(partials, parts, cols, out,
                                                                                        convert);
 }
-inline void sum_partials(const float* partials, int parts, std::int64_t cols, float* out, cudaStream_t stream) {
-  sum_partials(partials, parts, cols, out, stream, [] __device__(float v) { return v; });
+template <class Step>
+void sum_partials(const float* partials, int parts, std::int64_t cols, float* out, cudaStream_t stream) {
+  sum_partials<Step>(partials, parts, cols, out, stream, [] __device__(float v) { return v; });
 }
 
 // Number of partial rows eager_col_sum uses for `rows` rows (its workspace: parts * cols floats).
@@ -91,20 +103,21 @@ inline int eager_col_sum_parts(std::int64_t rows) {
 }
 
 // out[c] = sum_r in[r * cols + c]: a framework's sum over dim 0, two launches. `partials` holds
-// eager_col_sum_parts(rows) * cols floats.
-inline void eager_col_sum(const float* in, float* out, std::int64_t rows, std::int64_t cols, float* partials,
+// eager_col_sum_parts(rows) * cols floats. Both launches carry the caller's step.
+template <class Step>
+void eager_col_sum(const float* in, float* out, std::int64_t rows, std::int64_t cols, float* partials,
                           cudaStream_t stream) {
   const int parts = eager_col_sum_parts(rows);
   const std::int64_t per_part = (rows + parts - 1) / parts;
   const std::int64_t threads = parts * cols;
-  eager_map(threads, stream, [=] __device__(std::int64_t i) {
+  eager_map<Step>(threads, stream, [=] __device__(std::int64_t i) {
     const std::int64_t p = i / cols, c = i % cols;
     const std::int64_t end = std::min<std::int64_t>(rows, (p + 1) * per_part);
     float sum = 0;
     for (std::int64_t r = p * per_part; r < end; ++r) sum += in[r * cols + c];
     partials[i] = sum;
   });
-  sum_partials(partials, parts, cols, out, stream);
+  sum_partials<Step>(partials, parts, cols, out, stream);
 }
 
 }  // namespace kwb

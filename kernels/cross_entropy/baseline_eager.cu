@@ -35,6 +35,14 @@
 #include "reference/cross_entropy.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_logits_to_f32>, ...).
+namespace step {
+struct cast_logits_to_f32;
+struct ones_like_loss;
+struct zero_grad_logp;
+struct cast_dlogits_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr int kNllThreads = 32;  // PyTorch's NLL_LOSS_THREADS: the reduction runs in one block
@@ -152,15 +160,15 @@ void launch_typed(const LaunchArgs& a) {
   const float* lf = reinterpret_cast<const float*>(logits);
   if constexpr (!is_fp32) {
     float* up = ws.lf;
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { up[i] = to_float(logits[i]); });
+    eager_map<step::cast_logits_to_f32>(n, a.stream, [=] __device__(std::int64_t i) { up[i] = to_float(logits[i]); });
     lf = up;
   }
   log_softmax_kernel<<<rows, 1024, 0, a.stream>>>(lf, ws.logp, vocab);
   nll_loss_forward_kernel<<<1, kNllThreads, 0, a.stream>>>(ws.logp, labels, tokens, vocab, loss, ws.total_weight);
   float* seed = ws.seed;
-  eager_map(1, a.stream, [=] __device__(std::int64_t) { *seed = 1.0f; });
+  eager_map<step::ones_like_loss>(1, a.stream, [=] __device__(std::int64_t) { *seed = 1.0f; });
   float* grad_logp = ws.lf;  // the upcast is dead: its block now holds the nll gradient
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { grad_logp[i] = 0.0f; });
+  eager_map<step::zero_grad_logp>(n, a.stream, [=] __device__(std::int64_t i) { grad_logp[i] = 0.0f; });
   nll_loss_backward_kernel<<<1, kNllThreads, 0, a.stream>>>(labels, tokens, vocab, seed, ws.total_weight,
                                                             grad_logp);
   if constexpr (is_fp32) {
@@ -168,7 +176,7 @@ void launch_typed(const LaunchArgs& a) {
   } else {
     float* dx = ws.dx_f32;
     log_softmax_backward_kernel<float><<<rows, 1024, 0, a.stream>>>(grad_logp, ws.logp, dx, vocab);
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { dlogits[i] = from_float<T>(dx[i]); });
+    eager_map<step::cast_dlogits_to_dtype>(n, a.stream, [=] __device__(std::int64_t i) { dlogits[i] = from_float<T>(dx[i]); });
   }
 }
 

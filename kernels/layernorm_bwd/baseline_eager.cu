@@ -43,6 +43,39 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_x_to_f32>, ...).
+namespace step {
+struct cast_x_to_f32;
+struct mean_over_cols;
+struct minus_mean;
+struct square;
+struct var_over_cols;
+struct plus_eps;
+struct rsqrt;
+struct times_rstd;
+struct cast_weight_to_f32;
+struct cast_dy_to_f32;
+struct dbias_sum_over_rows;
+struct dy_times_xhat;
+struct dweight_sum_over_rows;
+struct dy_times_weight;
+struct dxhat_times_rstd;
+struct dxhat_times_xc;
+struct drstd_sum_over_cols;
+struct rstd_cubed;
+struct drstd_times_rstd_cubed;
+struct times_minus_half;
+struct dvar_expand_div_cols;
+struct xc_times_2;
+struct dsq_times_2xc;
+struct add_dxc_paths;
+struct dxc_sum_over_cols;
+struct negate;
+struct dmean_expand_div_cols;
+struct add_dmean_term;
+struct cast_dx_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr int kFullBuffers = 5;  // rows x cols fp32 each
@@ -90,68 +123,68 @@ void launch_typed(const LaunchArgs& a) {
   // Recompute the statistics.
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
-    eager_map(n, s, [=] __device__(std::int64_t i) { A[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(n, s, [=] __device__(std::int64_t i) { A[i] = to_float(x[i]); });
     xf = A;
   }
-  eager_row_sum(xf, mean, rows, cols, s, inv_cols);
+  eager_row_sum<step::mean_over_cols>(xf, mean, rows, cols, s, inv_cols);
   float* xc = B;
-  eager_map(n, s, [=] __device__(std::int64_t i) { xc[i] = xf[i] - mean[i / cols]; });
+  eager_map<step::minus_mean>(n, s, [=] __device__(std::int64_t i) { xc[i] = xf[i] - mean[i / cols]; });
   float* sq = A;
-  eager_map(n, s, [=] __device__(std::int64_t i) { sq[i] = xc[i] * xc[i]; });
-  eager_row_sum(sq, var, rows, cols, s, inv_cols);
-  eager_map(rows, s, [=] __device__(std::int64_t i) { ve[i] = var[i] + eps; });
-  eager_map(rows, s, [=] __device__(std::int64_t i) { rstd[i] = rsqrtf(ve[i]); });
+  eager_map<step::square>(n, s, [=] __device__(std::int64_t i) { sq[i] = xc[i] * xc[i]; });
+  eager_row_sum<step::var_over_cols>(sq, var, rows, cols, s, inv_cols);
+  eager_map<step::plus_eps>(rows, s, [=] __device__(std::int64_t i) { ve[i] = var[i] + eps; });
+  eager_map<step::rsqrt>(rows, s, [=] __device__(std::int64_t i) { rstd[i] = rsqrtf(ve[i]); });
   float* xh = C;
-  eager_map(n, s, [=] __device__(std::int64_t i) { xh[i] = xc[i] * rstd[i / cols]; });
+  eager_map<step::times_rstd>(n, s, [=] __device__(std::int64_t i) { xh[i] = xc[i] * rstd[i / cols]; });
   const float* wf = reinterpret_cast<const float*>(w);
   if constexpr (!is_fp32) {
-    eager_map(cols, s, [=] __device__(std::int64_t i) { wf_buf[i] = to_float(w[i]); });
+    eager_map<step::cast_weight_to_f32>(cols, s, [=] __device__(std::int64_t i) { wf_buf[i] = to_float(w[i]); });
     wf = wf_buf;
   }
 
   // Autograd of the affine.
   const float* dyf = reinterpret_cast<const float*>(dy);
   if constexpr (!is_fp32) {
-    eager_map(n, s, [=] __device__(std::int64_t i) { A[i] = to_float(dy[i]); });
+    eager_map<step::cast_dy_to_f32>(n, s, [=] __device__(std::int64_t i) { A[i] = to_float(dy[i]); });
     dyf = A;
   }
-  eager_col_sum(dyf, dbias, rows, cols, partials, s);
+  eager_col_sum<step::dbias_sum_over_rows>(dyf, dbias, rows, cols, partials, s);
   float* p = D;
-  eager_map(n, s, [=] __device__(std::int64_t i) { p[i] = dyf[i] * xh[i]; });
-  eager_col_sum(p, dweight, rows, cols, partials, s);
+  eager_map<step::dy_times_xhat>(n, s, [=] __device__(std::int64_t i) { p[i] = dyf[i] * xh[i]; });
+  eager_col_sum<step::dweight_sum_over_rows>(p, dweight, rows, cols, partials, s);
   float* dxh = D;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxh[i] = dyf[i] * wf[i % cols]; });
+  eager_map<step::dy_times_weight>(n, s, [=] __device__(std::int64_t i) { dxh[i] = dyf[i] * wf[i % cols]; });
 
   // Autograd of xh = xc * rstd.
   float* dxc1 = C;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxc1[i] = dxh[i] * rstd[i / cols]; });
+  eager_map<step::dxhat_times_rstd>(n, s, [=] __device__(std::int64_t i) { dxc1[i] = dxh[i] * rstd[i / cols]; });
   float* q = E;
-  eager_map(n, s, [=] __device__(std::int64_t i) { q[i] = dxh[i] * xc[i]; });
-  eager_row_sum(q, drstd, rows, cols, s);
+  eager_map<step::dxhat_times_xc>(n, s, [=] __device__(std::int64_t i) { q[i] = dxh[i] * xc[i]; });
+  eager_row_sum<step::drstd_sum_over_cols>(q, drstd, rows, cols, s);
 
   // Autograd of rstd = rsqrt(var + eps).
-  eager_map(rows, s, [=] __device__(std::int64_t i) { r3[i] = rstd[i] * rstd[i] * rstd[i]; });
-  eager_map(rows, s, [=] __device__(std::int64_t i) { t1[i] = drstd[i] * r3[i]; });
-  eager_map(rows, s, [=] __device__(std::int64_t i) { dvar[i] = t1[i] * -0.5f; });
+  eager_map<step::rstd_cubed>(rows, s, [=] __device__(std::int64_t i) { r3[i] = rstd[i] * rstd[i] * rstd[i]; });
+  eager_map<step::drstd_times_rstd_cubed>(rows, s, [=] __device__(std::int64_t i) { t1[i] = drstd[i] * r3[i]; });
+  eager_map<step::times_minus_half>(rows, s, [=] __device__(std::int64_t i) { dvar[i] = t1[i] * -0.5f; });
 
   // Autograd of var = sq.mean(-1) and sq = xc.pow(2); both paths into xc added.
   float* dsq = E;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dsq[i] = dvar[i / cols] * inv_cols; });
+  eager_map<step::dvar_expand_div_cols>(n, s, [=] __device__(std::int64_t i) { dsq[i] = dvar[i / cols] * inv_cols; });
   float* two_xc = A;
-  eager_map(n, s, [=] __device__(std::int64_t i) { two_xc[i] = xc[i] * 2.0f; });
+  eager_map<step::xc_times_2>(n, s, [=] __device__(std::int64_t i) { two_xc[i] = xc[i] * 2.0f; });
   float* dxc2 = D;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxc2[i] = dsq[i] * two_xc[i]; });
+  eager_map<step::dsq_times_2xc>(n, s, [=] __device__(std::int64_t i) { dxc2[i] = dsq[i] * two_xc[i]; });
   float* dxc = E;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxc[i] = dxc1[i] + dxc2[i]; });
+  eager_map<step::add_dxc_paths>(n, s, [=] __device__(std::int64_t i) { dxc[i] = dxc1[i] + dxc2[i]; });
 
   // Autograd of xc = xf - mean and mean = xf.mean(-1).
-  eager_row_sum(dxc, row_s, rows, cols, s);
-  eager_map(rows, s, [=] __device__(std::int64_t i) { dmean[i] = -row_s[i]; });
+  eager_row_sum<step::dxc_sum_over_cols>(dxc, row_s, rows, cols, s);
+  eager_map<step::negate>(rows, s, [=] __device__(std::int64_t i) { dmean[i] = -row_s[i]; });
   float* dxf2 = A;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxf2[i] = dmean[i / cols] * inv_cols; });
+  eager_map<step::dmean_expand_div_cols>(n, s, [=] __device__(std::int64_t i) { dxf2[i] = dmean[i / cols] * inv_cols; });
   float* dxf = is_fp32 ? reinterpret_cast<float*>(dx) : B;
-  eager_map(n, s, [=] __device__(std::int64_t i) { dxf[i] = dxc[i] + dxf2[i]; });
-  if constexpr (!is_fp32) eager_map(n, s, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(dxf[i]); });
+  eager_map<step::add_dmean_term>(n, s, [=] __device__(std::int64_t i) { dxf[i] = dxc[i] + dxf2[i]; });
+  if constexpr (!is_fp32) eager_map<step::cast_dx_to_dtype>(n, s, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(dxf[i]); });
 }
 
 KWB_REGISTER_VARIANT(Variant{

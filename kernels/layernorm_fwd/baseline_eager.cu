@@ -24,6 +24,21 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_x_to_f32>, ...).
+namespace step {
+struct cast_x_to_f32;
+struct mean_over_cols;
+struct minus_mean;
+struct square;
+struct var_over_cols;
+struct plus_eps;
+struct rsqrt;
+struct times_rstd;
+struct cast_xhat_to_dtype;
+struct times_weight;
+struct plus_bias;
+}  // namespace step
+
 namespace {
 
 // Two fp32 buffers of rows x cols, four of rows, then two dtype buffers of rows x cols.
@@ -55,27 +70,27 @@ void launch_typed(const LaunchArgs& a) {
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* out = buf_a;
-    eager_map(n, s, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(n, s, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
     xf = buf_a;
   }
-  eager_row_sum(xf, mean, rows, cols, s, inv_cols);
+  eager_row_sum<step::mean_over_cols>(xf, mean, rows, cols, s, inv_cols);
   float* xc = buf_b;
-  eager_map(n, s, [=] __device__(std::int64_t i) { xc[i] = xf[i] - mean[i / cols]; });
+  eager_map<step::minus_mean>(n, s, [=] __device__(std::int64_t i) { xc[i] = xf[i] - mean[i / cols]; });
   float* sq = buf_a;
-  eager_map(n, s, [=] __device__(std::int64_t i) { sq[i] = xc[i] * xc[i]; });
-  eager_row_sum(sq, var, rows, cols, s, inv_cols);
-  eager_map(rows, s, [=] __device__(std::int64_t i) { ve[i] = var[i] + eps; });
-  eager_map(rows, s, [=] __device__(std::int64_t i) { rstd[i] = rsqrtf(ve[i]); });
+  eager_map<step::square>(n, s, [=] __device__(std::int64_t i) { sq[i] = xc[i] * xc[i]; });
+  eager_row_sum<step::var_over_cols>(sq, var, rows, cols, s, inv_cols);
+  eager_map<step::plus_eps>(rows, s, [=] __device__(std::int64_t i) { ve[i] = var[i] + eps; });
+  eager_map<step::rsqrt>(rows, s, [=] __device__(std::int64_t i) { rstd[i] = rsqrtf(ve[i]); });
   float* xh = buf_a;
-  eager_map(n, s, [=] __device__(std::int64_t i) { xh[i] = xc[i] * rstd[i / cols]; });
+  eager_map<step::times_rstd>(n, s, [=] __device__(std::int64_t i) { xh[i] = xc[i] * rstd[i / cols]; });
   const T* t = reinterpret_cast<const T*>(xh);
   if constexpr (!is_fp32) {
     T* out = t_buf;
-    eager_map(n, s, [=] __device__(std::int64_t i) { out[i] = from_float<T>(xh[i]); });
+    eager_map<step::cast_xhat_to_dtype>(n, s, [=] __device__(std::int64_t i) { out[i] = from_float<T>(xh[i]); });
     t = t_buf;
   }
-  eager_map(n, s, [=] __device__(std::int64_t i) { tw[i] = from_float<T>(to_float(t[i]) * to_float(w[i % cols])); });
-  eager_map(n, s, [=] __device__(std::int64_t i) { y[i] = from_float<T>(to_float(tw[i]) + to_float(b[i % cols])); });
+  eager_map<step::times_weight>(n, s, [=] __device__(std::int64_t i) { tw[i] = from_float<T>(to_float(t[i]) * to_float(w[i % cols])); });
+  eager_map<step::plus_bias>(n, s, [=] __device__(std::int64_t i) { y[i] = from_float<T>(to_float(tw[i]) + to_float(b[i % cols])); });
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -21,9 +21,14 @@
 #include "kernels/linear_bias_relu/bias_relu.cuh"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<bias_relu>, ...).
+namespace step {
+struct bias_relu;
+struct bias_relu_i64;
+}  // namespace step
+
 namespace {
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const LinearArgs<T> l = linear_args<T>(a);
@@ -33,12 +38,12 @@ void launch_typed(const LaunchArgs& a) {
   const std::int64_t total = l.m * l.n, n = l.n;
   if (total < (std::int64_t{1} << 31)) {  // 32-bit index math, as PyTorch's offset calculator
     const FastDiv by_n(static_cast<unsigned>(n));
-    eager_map(total, a.stream, [=] __device__(std::int64_t i) {
+    eager_map<step::bias_relu>(total, a.stream, [=] __device__(std::int64_t i) {
       const int col = static_cast<int>(i) - by_n.div(static_cast<int>(i)) * static_cast<int>(n);
       y[i] = bias_relu(to_float(y[i]), b[col]);
     });
   } else {
-    eager_map(total, a.stream, [=] __device__(std::int64_t i) { y[i] = bias_relu(to_float(y[i]), b[i % n]); });
+    eager_map<step::bias_relu_i64>(total, a.stream, [=] __device__(std::int64_t i) { y[i] = bias_relu(to_float(y[i]), b[i % n]); });
   }
 }
 

@@ -38,6 +38,16 @@
 #include "reference/linear_cross_entropy.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_logits_to_f32>, ...).
+namespace step {
+struct cast_logits_to_f32;
+struct nll_loss;
+struct ones_like_loss;
+struct zero_grad_logp;
+struct nll_loss_backward_scatter;
+struct cast_dlogits_to_dtype;
+}  // namespace step
+
 namespace {
 
 // Baseline: PyTorch's log_softmax over the last dim, logp = x - max - log(sum exp(x - max)).
@@ -109,7 +119,6 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   return p;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool cast = !std::is_same_v<T, float>;
@@ -127,16 +136,16 @@ void launch_typed(const LaunchArgs& a) {
   const auto rows = static_cast<unsigned>(n);
 
   p.logits->run(w, h, logits, a.workspace, a.stream);                                                       // 1
-  if constexpr (cast) eager_map(nv, a.stream, [=] __device__(std::int64_t i) { lf[i] = to_float(logits[i]); });  // 2
+  if constexpr (cast) eager_map<step::cast_logits_to_f32>(nv, a.stream, [=] __device__(std::int64_t i) { lf[i] = to_float(logits[i]); });  // 2
   lce_log_softmax_kernel<<<rows, kLceRowThreads, 0, a.stream>>>(lf, logp, v);                                // 3
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {                                                   // 4
+  eager_map<step::nll_loss>(n, a.stream, [=] __device__(std::int64_t i) {                                                   // 4
     const int label = labels[i];
     loss[i] = cross_entropy_label_counts(label, v) ? -logp[i * v + label] : 0.0f;
   });
-  eager_map(1, a.stream, [=] __device__(std::int64_t) { *seed = 1.0f; });                                   // 5
+  eager_map<step::ones_like_loss>(1, a.stream, [=] __device__(std::int64_t) { *seed = 1.0f; });                                   // 5
   float* grad_logp = lf;  // the upcast (fp32: the logits) is dead: its block holds the nll gradient
-  eager_map(nv, a.stream, [=] __device__(std::int64_t i) { grad_logp[i] = 0.0f; });                         // 6
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {                                                   // 7
+  eager_map<step::zero_grad_logp>(nv, a.stream, [=] __device__(std::int64_t i) { grad_logp[i] = 0.0f; });                         // 6
+  eager_map<step::nll_loss_backward_scatter>(n, a.stream, [=] __device__(std::int64_t i) {                                                   // 7
     const int label = labels[i];
     if (cross_entropy_label_counts(label, v)) grad_logp[i * v + label] = -*seed;
   });
@@ -144,7 +153,7 @@ void launch_typed(const LaunchArgs& a) {
   const T* dl = reinterpret_cast<const T*>(dlf);
   if constexpr (cast) {
     T* dlt = logits;  // the dtype logits' block, free since the cast
-    eager_map(nv, a.stream, [=] __device__(std::int64_t i) { dlt[i] = from_float<T>(dlf[i]); });            // 9
+    eager_map<step::cast_dlogits_to_dtype>(nv, a.stream, [=] __device__(std::int64_t i) { dlt[i] = from_float<T>(dlf[i]); });            // 9
     dl = dlt;
   }
   p.dh->run(w, dl, dh, a.workspace, a.stream);                                                              // 10

@@ -40,6 +40,11 @@
 #include "reference/linear_cross_entropy.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_dweight_to_dtype>, ...).
+namespace step {
+struct cast_dweight_to_dtype;
+}  // namespace step
+
 namespace {
 
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -111,7 +116,6 @@ std::shared_ptr<void> prepare(const LaunchArgs& a, std::int64_t chunk_tokens) {
   return p;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool cast = !std::is_same_v<T, float>;
@@ -137,7 +141,7 @@ void launch_typed(const LaunchArgs& a) {
     plan.dh->run(w, dl, dh + n0 * d, a.workspace, a.stream);
     plan.dw->run(h + n0 * d, dl, dw_sum, a.workspace, a.stream, 1.0f, n0 == 0 ? 0.0f : 1.0f);
   }
-  if (accumulate) eager_map(v * d, a.stream, [=] __device__(std::int64_t i) { dw[i] = from_float<T>(acc[i]); });
+  if (accumulate) eager_map<step::cast_dweight_to_dtype>(v * d, a.stream, [=] __device__(std::int64_t i) { dw[i] = from_float<T>(acc[i]); });
 }
 
 // One variant per chunk size rather than a tunable: Variant::workspace_bytes sees the shape and

@@ -26,11 +26,25 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_dhout_to_f32>, ...).
+namespace step {
+struct cast_dhout_to_f32;
+struct cast_h_to_f32;
+struct cast_f_to_f32;
+struct bmm_ds_h_transposed;
+struct bmm_r_transposed_ds;
+struct cast_dh_to_dtype;
+struct ds_times_f;
+struct dh_post_sum_over_channels;
+struct ds_times_h_post;
+struct df_sum_over_streams;
+struct cast_df_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   constexpr bool kFp32 = std::is_same_v<T, float>;
@@ -59,44 +73,44 @@ void launch_typed(const LaunchArgs& a) {
     dHf = hf + streams;          // [T, n, C]
     float* ff = dHf + streams;   // [T, C]
     dFf = ff + T_ * C;           // [T, C]
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { ds_[e] = to_float(dHout[e]); });  // 1
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { hf[e] = to_float(H[e]); });       // 2
-    eager_map(T_ * C, a.stream, [=] __device__(std::int64_t e) { ff[e] = to_float(F[e]); });        // 3
+    eager_map<step::cast_dhout_to_f32>(streams, a.stream, [=] __device__(std::int64_t e) { ds_[e] = to_float(dHout[e]); });  // 1
+    eager_map<step::cast_h_to_f32>(streams, a.stream, [=] __device__(std::int64_t e) { hf[e] = to_float(H[e]); });       // 2
+    eager_map<step::cast_f_to_f32>(T_ * C, a.stream, [=] __device__(std::int64_t e) { ff[e] = to_float(F[e]); });        // 3
     ds = ds_;
     Hf = hf;
     Ff = ff;
   }
   // 4: row r = (t n + i) n + j of dR is the dot of ds[t, i, :] and Hf[t, j, :].
-  eager_row_reduce(dR, T_ * n * n, C, 1.0f, a.stream, [=] __device__(std::int64_t r, std::int64_t c) {
+  eager_row_reduce<step::bmm_ds_h_transposed>(dR, T_ * n * n, C, 1.0f, a.stream, [=] __device__(std::int64_t r, std::int64_t c) {
     const std::int64_t ti = r / n, j = r - ti * n, t = ti / n;
     return ds[ti * C + c] * Hf[(t * n + j) * C + c];
   });
   // 5: e indexes [T, n, C] as (t n + j) C + c; dHf[t, j, c] = sum_i R[t, i, j] ds[t, i, c].
-  eager_map(streams, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::bmm_r_transposed_ds>(streams, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t row = e / C, c = e - row * C, t = row / n, j = row - t * n;
     float v = 0;
     for (std::int64_t i = 0; i < n; ++i) v += R[(t * n + i) * n + j] * ds[(t * n + i) * C + c];
     dHf[e] = v;
   });
   if constexpr (!kFp32) {
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { dH[e] = from_float<T>(dHf[e]); });  // 6
+    eager_map<step::cast_dh_to_dtype>(streams, a.stream, [=] __device__(std::int64_t e) { dH[e] = from_float<T>(dHf[e]); });  // 6
   }
   // 7, 8: dh_post[t, i] = sum_c ds[t, i, c] Ff[t, c].
-  eager_map(streams, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::ds_times_f>(streams, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t row = e / C, c = e - row * C, t = row / n;
     tmp[e] = ds[e] * Ff[t * C + c];
   });
-  eager_row_sum(tmp, dh_post, T_ * n, C, a.stream);
+  eager_row_sum<step::dh_post_sum_over_channels>(tmp, dh_post, T_ * n, C, a.stream);
   // 9, 10: dFf[t, c] = sum_i ds[t, i, c] h_post[t, i].
-  eager_map(streams, a.stream, [=] __device__(std::int64_t e) { tmp[e] = ds[e] * h_post[e / C]; });
-  eager_map(T_ * C, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::ds_times_h_post>(streams, a.stream, [=] __device__(std::int64_t e) { tmp[e] = ds[e] * h_post[e / C]; });
+  eager_map<step::df_sum_over_streams>(T_ * C, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t t = e / C, c = e - t * C;
     float v = 0;
     for (std::int64_t i = 0; i < n; ++i) v += tmp[(t * n + i) * C + c];
     dFf[e] = v;
   });
   if constexpr (!kFp32) {
-    eager_map(T_ * C, a.stream, [=] __device__(std::int64_t e) { dF[e] = from_float<T>(dFf[e]); });  // 11
+    eager_map<step::cast_df_to_dtype>(T_ * C, a.stream, [=] __device__(std::int64_t e) { dF[e] = from_float<T>(dFf[e]); });  // 11
   }
 }
 

@@ -22,11 +22,21 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_h_to_f32>, ...).
+namespace step {
+struct cast_h_to_f32;
+struct cast_f_to_f32;
+struct bmm_r_h;
+struct h_post_times_f;
+struct mix_plus_post_to_hout;
+struct mix_plus_post;
+struct cast_hout_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto [T_, C] = MhcAxes::of(a.shape);
@@ -44,27 +54,27 @@ void launch_typed(const LaunchArgs& a) {
   if constexpr (!std::is_same_v<T, float>) {
     float* hf = post + streams;  // [T, n, C]
     float* ff = hf + streams;    // [T, C]
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { hf[e] = to_float(H[e]); });
-    eager_map(T_ * C, a.stream, [=] __device__(std::int64_t e) { ff[e] = to_float(F[e]); });
+    eager_map<step::cast_h_to_f32>(streams, a.stream, [=] __device__(std::int64_t e) { hf[e] = to_float(H[e]); });
+    eager_map<step::cast_f_to_f32>(T_ * C, a.stream, [=] __device__(std::int64_t e) { ff[e] = to_float(F[e]); });
     Hf = hf;
     Ff = ff;
   }
   // e indexes [T, n, C]: row = t n + i, c = e % C; R[t, i, :] starts at row n.
-  eager_map(streams, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::bmm_r_h>(streams, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t row = e / C, c = e - row * C, t = row / n;
     float v = 0;
     for (std::int64_t j = 0; j < n; ++j) v += R[row * n + j] * Hf[(t * n + j) * C + c];
     mix[e] = v;
   });
-  eager_map(streams, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::h_post_times_f>(streams, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t row = e / C, c = e - row * C, t = row / n;
     post[e] = h_post[row] * Ff[t * C + c];
   });
   if constexpr (std::is_same_v<T, float>) {
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { Hout[e] = mix[e] + post[e]; });
+    eager_map<step::mix_plus_post_to_hout>(streams, a.stream, [=] __device__(std::int64_t e) { Hout[e] = mix[e] + post[e]; });
   } else {
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { mix[e] = mix[e] + post[e]; });
-    eager_map(streams, a.stream, [=] __device__(std::int64_t e) { Hout[e] = from_float<T>(mix[e]); });
+    eager_map<step::mix_plus_post>(streams, a.stream, [=] __device__(std::int64_t e) { mix[e] = mix[e] + post[e]; });
+    eager_map<step::cast_hout_to_dtype>(streams, a.stream, [=] __device__(std::int64_t e) { Hout[e] = from_float<T>(mix[e]); });
   }
 }
 

@@ -19,11 +19,18 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<dx_times_h_pre>, ...).
+namespace step {
+struct dx_times_h_pre;
+struct cast_dx_to_f32;
+struct dx_f32_times_h_pre;
+struct cast_dh_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto [tokens, C] = MhcAxes::of(a.shape);
@@ -31,19 +38,19 @@ void launch_typed(const LaunchArgs& a) {
   const T* dX = a.tensor<const T>("dX");
   T* dH = a.tensor<T>("dH");
   if constexpr (std::is_same_v<T, float>) {
-    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+    eager_map<step::dx_times_h_pre>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
       const std::int64_t row = e / C, c = e % C;  // row = t * n + i
       dH[e] = dX[row / n * C + c] * h_pre[row];
     });
   } else {
     float* g = static_cast<float*>(a.workspace);  // [T, C]
     float* dh32 = g + tokens * C;                 // [T, n, C]
-    eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
-    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+    eager_map<step::cast_dx_to_f32>(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
+    eager_map<step::dx_f32_times_h_pre>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
       const std::int64_t row = e / C, c = e % C;
       dh32[e] = g[row / n * C + c] * h_pre[row];
     });
-    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) { dH[e] = from_float<T>(dh32[e]); });
+    eager_map<step::cast_dh_to_dtype>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) { dH[e] = from_float<T>(dh32[e]); });
   }
 }
 

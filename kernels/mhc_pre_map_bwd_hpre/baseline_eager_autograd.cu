@@ -18,11 +18,18 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<dx_times_h>, ...).
+namespace step {
+struct dx_times_h;
+struct cast_dx_to_f32;
+struct dx_f32_times_h;
+struct dh_pre_sum_over_channels;
+}  // namespace step
+
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto [tokens, C] = MhcAxes::of(a.shape);
@@ -31,19 +38,19 @@ void launch_typed(const LaunchArgs& a) {
   float* dh_pre = a.tensor<float>("dh_pre");
   float* prod = static_cast<float*>(a.workspace);  // [T, n, C]
   if constexpr (std::is_same_v<T, float>) {
-    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+    eager_map<step::dx_times_h>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
       const std::int64_t row = e / C, c = e % C;  // row = t * n + i
       prod[e] = dX[row / n * C + c] * H[e];
     });
   } else {
     float* g = prod + tokens * n * C;  // [T, C]
-    eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
-    eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+    eager_map<step::cast_dx_to_f32>(tokens * C, a.stream, [=] __device__(std::int64_t e) { g[e] = to_float(dX[e]); });
+    eager_map<step::dx_f32_times_h>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
       const std::int64_t row = e / C, c = e % C;
       prod[e] = g[row / n * C + c] * to_float(H[e]);
     });
   }
-  eager_row_sum(prod, dh_pre, tokens * n, C, a.stream);
+  eager_row_sum<step::dh_pre_sum_over_channels>(prod, dh_pre, tokens * n, C, a.stream);
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -21,11 +21,17 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<h_pre_times_h>, ...).
+namespace step {
+struct h_pre_times_h;
+struct sum_over_streams;
+struct cast_x_to_dtype;
+}  // namespace step
+
 namespace {
 
 constexpr std::int64_t n = kMhcStreams;
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto [tokens, C] = MhcAxes::of(a.shape);
@@ -33,19 +39,19 @@ void launch_typed(const LaunchArgs& a) {
   const float* h_pre = a.tensor<const float>("h_pre");
   T* X = a.tensor<T>("X");
   float* prod = static_cast<float*>(a.workspace);  // [T, n, C]
-  eager_map(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::h_pre_times_h>(tokens * n * C, a.stream, [=] __device__(std::int64_t e) {
     prod[e] = h_pre[e / C] * to_float(H[e]);  // e / C = t * n + i
   });
   // fp32: the sum writes X itself; bf16: an fp32 X32, then the cast.
   float* x32 = std::is_same_v<T, float> ? reinterpret_cast<float*>(X) : prod + tokens * n * C;
-  eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) {
+  eager_map<step::sum_over_streams>(tokens * C, a.stream, [=] __device__(std::int64_t e) {
     const std::int64_t t = e / C, c = e % C;
     float sum = 0;
     for (std::int64_t i = 0; i < n; ++i) sum += prod[(t * n + i) * C + c];
     x32[e] = sum;
   });
   if constexpr (!std::is_same_v<T, float>) {
-    eager_map(tokens * C, a.stream, [=] __device__(std::int64_t e) { X[e] = from_float<T>(x32[e]); });
+    eager_map<step::cast_x_to_dtype>(tokens * C, a.stream, [=] __device__(std::int64_t e) { X[e] = from_float<T>(x32[e]); });
   }
 }
 

@@ -27,6 +27,21 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_weight_to_f32>, ...).
+namespace step {
+struct cast_weight_to_f32;
+struct cast_h_to_f32;
+struct dxn_times_r;
+struct dxn_times_x;
+struct dr_sum_over_k;
+struct rsqrt_backward;
+struct dms_expand_div_k;
+struct dsq_times_2x;
+struct add_grad_paths_to_dh;
+struct add_grad_paths;
+struct cast_dh_to_dtype;
+}  // namespace step
+
 namespace {
 
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -51,7 +66,6 @@ Buffers buffers(const MhcAxes& axes, DType dtype) {
   return b;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto axes = MhcAxes::of(a.shape);
@@ -75,7 +89,7 @@ void launch_typed(const LaunchArgs& a) {
     wf = w;
   } else {
     float* wc = reinterpret_cast<float*>(ws + b.wf);
-    eager_map(k * kMhcProjectWidth, a.stream, [=] __device__(std::int64_t i) { wc[i] = to_float(w[i]); });
+    eager_map<step::cast_weight_to_f32>(k * kMhcProjectWidth, a.stream, [=] __device__(std::int64_t i) { wc[i] = to_float(w[i]); });
     wf = wc;
   }
   // Row-major dxn [T, K] = dZ [T, P] @ Wf^T is column-major dxn^T (K x T, ld K) = op(Wf) (K x P)
@@ -85,24 +99,24 @@ void launch_typed(const LaunchArgs& a) {
     x = h;
   } else {
     float* xc = reinterpret_cast<float*>(ws + b.x);
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { xc[i] = to_float(h[i]); });
+    eager_map<step::cast_h_to_f32>(n, a.stream, [=] __device__(std::int64_t i) { xc[i] = to_float(h[i]); });
     x = xc;
   }
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { dxa[i] = dxn[i] * r[i / k]; });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { tmp[i] = dxn[i] * x[i]; });
-  eager_row_sum(tmp, dr, tokens, k, a.stream);
-  eager_map(tokens, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::dxn_times_r>(n, a.stream, [=] __device__(std::int64_t i) { dxa[i] = dxn[i] * r[i / k]; });
+  eager_map<step::dxn_times_x>(n, a.stream, [=] __device__(std::int64_t i) { tmp[i] = dxn[i] * x[i]; });
+  eager_row_sum<step::dr_sum_over_k>(tmp, dr, tokens, k, a.stream);
+  eager_map<step::rsqrt_backward>(tokens, a.stream, [=] __device__(std::int64_t i) {
     const float ri = r[i];
     dms[i] = -0.5f * dr[i] * ri * ri * ri;
   });
   const float inv_k = 1.0f / static_cast<float>(k);
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { tmp[i] = dms[i / k] * inv_k; });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { dxn[i] = tmp[i] * 2.0f * x[i]; });
+  eager_map<step::dms_expand_div_k>(n, a.stream, [=] __device__(std::int64_t i) { tmp[i] = dms[i / k] * inv_k; });
+  eager_map<step::dsq_times_2x>(n, a.stream, [=] __device__(std::int64_t i) { dxn[i] = tmp[i] * 2.0f * x[i]; });
   if constexpr (std::is_same_v<T, float>) {
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { dh[i] = dxa[i] + dxn[i]; });
+    eager_map<step::add_grad_paths_to_dh>(n, a.stream, [=] __device__(std::int64_t i) { dh[i] = dxa[i] + dxn[i]; });
   } else {
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { dxa[i] = dxa[i] + dxn[i]; });
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { dh[i] = from_float<T>(dxa[i]); });
+    eager_map<step::add_grad_paths>(n, a.stream, [=] __device__(std::int64_t i) { dxa[i] = dxa[i] + dxn[i]; });
+    eager_map<step::cast_dh_to_dtype>(n, a.stream, [=] __device__(std::int64_t i) { dh[i] = from_float<T>(dxa[i]); });
   }
 }
 

@@ -24,6 +24,17 @@
 #include "reference/mhc.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_h_to_f32>, ...).
+namespace step {
+struct cast_h_to_f32;
+struct square;
+struct mean_over_k;
+struct plus_eps;
+struct rsqrt;
+struct times_rstd;
+struct cast_weight_to_f32;
+}  // namespace step
+
 namespace {
 
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -44,7 +55,6 @@ Buffers buffers(const MhcAxes& axes, DType dtype) {
   return b;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto axes = MhcAxes::of(a.shape);
@@ -63,20 +73,20 @@ void launch_typed(const LaunchArgs& a) {
     wf = w;
   } else {
     float* xc = reinterpret_cast<float*>(ws + b.x);
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { xc[i] = to_float(h[i]); });
+    eager_map<step::cast_h_to_f32>(n, a.stream, [=] __device__(std::int64_t i) { xc[i] = to_float(h[i]); });
     x = xc;
   }
   float* work = reinterpret_cast<float*>(ws + b.work);
   float* ms = reinterpret_cast<float*>(ws + b.ms);
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { work[i] = x[i] * x[i]; });
-  eager_row_sum(work, ms, tokens, k, a.stream, 1.0f / static_cast<float>(k));
+  eager_map<step::square>(n, a.stream, [=] __device__(std::int64_t i) { work[i] = x[i] * x[i]; });
+  eager_row_sum<step::mean_over_k>(work, ms, tokens, k, a.stream, 1.0f / static_cast<float>(k));
   const float eps = static_cast<float>(kMhcRmsEps);
-  eager_map(tokens, a.stream, [=] __device__(std::int64_t i) { ms[i] = ms[i] + eps; });
-  eager_map(tokens, a.stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ms[i]); });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { work[i] = x[i] * r[i / k]; });
+  eager_map<step::plus_eps>(tokens, a.stream, [=] __device__(std::int64_t i) { ms[i] = ms[i] + eps; });
+  eager_map<step::rsqrt>(tokens, a.stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ms[i]); });
+  eager_map<step::times_rstd>(n, a.stream, [=] __device__(std::int64_t i) { work[i] = x[i] * r[i / k]; });
   if constexpr (!std::is_same_v<T, float>) {
     float* wc = reinterpret_cast<float*>(ws + b.wf);
-    eager_map(k * kMhcProjectWidth, a.stream, [=] __device__(std::int64_t i) { wc[i] = to_float(w[i]); });
+    eager_map<step::cast_weight_to_f32>(k * kMhcProjectWidth, a.stream, [=] __device__(std::int64_t i) { wc[i] = to_float(w[i]); });
     wf = wc;
   }
   // Row-major Z [T, P] = xn [T, K] @ Wf [K, P] is column-major Z^T (P x T) = Wf^T (P x K, ld P)

@@ -29,6 +29,19 @@
 #include "reference/newton_schulz.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<norm_plus_eps>, ...).
+namespace step {
+struct norm_plus_eps;
+struct divide_by_norm;
+struct b_times_a;
+struct c_times_a_squared;
+struct ba_plus_caa;
+struct a_times_x;
+struct ax_view_plus_bx;
+struct ax_plus_bx;
+struct transpose_to_out;
+}  // namespace step
+
 namespace {
 
 using ns::Dims;
@@ -80,7 +93,6 @@ __global__ void norm_from_partials(const float* partials, T* norm) {
   if (threadIdx.x == 0) *norm = from_float<T>(sqrtf(total));
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& args) {
   const Dims d = ns::dims_of(args.shape);
@@ -101,9 +113,9 @@ void launch_typed(const LaunchArgs& args) {
   ns::launch_sum_squares(g, mn, partials, st);
   norm_from_partials<<<1, 32, 0, st>>>(partials, norm);
   const float eps = static_cast<float>(kNsEps);
-  eager_map(1, st, [=] __device__(std::int64_t) { *denom = from_float<T>(to_float(*norm) + eps); });
+  eager_map<step::norm_plus_eps>(1, st, [=] __device__(std::int64_t) { *denom = from_float<T>(to_float(*norm) + eps); });
   T* x0 = buf(l.x[0]);
-  eager_map(mn, st, [=] __device__(std::int64_t i) { x0[i] = from_float<T>(to_float(g[i]) / to_float(*denom)); });
+  eager_map<step::divide_by_norm>(mn, st, [=] __device__(std::int64_t i) { x0[i] = from_float<T>(to_float(g[i]) / to_float(*denom)); });
 
   T* a = buf(l.a);
   T* ba = buf(l.ba);
@@ -113,32 +125,32 @@ void launch_typed(const LaunchArgs& args) {
   T* bx = buf(l.bx);
   T* bmat = aa;  // B = b*A + c*(A@A) takes A@A's block, freed by then
   void* lt_ws = args.workspace;
-  for (int step = 0; step < kNsSteps; ++step) {
-    const T* x = buf(l.x[step % 2]);
+  for (int it = 0; it < kNsSteps; ++it) {  // `it`, not `step`: step:: names the eager steps
+    const T* x = buf(l.x[it % 2]);
     // Step 1 of the tall case reads X^T as a view of X's [c, r] storage; later steps are contiguous.
-    const bool view = d.tall && step == 0;
-    T* next = (step == kNsSteps - 1 && !d.tall) ? out : buf(l.x[(step + 1) % 2]);
+    const bool view = d.tall && it == 0;
+    T* next = (it == kNsSteps - 1 && !d.tall) ? out : buf(l.x[(it + 1) % 2]);
 
     (view ? *p.gram_view : *p.gram).run(x, x, a, lt_ws, st);                            // A = X @ X.mT
-    eager_map(rr, st, [=] __device__(std::int64_t i) { ba[i] = from_float<T>(cb * to_float(a[i])); });
+    eager_map<step::b_times_a>(rr, st, [=] __device__(std::int64_t i) { ba[i] = from_float<T>(cb * to_float(a[i])); });
     p.square->run(a, a, aa, lt_ws, st);                                                   // A @ A
-    eager_map(rr, st, [=] __device__(std::int64_t i) { caa[i] = from_float<T>(cc * to_float(aa[i])); });
-    eager_map(rr, st, [=] __device__(std::int64_t i) { bmat[i] = from_float<T>(to_float(ba[i]) + to_float(caa[i])); });
+    eager_map<step::c_times_a_squared>(rr, st, [=] __device__(std::int64_t i) { caa[i] = from_float<T>(cc * to_float(aa[i])); });
+    eager_map<step::ba_plus_caa>(rr, st, [=] __device__(std::int64_t i) { bmat[i] = from_float<T>(to_float(ba[i]) + to_float(caa[i])); });
     // a * X keeps X's strides (the view's storage order); B @ X is contiguous r x c.
-    eager_map(rc, st, [=] __device__(std::int64_t i) { ax[i] = from_float<T>(ca * to_float(x[i])); });
+    eager_map<step::a_times_x>(rc, st, [=] __device__(std::int64_t i) { ax[i] = from_float<T>(ca * to_float(x[i])); });
     (view ? *p.update_view : *p.update).run(x, bmat, bx, lt_ws, st);                     // B @ X
     if (view)  // element (i, j) of the view a*X sits at j * r + i
-      eager_map(rc, st, [=] __device__(std::int64_t e) {
+      eager_map<step::ax_view_plus_bx>(rc, st, [=] __device__(std::int64_t e) {
         const std::int64_t i = e / c, j = e % c;
         next[e] = from_float<T>(to_float(ax[j * r + i]) + to_float(bx[e]));
       });
     else
-      eager_map(rc, st, [=] __device__(std::int64_t e) { next[e] = from_float<T>(to_float(ax[e]) + to_float(bx[e])); });
+      eager_map<step::ax_plus_bx>(rc, st, [=] __device__(std::int64_t e) { next[e] = from_float<T>(to_float(ax[e]) + to_float(bx[e])); });
   }
   if (d.tall) {  // out [m, n] = Y^T with Y contiguous r x c (r = n, c = m)
     const T* y = buf(l.x[kNsSteps % 2]);
     const std::int64_t n = d.n;
-    eager_map(mn, st, [=] __device__(std::int64_t e) { out[e] = y[(e % n) * c + e / n]; });
+    eager_map<step::transpose_to_out>(mn, st, [=] __device__(std::int64_t e) { out[e] = y[(e % n) * c + e / n]; });
   }
 }
 

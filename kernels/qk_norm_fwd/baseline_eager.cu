@@ -14,6 +14,18 @@
 #include "reference/qk_norm.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_x_to_f32>, ...).
+namespace step {
+struct cast_x_to_f32;
+struct square;
+struct sum_sq_over_head_dim;
+struct plus_eps;
+struct rsqrt;
+struct times_rstd;
+struct cast_xhat_to_dtype;
+struct times_weight;
+}  // namespace step
+
 namespace {
 
 // Intermediates of one tensor's chain, sized for Q (the larger) and reused for K.
@@ -53,27 +65,27 @@ void eager_chain(const T* x, const T* weight, T* out, std::int64_t vectors, std:
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* dst = ws.xf;
-    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(n, stream, [=] __device__(std::int64_t i) { dst[i] = to_float(x[i]); });
     xf = ws.xf;
   }
   float* sq = ws.sq;
-  eager_map(n, stream, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
-  eager_row_sum(ws.sq, ws.ss, vectors, head_dim, stream);
+  eager_map<step::square>(n, stream, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
+  eager_row_sum<step::sum_sq_over_head_dim>(ws.sq, ws.ss, vectors, head_dim, stream);
   const float* ss = ws.ss;
   float* ss_eps = ws.ss_eps;
   const float eps = static_cast<float>(kQkNormEps);
-  eager_map(vectors, stream, [=] __device__(std::int64_t i) { ss_eps[i] = ss[i] + eps; });
+  eager_map<step::plus_eps>(vectors, stream, [=] __device__(std::int64_t i) { ss_eps[i] = ss[i] + eps; });
   float* r = ws.r;
-  eager_map(vectors, stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ss_eps[i]); });
+  eager_map<step::rsqrt>(vectors, stream, [=] __device__(std::int64_t i) { r[i] = rsqrtf(ss_eps[i]); });
   float* xn = ws.xn;
-  eager_map(n, stream, [=] __device__(std::int64_t i) { xn[i] = xf[i] * r[i / head_dim]; });
+  eager_map<step::times_rstd>(n, stream, [=] __device__(std::int64_t i) { xn[i] = xf[i] * r[i / head_dim]; });
   const T* xn_t = reinterpret_cast<const T*>(ws.xn);
   if constexpr (!is_fp32) {
     T* dst = static_cast<T*>(ws.xn_cast);
-    eager_map(n, stream, [=] __device__(std::int64_t i) { dst[i] = from_float<T>(xn[i]); });
+    eager_map<step::cast_xhat_to_dtype>(n, stream, [=] __device__(std::int64_t i) { dst[i] = from_float<T>(xn[i]); });
     xn_t = dst;
   }
-  eager_map(n, stream, [=] __device__(std::int64_t i) {
+  eager_map<step::times_weight>(n, stream, [=] __device__(std::int64_t i) {
     out[i] = from_float<T>(to_float(xn_t[i]) * to_float(weight[i % head_dim]));
   });
 }

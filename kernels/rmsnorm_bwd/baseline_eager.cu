@@ -38,6 +38,33 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_x_to_f32>, ...).
+namespace step {
+struct cast_x_to_f32;
+struct square;
+struct mean_over_cols;
+struct plus_eps;
+struct rsqrt;
+struct times_rstd;
+struct dy_times_weight;
+struct cast_grad_to_f32;
+struct dy_times_xhat;
+struct dweight_sum_over_rows;
+struct grad_times_rstd;
+struct grad_times_x;
+struct drstd_sum_over_cols;
+struct times_minus_half;
+struct rstd_cubed;
+struct drstd_times_rstd_cubed;
+struct dms_expand_div_cols;
+struct x_pow_1;
+struct times_2;
+struct dms_times_2x;
+struct add_grad_paths_to_dx;
+struct add_grad_paths;
+struct cast_dx_to_dtype;
+}  // namespace step
+
 namespace {
 
 // fp32 workspace: ten [rows, cols] tensors, five [rows] vectors, a [rows, cols] tensor in the
@@ -94,71 +121,71 @@ void run_chain(const LaunchArgs& a) {
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* o = ws.xf;
-    eager_map(n, st, [=] __device__(std::int64_t i) { o[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(n, st, [=] __device__(std::int64_t i) { o[i] = to_float(x[i]); });
     xf = ws.xf;
   }
   {
     float* sq = ws.sq;
-    eager_map(n, st, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
-    eager_row_sum(sq, ws.ms, rows, cols, st, inv_cols);
+    eager_map<step::square>(n, st, [=] __device__(std::int64_t i) { sq[i] = xf[i] * xf[i]; });
+    eager_row_sum<step::mean_over_cols>(sq, ws.ms, rows, cols, st, inv_cols);
     const float *ms = ws.ms, *mse_in = ws.mse;
     float *mse = ws.mse, *r = ws.r;
-    eager_map(rows, st, [=] __device__(std::int64_t i) { mse[i] = ms[i] + eps; });
-    eager_map(rows, st, [=] __device__(std::int64_t i) { r[i] = rsqrtf(mse_in[i]); });
+    eager_map<step::plus_eps>(rows, st, [=] __device__(std::int64_t i) { mse[i] = ms[i] + eps; });
+    eager_map<step::rsqrt>(rows, st, [=] __device__(std::int64_t i) { r[i] = rsqrtf(mse_in[i]); });
   }
   const float* r = ws.r;
   {
     float* t = ws.t;
-    eager_map(n, st, [=] __device__(std::int64_t i) { t[i] = xf[i] * r[i / cols]; });
+    eager_map<step::times_rstd>(n, st, [=] __device__(std::int64_t i) { t[i] = xf[i] * r[i / cols]; });
   }
   const float* t = ws.t;
 
   // Autograd, from dy back.
   {
     T* gt = static_cast<T*>(ws.gt);
-    eager_map(n, st, [=] __device__(std::int64_t i) { gt[i] = from_float<T>(to_float(dy[i]) * to_float(w[i % cols])); });
+    eager_map<step::dy_times_weight>(n, st, [=] __device__(std::int64_t i) { gt[i] = from_float<T>(to_float(dy[i]) * to_float(w[i % cols])); });
   }
   const float* g = static_cast<const float*>(ws.gt);
   if constexpr (!is_fp32) {
     const T* gt = static_cast<const T*>(ws.gt);
     float* o = ws.g;
-    eager_map(n, st, [=] __device__(std::int64_t i) { o[i] = to_float(gt[i]); });
+    eager_map<step::cast_grad_to_f32>(n, st, [=] __device__(std::int64_t i) { o[i] = to_float(gt[i]); });
     g = ws.g;
   }
   {
     float* p = ws.p;
-    eager_map(n, st, [=] __device__(std::int64_t i) { p[i] = to_float(dy[i]) * t[i]; });
-    eager_col_sum(ws.p, dweight, rows, cols, ws.col_partials, st);
+    eager_map<step::dy_times_xhat>(n, st, [=] __device__(std::int64_t i) { p[i] = to_float(dy[i]) * t[i]; });
+    eager_col_sum<step::dweight_sum_over_rows>(ws.p, dweight, rows, cols, ws.col_partials, st);
   }
   {
     float *ga = ws.a, *gb = ws.b;
-    eager_map(n, st, [=] __device__(std::int64_t i) { ga[i] = g[i] * r[i / cols]; });
-    eager_map(n, st, [=] __device__(std::int64_t i) { gb[i] = g[i] * xf[i]; });
-    eager_row_sum(ws.b, ws.gr, rows, cols, st);
+    eager_map<step::grad_times_rstd>(n, st, [=] __device__(std::int64_t i) { ga[i] = g[i] * r[i / cols]; });
+    eager_map<step::grad_times_x>(n, st, [=] __device__(std::int64_t i) { gb[i] = g[i] * xf[i]; });
+    eager_row_sum<step::drstd_sum_over_cols>(ws.b, ws.gr, rows, cols, st);
   }
   {
     const float *gr = ws.gr, *h_in = ws.h, *r3_in = ws.r3;
     float *h = ws.h, *r3 = ws.r3, *gv = ws.gv;
-    eager_map(rows, st, [=] __device__(std::int64_t i) { h[i] = -0.5f * gr[i]; });
-    eager_map(rows, st, [=] __device__(std::int64_t i) { r3[i] = r[i] * r[i] * r[i]; });
-    eager_map(rows, st, [=] __device__(std::int64_t i) { gv[i] = h_in[i] * r3_in[i]; });
+    eager_map<step::times_minus_half>(rows, st, [=] __device__(std::int64_t i) { h[i] = -0.5f * gr[i]; });
+    eager_map<step::rstd_cubed>(rows, st, [=] __device__(std::int64_t i) { r3[i] = r[i] * r[i] * r[i]; });
+    eager_map<step::drstd_times_rstd_cubed>(rows, st, [=] __device__(std::int64_t i) { gv[i] = h_in[i] * r3_in[i]; });
   }
   {
     const float* gv = ws.gv;
     const float fcols = static_cast<float>(cols);
     float *gs = ws.gs, *p1 = ws.p1, *p2 = ws.p2, *gx = ws.gx, *gxf = ws.gxf;
     const float *p1_in = ws.p1, *p2_in = ws.p2, *gs_in = ws.gs, *ga = ws.a, *gx_in = ws.gx;
-    eager_map(n, st, [=] __device__(std::int64_t i) { gs[i] = gv[i / cols] / fcols; });
-    eager_map(n, st, [=] __device__(std::int64_t i) { p1[i] = xf[i]; });
-    eager_map(n, st, [=] __device__(std::int64_t i) { p2[i] = 2.0f * p1_in[i]; });
-    eager_map(n, st, [=] __device__(std::int64_t i) { gx[i] = gs_in[i] * p2_in[i]; });
+    eager_map<step::dms_expand_div_cols>(n, st, [=] __device__(std::int64_t i) { gs[i] = gv[i / cols] / fcols; });
+    eager_map<step::x_pow_1>(n, st, [=] __device__(std::int64_t i) { p1[i] = xf[i]; });
+    eager_map<step::times_2>(n, st, [=] __device__(std::int64_t i) { p2[i] = 2.0f * p1_in[i]; });
+    eager_map<step::dms_times_2x>(n, st, [=] __device__(std::int64_t i) { gx[i] = gs_in[i] * p2_in[i]; });
     if constexpr (is_fp32) {
       float* out = reinterpret_cast<float*>(dx);
-      eager_map(n, st, [=] __device__(std::int64_t i) { out[i] = ga[i] + gx_in[i]; });
+      eager_map<step::add_grad_paths_to_dx>(n, st, [=] __device__(std::int64_t i) { out[i] = ga[i] + gx_in[i]; });
     } else {
-      eager_map(n, st, [=] __device__(std::int64_t i) { gxf[i] = ga[i] + gx_in[i]; });
+      eager_map<step::add_grad_paths>(n, st, [=] __device__(std::int64_t i) { gxf[i] = ga[i] + gx_in[i]; });
       const float* gxf_in = ws.gxf;
-      eager_map(n, st, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(gxf_in[i]); });
+      eager_map<step::cast_dx_to_dtype>(n, st, [=] __device__(std::int64_t i) { dx[i] = from_float<T>(gxf_in[i]); });
     }
   }
 }

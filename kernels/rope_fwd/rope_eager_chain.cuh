@@ -30,6 +30,21 @@
 #include "kernels/common/eager_ops.cuh"
 #include "reference/rope.hpp"
 
+// The eager steps, in launch order (kernel names read eager_map_kernel<cat_cos_table>, ...).
+namespace kwb::step {
+struct cat_cos_table;
+struct cat_sin_table;
+struct gather_cos_by_position_ids;
+struct gather_sin_by_position_ids;
+struct cast_x_to_f32;
+struct neg_half;         // -x2 (forward) or -x1 (backward)
+struct cat_rotate_half;  // cat(-x2, x1) (forward) or cat(x2, -x1) (backward)
+struct times_cos;
+struct rot_times_sin;
+struct x_cos_plus_rot_sin;
+struct cast_y_to_dtype;
+}  // namespace kwb::step
+
 namespace kwb::rope {
 
 // The case's axes under the name the chain's kernels carry (eager_rotate_tensor takes it, and a
@@ -90,19 +105,19 @@ void eager_rotate_tensor(const T* x, T* y, std::int64_t heads, const ChainDims& 
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* out = ws.xf;
-    eager_map(count, stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(count, stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
     xf = ws.xf;
   }
   // neg: -x2 (forward) or -x1 (backward), contiguous [..., D/2].
   float* neg = ws.neg;
   const std::int64_t negated_half = kBackward ? 0 : half;
-  eager_map(count / 2, stream, [=] __device__(std::int64_t i) {
+  eager_map<step::neg_half>(count / 2, stream, [=] __device__(std::int64_t i) {
     const std::int64_t row = i / half, c = i - row * half;
     neg[i] = -xf[row * dim + negated_half + c];
   });
   // cat: [neg, x1] (forward) or [x2, neg] (backward).
   float* rot = ws.rot;
-  eager_map(count, stream, [=] __device__(std::int64_t i) {
+  eager_map<step::cat_rotate_half>(count, stream, [=] __device__(std::int64_t i) {
     const std::int64_t row = i / dim, c = i - row * dim;
     const bool first = c < half;
     if (kBackward)
@@ -112,14 +127,14 @@ void eager_rotate_tensor(const T* x, T* y, std::int64_t heads, const ChainDims& 
   });
   const TableIndex table_index{heads * dim, dim, seq, ids};
   float* m1 = ws.m1;
-  eager_map(count, stream, [=] __device__(std::int64_t i) { m1[i] = xf[i] * cos_t[table_index(i)]; });
+  eager_map<step::times_cos>(count, stream, [=] __device__(std::int64_t i) { m1[i] = xf[i] * cos_t[table_index(i)]; });
   float* m2 = ws.m2;
-  eager_map(count, stream, [=] __device__(std::int64_t i) { m2[i] = rot[i] * sin_t[table_index(i)]; });
+  eager_map<step::rot_times_sin>(count, stream, [=] __device__(std::int64_t i) { m2[i] = rot[i] * sin_t[table_index(i)]; });
   float* sum = is_fp32 ? reinterpret_cast<float*>(y) : ws.sum;
-  eager_map(count, stream, [=] __device__(std::int64_t i) { sum[i] = m1[i] + m2[i]; });
+  eager_map<step::x_cos_plus_rot_sin>(count, stream, [=] __device__(std::int64_t i) { sum[i] = m1[i] + m2[i]; });
   if constexpr (!is_fp32) {
     const float* s = ws.sum;
-    eager_map(count, stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(s[i]); });
+    eager_map<step::cast_y_to_dtype>(count, stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(s[i]); });
   }
 }
 
@@ -133,11 +148,11 @@ void eager_chain(const LaunchArgs& a) {
   const auto* sin = a.tensor<const float>("sin");
   float* cos_f = ws.cos_f;
   float* sin_f = ws.sin_f;
-  eager_map(rows * dim, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::cat_cos_table>(rows * dim, a.stream, [=] __device__(std::int64_t i) {
     const std::int64_t r = i / dim, c = i - r * dim;
     cos_f[i] = cos[r * half + (c < half ? c : c - half)];
   });
-  eager_map(rows * dim, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::cat_sin_table>(rows * dim, a.stream, [=] __device__(std::int64_t i) {
     const std::int64_t r = i / dim, c = i - r * dim;
     sin_f[i] = sin[r * half + (c < half ? c : c - half)];
   });
@@ -149,11 +164,11 @@ void eager_chain(const LaunchArgs& a) {
     const auto* pos = a.tensor<const std::int64_t>("position_ids");
     float* cos_g = ws.cos_g;
     float* sin_g = ws.sin_g;
-    eager_map(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
+    eager_map<step::gather_cos_by_position_ids>(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
       const std::int64_t t = i / dim, p = pos[t];
       cos_g[i] = p >= 0 && p < rows ? cos_f[p * dim + i - t * dim] : NAN;
     });
-    eager_map(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
+    eager_map<step::gather_sin_by_position_ids>(n.tokens() * dim, a.stream, [=] __device__(std::int64_t i) {
       const std::int64_t t = i / dim, p = pos[t];
       sin_g[i] = p >= 0 && p < rows ? sin_f[p * dim + i - t * dim] : NAN;
     });

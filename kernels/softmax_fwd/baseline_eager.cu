@@ -21,6 +21,16 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<cast_x_to_f32>, ...).
+namespace step {
+struct cast_x_to_f32;
+struct minus_max;
+struct exp;
+struct sum_over_cols;
+struct divide_by_sum;
+struct cast_y_to_dtype;
+}  // namespace step
+
 namespace {
 
 __device__ __forceinline__ float warp_max(float v) {
@@ -81,23 +91,23 @@ void launch_typed(const LaunchArgs& a) {
   const float* xf = reinterpret_cast<const float*>(x);
   if constexpr (!is_fp32) {
     float* out = ws.xf;
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
+    eager_map<step::cast_x_to_f32>(n, a.stream, [=] __device__(std::int64_t i) { out[i] = to_float(x[i]); });
     xf = ws.xf;
   }
   row_max_kernel<<<static_cast<unsigned>(rows), kEagerThreads, 0, a.stream>>>(xf, ws.max, cols);
   const float* max = ws.max;
   float* z = ws.z;
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { z[i] = xf[i] - max[i / cols]; });
+  eager_map<step::minus_max>(n, a.stream, [=] __device__(std::int64_t i) { z[i] = xf[i] - max[i / cols]; });
   float* e = ws.e;
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { e[i] = expf(z[i]); });
-  eager_row_sum(e, ws.sum, rows, cols, a.stream);
+  eager_map<step::exp>(n, a.stream, [=] __device__(std::int64_t i) { e[i] = expf(z[i]); });
+  eager_row_sum<step::sum_over_cols>(e, ws.sum, rows, cols, a.stream);
   const float* sum = ws.sum;
   // In fp32 the divide writes y itself (the final cast is a no-op PyTorch skips).
   float* p = is_fp32 ? reinterpret_cast<float*>(y) : ws.p;
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) { p[i] = e[i] / sum[i / cols]; });
+  eager_map<step::divide_by_sum>(n, a.stream, [=] __device__(std::int64_t i) { p[i] = e[i] / sum[i / cols]; });
   if constexpr (!is_fp32) {
     const float* pp = ws.p;
-    eager_map(n, a.stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(pp[i]); });
+    eager_map<step::cast_y_to_dtype>(n, a.stream, [=] __device__(std::int64_t i) { y[i] = from_float<T>(pp[i]); });
   }
 }
 

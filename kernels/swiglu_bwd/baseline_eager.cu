@@ -22,6 +22,14 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<silu_gate>, ...).
+namespace step {
+struct silu_gate;
+struct dout_times_silu;
+struct dout_times_up;
+struct silu_backward;
+}  // namespace step
+
 namespace {
 
 // A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
@@ -36,17 +44,17 @@ void launch_typed(const LaunchArgs& a) {
   T* dup = a.tensor<T>("dup");
   T* s = static_cast<T*>(a.workspace);
   T* t = s + n;
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::silu_gate>(n, a.stream, [=] __device__(std::int64_t i) {
     const float g = to_float(gate[i]);
     s[i] = from_float<T>(g / (1.0f + expf(-g)));
   });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::dout_times_silu>(n, a.stream, [=] __device__(std::int64_t i) {
     dup[i] = from_float<T>(to_float(dout[i]) * to_float(s[i]));
   });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::dout_times_up>(n, a.stream, [=] __device__(std::int64_t i) {
     t[i] = from_float<T>(to_float(dout[i]) * to_float(up[i]));
   });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::silu_backward>(n, a.stream, [=] __device__(std::int64_t i) {
     const float g = to_float(gate[i]);
     const float sig = 1.0f / (1.0f + expf(-g));
     dgate[i] = from_float<T>(to_float(t[i]) * sig * (1.0f + g * (1.0f - sig)));

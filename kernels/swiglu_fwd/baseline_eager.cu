@@ -15,6 +15,12 @@
 #include "reference/rows_cols_op.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<silu_gate>, ...).
+namespace step {
+struct silu_gate;
+struct times_up;
+}  // namespace step
+
 namespace {
 
 // A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
@@ -26,11 +32,11 @@ void launch_typed(const LaunchArgs& a) {
   const T* up = a.tensor<const T>("up");
   T* out = a.tensor<T>("out");
   T* s = static_cast<T*>(a.workspace);
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::silu_gate>(n, a.stream, [=] __device__(std::int64_t i) {
     const float g = to_float(gate[i]);
     s[i] = from_float<T>(g / (1.0f + expf(-g)));
   });
-  eager_map(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::times_up>(n, a.stream, [=] __device__(std::int64_t i) {
     out[i] = from_float<T>(to_float(s[i]) * to_float(up[i]));
   });
 }

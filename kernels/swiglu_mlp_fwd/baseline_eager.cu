@@ -25,6 +25,12 @@
 #include "kernels/swiglu_mlp_fwd/swiglu_mlp_args.cuh"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<silu_gate>, ...).
+namespace step {
+struct silu_gate;
+struct silu_gate_times_up;
+}  // namespace step
+
 namespace {
 
 struct Plans {
@@ -47,7 +53,6 @@ Layout layout(const SwigluMlpAxes& axes, DType dtype) {
   return l;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const SwigluMlpArgs<T> p = swiglu_mlp_args<T>(a);
@@ -59,12 +64,12 @@ void launch_typed(const LaunchArgs& a) {
   T* h = reinterpret_cast<T*>(ws + l.h);
   const std::int64_t mf = p.m * p.f;
   plans.gate_up->run(p.wg, p.x, gu, a.workspace, a.stream);
-  eager_map(mf, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::silu_gate>(mf, a.stream, [=] __device__(std::int64_t i) {
     const float g = to_float(gu[i]);
     s[i] = from_float<T>(g / (1.0f + expf(-g)));
   });
   plans.gate_up->run(p.wu, p.x, gu, a.workspace, a.stream);
-  eager_map(mf, a.stream, [=] __device__(std::int64_t i) { h[i] = from_float<T>(to_float(s[i]) * to_float(gu[i])); });
+  eager_map<step::silu_gate_times_up>(mf, a.stream, [=] __device__(std::int64_t i) { h[i] = from_float<T>(to_float(s[i]) * to_float(gu[i])); });
   plans.down->run(p.wd, h, p.y, a.workspace, a.stream);
 }
 

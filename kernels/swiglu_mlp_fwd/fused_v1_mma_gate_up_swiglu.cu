@@ -29,6 +29,11 @@
 #include "kernels/swiglu_mlp_fwd/swiglu_mlp_args.cuh"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<interleave_gate_up_weights>, ...).
+namespace step {
+struct interleave_gate_up_weights;
+}  // namespace step
+
 namespace {
 
 // The mainloop's epilogue: columns (2j, 2j + 1) of x Wp^T are (gate j, up j) of h's column j.
@@ -67,8 +72,7 @@ void launch(const LaunchArgs& a) {
   a.state_as<LtMatmul>().run(p.wd, h, p.y, a.workspace, a.stream);
 }
 
-// Wp[2j + s][c] = (s ? Wu : Wg)[j][c]: one elementwise pass, once per case. (Named pack_typed:
-// its eager lambda's kernel carries the enclosing function's name.)
+// Wp[2j + s][c] = (s ? Wu : Wg)[j][c]: one elementwise pass, once per case.
 template <class T>
 void pack_typed(const LaunchArgs& a) {
   const SwigluMlpArgs<T> p = swiglu_mlp_args<T>(a);
@@ -76,7 +80,7 @@ void pack_typed(const LaunchArgs& a) {
   const T* wg = p.wg;
   const T* wu = p.wu;
   const std::int64_t d = p.d;
-  eager_map(2 * p.f * d, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::interleave_gate_up_weights>(2 * p.f * d, a.stream, [=] __device__(std::int64_t i) {
     const std::int64_t r = i / d, c = i % d;
     wp[i] = ((r & 1) ? wu : wg)[(r >> 1) * d + c];
   });

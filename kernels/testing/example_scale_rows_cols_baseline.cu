@@ -15,6 +15,12 @@
 #include "reference/testing/example_scale_rows_cols.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<times_scale>, ...).
+namespace step {
+struct times_scale;
+struct times_weight;
+}  // namespace step
+
 namespace {
 
 // A function template, not a generic lambda: nvcc allows no __device__ lambda inside the latter.
@@ -26,10 +32,10 @@ void launch(const LaunchArgs& a) {
   const T* weight = a.tensor<const T>("weight");
   T* y = a.tensor<T>("y");
   T* t = static_cast<T*>(a.workspace);  // [rows, cols], workspace_bytes below
-  eager_map(rows * cols, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::times_scale>(rows * cols, a.stream, [=] __device__(std::int64_t i) {
     t[i] = from_float<T>(to_float(x[i]) * to_float(scale[i / cols]));
   });
-  eager_map(rows * cols, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::times_weight>(rows * cols, a.stream, [=] __device__(std::int64_t i) {
     y[i] = from_float<T>(to_float(t[i]) * to_float(weight[i % cols]));
   });
 }

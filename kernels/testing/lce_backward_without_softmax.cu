@@ -23,6 +23,11 @@
 #include "reference/linear_cross_entropy.hpp"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<minus_onehot_labels>, ...).
+namespace step {
+struct minus_onehot_labels;
+}  // namespace step
+
 namespace {
 
 std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -63,7 +68,6 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   return p;
 }
 
-// Named launch_typed, not launch: the eager lambdas' kernels carry their enclosing function's name.
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto axes = LceAxes::of(a.shape);
@@ -79,7 +83,7 @@ void launch_typed(const LaunchArgs& a) {
   p.logits->run(w, h, z, a.workspace, a.stream);
   lce_chunk_rows_kernel<T><<<static_cast<unsigned>(n), threads, 0, a.stream>>>(z, v, dl, v, labels, loss, v);
   // The defect: dl := -onehot(label), the softmax term dropped (ignored tokens keep a zero row).
-  eager_map(n * v, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::minus_onehot_labels>(n * v, a.stream, [=] __device__(std::int64_t i) {
     const std::int64_t row = i / v, col = i % v;
     dl[i] = from_float<T>(col == labels[row] ? -1.0f : 0.0f);
   });

@@ -7,6 +7,7 @@
 
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/math_label.hpp"
+#include "harness/catalogue/shape_label.hpp"
 
 namespace kwb {
 namespace {
@@ -97,10 +98,10 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
   }
   out += "\n\n";
   std::vector<std::string> shapes;
-  for (const auto& s : op.default_shapes) shapes.push_back("`" + s.to_compact() + "`");
+  for (const auto& s : op.default_shapes) shapes.push_back("`" + shape_label(s, op.axes) + "`");
   if (!shapes.empty()) out += fmt::format("Default shapes ({}): {}\n\n", op.default_shapes.size(), joined(shapes, ", "));
   shapes.clear();
-  for (const auto& s : op.edge_shapes) shapes.push_back("`" + s.to_compact() + "`");
+  for (const auto& s : op.edge_shapes) shapes.push_back("`" + shape_label(s, op.axes) + "`");
   if (!shapes.empty()) out += fmt::format("Edge shapes ({}): {}\n\n", op.edge_shapes.size(), joined(shapes, ", "));
   out += "| variant | role | math | uses | what it changes and why |\n|---|---|---|---|---|\n";
   for (const Variant* v : registry.variants(op.name, false)) {

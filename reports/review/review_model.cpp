@@ -40,7 +40,7 @@ CaseRow make_row(const CaseRecord& c) {
   row.variant = c.variant;
   if (!c.tunables.empty()) row.variant += " [" + to_assignments(c.tunables) + "]";
   row.dtype = std::string(to_string(c.dtype));
-  row.shape = c.shape.to_compact();
+  row.shape = shown_shape(c);
   row.math = c.math;
   row.uses = uses_text(c.uses);
   row.disposition = std::string(to_string(c.disposition));
@@ -111,7 +111,7 @@ std::optional<CounterRow> counter_row(const CaseRecord& c) {
   row.variant = c.variant;
   if (!c.tunables.empty()) row.variant += " [" + to_assignments(c.tunables) + "]";
   row.dtype = std::string(to_string(c.dtype));
-  row.shape = c.shape.to_compact();
+  row.shape = shown_shape(c);
   row.source = counters->source;
   row.figures = case_figures(c);
   return row;

@@ -124,7 +124,7 @@ Table speedup_table(const ReviewModel& m) {
   auto kernels = [](std::int64_t k) { return k < 0 ? std::string("-") : std::to_string(k); };
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   for (const SpeedupRow& r : m.speedups)
-    t.rows.push_back({r.op, std::string(to_string(r.dtype)), r.shape.to_compact(), std::string(to_string(r.mode)),
+    t.rows.push_back({r.op, std::string(to_string(r.dtype)), r.shape_label, std::string(to_string(r.mode)),
                       r.baseline_variant, dash(r.baseline_math), dash(uses_text(r.baseline_uses)),
                       fmt::format("{:.2f}", r.baseline_us), kernels(r.baseline_kernels),
                       format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant, dash(r.best_math),

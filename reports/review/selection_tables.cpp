@@ -4,14 +4,15 @@
 #include <fmt/format.h>
 
 #include "harness/catalogue/math_label.hpp"
+#include "harness/catalogue/shape_label.hpp"
 
 namespace kwb::review {
 
 namespace {
 
-std::string shape_cell(const Shape& shape, Mode mode) {
+std::string shape_cell(std::string_view op, const Shape& shape, Mode mode) {
   // Hot mode is rare and changes the meaning of every time: say it where the shape is read.
-  return shape.to_compact() + (mode == Mode::hot ? ", hot" : "");
+  return shape_label(op, shape) + (mode == Mode::hot ? ", hot" : "");
 }
 
 std::string counts_text(const std::map<std::string, int>& counts) {
@@ -34,7 +35,7 @@ Table selection_table(const select::Selection& s) {
           {false, false, false, false, true, false, true, true, false, true}};
   for (const select::SelectionEntry& e : s.entries) {
     const select::Candidate* r = e.runner_up();
-    t.rows.push_back({e.op, std::string(to_string(e.dtype)), shape_cell(e.shape, e.mode),
+    t.rows.push_back({e.op, std::string(to_string(e.dtype)), shape_cell(e.op, e.shape, e.mode),
                       select::candidate_label(e.winner()), fmt::format("{:.2f}", e.winner().median_us),
                       r ? select::candidate_label(*r) : "-", r ? fmt::format("{:.2f}", r->median_us) : "-",
                       r ? fmt::format("{:.1f}%", e.margin_pct) : "-", e.clear ? "clear" : "within noise",
@@ -77,7 +78,7 @@ std::vector<std::string> unselected_lines(const select::Selection& s) {
     std::string reasons;
     for (const auto& [why, n] : g.excluded_reasons) reasons += fmt::format("{}{}x {}", reasons.empty() ? "" : "; ", n, why);
     lines.push_back(fmt::format("{} {} {}: no verified, timed case ({}: {})", g.op, to_string(g.dtype),
-                                shape_cell(g.shape, g.mode), counts_text(g.excluded), reasons));
+                                shape_cell(g.op, g.shape, g.mode), counts_text(g.excluded), reasons));
   }
   return lines;
 }

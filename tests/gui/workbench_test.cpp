@@ -41,6 +41,20 @@ TEST(GuiWorkbench, FiltersAndSortShapeTheVisibleRows) {
       EXPECT_LE(wb.rows()[v[i - 1]].time_us, wb.rows()[v[i]].time_us);
 }
 
+TEST(GuiWorkbench, TwoReportsOfOneNameAreToldApartByTheReportFilter) {
+  Workbench wb;
+  ASSERT_TRUE(wb.open(test::kSampleReport));
+  ASSERT_TRUE(wb.open(test::kSampleReport));
+  ASSERT_EQ(wb.reports().size(), 2u);
+  EXPECT_NE(wb.reports()[0].name, wb.reports()[1].name);
+  EXPECT_EQ(wb.reports()[1].name, wb.reports()[0].name + " (2)");
+  Filters f;
+  f.report = wb.reports()[1].name;
+  wb.set_filters(f);
+  EXPECT_EQ(wb.visible_rows().size(), 127u);  // one report's rows, not both
+  for (auto i : wb.visible_rows()) EXPECT_EQ(wb.rows()[i].report, wb.reports()[1].name);
+}
+
 TEST(GuiWorkbench, SelectionIsSharedAndCopiesAsCsv) {
   Workbench wb;
   ASSERT_TRUE(wb.open(test::kSampleReport));

@@ -102,6 +102,20 @@ TEST(RegistryProblems, ASoundRegistryHasNone) {
   EXPECT_TRUE(r.problems().empty()) << r.problems().front();
 }
 
+TEST(RegistryProblems, AnOpThatLabelsSomeIntegerAxesLabelsThemAll) {
+  Op half = sound_op("op_a");
+  half.axes.push_back({"cols", 4, {}, "", {}, "c"});
+  Registry r;
+  r.add(half);
+  EXPECT_TRUE(HasProblem(r, {"op 'op_a'", "'rows'", ".label"}));
+  Op whole = half;
+  whole.name = "op_b";
+  whole.axes[0].label = "r";  // the choice axis 'layout' may go unlabelled: it reads as its choice
+  Registry sound;
+  sound.add(whole);
+  EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
+}
+
 TEST(RegistryProblems, VariantOfAnUnknownOpIsNamedWithTheOp) {
   Registry r;
   r.add(sound_op("op_a"));

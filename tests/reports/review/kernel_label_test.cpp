@@ -1,5 +1,6 @@
-// Kernel names as shown: the catalogue's own demangled names, the eager baselines' lambdas, the
-// vendor's names untouched, and the empty names older records kept.
+// Kernel names as shown: the catalogue's own demangled names, the eager baselines' steps by their
+// names (and lambdas by their place), the vendor's names untouched, and the empty names older
+// records kept.
 #include "reports/review/kernel_label.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,14 @@ TEST(KernelLabel, NamespacesTypesAndLambdasAreShortened) {
   EXPECT_EQ(review::readable_kernel_name(
                 "kwb::eager_map_kernel<kwb::launch_typed<__nv_bfloat16>(kwb::LaunchArgs const&)::{lambda(long)#2}>"),
             "eager_map_kernel<lambda #2 of launch_typed<bf16>>");
+  // An eager step names itself: the kernel reads as the step, whatever its lambda or types.
+  EXPECT_EQ(review::readable_kernel_name("kwb::eager_map_kernel<kwb::step::times_weight, kwb::(anonymous namespace)::"
+                                         "launch_typed<__nv_bfloat16>(kwb::LaunchArgs const&)::{lambda(long)#2}>"),
+            "eager_map_kernel<times_weight>");
+  EXPECT_EQ(review::readable_kernel_name("kwb::sum_partials_kernel<kwb::step::dweight_sum, float, kwb::sum_partials<"
+                                         "kwb::step::dweight_sum>(float const*, int, long, float*, CUstream_st*)::"
+                                         "{lambda(float)#1}>"),
+            "sum_partials_kernel<dweight_sum>");
   EXPECT_EQ(review::readable_kernel_name("kwb::xent::mean_loss_kernel"), "mean_loss_kernel");
   EXPECT_EQ(review::readable_kernel_name("kwb::(anonymous namespace)::cast_kernel<float, __nv_bfloat16>"),
             "cast_kernel<fp32, bf16>");
