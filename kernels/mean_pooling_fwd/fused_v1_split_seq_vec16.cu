@@ -1,0 +1,145 @@
+// mean_pooling_fwd fused_v1_split_seq_vec16: reads only the tokens the mask keeps, once.
+//
+// Each thread owns a 16-byte pack of columns of one sequence and walks a slice of its tokens,
+// skipping a token the mask drops (a whole row: the branch is uniform across the block, and the
+// row is never read), adding kept rows into fp32 registers, four rows' loads in flight at a time.
+// A batch of a few sequences has too few column packs to fill the GPU, so the tokens are split
+// into slices (about eight blocks a multiprocessor in all); each slice leaves fp32 partial sums,
+// and a second kernel adds a column's partials in slice order (deterministic: no atomics), counts
+// the sequence's real tokens and divides. The partials are batch x slices x hidden floats: under
+// 1% of x's bytes at the default shapes. A hidden size that is no multiple of the pack width takes
+// single-element accesses.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/block_reduce.cuh"
+#include "kernels/common/vector_pack.cuh"
+#include "reference/mean_pooling.hpp"
+
+namespace kwb {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kRowsInFlight = 4;
+
+template <class T, int E>
+__global__ void __launch_bounds__(kThreads)
+    pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
+                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
+  const std::int64_t col = (blockIdx.x * std::int64_t{kThreads} + threadIdx.x) * E;
+  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
+  if (col >= hidden) return;
+  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
+  float acc[E] = {};
+  const bool* m = mask + b * seq;
+  const T* xb = x + b * seq * hidden + col;
+  for (std::int64_t s0 = first; s0 < last; s0 += kRowsInFlight) {
+    Pack<T, E> rows[kRowsInFlight];
+    bool kept[kRowsInFlight];
+#pragma unroll
+    for (int r = 0; r < kRowsInFlight; ++r) {
+      kept[r] = s0 + r < last && m[s0 + r];
+      if (kept[r]) rows[r] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden);
+    }
+#pragma unroll
+    for (int r = 0; r < kRowsInFlight; ++r)
+      if (kept[r])
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[e] += to_float(rows[r].v[e]);
+  }
+  float* out = partial + (b * slices + slice) * hidden + col;
+#pragma unroll
+  for (int e = 0; e < E; ++e) out[e] = acc[e];
+}
+
+// y[b, c] = (sum of the slices' partials, in slice order) / max(n_b, 1); one block per (column
+// block, sequence), which counts the sequence's mask itself (seq bytes, from the L2).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    combine_slices(const float* __restrict__ partial, const bool* __restrict__ mask, T* __restrict__ y,
+                   std::int64_t seq, std::int64_t hidden, int slices) {
+  __shared__ float scratch[32];
+  const std::int64_t b = blockIdx.y;
+  float n = 0;
+  for (std::int64_t s = threadIdx.x; s < seq; s += kThreads) n += mask[b * seq + s] ? 1.0f : 0.0f;
+  n = block_sum(n, scratch);
+  const float inv = 1.0f / fmaxf(n, 1.0f);
+  const std::int64_t c = blockIdx.x * std::int64_t{kThreads} + threadIdx.x;
+  if (c >= hidden) return;
+  float sum = 0;
+  for (int p = 0; p < slices; ++p) sum += partial[(b * slices + p) * hidden + c];
+  y[b * hidden + c] = from_float<T>(sum * inv);
+}
+
+int multiprocessors() {
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
+constexpr int kMostMultiprocessors = 256;  // what the workspace is sized for (an H100 has 132)
+
+// Slices of the tokens: enough blocks for about eight a multiprocessor, each slice at least 16
+// tokens long (shorter ones would spend more on partials than on rows).
+std::int64_t slices_for(const PoolingAxes& p, int pack, int sms) {
+  const std::int64_t column_blocks = (p.hidden + std::int64_t{kThreads} * pack - 1) / (std::int64_t{kThreads} * pack);
+  const std::int64_t blocks = column_blocks * p.batch;
+  const std::int64_t wanted = (8 * std::int64_t{sms} + blocks - 1) / blocks;
+  return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
+}
+
+int pack_for(std::int64_t hidden, DType dtype) {
+  const int pack = static_cast<int>(16 / dtype_size(dtype));
+  return hidden % pack == 0 ? pack : 1;
+}
+
+template <class T, int E>
+void pool(const LaunchArgs& a, const PoolingAxes& p) {
+  const std::int64_t slices = slices_for(p, E, std::min(multiprocessors(), kMostMultiprocessors));
+  const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
+  float* partial = static_cast<float*>(a.workspace);
+  const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
+                  static_cast<unsigned>(p.batch));
+  pool_slices<T, E><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
+                                                    p.seq, p.hidden, rows_per_slice);
+  const dim3 combine(static_cast<unsigned>((p.hidden + kThreads - 1) / kThreads), static_cast<unsigned>(p.batch));
+  combine_slices<T><<<combine, kThreads, 0, a.stream>>>(partial, a.tensor<const bool>("mask"), a.tensor<T>("y"),
+                                                        p.seq, p.hidden, static_cast<int>(slices));
+}
+
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  const PoolingAxes p = PoolingAxes::of(a.shape);
+  constexpr int kPack = 16 / sizeof(T);
+  if (pack_for(p.hidden, a.dtype) == kPack)
+    pool<T, kPack>(a, p);
+  else
+    pool<T, 1>(a, p);
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "mean_pooling_fwd",
+    .name = "fused_v1_split_seq_vec16",
+    .role = Role::fused,
+    .description = "reads only kept tokens, 16-byte packs, tokens split into slices to fill the GPU, fp32 "
+                   "partials added in order by a second kernel that counts and divides",
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
+    .refuse =
+        [](const Shape& s, DType) -> std::optional<std::string> {
+          if (s.at("batch") > 65535) return "batch above 65535 exceeds the grid's z dimension";
+          return std::nullopt;
+        },
+    .workspace_bytes =
+        [](const Shape& s, DType dtype) {
+          const PoolingAxes p = PoolingAxes::of(s);
+          const std::int64_t slices = slices_for(p, pack_for(p.hidden, dtype), kMostMultiprocessors);
+          return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
+        },
+});
+
+}  // namespace
+}  // namespace kwb
