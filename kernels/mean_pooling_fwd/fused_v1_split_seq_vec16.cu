@@ -2,9 +2,10 @@
 //
 // Each thread owns a 16-byte pack of columns of one sequence and walks a slice of its tokens,
 // skipping a token the mask drops (a whole row: the branch is uniform across the block, and the
-// row is never read), adding kept rows into fp32 registers, four rows' loads in flight at a time.
+// row is never read), adding kept rows into fp32 registers, eight rows' loads in flight at a time
+// (the next eight's mask bytes read meanwhile).
 // A batch of a few sequences has too few column packs to fill the GPU, so the tokens are split
-// into slices (about eight blocks a multiprocessor in all); each slice leaves fp32 partial sums,
+// into slices (blocks_per_sm blocks a multiprocessor in all: a tunable); each slice leaves fp32 partial sums,
 // and a second kernel adds a column's partials in slice order (deterministic: no atomics), counts
 // the sequence's real tokens and divides. The partials are batch x slices x hidden floats: under
 // 1% of x's bytes at the default shapes. A hidden size that is no multiple of the pack width takes
@@ -23,7 +24,16 @@ namespace kwb {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kRowsInFlight = 4;
+constexpr int kRowsInFlight = 8;
+
+// The mask bits of rows [s0, s0 + kRowsInFlight) that lie before `last`, one bit a row.
+__device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, std::int64_t last) {
+  unsigned bits = 0;
+#pragma unroll
+  for (int r = 0; r < kRowsInFlight; ++r)
+    if (s0 + r < last && m[s0 + r]) bits |= 1u << r;
+  return bits;
+}
 
 template <class T, int E>
 __global__ void __launch_bounds__(kThreads)
@@ -36,19 +46,21 @@ __global__ void __launch_bounds__(kThreads)
   float acc[E] = {};
   const bool* m = mask + b * seq;
   const T* xb = x + b * seq * hidden + col;
+  // The next group's mask bits are read while this group's rows are in flight: a row's load never
+  // waits behind its own mask byte.
+  unsigned kept = kept_bits(m, first, last);
   for (std::int64_t s0 = first; s0 < last; s0 += kRowsInFlight) {
     Pack<T, E> rows[kRowsInFlight];
-    bool kept[kRowsInFlight];
-#pragma unroll
-    for (int r = 0; r < kRowsInFlight; ++r) {
-      kept[r] = s0 + r < last && m[s0 + r];
-      if (kept[r]) rows[r] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden);
-    }
 #pragma unroll
     for (int r = 0; r < kRowsInFlight; ++r)
-      if (kept[r])
+      if (kept & (1u << r)) rows[r] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden);
+    const unsigned next = kept_bits(m, s0 + kRowsInFlight, last);
+#pragma unroll
+    for (int r = 0; r < kRowsInFlight; ++r)
+      if (kept & (1u << r))
 #pragma unroll
         for (int e = 0; e < E; ++e) acc[e] += to_float(rows[r].v[e]);
+    kept = next;
   }
   float* out = partial + (b * slices + slice) * hidden + col;
 #pragma unroll
@@ -83,12 +95,14 @@ int multiprocessors() {
 
 constexpr int kMostMultiprocessors = 256;  // what the workspace is sized for (an H100 has 132)
 
-// Slices of the tokens: enough blocks for about eight a multiprocessor, each slice at least 16
+constexpr std::int64_t kMostBlocksPerSm = 16;  // the largest value of the tunable
+
+// Slices of the tokens: enough blocks for `blocks_per_sm` a multiprocessor, each slice at least 16
 // tokens long (shorter ones would spend more on partials than on rows).
-std::int64_t slices_for(const PoolingAxes& p, int pack, int sms) {
+std::int64_t slices_for(const PoolingAxes& p, int pack, int sms, std::int64_t blocks_per_sm) {
   const std::int64_t column_blocks = (p.hidden + std::int64_t{kThreads} * pack - 1) / (std::int64_t{kThreads} * pack);
   const std::int64_t blocks = column_blocks * p.batch;
-  const std::int64_t wanted = (8 * std::int64_t{sms} + blocks - 1) / blocks;
+  const std::int64_t wanted = (blocks_per_sm * sms + blocks - 1) / blocks;
   return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
 }
 
@@ -99,7 +113,8 @@ int pack_for(std::int64_t hidden, DType dtype) {
 
 template <class T, int E>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
-  const std::int64_t slices = slices_for(p, E, std::min(multiprocessors(), kMostMultiprocessors));
+  const std::int64_t slices =
+      slices_for(p, E, std::min(multiprocessors(), kMostMultiprocessors), a.tunable("blocks_per_sm"));
   const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
@@ -136,9 +151,11 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);
-          const std::int64_t slices = slices_for(p, pack_for(p.hidden, dtype), kMostMultiprocessors);
+          const std::int64_t slices =
+              slices_for(p, pack_for(p.hidden, dtype), kMostMultiprocessors, kMostBlocksPerSm);
           return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
         },
+    .tunables = {{"blocks_per_sm", {16, 8, 4}, "blocks of 128 threads a multiprocessor the token slices aim at"}},
 });
 
 }  // namespace
