@@ -1,8 +1,9 @@
 // mean_pooling_bwd fused_v1_inverse_count_vec16: dx written once, in 16-byte packs.
 //
 // A first kernel counts each sequence's real tokens (one block a sequence, seq bytes of mask) and
-// leaves 1 / max(n, 1) in fp32; the second writes dx = mask ? dy * inv : 0 pack by pack over a
-// grid-stride loop (dy, b x d elements, stays in the L2, so dx's writes are the DRAM traffic). A
+// leaves 1 / max(n, 1) in fp32; the second writes dx = mask ? dy * inv : 0, a block a token row at
+// a time over a grid-stride loop, in packs (dy, b x d elements, stays in the L2, so dx's writes are
+// the DRAM traffic). A
 // hidden size that is no multiple of the pack width takes single-element accesses.
 #include <cuda_runtime.h>
 
@@ -29,26 +30,38 @@ __global__ void __launch_bounds__(kThreads) inverse_counts(const bool* __restric
   if (threadIdx.x == 0) inv[b] = 1.0f / fmaxf(n, 1.0f);
 }
 
+// A block takes whole token rows (grid-stride over them; several rows at once where a row has fewer
+// packs than the block has threads): a row's sequence and mask byte are read once, and its threads
+// write the row's packs, so no pack pays a 64-bit division.
 template <class T, int E>
 __global__ void __launch_bounds__(kThreads)
     spread_gradient(const T* __restrict__ dy, const bool* __restrict__ mask, const float* __restrict__ inv,
-                    T* __restrict__ dx, std::int64_t seq, std::int64_t hidden, std::int64_t packs) {
+                    T* __restrict__ dx, std::int64_t tokens, std::int64_t seq, std::int64_t hidden) {
   const std::int64_t packs_per_row = hidden / E;
-  for (std::int64_t i = blockIdx.x * std::int64_t{kThreads} + threadIdx.x; i < packs;
-       i += std::int64_t{gridDim.x} * kThreads) {
-    const std::int64_t token = i / packs_per_row, col = (i - token * packs_per_row) * E;
+  const int rows_per_step = packs_per_row >= kThreads ? 1 : kThreads / static_cast<int>(packs_per_row);
+  const int row_in_step = packs_per_row >= kThreads ? 0 : static_cast<int>(threadIdx.x / packs_per_row);
+  if (row_in_step >= rows_per_step) return;  // threads past the last whole row of a step
+  const std::int64_t first_pack = packs_per_row >= kThreads ? threadIdx.x : threadIdx.x % packs_per_row;
+  const std::int64_t pack_stride = packs_per_row >= kThreads ? kThreads : packs_per_row;
+  for (std::int64_t token = std::int64_t{blockIdx.x} * rows_per_step + row_in_step; token < tokens;
+       token += std::int64_t{gridDim.x} * rows_per_step) {
     const std::int64_t b = token / seq;
-    Pack<T, E> out;
-    if (mask[token]) {
-      const float scale = inv[b];
-      const Pack<T, E> g = *reinterpret_cast<const Pack<T, E>*>(dy + b * hidden + col);
+    const bool kept = mask[token];
+    const float scale = kept ? inv[b] : 0.0f;
+    const T* g = dy + b * hidden;
+    T* out = dx + token * hidden;
+    for (std::int64_t k = first_pack; k < packs_per_row; k += pack_stride) {
+      Pack<T, E> v;
+      if (kept) {
+        v = *reinterpret_cast<const Pack<T, E>*>(g + k * E);
 #pragma unroll
-      for (int e = 0; e < E; ++e) out.v[e] = from_float<T>(to_float(g.v[e]) * scale);
-    } else {
+        for (int e = 0; e < E; ++e) v.v[e] = from_float<T>(to_float(v.v[e]) * scale);
+      } else {
 #pragma unroll
-      for (int e = 0; e < E; ++e) out.v[e] = from_float<T>(0.0f);
+        for (int e = 0; e < E; ++e) v.v[e] = from_float<T>(0.0f);
+      }
+      *reinterpret_cast<Pack<T, E>*>(out + k * E) = v;
     }
-    *reinterpret_cast<Pack<T, E>*>(dx + token * hidden + col) = out;
   }
 }
 
@@ -61,11 +74,11 @@ int multiprocessors() {
 
 template <class T, int E>
 void spread(const LaunchArgs& a, const PoolingAxes& p, const float* inv) {
-  const std::int64_t packs = p.batch * p.seq * (p.hidden / E);
+  const std::int64_t tokens = p.batch * p.seq;
   // At most eight blocks a multiprocessor (a full one at 256 threads): the loop covers the rest.
-  const std::int64_t blocks = std::min<std::int64_t>((packs + kThreads - 1) / kThreads, 8 * std::int64_t{multiprocessors()});
+  const std::int64_t blocks = std::min<std::int64_t>(tokens, 8 * std::int64_t{multiprocessors()});
   spread_gradient<T, E><<<static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), kThreads, 0, a.stream>>>(
-      a.tensor<const T>("dy"), a.tensor<const bool>("mask"), inv, a.tensor<T>("dx"), p.seq, p.hidden, packs);
+      a.tensor<const T>("dy"), a.tensor<const bool>("mask"), inv, a.tensor<T>("dx"), tokens, p.seq, p.hidden);
 }
 
 template <class T>

@@ -2,8 +2,8 @@
 //
 // Each thread owns a 16-byte pack of columns of one sequence and walks a slice of its tokens,
 // skipping a token the mask drops (a whole row: the branch is uniform across the block, and the
-// row is never read), adding kept rows into fp32 registers, eight rows' loads in flight at a time
-// (the next eight's mask bytes read meanwhile).
+// row is never read), adding kept rows into fp32 registers, rows_in_flight rows' loads in flight at
+// a time (the next group's mask bytes read meanwhile).
 // A batch of a few sequences has too few column packs to fill the GPU, so the tokens are split
 // into slices (blocks_per_sm blocks a multiprocessor in all: a tunable); each slice leaves fp32 partial sums,
 // and a second kernel adds a column's partials in slice order (deterministic: no atomics), counts
@@ -24,18 +24,18 @@ namespace kwb {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kRowsInFlight = 8;
 
-// The mask bits of rows [s0, s0 + kRowsInFlight) that lie before `last`, one bit a row.
+// The mask bits of rows [s0, s0 + Rows) that lie before `last`, one bit a row.
+template <int Rows>
 __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, std::int64_t last) {
   unsigned bits = 0;
 #pragma unroll
-  for (int r = 0; r < kRowsInFlight; ++r)
+  for (int r = 0; r < Rows; ++r)
     if (s0 + r < last && m[s0 + r]) bits |= 1u << r;
   return bits;
 }
 
-template <class T, int E>
+template <class T, int E, int Rows>
 __global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
                 std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
@@ -48,15 +48,15 @@ __global__ void __launch_bounds__(kThreads)
   const T* xb = x + b * seq * hidden + col;
   // The next group's mask bits are read while this group's rows are in flight: a row's load never
   // waits behind its own mask byte.
-  unsigned kept = kept_bits(m, first, last);
-  for (std::int64_t s0 = first; s0 < last; s0 += kRowsInFlight) {
-    Pack<T, E> rows[kRowsInFlight];
+  unsigned kept = kept_bits<Rows>(m, first, last);
+  for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
+    Pack<T, E> rows[Rows];
 #pragma unroll
-    for (int r = 0; r < kRowsInFlight; ++r)
+    for (int r = 0; r < Rows; ++r)
       if (kept & (1u << r)) rows[r] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden);
-    const unsigned next = kept_bits(m, s0 + kRowsInFlight, last);
+    const unsigned next = kept_bits<Rows>(m, s0 + Rows, last);
 #pragma unroll
-    for (int r = 0; r < kRowsInFlight; ++r)
+    for (int r = 0; r < Rows; ++r)
       if (kept & (1u << r))
 #pragma unroll
         for (int e = 0; e < E; ++e) acc[e] += to_float(rows[r].v[e]);
@@ -111,7 +111,7 @@ int pack_for(std::int64_t hidden, DType dtype) {
   return hidden % pack == 0 ? pack : 1;
 }
 
-template <class T, int E>
+template <class T, int E, int Rows>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
   const std::int64_t slices =
       slices_for(p, E, std::min(multiprocessors(), kMostMultiprocessors), a.tunable("blocks_per_sm"));
@@ -119,7 +119,7 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
                   static_cast<unsigned>(p.batch));
-  pool_slices<T, E><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
+  pool_slices<T, E, Rows><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
                                                     p.seq, p.hidden, rows_per_slice);
   const dim3 combine(static_cast<unsigned>((p.hidden + kThreads - 1) / kThreads), static_cast<unsigned>(p.batch));
   combine_slices<T><<<combine, kThreads, 0, a.stream>>>(partial, a.tensor<const bool>("mask"), a.tensor<T>("y"),
@@ -130,10 +130,11 @@ template <class T>
 void launch_typed(const LaunchArgs& a) {
   const PoolingAxes p = PoolingAxes::of(a.shape);
   constexpr int kPack = 16 / sizeof(T);
-  if (pack_for(p.hidden, a.dtype) == kPack)
-    pool<T, kPack>(a, p);
+  const bool packed = pack_for(p.hidden, a.dtype) == kPack;
+  if (a.tunable("rows_in_flight") == 16)
+    packed ? pool<T, kPack, 16>(a, p) : pool<T, 1, 16>(a, p);
   else
-    pool<T, 1>(a, p);
+    packed ? pool<T, kPack, 8>(a, p) : pool<T, 1, 8>(a, p);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -155,7 +156,8 @@ KWB_REGISTER_VARIANT(Variant{
               slices_for(p, pack_for(p.hidden, dtype), kMostMultiprocessors, kMostBlocksPerSm);
           return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
         },
-    .tunables = {{"blocks_per_sm", {16, 8, 4}, "blocks of 128 threads a multiprocessor the token slices aim at"}},
+    .tunables = {{"blocks_per_sm", {16, 8, 4}, "blocks of 128 threads a multiprocessor the token slices aim at"},
+                 {"rows_in_flight", {8, 16}, "token rows whose loads a thread has in flight at once"}},
 });
 
 }  // namespace

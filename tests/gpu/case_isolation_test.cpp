@@ -147,6 +147,23 @@ TEST(TimedOutputCheck, EveryRealRmsNormVariantReproducesItsVerifiedOutputBitForB
   }
 }
 
+// Outputs of mixed element sizes and odd counts (rmsnorm_bwd bf16 at one row: dx holds `cols` bf16,
+// dweight `cols` fp32): each output's copy starts aligned, so the fp32 comparison never reads
+// 2 bytes off (it failed every such case with a launch failure, found under compute-sanitizer).
+TEST(TimedOutputCheck, OutputsOfMixedSizesAndOddCountsAreComparedAligned) {
+  KWB_REQUIRE_GPU();
+  const Report report = run_kwb("--op rmsnorm_bwd --variant baseline_eager_23_launches,fused_v1_persistent_vec16 "
+                                "--dtype bf16 --axis rows=1 --axis cols=1,17,33 --preset quick",
+                                0);
+  ASSERT_EQ(report.cases.size(), 6u);
+  for (const CaseRecord& c : report.cases) {
+    SCOPED_TRACE(c.nvtx_range);
+    EXPECT_EQ(c.disposition, Disposition::passed) << c.reason;
+    ASSERT_TRUE(c.timing.has_value());
+    EXPECT_TRUE(contains(c.timing->output_check, "bit-identical to the verified output")) << c.timing->output_check;
+  }
+}
+
 // Variants that vary run to run are re-checked within tolerance, not bit for bit, and pass.
 TEST(TimedOutputCheck, AVariantThatVariesRunToRunIsRecheckedAgainstTheOracleAndPasses) {
   KWB_REQUIRE_GPU();

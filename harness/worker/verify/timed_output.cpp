@@ -50,8 +50,14 @@ std::string describe_scan(const std::string& output, const ScanCounts& c, std::i
 TimedOutputCheck::TimedOutputCheck(std::vector<DeviceOutput> outputs, bool varies_run_to_run, cudaStream_t stream)
     : outputs_(std::move(outputs)), varies_(varies_run_to_run) {
   if (!varies_) {
+    // Each output's copy starts on an allocation's alignment (256 bytes), as the output itself
+    // does: the comparison reads elements as words of their size, and an fp32 output after a bf16
+    // one of an odd count would otherwise sit 2 bytes off (compute-sanitizer: misaligned reads).
     std::size_t total = 0;
-    for (const DeviceOutput& o : outputs_) total += o.bytes();
+    for (const DeviceOutput& o : outputs_) {
+      copy_offsets_.push_back(total);
+      total += (o.bytes() + kCopyAlignment - 1) / kCopyAlignment * kCopyAlignment;
+    }
     std::size_t free_bytes = 0, total_bytes = 0;
     cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     if (auto why = copy_does_not_fit(total, free_bytes)) {
@@ -62,13 +68,10 @@ TimedOutputCheck::TimedOutputCheck(std::vector<DeviceOutput> outputs, bool varie
       no_copy_reason_ = fmt::format("allocating a device copy of the verified outputs ({}) failed: {}", gib(total),
                                     cudaGetErrorString(status));
     } else {
-      std::size_t offset = 0;
-      for (const DeviceOutput& o : outputs_) {
-        cuda_check(cudaMemcpyAsync(static_cast<unsigned char*>(copy_) + offset, o.ptr, o.bytes(),
-                                   cudaMemcpyDeviceToDevice, stream),
+      for (std::size_t i = 0; i < outputs_.size(); ++i)
+        cuda_check(cudaMemcpyAsync(static_cast<unsigned char*>(copy_) + copy_offsets_[i], outputs_[i].ptr,
+                                   outputs_[i].bytes(), cudaMemcpyDeviceToDevice, stream),
                    "copy the verified outputs");
-        offset += o.bytes();
-      }
       cuda_check(cudaStreamSynchronize(stream), "synchronize after copying the verified outputs");
       return;
     }
@@ -87,14 +90,13 @@ void TimedOutputCheck::poison(cudaStream_t stream) const {
 std::optional<std::string> TimedOutputCheck::check(cudaStream_t stream) {
   ++checks_;
   std::string wrong;
-  std::size_t offset = 0;
   for (std::size_t i = 0; i < outputs_.size(); ++i) {
     const DeviceOutput& o = outputs_[i];
     std::string what;
     if (copy_) {
       what = describe_difference(
-          o.name, compare_bits(o.ptr, static_cast<unsigned char*>(copy_) + offset, o.count, o.elem, stream), o.count);
-      offset += o.bytes();
+          o.name, compare_bits(o.ptr, static_cast<unsigned char*>(copy_) + copy_offsets_[i], o.count, o.elem, stream),
+          o.count);
     } else {
       what = describe_scan(o.name, scan_output(o.ptr, o.count, o.elem, stream), verified_nonfinite_[i], o.count);
     }

@@ -63,6 +63,8 @@ class TimedOutputCheck {
   std::vector<DeviceOutput> outputs_;
   bool varies_ = false;
   void* copy_ = nullptr;           // the verified outputs, one after another; null: through the oracle
+  std::vector<std::size_t> copy_offsets_;  // where each output's copy starts (kCopyAlignment apart)
+  static constexpr std::size_t kCopyAlignment = 256;
   std::string no_copy_reason_;     // why a deterministic variant is checked through the oracle
   std::vector<std::int64_t> verified_nonfinite_;  // per output, oracle mode
   std::int64_t checks_ = 0;
