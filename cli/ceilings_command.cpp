@@ -25,6 +25,10 @@ void print_ceilings(const DeviceInfo& d, const Ceilings& measured, const Ceiling
   if (!measured.dram_copy_method.empty()) std::cout << "  best of: " << measured.dram_copy_method << "\n";
   row("DRAM read-only", measured.dram_read_gbps, sheet.dram_read_gbps, "GB/s");
   if (!measured.dram_read_method.empty()) std::cout << "  best of: " << measured.dram_read_method << "\n";
+  if (measured.dram_write_gbps > 0) {
+    row("DRAM write-only", measured.dram_write_gbps, 0, "GB/s");
+    std::cout << "  best of: " << measured.dram_write_method << "\n";
+  }
   if (measured.l2_copy_gbps > 0)
     row(fmt::format("L2 copy, hot ({} MiB set)", measured.l2_working_set_bytes >> 20), measured.l2_copy_gbps, 0, "GB/s");
   row("FP32 FMA (CUDA cores)", measured.fp32_tflops, sheet.fp32_tflops, "TFLOP/s");

@@ -155,6 +155,7 @@ void environment_section(const RunInfo& run) {
     };
     add("DRAM copy", c->dram_copy_gbps, format_gbps);
     add("DRAM read", c->dram_read_gbps, format_gbps);
+    add("DRAM write", c->dram_write_gbps, format_gbps);
     add("L2 copy", c->l2_copy_gbps, format_gbps);
     add("fp32", c->fp32_tflops, format_tflops);
     for (const auto& [dtype, tflops] : c->tensor_tflops) add(dtype.c_str(), tflops, format_tflops);

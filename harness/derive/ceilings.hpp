@@ -44,8 +44,10 @@ CeilingsRecheck recheck_cached_ceilings(const Ceilings& cached, std::optional<do
 // kernel such as SwiGLU forward (two inputs, one output) can honestly pass the copy ceiling. Time
 // per byte is modelled as additive: 1/roof = (1 - w)/read + w/write, where the write rate follows
 // from the copy's (half reads, half writes): 1/write = 2/copy - 1/read. So w = 0.5 gives the copy
-// ceiling and w = 0 the read-only one. A write-heavy mix keeps the copy ceiling (a roof errs high:
-// writes were not measured alone). Without a read-only figure above half the copy: the copy.
+// ceiling and w = 0 the read-only one. Without a read-only figure above half the copy: the copy.
+// A write-heavy mix (w > 0.5) blends the copy's time per byte into the write-only stream's the same
+// way (w = 1: the write-only ceiling); without a write figure above the copy's, the copy: writes
+// alone outran copies on an H100 (a gradient spread over a sequence read 106% of the copy roof).
 double dram_roof_gbps(const Ceilings& ceilings, double write_fraction);
 
 // The compute roof (TFLOP/s) for an op's compute unit ("fp32", "tensor_bf16", ...); 0 if unknown.

@@ -42,9 +42,10 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   // hot GEMM was power-throttled below what cases reached); v5: the read-only figure is the best
   // of several read kernels (v4's came from one, and may be too low); v6: the tensor figures are
   // timed first, after a rest, and rated by their best sample, with the clock they ran at (v5's
-  // medians after a minute of other ceilings sat under cold cases at full clock).
+  // medians after a minute of other ceilings sat under cold cases at full clock); v7: a write-only
+  // figure (a write-heavy case, a gradient spread over a sequence, outran the copy's roof).
   // Older files stay where they are, unread.
-  return dir / ("ceilings-v6-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
+  return dir / ("ceilings-v7-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");
 }
 
@@ -83,10 +84,18 @@ CeilingsRecheck recheck_cached_ceilings(const Ceilings& cached, std::optional<do
 }
 
 double dram_roof_gbps(const Ceilings& c, double write_fraction) {
-  const double copy = c.dram_copy_gbps, read = c.dram_read_gbps;
-  if (copy <= 0 || read <= copy / 2 || !(write_fraction >= 0 && write_fraction < 0.5)) return copy;
-  const double write_seconds_per_byte = 2 / copy - 1 / read;
-  return std::max(copy, 1 / ((1 - write_fraction) / read + write_fraction * write_seconds_per_byte));
+  const double copy = c.dram_copy_gbps, read = c.dram_read_gbps, write = c.dram_write_gbps;
+  if (copy <= 0 || !(write_fraction >= 0 && write_fraction <= 1)) return copy;
+  if (write_fraction < 0.5) {
+    if (read <= copy / 2) return copy;
+    const double write_seconds_per_byte = 2 / copy - 1 / read;
+    return std::max(copy, 1 / ((1 - write_fraction) / read + write_fraction * write_seconds_per_byte));
+  }
+  // From the copy (half written) to the write-only stream, time per byte blended linearly in the
+  // written share: the same harmonic rule as the read side. No write figure: the copy's.
+  if (write <= copy) return copy;
+  const double toward_write = (write_fraction - 0.5) / 0.5;
+  return 1 / ((1 - toward_write) / copy + toward_write / write);
 }
 
 double compute_roof_tflops(const Ceilings& c, const std::string& unit) {

@@ -43,6 +43,13 @@ Json to_json(const Ceilings& c) {
     for (const auto& [name, gbps] : c.dram_read_by_method) reads[name] = number(gbps);
     j["dram_read_by_method"] = std::move(reads);
   }
+  if (c.dram_write_gbps > 0) {  // absent: not measured (datasheet, older caches and reports)
+    j["dram_write_gbps"] = number(c.dram_write_gbps);
+    j["dram_write_method"] = c.dram_write_method;
+    Json writes = Json::object();
+    for (const auto& [name, gbps] : c.dram_write_by_method) writes[name] = number(gbps);
+    j["dram_write_by_method"] = std::move(writes);
+  }
   j["l2_copy_gbps"] = number(c.l2_copy_gbps);
   j["l2_working_set_bytes"] = c.l2_working_set_bytes;
   j["fp32_tflops"] = number(c.fp32_tflops);
@@ -92,6 +99,13 @@ Ceilings ceilings_from_json(const Node& n) {
   if (auto reads = n.find("dram_read_by_method"))
     for (const auto& item : reads->object().items())
       c.dram_read_by_method[item.key()] = Node(item.value(), reads->child_path(item.key())).number();
+  if (auto write = n.find("dram_write_gbps")) {
+    c.dram_write_gbps = write->number();
+    if (auto method = n.find("dram_write_method")) c.dram_write_method = method->string();
+    if (auto writes = n.find("dram_write_by_method"))
+      for (const auto& item : writes->object().items())
+        c.dram_write_by_method[item.key()] = Node(item.value(), writes->child_path(item.key())).number();
+  }
   c.l2_copy_gbps = n["l2_copy_gbps"].number();
   c.l2_working_set_bytes = n["l2_working_set_bytes"].integer<std::int64_t>();
   c.fp32_tflops = n["fp32_tflops"].number();

@@ -271,6 +271,12 @@ struct Ceilings {
   double dram_read_gbps = 0;
   std::string dram_read_method;  // which one gave dram_read_gbps; empty in older reports
   std::map<std::string, double> dram_read_by_method;  // every read kernel's figure, GB/s
+  // Bytes written per second by a write-only stream, the best of several store kernels and the
+  // driver's memset, as above: a write-heavy case (a gradient spread over a sequence) can move
+  // more than a copy does. 0: not measured (datasheet ceilings, caches before it was).
+  double dram_write_gbps = 0;
+  std::string dram_write_method;
+  std::map<std::string, double> dram_write_by_method;
   // Read + write bytes per second of a copy whose working set (source + destination) is a
   // quarter of the L2, hot: the roof of a hot case whose data stays in L2. 0 when not measured.
   double l2_copy_gbps = 0;

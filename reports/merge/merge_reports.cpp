@@ -25,6 +25,7 @@ std::string device_name(const RunInfo& run) { return run.device ? run.device->na
 bool same_ceilings(const std::optional<Ceilings>& a, const std::optional<Ceilings>& b) {
   if (!a || !b) return a.has_value() == b.has_value();
   return a->source == b->source && a->dram_copy_gbps == b->dram_copy_gbps && a->dram_read_gbps == b->dram_read_gbps &&
+         a->dram_write_gbps == b->dram_write_gbps &&
          a->l2_copy_gbps == b->l2_copy_gbps && a->fp32_tflops == b->fp32_tflops && a->tensor_tflops == b->tensor_tflops;
 }
 

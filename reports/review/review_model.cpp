@@ -156,6 +156,8 @@ std::vector<RooflineCeiling> roofline_ceilings(const Ceilings& c, bool measured)
   // The roof of a read-only kernel; read-heavy kernels' roofs lie between the two (dram_roof_gbps).
   if (measured && c.dram_read_gbps > c.dram_copy_gbps)
     add(Kind::bandwidth, "DRAM read-only", c.dram_read_gbps, "{:.0f}", "GB/s");
+  if (measured && c.dram_write_gbps > c.dram_copy_gbps)
+    add(Kind::bandwidth, "DRAM write-only", c.dram_write_gbps, "{:.0f}", "GB/s");
   if (c.l2_copy_gbps > 0) add(Kind::bandwidth, "L2 copy", c.l2_copy_gbps, "{:.0f}", "GB/s");
   if (c.fp32_tflops > 0) add(Kind::compute, "fp32 FFMA", c.fp32_tflops, "{:.1f}", "TFLOP/s");
   for (const auto& [dtype, tflops] : c.tensor_tflops)

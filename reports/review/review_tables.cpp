@@ -82,6 +82,9 @@ Table ceilings_table(const ReviewModel& m) {
                     cell(sheet, &Ceilings::dram_copy_gbps, "GB/s")});
   t.rows.push_back({"DRAM read", cell(used, &Ceilings::dram_read_gbps, "GB/s"), source,
                     cell(sheet, &Ceilings::dram_read_gbps, "GB/s")});
+  if (used && used->dram_write_gbps > 0)
+    t.rows.push_back({"DRAM write", cell(used, &Ceilings::dram_write_gbps, "GB/s"),
+                      used->dram_write_method + " (" + source + ")", "-"});
   t.rows.push_back({"L2 copy (hot)", cell(used, &Ceilings::l2_copy_gbps, "GB/s"),
                     used && used->l2_copy_gbps > 0
                         ? fmt::format("working set {}", format_bytes(static_cast<double>(used->l2_working_set_bytes)))

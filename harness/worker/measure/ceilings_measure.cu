@@ -131,6 +131,30 @@ __global__ void read_blocks(const uint4* __restrict__ in, std::size_t n, unsigne
   if (acc == 0x9E3779B9u) *sink = acc;
 }
 
+// The write-only ceiling's kernels: stores of a value no case compares against, nothing loaded.
+// UNROLL stores of 16 bytes per thread, grid-stride (a persistent grid) or one block per chunk.
+template <int UNROLL>
+__global__ void write_unrolled(uint4* __restrict__ out, std::size_t n) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  const uint4 v{0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) out[i + u * stride] = v;
+  for (; i < n; i += stride) out[i] = v;
+}
+
+template <int UNROLL>
+__global__ void write_blocks(uint4* __restrict__ out, std::size_t n) {
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  const uint4 v{0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const std::size_t i = base + u * std::size_t{blockDim.x};
+    if (i < n) out[i] = v;
+  }
+}
+
 // `passes` copies of n = mask + 1 vectors (a power of two); each pass starts its threads at a
 // rotated offset, so no pass repeats the addresses of the one before it in the same thread.
 __global__ void l2_copy(const uint4* __restrict__ in, uint4* __restrict__ out, std::size_t mask,
@@ -359,6 +383,28 @@ std::vector<StreamMethod> copy_methods(const DeviceInfo& device, const DramBuffe
   };
 }
 
+// The write-only ceiling: store kernels at the launch shapes the reads use, and the driver's memset
+// (no kernel that CUPTI sees: CUDA events time it, as the driver's copy).
+std::vector<StreamMethod> write_methods(const DeviceInfo& device, const DramBuffers& b) {
+  auto* out = static_cast<uint4*>(b.out);
+  const int sms = device.sm_count;
+  auto blocks = [=](auto kernel, int unroll) {
+    return [=](cudaStream_t s, std::size_t bytes) {
+      const std::size_t vecs = bytes / 16, per_block = std::size_t{256} * unroll;
+      kernel<<<static_cast<unsigned>((vecs + per_block - 1) / per_block), 256, 0, s>>>(out, vecs);
+    };
+  };
+  return {
+      {"write_unrolled<1> 8x512", [=](cudaStream_t s, std::size_t bytes) { write_unrolled<1><<<sms * 8, 512, 0, s>>>(out, bytes / 16); }},
+      {"write_unrolled<4> 4x512", [=](cudaStream_t s, std::size_t bytes) { write_unrolled<4><<<sms * 4, 512, 0, s>>>(out, bytes / 16); }},
+      {"write_blocks<1>", blocks(write_blocks<1>, 1)},
+      {"write_blocks<4>", blocks(write_blocks<4>, 4)},
+      {"cudaMemsetAsync",
+       [=](cudaStream_t s, std::size_t bytes) { cuda_check(cudaMemsetAsync(out, 0x3C, bytes, s), "cudaMemsetAsync"); },
+       true},
+  };
+}
+
 // The read-only ceiling is the best of several read kernels, as the copy ceiling is of several
 // copies: one grid-stride kernel with one load in flight (the only one before) could sit below
 // what a case reads, and a read-heavy case would then read above its roof. Launch shapes (a
@@ -444,6 +490,7 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
   };
   const std::vector<StreamMethod> copies = copy_methods(device, buffers);
   const std::vector<StreamMethod> reads = read_methods(device, buffers);
+  const std::vector<StreamMethod> writes = write_methods(device, buffers);
   for (std::size_t bytes : {std::min(std::size_t{1} << 30, max_bytes), max_bytes}) {
     const std::string size = std::to_string(bytes >> 20) + "MiB";
     for (L2Flusher* flusher : {&dirty, &clean}) {
@@ -454,6 +501,9 @@ Ceilings measure_ceilings(const DeviceInfo& device, TimerKind timer) {
       for (const StreamMethod& m : reads)
         keep(stream_gbps(m, bytes, 1.0, stream, ceiling_settings(Mode::cold), timer, flusher), m.name + tag,
              c.dram_read_gbps, c.dram_read_method, c.dram_read_by_method);
+      for (const StreamMethod& m : writes)
+        keep(stream_gbps(m, bytes, 1.0, stream, ceiling_settings(Mode::cold), timer, flusher), m.name + tag,
+             c.dram_write_gbps, c.dram_write_method, c.dram_write_by_method);
     }
   }
   void* in = buffers.in;

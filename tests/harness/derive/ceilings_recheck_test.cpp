@@ -49,14 +49,23 @@ TEST(CeilingsRecheck, NoShortCopyKeepsTheCacheAndSaysWhy) {
   EXPECT_TRUE(recheck_cached_ceilings(cached_at(0), 3000.0, "m", "").remeasure);
 }
 
-TEST(CeilingsCache, ReadMethodsRoundTripAndTheCacheFileIsVersionFive) {
+TEST(CeilingsCache, ReadAndWriteMethodsRoundTripAndTheCacheFileIsVersionSeven) {
   Ceilings c = cached_at(3000);
   c.dram_read_method = "read_unrolled<16B,8> 2x512 2048MiB dirty";
   c.dram_read_by_method = {{"read_stream 8x512 1024MiB dirty", 3112.5}, {c.dram_read_method, 3180.25}};
   c.dram_read_gbps = 3180.25;
+  c.dram_write_method = "write_blocks<4> 2048MiB clean";
+  c.dram_write_by_method = {{"cudaMemsetAsync 1024MiB dirty", 3150.5}, {c.dram_write_method, 3260.75}};
+  c.dram_write_gbps = 3260.75;
   const Ceilings back = ceilings_from_json(to_json(c));
   EXPECT_EQ(back.dram_read_method, c.dram_read_method);
   EXPECT_EQ(back.dram_read_by_method, c.dram_read_by_method);
+  EXPECT_EQ(back.dram_write_gbps, c.dram_write_gbps);
+  EXPECT_EQ(back.dram_write_method, c.dram_write_method);
+  EXPECT_EQ(back.dram_write_by_method, c.dram_write_by_method);
+  // Ceilings without a write figure (datasheet, older caches and reports) write none and read 0.
+  EXPECT_FALSE(to_json(cached_at(3000)).contains("dram_write_gbps"));
+  EXPECT_EQ(ceilings_from_json(to_json(cached_at(3000))).dram_write_gbps, 0);
   // Older files (one read kernel, no methods) still read.
   auto old = to_json(cached_at(3000));
   old.erase("dram_read_method");
@@ -70,7 +79,7 @@ TEST(CeilingsCache, ReadMethodsRoundTripAndTheCacheFileIsVersionFive) {
   DeviceInfo d;
   d.uuid = "GPU-x";
   d.driver_version = 13000;
-  EXPECT_EQ(ceilings_cache_path(d).filename().string().rfind("ceilings-v6-GPU-x-driver13000", 0), 0u)
+  EXPECT_EQ(ceilings_cache_path(d).filename().string().rfind("ceilings-v7-GPU-x-driver13000", 0), 0u)
       << ceilings_cache_path(d);
   save_cached_ceilings(d, c);
   const auto loaded = load_cached_ceilings(d);

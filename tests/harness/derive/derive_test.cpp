@@ -89,12 +89,25 @@ TEST(DramRoof, CopyForEqualReadsAndWritesReadOnlyForNoWritesAndBetweenForAMix) {
   EXPECT_NEAR(dram_roof_gbps(c, 1.0 / 3), two_to_one, 1e-9);
   EXPECT_GT(two_to_one, 3000);
   EXPECT_LT(two_to_one, 3200);
-  // Write-heavy mixes keep the copy (a roof errs high); so does a missing read-only figure.
+  // Without a write-only figure, write-heavy mixes keep the copy; so does a missing read-only figure.
   EXPECT_NEAR(dram_roof_gbps(c, 0.8), 3000, 1e-9);
   Ceilings no_read = c;
   no_read.dram_read_gbps = 0;
   EXPECT_NEAR(dram_roof_gbps(no_read, 0.2), 3000, 1e-9);
   EXPECT_EQ(dram_roof_gbps(Ceilings{}, 0.2), 0);
+}
+
+TEST(DramRoof, AWriteHeavyMixBlendsTheCopyIntoTheWriteOnlyStream) {
+  Ceilings c = h100_like();  // copy 3000, read-only 3200
+  c.dram_write_gbps = 3300;
+  EXPECT_NEAR(dram_roof_gbps(c, 0.5), 3000, 1e-9);  // the copy, whatever the write figure
+  EXPECT_NEAR(dram_roof_gbps(c, 1.0), 3300, 1e-9);  // writes alone
+  // Three quarters written: half way in time per byte between the copy and the write stream.
+  EXPECT_NEAR(dram_roof_gbps(c, 0.75), 1 / (0.5 / 3000 + 0.5 / 3300), 1e-9);
+  EXPECT_GT(dram_roof_gbps(c, 0.9), dram_roof_gbps(c, 0.75));  // more written, a higher roof
+  EXPECT_NEAR(dram_roof_gbps(c, 0.25), dram_roof_gbps(h100_like(), 0.25), 1e-9);  // the read side is unchanged
+  c.dram_write_gbps = 2900;  // a write figure under the copy's never lowers the roof below it
+  EXPECT_NEAR(dram_roof_gbps(c, 0.9), 3000, 1e-9);
 }
 
 TEST(DramRoof, ReadHeavyOpIsJudgedAgainstItsMixNotTheCopy) {
