@@ -44,7 +44,11 @@ def bench(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
-compiled = None if args.no_compile else torch.compile(pool)
+# Static shapes, compiled afresh for each: after a second shape torch.compile would otherwise
+# switch to dynamic-shape kernels, and a shape's figure would depend on the order of --shapes
+# (b16 s4096 d4096 bf16 read 634 us fourth in the list, 233 us first).
+torch._dynamo.config.cache_size_limit = 64
+compiled = None if args.no_compile else torch.compile(pool, dynamic=False)
 for text in args.shapes.split(","):
     b, s, d = (int(v) for v in text.split("x"))
     torch.manual_seed(0)
