@@ -34,6 +34,11 @@ UUID = re.compile(r"GPU-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 
 # ---- reading the files ------------------------------------------------------------------------
 
+
+def shown_shape(case):
+    """The shape as kwb's tables show it: its axes' labels where the record has them."""
+    return case.get("shape_label") or case["shape_compact"]
+
 def read_samples(root):
     samples = []
     for path in sorted((root / "samples").glob("*/report.json")):
@@ -248,7 +253,7 @@ def summary_section(ops, chosen, gpu):
         keys = ordered([k for k in keys if k[2] == dtype], chosen)
         sample, case = chosen[keys[-1]]
         pcts = [chosen[k][1]["derived"]["pct_of_roofline"] for k in keys]
-        rows.append([f"[{op}](#{op})", dtype, case["shape_compact"], variant_name(case), us(median(case)),
+        rows.append([f"[{op}](#{op})", dtype, shown_shape(case), variant_name(case), us(median(case)),
                      rate(case), pct_of_roof(case), speedup(case), f"{min(pcts):.1f}-{max(pcts):.1f}% ({len(keys)})",
                      link(sample)])
     out = [f"## Summary: {gpu}", "",
@@ -277,11 +282,11 @@ def op_section(op, chosen, peers, samples):
     rows, fused_notes = [], []
     for key in keys:
         sample, case = chosen[key]
-        rows.append([short_gpu(key[0]), case["dtype"], case["shape_compact"], variant_name(case),
+        rows.append([short_gpu(key[0]), case["dtype"], shown_shape(case), variant_name(case),
                      us(median(case)), rate(case), pct_of_roof(case), speedup(case), flags(case), link(sample)])
         fused = fastest_fused(sample, case) if case["role"] != "fused" else None
         if fused:
-            fused_notes.append(f"- {case['dtype']} {case['shape_compact']}: the winner is a {case['role']} variant; "
+            fused_notes.append(f"- {case['dtype']} {shown_shape(case)}: the winner is a {case['role']} variant; "
                                f"the fastest fused one, {variant_name(fused)}, took {us(median(fused))} us "
                                f"({rate(fused)}, {pct_of_roof(fused)} of roof, {speedup(fused)} the baseline).")
     out += table(["GPU", "dtype", "shape", "fastest variant", "us", "rate", "% of roof", "vs baseline",
