@@ -11,17 +11,12 @@
 // the dtype (one more rounding of dx: the op's bound counts it).
 #include <cstdint>
 
-#include "harness/catalogue/typed_launch.cuh"
-#include "kernels/common/eager_ops.cuh"
-#include "reference/mean_pooling.hpp"
+#include "kernels/mean_pooling_fwd/pooling_eager_steps.cuh"
 
 namespace kwb {
 
-// The eager steps, in launch order (kernel names read eager_map_kernel<expand_mask_to_dtype>, ...).
+// The steps of this baseline alone, in launch order (the mask's three: pooling_eager_steps.cuh).
 namespace step {
-struct expand_mask_to_dtype;
-struct mask_sum_over_seq;
-struct clamp_count_min_1;
 struct dy_divide_by_count;
 struct expand_times_mask;
 }  // namespace step
@@ -38,18 +33,8 @@ void launch_typed(const LaunchArgs& a) {
   T* mask_e = static_cast<T*>(a.workspace);
   T* count = mask_e + n;
   T* g = count + outputs;
-  eager_map<step::expand_mask_to_dtype>(n, a.stream, [=] __device__(std::int64_t i) {
-    mask_e[i] = from_float<T>(mask[i / hidden] ? 1.0f : 0.0f);
-  });
-  eager_map<step::mask_sum_over_seq>(outputs, a.stream, [=] __device__(std::int64_t i) {
-    const std::int64_t b = i / hidden, c = i - b * hidden;
-    float sum = 0;
-    for (std::int64_t s = 0; s < seq; ++s) sum += to_float(mask_e[(b * seq + s) * hidden + c]);
-    count[i] = from_float<T>(sum);
-  });
-  eager_map<step::clamp_count_min_1>(outputs, a.stream, [=] __device__(std::int64_t i) {
-    count[i] = from_float<T>(fmaxf(to_float(count[i]), 1.0f));
-  });
+  pooling::expand_mask(mask, mask_e, p, a.stream);
+  pooling::clamped_count(mask_e, count, p, a.stream);
   eager_map<step::dy_divide_by_count>(outputs, a.stream, [=] __device__(std::int64_t i) {
     g[i] = from_float<T>(to_float(dy[i]) / to_float(count[i]));
   });

@@ -12,6 +12,7 @@
 
 #include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mean_pooling.hpp"
 
@@ -65,18 +66,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-int multiprocessors() {
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
-
 template <class T, int E>
 void spread(const LaunchArgs& a, const PoolingAxes& p, const float* inv) {
   const std::int64_t tokens = p.batch * p.seq;
   // At most eight blocks a multiprocessor (a full one at 256 threads): the loop covers the rest.
-  const std::int64_t blocks = std::min<std::int64_t>(tokens, 8 * std::int64_t{multiprocessors()});
+  const std::int64_t blocks = std::min<std::int64_t>(tokens, 8 * std::int64_t{multiprocessor_count()});
   spread_gradient<T, E><<<static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), kThreads, 0, a.stream>>>(
       a.tensor<const T>("dy"), a.tensor<const bool>("mask"), inv, a.tensor<T>("dx"), tokens, p.seq, p.hidden);
 }

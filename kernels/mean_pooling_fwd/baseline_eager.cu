@@ -9,40 +9,21 @@
 // Six launches, two [b, s, d] intermediates in the dtype (the expanded mask and the product), every
 // token read whether the mask keeps it or not. The sums over dim 1 accumulate in fp32 and store the
 // dtype, as PyTorch's reductions do; the count is stored in the dtype too (bf16 holds integers
-// exactly only up to 256: one more rounding of y, which the op's bound counts). clamp(min=1) in
-// place of the library's 1e-9, which fp16 rounds to 0 (an empty sequence would give 0 / 0).
+// exactly only up to 256: one more rounding of y, which the op's bound counts).
 #include <cstdint>
 
-#include "harness/catalogue/typed_launch.cuh"
-#include "kernels/common/eager_ops.cuh"
-#include "reference/mean_pooling.hpp"
+#include "kernels/mean_pooling_fwd/pooling_eager_steps.cuh"
 
 namespace kwb {
 
-// The eager steps, in launch order (kernel names read eager_map_kernel<expand_mask_to_dtype>, ...).
+// The steps of this baseline alone, in launch order (the mask's three: pooling_eager_steps.cuh).
 namespace step {
-struct expand_mask_to_dtype;
 struct x_times_mask;
-struct sum_over_seq;
-struct mask_sum_over_seq;
-struct clamp_count_min_1;
+struct product_sum_over_seq;
 struct divide_by_count;
 }  // namespace step
 
 namespace {
-
-// out[b, c] = sum_s in[b, s, c], fp32 accumulation, stored in T: PyTorch's reduction over a middle
-// dim (adjacent threads take adjacent c, so each step over s is one coalesced row).
-template <class Step, class T>
-void sum_over_seq(const T* in, T* out, const PoolingAxes& p, cudaStream_t stream) {
-  const std::int64_t seq = p.seq, hidden = p.hidden;
-  eager_map<Step>(p.batch * hidden, stream, [=] __device__(std::int64_t i) {
-    const std::int64_t b = i / hidden, c = i - b * hidden;
-    float sum = 0;
-    for (std::int64_t s = 0; s < seq; ++s) sum += to_float(in[(b * seq + s) * hidden + c]);
-    out[i] = from_float<T>(sum);
-  });
-}
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
@@ -55,18 +36,13 @@ void launch_typed(const LaunchArgs& a) {
   T* product = mask_e + n;
   T* summed = product + n;
   T* count = summed + p.batch * hidden;
-  eager_map<step::expand_mask_to_dtype>(n, a.stream, [=] __device__(std::int64_t i) {
-    mask_e[i] = from_float<T>(mask[i / hidden] ? 1.0f : 0.0f);
-  });
+  pooling::expand_mask(mask, mask_e, p, a.stream);
   eager_map<step::x_times_mask>(n, a.stream, [=] __device__(std::int64_t i) {
     product[i] = from_float<T>(to_float(x[i]) * to_float(mask_e[i]));
   });
-  sum_over_seq<step::sum_over_seq>(product, summed, p, a.stream);
-  sum_over_seq<step::mask_sum_over_seq>(mask_e, count, p, a.stream);
+  pooling::sum_over_seq<step::product_sum_over_seq>(product, summed, p, a.stream);
+  pooling::clamped_count(mask_e, count, p, a.stream);
   const std::int64_t outputs = p.batch * hidden;
-  eager_map<step::clamp_count_min_1>(outputs, a.stream, [=] __device__(std::int64_t i) {
-    count[i] = from_float<T>(fmaxf(to_float(count[i]), 1.0f));
-  });
   eager_map<step::divide_by_count>(outputs, a.stream, [=] __device__(std::int64_t i) {
     y[i] = from_float<T>(to_float(summed[i]) / to_float(count[i]));
   });

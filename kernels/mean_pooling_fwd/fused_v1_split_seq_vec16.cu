@@ -5,9 +5,9 @@
 // row is never read), adding kept rows into fp32 registers, rows_in_flight rows' loads in flight at
 // a time (the next group's mask bytes read meanwhile).
 // A batch of a few sequences has too few column packs to fill the GPU, so the tokens are split
-// into slices (blocks_per_sm blocks a multiprocessor in all: a tunable); each slice leaves fp32 partial sums,
-// and a second kernel adds a column's partials in slice order (deterministic: no atomics), counts
-// the sequence's real tokens and divides. The partials are batch x slices x hidden floats: under
+// into slices (blocks_per_sm blocks a multiprocessor in all, a tunable); each slice leaves fp32
+// partial sums, and a second kernel adds a column's partials in slice order (deterministic: no
+// atomics), counts the sequence's real tokens and divides. The partials are batch x slices x hidden floats: under
 // 1% of x's bytes at the default shapes. A hidden size that is no multiple of the pack width takes
 // single-element accesses.
 #include <cuda_runtime.h>
@@ -17,6 +17,7 @@
 
 #include "harness/catalogue/typed_launch.cuh"
 #include "kernels/common/block_reduce.cuh"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mean_pooling.hpp"
 
@@ -86,13 +87,6 @@ __global__ void __launch_bounds__(kThreads)
   y[b * hidden + c] = from_float<T>(sum * inv);
 }
 
-int multiprocessors() {
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
-
 constexpr int kMostMultiprocessors = 256;  // what the workspace is sized for (an H100 has 132)
 
 constexpr std::int64_t kMostBlocksPerSm = 16;  // the largest value of the tunable
@@ -114,7 +108,7 @@ int pack_for(std::int64_t hidden, DType dtype) {
 template <class T, int E, int Rows>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
   const std::int64_t slices =
-      slices_for(p, E, std::min(multiprocessors(), kMostMultiprocessors), a.tunable("blocks_per_sm"));
+      slices_for(p, E, std::min(multiprocessor_count(), kMostMultiprocessors), a.tunable("blocks_per_sm"));
   const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
