@@ -83,7 +83,7 @@ std::string measured_tooltip(const TableRow& row, const RooflineDot& d, const Ca
   std::string text = fmt::format(
       "{}\nmeasured: {:.3g} FLOP/byte (model {:.3g}), {}{}\nDRAM {} moved, {:.2f}x the model's",
       row.key, d.measured->intensity, d.intensity, format_tflops(d.measured->tflops),
-      d.measured->flops_measured ? "" : " (FLOP counters not collected: the model's FLOPs)",
+      d.measured->flops_measured ? "" : " (no FLOPs counted on the pipes that run it: the model's FLOPs)",
       format_bytes(static_cast<std::int64_t>(m.dram_bytes)), m.traffic_ratio);
   if (m.flop_ratio) text += fmt::format("\nFLOPs executed {:.3g}x the model's", *m.flop_ratio);
   for (const auto& flag : m.flags) text += "\nflag: " + flag;

@@ -71,8 +71,11 @@ std::optional<MeasuredPoint> measured_point(const CaseRecord& rec) {
   const MeasuredWork& m = *rec.derived->measured;
   const double us = rec.timing->span.median;
   if (!(m.dram_bytes > 0) || !(us > 0)) return std::nullopt;
-  const double flops = m.flops.value_or(rec.derived->model_flops);
-  MeasuredPoint p{flops / m.dram_bytes, flops / us / 1e6, m.flops.has_value(), !m.flags.empty()};
+  // A count of 0 measured nothing of the op's arithmetic (tensor counters on an op of the CUDA
+  // cores; reports before derive_measured dropped such counts keep them): the model's FLOPs stand in.
+  const bool counted = m.flops.has_value() && *m.flops > 0;
+  const double flops = counted ? *m.flops : rec.derived->model_flops;
+  MeasuredPoint p{flops / m.dram_bytes, flops / us / 1e6, counted, !m.flags.empty()};
   const bool on_log_axes = p.intensity > 0 && p.tflops > 0 && std::isfinite(p.intensity) && std::isfinite(p.tflops);
   if (!on_log_axes) return std::nullopt;
   return p;
@@ -102,7 +105,9 @@ void derive_measured(CaseRecord& rec, double traffic_threshold) {
                                       100 * m.traffic_ratio, *bytes, d.model_bytes));
     }
   }
-  if (flops) {
+  // FLOP counters that counted nothing (the tensor pipes of an op on the CUDA cores) did not see
+  // the op's arithmetic: no measured FLOPs rather than 0 of them.
+  if (flops && *flops > 0) {
     m.flops = *flops;
     if (d.model_flops > 0) m.flop_ratio = *flops / d.model_flops;
     if (bytes && *bytes > 0) m.intensity = *flops / *bytes;

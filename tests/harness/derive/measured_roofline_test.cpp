@@ -331,6 +331,24 @@ TEST(MeasuredPoint, WithoutFlopCountersTheModelsFlopsStandIn) {
   EXPECT_FALSE(measured_point(within)->flagged);
 }
 
+TEST(MeasuredPoint, TensorCountersThatCountedNothingLeaveTheModelsFlops) {
+  // An op of the CUDA cores measured with the memory and tensor sets: its tensor pipes did nothing.
+  std::map<std::string, double> total = dram(2e8, 1e8);
+  total["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = 0;
+  CaseRecord r = measured_case(total, 3e8, 6e8);
+  derive_measured(r);
+  ASSERT_TRUE(r.derived->measured);
+  EXPECT_FALSE(r.derived->measured->flops.has_value()) << "0 FLOPs counted is no measurement of them";
+  const auto p = measured_point(r);
+  ASSERT_TRUE(p.has_value()) << "the point stays on the roofline, at the model's FLOPs";
+  EXPECT_FALSE(p->flops_measured);
+  EXPECT_DOUBLE_EQ(p->intensity, 6e8 / 3e8);
+  // A report written before that rule (flops 0 recorded) is drawn the same way.
+  r.derived->measured->flops = 0.0;
+  ASSERT_TRUE(measured_point(r).has_value());
+  EXPECT_DOUBLE_EQ(measured_point(r)->intensity, 6e8 / 3e8);
+}
+
 TEST(MeasuredPoint, NoneWithoutMeasuredBytesATimeOrAPlaceOnLogAxes) {
   CaseRecord flops_only = measured_case({{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 100}}, 3e8, 6e8);
   derive_measured(flops_only);
