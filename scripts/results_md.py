@@ -36,7 +36,8 @@ UUID = re.compile(r"GPU-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 
 
 def shown_shape(case):
-    """The shape as kwb's tables show it: its axes' labels where the record has them."""
+    """The shape as kwb's tables show it: its axes' labels where the record has them (reports
+    written before labels were recorded keep the compact form here)."""
     return case.get("shape_label") or case["shape_compact"]
 
 def read_samples(root):

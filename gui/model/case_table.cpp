@@ -105,6 +105,7 @@ TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord&
   r.uses = uses_text(c.uses);
   r.dtype = std::string(to_string(c.dtype));
   r.shape = shown_shape(c);
+  r.shape_compact = c.shape.to_compact();
   // Graph replays say so beside the mode: their times lack the host's launch gaps.
   r.mode = c.timing ? std::string(to_string(c.timing->mode)) + launch_note(c.timing->launch) : "";
   r.disposition = std::string(to_string(c.disposition));
@@ -117,7 +118,7 @@ TableRow make_row(CaseRef ref, const std::string& report_name, const CaseRecord&
   r.speedup = timed && c.derived->speedup_vs_baseline ? *c.derived->speedup_vs_baseline : kNaN;
   if (!std::isnan(r.speedup)) r.speedup_math = math_comparison(c.math, c.derived->baseline_math);
   r.badges = badges_of(c);
-  r.search_text = lower(r.key + " " + r.disposition + " " + c.reason + " " + r.badges.text() + " " + r.math +
+  r.search_text = lower(r.key + " " + r.shape + " " + r.disposition + " " + c.reason + " " + r.badges.text() + " " + r.math +
                         " " + r.uses);
   return r;
 }
@@ -163,7 +164,7 @@ std::string rows_to_csv(const std::vector<const TableRow*>& rows) {
   for (const TableRow* r : rows)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r->report),
                        csv_field(r->op), csv_field(r->variant), csv_field(r->math), csv_field(r->uses),
-                       csv_field(r->dtype), csv_field(r->shape), csv_field(r->mode),
+                       csv_field(r->dtype), csv_field(r->shape_compact), csv_field(r->mode),
                        csv_field(r->disposition), csv_number(r->time_us), csv_number(r->gbps),
                        csv_number(r->tflops), csv_number(r->pct_roof), csv_number(r->speedup),
                        csv_field(r->speedup_math), csv_field(r->badges.text()));

@@ -57,6 +57,7 @@ struct TableRow {
   CaseRef ref;
   std::string report;  // the report's display name
   std::string op, variant, math, uses, dtype, shape, mode, disposition;
+  std::string shape_compact;  // the identity's form ("4x4096x32x8x128x0,causal=1,..."): CSV and pairing
   std::string key;  // the case identity, for the text filter and hover text
   // NaN when the case was not timed (skipped, failed, verify-only) or has no baseline.
   double time_us = 0, gbps = 0, tflops = 0, pct_roof = 0, speedup = 0;

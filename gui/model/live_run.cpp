@@ -186,6 +186,7 @@ int LiveRun::live_index(Workbench& wb) {
   live.name = name_;
   live.report.run.complete = false;
   report_ = wb.add_live_report(std::move(live));
+  name_ = wb.reports()[report_].name;  // numbered where another open report had the name
   return report_;
 }
 
@@ -238,8 +239,8 @@ void LiveRun::finish(Workbench& wb) {
   }
   if (report_ >= 0 || !final_report.report.cases.empty()) {
     const int index = live_index(wb);
-    name_ = final_report.name;
     wb.replace_report(index, std::move(final_report));
+    name_ = wb.reports()[index].name;
   }
   wb.add_message(error_.empty() ? Message::Level::info : Message::Level::error,
                  fmt::format("live run {}: {} cases{}{}", to_string(result.outcome), received_,

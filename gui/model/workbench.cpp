@@ -60,23 +60,23 @@ bool Workbench::take_in(const std::filesystem::path& path, LoadOutcome outcome) 
               fmt::format("opened {} ({} cases{})", path.string(), cases.size(),
                           counted ? fmt::format(", {} with hardware counters", counted) : ""));
   reports_.push_back(std::move(*outcome.loaded));
-  reports_.back().name = unique_name(reports_.back().name);
+  reports_.back().name = unique_name(reports_.back().name, static_cast<int>(reports_.size()) - 1);
   rebuild();
   return true;
 }
 
-// The report column and filter tell reports apart by name: a second report of the same name (the
-// same file opened twice, two runs' "results/report.json") is numbered, "results/report.json (2)".
-std::string Workbench::unique_name(const std::string& name) const {
+// The report column and filter tell reports apart by name: a report whose name another open one
+// has (the same file opened twice, two runs' "results/report.json") is numbered,
+// "results/report.json (2)". `self` is the report being named, which never clashes with itself.
+std::string Workbench::unique_name(const std::string& name, int self) const {
   auto taken = [&](const std::string& candidate) {
-    return std::count_if(reports_.begin(), reports_.end(), [&](const LoadedReport& r) { return r.name == candidate; }) > 1;
+    for (int i = 0; i < static_cast<int>(reports_.size()); ++i)
+      if (i != self && reports_[i].name == candidate) return true;
+    return false;
   };
   if (!taken(name)) return name;
-  for (int n = 2;; ++n) {
-    const std::string candidate = fmt::format("{} ({})", name, n);
-    if (std::none_of(reports_.begin(), reports_.end(), [&](const LoadedReport& r) { return r.name == candidate; }))
-      return candidate;
-  }
+  for (int n = 2;; ++n)
+    if (const std::string candidate = fmt::format("{} ({})", name, n); !taken(candidate)) return candidate;
 }
 
 void Workbench::close(int report) {
@@ -90,7 +90,7 @@ void Workbench::close(int report) {
 int Workbench::add_live_report(LoadedReport report) {
   add_message(Message::Level::info, fmt::format("live run: results stream into {}", report.name));
   reports_.push_back(std::move(report));
-  reports_.back().name = unique_name(reports_.back().name);
+  reports_.back().name = unique_name(reports_.back().name, static_cast<int>(reports_.size()) - 1);
   rebuild();
   return static_cast<int>(reports_.size()) - 1;
 }
@@ -106,6 +106,7 @@ void Workbench::append_cases(int report, std::vector<CaseRecord> cases) {
 void Workbench::replace_report(int report, LoadedReport loaded) {
   if (report < 0 || report >= static_cast<int>(reports_.size())) return;
   reports_[report] = std::move(loaded);
+  reports_[report].name = unique_name(reports_[report].name, report);
   rebuild();  // one GPU keeps plan order, so the focus (report, index) still names its case
 }
 
@@ -258,7 +259,7 @@ std::vector<CaseRef> Workbench::counter_partners(CaseRef of) const {
   // report, then the same in the other reports.
   std::vector<std::pair<int, CaseRef>> ranked;
   for (const TableRow& row : rows_) {
-    if (row.ref == of || row.op != me.op || row.dtype != me.dtype || row.shape != me.shape ||
+    if (row.ref == of || row.op != me.op || row.dtype != me.dtype || row.shape_compact != me.shape_compact ||
         row.mode != me.mode)
       continue;
     const CaseRecord* c = find(row.ref);

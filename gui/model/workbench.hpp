@@ -111,8 +111,8 @@ class Workbench {
   const CompareReport* comparison(int base, int next, std::string& error);
 
  private:
-  // The name of the report just added, numbered when another open report has it.
-  std::string unique_name(const std::string& name) const;
+  // `name` for report `self`, numbered when another open report has it.
+  std::string unique_name(const std::string& name, int self) const;
   void rebuild();  // after the set of reports changed
   bool take_in(const std::filesystem::path& path, LoadOutcome outcome);
 

@@ -133,10 +133,13 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   // Labels are all or nothing: an integer without one would read as a bare number among labelled
   // ones ("b4 4096 h32"), which no reader can place.
   const bool labelled = std::any_of(op.axes.begin(), op.axes.end(), [](const AxisSpec& a) { return !a.label.empty(); });
-  for (const AxisSpec& a : op.axes)
-    if (labelled && a.label.empty() && !a.is_choice())
-      out.push_back(where + " labels some axes but not integer axis '" + a.name +
+  // A 0/1 choice without a label would vanish at 1 too ("causal" reads as its label alone).
+  for (const AxisSpec& a : op.axes) {
+    const bool flag = a.choices == std::vector<std::string>{"0", "1"};
+    if (labelled && a.label.empty() && (!a.is_choice() || flag))
+      out.push_back(where + " labels some axes but not " + (flag ? "0/1 choice" : "integer") + " axis '" + a.name +
                     "': give it a .label (how it reads in tables, as \"s\" in s4096) or label none");
+  }
   if (!op.sample_axis.empty() && !names.count(op.sample_axis))
     out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
   if (op.device_unaligned_oracle && op.sample_axis.empty())

@@ -39,6 +39,13 @@ std::string shape_label(const Shape& shape, const std::vector<AxisSpec>& axes) {
   return out.empty() ? shape.to_compact() : out;
 }
 
+std::string recorded_shape_label(std::string_view op, const Shape& shape) {
+  const Op* known = Registry::instance().find_op(op);
+  if (!known || !any_labelled(known->axes)) return {};
+  const std::string label = shape_label(shape, known->axes);
+  return label == shape.to_compact() ? std::string() : label;
+}
+
 std::string shape_label(std::string_view op, const Shape& shape) {
   const Op* known = Registry::instance().find_op(op);
   return known ? shape_label(shape, known->axes) : shape.to_compact();

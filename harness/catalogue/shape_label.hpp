@@ -28,4 +28,9 @@ std::string shape_label(const Shape& shape, const std::vector<AxisSpec>& axes);
 // (a report from another build) or a shape that does not match the op's axes.
 std::string shape_label(std::string_view op, const Shape& shape);
 
+// What a record keeps (CaseRecord::shape_label): the labelled form where this build's op labels
+// its axes and the shape matches them, else empty, so that the compact form is never frozen into
+// a report as if it were a label (a reader of a later build then applies that build's labels).
+std::string recorded_shape_label(std::string_view op, const Shape& shape);
+
 }  // namespace kwb

@@ -47,7 +47,8 @@ CeilingsRecheck recheck_cached_ceilings(const Ceilings& cached, std::optional<do
 // ceiling and w = 0 the read-only one. Without a read-only figure above half the copy: the copy.
 // A write-heavy mix (w > 0.5) blends the copy's time per byte into the write-only stream's the same
 // way (w = 1: the write-only ceiling); without a write figure above the copy's, the copy: writes
-// alone outran copies on an H100 (a gradient spread over a sequence read 106% of the copy roof).
+// alone outran copies on an H100 (torch.compile's mean-pooling backward, a gradient spread over a
+// sequence, wrote at 106% of the copy roof).
 double dram_roof_gbps(const Ceilings& ceilings, double write_fraction);
 
 // The compute roof (TFLOP/s) for an op's compute unit ("fp32", "tensor_bf16", ...); 0 if unknown.

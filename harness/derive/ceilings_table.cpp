@@ -43,7 +43,7 @@ std::filesystem::path ceilings_cache_path(const DeviceInfo& d) {
   // of several read kernels (v4's came from one, and may be too low); v6: the tensor figures are
   // timed first, after a rest, and rated by their best sample, with the clock they ran at (v5's
   // medians after a minute of other ceilings sat under cold cases at full clock); v7: a write-only
-  // figure (a write-heavy case, a gradient spread over a sequence, outran the copy's roof).
+  // figure (a write-heavy peer, a gradient spread over a sequence, wrote above the copy's roof).
   // Older files stay where they are, unread.
   return dir / ("ceilings-v7-" + d.uuid + "-driver" + std::to_string(d.driver_version) +
                 (d.driver_release.empty() ? "" : "-" + d.driver_release) + ".json");

@@ -378,10 +378,10 @@ CaseRecord read_case(const Node& n) {
   c.dtype = n["dtype"].enumeration(parse_dtype, kAllDTypes);
   c.shape = read_shape(n["shape"]);
   c.tunables = read_tunables(n["tunables"]);
-  // Written by the build that measured it; older reports get this build's labels, where it knows
-  // the op (the app knows none: it shows the compact form for those).
-  if (auto l = n.find("shape_label")) c.shape_label = l->string();
-  else c.shape_label = shape_label(c.op, c.shape);
+  // Written by the build that measured it where its op labels its axes; otherwise this build's
+  // labels, where it knows the op and labels it (shown_shape falls back to the compact form).
+  if (auto l = n.find("shape_label"); l && !l->string().empty()) c.shape_label = l->string();
+  else c.shape_label = recorded_shape_label(c.op, c.shape);
   // Absent from the reports of builds before they were recorded: unknown, shown as such.
   if (auto u = n.find("uses"))
     for (std::size_t i = 0; i < u->size(); ++i) c.uses.push_back(u->at(i).string());

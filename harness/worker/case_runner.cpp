@@ -155,7 +155,7 @@ CaseRecord record_for(const CaseRequest& req) {
   rec.variant = req.variant;
   rec.dtype = req.dtype;
   rec.shape = req.shape;
-  rec.shape_label = shape_label(req.op, req.shape);
+  rec.shape_label = recorded_shape_label(req.op, req.shape);
   rec.tunables = req.tunables;
   rec.nvtx_range = nvtx_case_name(req);
   return rec;

@@ -8,8 +8,9 @@ namespace kwb::review {
 std::string readable_kernel_name(std::string_view demangled) {
   std::string name(demangled);
   // An eager step's kernel, "eager_map_kernel<kwb::step::times_weight, <its lambda>>", reads as its
-  // step: "eager_map_kernel<times_weight>" (kernels/common/eager_ops.cuh).
-  static const std::regex step(R"(^([^<]*)<kwb::step::(\w+)\b.*>$)");
+  // step: "eager_map_kernel<times_weight>" (kernels/common/eager_ops.cuh), whether CUPTI named it
+  // or Nsight Compute did ("void ...<...>(long, T2)", with the return type and parameters).
+  static const std::regex step(R"(^(?:void )?([^<(]*)<kwb::step::(\w+)\b.*>(?:\(.*\))?$)");
   name = std::regex_replace(name, step, "$1<$2>");
   // "f(args)::{lambda(long)#2}" -> "lambda #2 of f": the enclosing function names the lambda.
   static const std::regex lambda(R"(([A-Za-z_][\w:]*(?:<[^()<>]*>)?)\([^()]*\)::\{lambda\([^()]*\)#(\d+)\})");

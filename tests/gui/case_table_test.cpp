@@ -78,6 +78,19 @@ TEST(GuiCaseTable, CsvQuotesFieldsAndLeavesUnmeasuredEmpty) {
   EXPECT_NE(csv.find("\"a,b\",op,v,,,bf16,,cold,passed,4,250,0,0,,,\n"), std::string::npos) << csv;
 }
 
+TEST(GuiCaseTable, TheTableShowsTheLabelledShapeSearchFindsItAndCsvKeepsTheIdentitysForm) {
+  CaseRecord c = timed_case("qk_norm_fwd", "v", 4, 0);
+  c.shape = Shape{{{"tokens", 16384}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128}}};
+  c.shape_label = "t16384 h32/8 d128";
+  TableRow r = make_row({0, 0}, "a", c);
+  EXPECT_EQ(r.shape, "t16384 h32/8 d128");
+  EXPECT_NE(r.search_text.find("h32/8"), std::string::npos) << "what the table shows can be searched";
+  const std::string csv = rows_to_csv({&r});
+  EXPECT_NE(csv.find(",16384x32x8x128,"), std::string::npos) << csv;
+  c.shape_label.clear();  // a report without labels: the compact form
+  EXPECT_EQ(make_row({0, 0}, "a", c).shape, "16384x32x8x128");
+}
+
 TEST(GuiCaseTable, RowSaysWhatRanTheCaseAndWhenItsSpeedupSetsOtherMathAgainstTheBaseline) {
   CaseRecord c = timed_case("linear_bias_relu", "fused_v3_tf32", 10, 8.0);
   c.math = "tf32";

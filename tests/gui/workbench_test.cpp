@@ -55,6 +55,22 @@ TEST(GuiWorkbench, TwoReportsOfOneNameAreToldApartByTheReportFilter) {
   for (auto i : wb.visible_rows()) EXPECT_EQ(wb.rows()[i].report, wb.reports()[1].name);
 }
 
+TEST(GuiWorkbench, ALiveReportAndTheReportThatReplacesItAreNumberedBesideOneOfTheSameName) {
+  Workbench wb;
+  ASSERT_TRUE(wb.open(test::kSampleReport));
+  const std::string name = wb.reports()[0].name;
+  LoadedReport live;
+  live.name = name;
+  const int index = wb.add_live_report(live);
+  EXPECT_EQ(wb.reports()[index].name, name + " (2)");
+  LoadedReport saved;
+  saved.name = name;  // the saved report.json of the run, under its own display name
+  wb.replace_report(index, saved);
+  EXPECT_EQ(wb.reports()[index].name, name + " (2)") << "never the name of the other open report";
+  wb.replace_report(0, wb.reports()[0]);
+  EXPECT_EQ(wb.reports()[0].name, name) << "a report keeps its name when replaced by itself";
+}
+
 TEST(GuiWorkbench, SelectionIsSharedAndCopiesAsCsv) {
   Workbench wb;
   ASSERT_TRUE(wb.open(test::kSampleReport));

@@ -108,6 +108,11 @@ TEST(RegistryProblems, AnOpThatLabelsSomeIntegerAxesLabelsThemAll) {
   Registry r;
   r.add(half);
   EXPECT_TRUE(HasProblem(r, {"op 'op_a'", "'rows'", ".label"}));
+  Op flag = sound_op("op_f");
+  flag.axes = {{"rows", 4, {}, "", {}, "r"}, {"causal", 0, {}, "", {"0", "1"}}};
+  Registry flags;
+  flags.add(flag);
+  EXPECT_TRUE(HasProblem(flags, {"op 'op_f'", "0/1 choice", "'causal'"}));
   Op whole = half;
   whole.name = "op_b";
   whole.axes[0].label = "r";  // the choice axis 'layout' may go unlabelled: it reads as its choice

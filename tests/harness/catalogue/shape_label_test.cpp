@@ -46,6 +46,14 @@ TEST(ShapeLabel, AShapeThatDoesNotMatchTheAxesFallsBackToTheCompactForm) {
   EXPECT_EQ(shape_label("no_such_op", other), "2x3");
 }
 
+TEST(ShapeLabel, ARecordKeepsALabelOnlyWhereItsOpLabelsItsAxes) {
+  const Shape rows{{{"rows", 16384}, {"cols", 4096}}};
+  EXPECT_EQ(recorded_shape_label("rmsnorm_fwd", rows), "") << "no labels: nothing frozen into the report";
+  EXPECT_EQ(recorded_shape_label("no_such_op", rows), "");
+  const Shape qk{{{"tokens", 16384}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128}}};
+  EXPECT_EQ(recorded_shape_label("qk_norm_fwd", qk), "t16384 h32/8 d128");
+}
+
 TEST(ShapeLabel, TheBuiltCatalogueLabelsAttentionAsAReaderExpects) {
   const Shape s{{{"batch", 1}, {"seq", 16384}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 64},
                  {"causal", "1"}, {"window", 0}, {"softcap", "50"}}};

@@ -28,6 +28,10 @@ TEST(KernelLabel, NamespacesTypesAndLambdasAreShortened) {
                                          "kwb::step::dweight_sum>(float const*, int, long, float*, CUstream_st*)::"
                                          "{lambda(float)#1}>"),
             "sum_partials_kernel<dweight_sum>");
+  // Nsight Compute's name of the same kernel keeps the return type and the parameters.
+  EXPECT_EQ(review::readable_kernel_name("void kwb::eager_map_kernel<kwb::step::times_weight, kwb::(anonymous namespace)::"
+                                         "launch_typed<__nv_bfloat16>(kwb::LaunchArgs const&)::{lambda(long)#2}>(long, T2)"),
+            "eager_map_kernel<times_weight>");
   EXPECT_EQ(review::readable_kernel_name("kwb::xent::mean_loss_kernel"), "mean_loss_kernel");
   EXPECT_EQ(review::readable_kernel_name("kwb::(anonymous namespace)::cast_kernel<float, __nv_bfloat16>"),
             "cast_kernel<fp32, bf16>");
