@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "harness/catalogue/math_label.hpp"
+#include "harness/catalogue/shape_label.hpp"
 
 namespace kwb {
 
@@ -132,12 +133,11 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   }
   // Labels are all or nothing: an integer without one would read as a bare number among labelled
   // ones ("b4 4096 h32"), which no reader can place.
-  const bool labelled = std::any_of(op.axes.begin(), op.axes.end(), [](const AxisSpec& a) { return !a.label.empty(); });
   // A 0/1 choice without a label would vanish at 1 too ("causal" reads as its label alone).
+  const bool labelled = any_labelled(op.axes);
   for (const AxisSpec& a : op.axes) {
-    const bool flag = a.choices == std::vector<std::string>{"0", "1"};
-    if (labelled && a.label.empty() && (!a.is_choice() || flag))
-      out.push_back(where + " labels some axes but not " + (flag ? "0/1 choice" : "integer") + " axis '" + a.name +
+    if (labelled && a.label.empty() && (!a.is_choice() || a.is_flag()))
+      out.push_back(where + " labels some axes but not " + (a.is_flag() ? "0/1 choice" : "integer") + " axis '" + a.name +
                     "': give it a .label (how it reads in tables, as \"s\" in s4096) or label none");
   }
   if (!op.sample_axis.empty() && !names.count(op.sample_axis))

@@ -38,6 +38,7 @@ struct AxisSpec {
   std::string label = {};
 
   bool is_choice() const { return !choices.empty(); }
+  bool is_flag() const { return choices == std::vector<std::string>{"0", "1"}; }  // a 0/1 switch
   AxisValue default_axis_value() const {
     return is_choice() ? AxisValue(choices.front()) : AxisValue(default_value);
   }

@@ -4,13 +4,12 @@
 #include <algorithm>
 
 namespace kwb {
-namespace {
 
 bool any_labelled(const std::vector<AxisSpec>& axes) {
   return std::any_of(axes.begin(), axes.end(), [](const AxisSpec& a) { return !a.label.empty(); });
 }
 
-bool is_flag(const AxisSpec& a) { return a.choices == std::vector<std::string>{"0", "1"}; }
+namespace {
 
 // The axis's token, or empty when the axis is left out.
 std::string token(const AxisSpec& spec, const AxisValue& value) {
@@ -19,7 +18,7 @@ std::string token(const AxisSpec& spec, const AxisValue& value) {
     return spec.label + value.text();
   }
   if (!spec.choices.empty() && value.choice() == spec.choices.front()) return {};
-  if (is_flag(spec)) return spec.label;
+  if (spec.is_flag()) return spec.label;
   return spec.label + value.choice();
 }
 

@@ -24,6 +24,9 @@ namespace kwb {
 
 std::string shape_label(const Shape& shape, const std::vector<AxisSpec>& axes);
 
+// Whether an op gives any of its axes a label (then it must label every integer and 0/1 axis).
+bool any_labelled(const std::vector<AxisSpec>& axes);
+
 // The op's own labels from this build's registry; the compact form for an op it does not know
 // (a report from another build) or a shape that does not match the op's axes.
 std::string shape_label(std::string_view op, const Shape& shape);
