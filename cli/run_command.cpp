@@ -439,8 +439,8 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
                   "$KWB_ORACLE_CACHE, else the oracle folder of $KWB_CACHE_DIR, $XDG_CACHE_HOME/kwb or ~/.cache/kwb")
       ->type_name("DIR|off");
   cmd->add_option("--oracle-cache-max-bytes", f.oracle_cache_max_bytes,
-                  "Bound of the oracle cache: the least recently used answers go first (bytes, or 512M, 4G, ...; "
-                  "default: $KWB_CACHE_MAX_BYTES, else 4G)")
+                  "Bound of the oracle cache: answers unused for a week go first, then those saving the least "
+                  "oracle time per byte (bytes, or 512M, 4G, ...; default: $KWB_CACHE_MAX_BYTES, else 16G)")
       ->type_name("SIZE");
   cmd->add_flag("--list-cases", f.list_cases, "Print the planned cases (one identity a line) and exit; needs no GPU");
   cmd->add_option("--resume", f.resume,

@@ -32,7 +32,8 @@ void store_entries(const fs::path& dir, int n) {
     OracleKeyParts parts;
     parts.op = "op_" + std::to_string(i);
     const OracleKey key = make_oracle_key(parts, {}, {{"y", {100}, {}}});
-    ASSERT_EQ(cache.store(key, {{"y", {100}, std::vector<double>(100, 0.25 * i)}}), OracleCache::StoreResult::stored);
+    ASSERT_EQ(cache.store(key, {{"y", {100}, std::vector<double>(100, 0.25 * i)}}, 1000.0 * (i + 1)),
+              OracleCache::StoreResult::stored);
   }
 }
 
@@ -42,7 +43,7 @@ TEST(CacheCli, ShowNamesTheFolderItsEntriesTheBoundAndWhetherItCanBeWritten) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Mentions(r, "oracle cache: " + (root / "oracle").string()));
   EXPECT_TRUE(Mentions(r, "$KWB_CACHE_DIR"));
-  EXPECT_TRUE(Mentions(r, "entries:    0 (0 B of a 4.0 GiB bound"));
+  EXPECT_TRUE(Mentions(r, "entries:    0 (0 B of a 16.0 GiB bound"));
   EXPECT_TRUE(Mentions(r, "writable:   yes (the folder is made by the first run"));
   EXPECT_FALSE(fs::exists(root / "oracle")) << "show created the folder";
 
@@ -51,6 +52,7 @@ TEST(CacheCli, ShowNamesTheFolderItsEntriesTheBoundAndWhetherItCanBeWritten) {
   r = kwb_with_cache(root.path(), "cache show");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Mentions(r, "entries:    3 ("));
+  EXPECT_TRUE(Mentions(r, "saves:      6.0 s of oracle time"));
   EXPECT_TRUE(std::regex_search(r.output, std::regex("last used:  oldest \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d, newest ")))
       << r.output;
   EXPECT_TRUE(Mentions(r, "writable:   yes\n"));

@@ -70,7 +70,7 @@ OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts,
   const auto start = std::chrono::steady_clock::now();
   compute(expected);
   const double compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (worth_storing(entry_bytes(expected), compute_ms)) cache->store(key, expected);
+  if (worth_storing(entry_bytes(expected), compute_ms)) cache->store(key, expected, compute_ms);
   return OracleSource::computed;
 }
 

@@ -22,6 +22,9 @@ namespace fs = std::filesystem;
 
 // A temp file this old belongs to a writer that died: no entry takes an hour to write.
 constexpr auto kStaleTempAge = std::chrono::hours(1);
+// An entry unused this long answers a build, a suite or a shape no longer run: it goes before any
+// entry in use, whatever it would save.
+constexpr auto kUnusedEntryAge = std::chrono::hours(24 * 7);
 
 bool starts_with_digest(const std::string& name) {
   return name.size() >= 32 && std::all_of(name.begin(), name.begin() + 32, [](char c) {
@@ -34,6 +37,16 @@ struct FileOnDisk {
   std::uint64_t bytes = 0;
   fs::file_time_type used;
 };
+
+// The oracle time an entry's file says it saves (0 when it cannot be read or is of another format:
+// such an entry is a miss anyway).
+double saved_ms(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kOracleEntryHeadBytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (in.gcount() != static_cast<std::streamsize>(head.size())) return 0;
+  return peek_oracle_entry_compute_ms(head).value_or(0);
+}
 
 // The folder's entries and temp files (anything else is left out). A file that vanishes while
 // listed (another worker evicted it) is simply not there.
@@ -125,10 +138,11 @@ std::optional<std::vector<HostTensor>> OracleCache::load(const OracleKey& key, s
   return std::move(entry->outputs);
 }
 
-OracleCache::StoreResult OracleCache::store(const OracleKey& key, const std::vector<HostTensor>& outputs) {
+OracleCache::StoreResult OracleCache::store(const OracleKey& key, const std::vector<HostTensor>& outputs,
+                                           double compute_ms) {
   if (writes_failed_.load()) return StoreResult::failed;
   if (encoded_oracle_entry_size(key.text, outputs) > max_bytes_ / 4) return StoreResult::too_large;
-  const std::string bytes = encode_oracle_entry(key.text, outputs);
+  const std::string bytes = encode_oracle_entry(key.text, outputs, compute_ms);
   try {
     atomic_write_file(entry_path(key), bytes);
   } catch (const std::exception& e) {
@@ -151,11 +165,27 @@ void OracleCache::evict_to_bound() const {
   std::uint64_t total = 0;
   for (const FileOnDisk& e : entries) total += e.bytes;
   if (total <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(), [](const FileOnDisk& a, const FileOnDisk& b) { return a.used < b.used; });
-  for (const FileOnDisk& e : entries) {
+  // Eviction order (see the header): entries unused for a week, oldest first; then the least oracle
+  // time saved per byte; the least recently used first among equals.
+  struct Candidate {
+    const FileOnDisk* file;
+    bool unused;
+    double ms_per_byte;
+  };
+  std::vector<Candidate> order;
+  order.reserve(entries.size());
+  for (const FileOnDisk& e : entries)
+    order.push_back({&e, now - e.used > kUnusedEntryAge,
+                     e.bytes > 0 ? saved_ms(e.path) / static_cast<double>(e.bytes) : 0.0});
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.unused != b.unused) return a.unused;
+    if (!a.unused && a.ms_per_byte != b.ms_per_byte) return a.ms_per_byte < b.ms_per_byte;
+    return a.file->used < b.file->used;
+  });
+  for (const Candidate& c : order) {
     if (total <= max_bytes_) break;
-    fs::remove(e.path, ec);  // already gone (another worker evicted it): counted out all the same
-    total -= e.bytes;
+    fs::remove(c.file->path, ec);  // already gone (another worker evicted it): counted out all the same
+    total -= c.file->bytes;
   }
 }
 
@@ -166,6 +196,7 @@ OracleCacheContents OracleCache::contents() const {
   c.entries = entries.size();
   for (const FileOnDisk& e : entries) {
     c.bytes += e.bytes;
+    c.saved_ms += saved_ms(e.path);
     const auto used = to_system(e.used);
     if (!c.oldest_use || used < *c.oldest_use) c.oldest_use = used;
     if (!c.newest_use || used > *c.newest_use) c.newest_use = used;

@@ -8,9 +8,13 @@
 // - A read that finds no file, a damaged or cut file, another format or another key is a miss;
 //   a damaged entry is removed, and the caller's store after computing rebuilds it. An entry
 //   removed by another process while it is read is a miss too.
-// - Size is bounded: after each store the least recently used entries (file times: a hit marks its
-//   entry used) are removed until the folder is within the bound; an entry above a quarter of the
-//   bound is not stored (it would evict most of the others).
+// - Size is bounded: after each store, entries are removed until the folder is within the bound.
+//   Those unused for a week go first (file times: a hit marks its entry used), oldest first; then
+//   those that save the least oracle time per byte (each entry records what its oracle took), the
+//   least recently used first among equals. A sweep larger than the bound so keeps the answers
+//   dearest to compute for their size, where least-recently-used order would turn the whole cache
+//   over before any entry's next use. An entry above a quarter of the bound is not stored (it
+//   would evict most of the others).
 // Only files named like entries (32 hex digits + ".kwb-oracle") and their temp files are ever
 // counted or removed, so a folder given by mistake loses nothing else.
 #pragma once
@@ -33,6 +37,7 @@ namespace kwb {
 struct OracleCacheContents {
   std::size_t entries = 0;
   std::uint64_t bytes = 0;
+  double saved_ms = 0;  // what the entries' oracles took to compute: the time a run that hits them all saves
   // The least and the most recently used entry's time (written or last read); none when empty.
   std::optional<std::chrono::system_clock::time_point> oldest_use, newest_use;
   // Temp files of writes in flight, or left by a process that died while writing.
@@ -62,12 +67,13 @@ class OracleCache {
   std::optional<std::vector<HostTensor>> load(const OracleKey& key, std::string* miss = nullptr) const;
 
   enum class StoreResult { stored, too_large, failed };
-  // Writes the entry, then evicts down to the bound. A failed write is said once (through warn)
-  // and turns later stores of this cache into no-ops; reads go on. Never throws.
-  StoreResult store(const OracleKey& key, const std::vector<HostTensor>& outputs);
+  // Writes the entry, with what its oracle took (compute_ms, its worth when space is short), then
+  // evicts down to the bound. A failed write is said once (through warn) and turns later stores of
+  // this cache into no-ops; reads go on. Never throws.
+  StoreResult store(const OracleKey& key, const std::vector<HostTensor>& outputs, double compute_ms = 0);
 
-  // Removes the least recently used entries until the folder is within the bound, and temp files
-  // older than an hour (a writer that died).
+  // Removes entries in the order above until the folder is within the bound, and temp files older
+  // than an hour (a writer that died).
   void evict_to_bound() const;
 
   OracleCacheContents contents() const;

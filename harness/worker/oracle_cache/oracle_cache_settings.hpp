@@ -4,7 +4,7 @@
 // Location: `--oracle-cache DIR|off`, else $KWB_ORACLE_CACHE (DIR or off), else the "oracle"
 // folder of the cache root ($KWB_CACHE_DIR, $XDG_CACHE_HOME/kwb, $HOME/.cache/kwb:
 // harness/record/cache_dir.hpp). Bound: `--oracle-cache-max-bytes SIZE`, else
-// $KWB_CACHE_MAX_BYTES, else 4 GiB; SIZE is bytes or a number with K, M, G or T (powers of 1024).
+// $KWB_CACHE_MAX_BYTES, else 16 GiB; SIZE is bytes or a number with K, M, G or T (powers of 1024).
 // `kwb run` resolves both once, checks the folder can be written (one warning and no cache when it
 // cannot), and sets both variables for its workers, which resolve them the same way.
 #pragma once
@@ -24,7 +24,9 @@ namespace kwb {
 
 inline constexpr const char* kOracleCacheEnv = "KWB_ORACLE_CACHE";       // DIR or off
 inline constexpr const char* kCacheMaxBytesEnv = "KWB_CACHE_MAX_BYTES";  // SIZE
-inline constexpr std::uint64_t kDefaultOracleCacheMaxBytes = std::uint64_t{4} << 30;
+// The default bound: room for the answers the whole default sweep stores (those worth a place: see
+// worth_storing), so that a second sweep reads every one of them back.
+inline constexpr std::uint64_t kDefaultOracleCacheMaxBytes = std::uint64_t{16} << 30;
 
 struct OracleCacheSettings {
   bool enabled = true;

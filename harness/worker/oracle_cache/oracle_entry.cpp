@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::string_view kMagic = "KWBORACL";
 constexpr std::uint32_t kByteOrderMark = 0x01020304;
+static_assert(kOracleEntryHeadBytes == kMagic.size() + sizeof(std::uint32_t) * 2 + sizeof(double));
 
 template <class T>
 void put(std::string& out, T value) {
@@ -93,20 +94,31 @@ Digest128 checksum(std::string_view bytes) { return Hash128().add_bytes(bytes.da
 
 }  // namespace
 
+std::optional<double> peek_oracle_entry_compute_ms(std::string_view head) {
+  if (head.size() < kOracleEntryHeadBytes || head.substr(0, kMagic.size()) != kMagic) return std::nullopt;
+  Reader in(head.substr(kMagic.size()));
+  if (in.get<std::uint32_t>("format") != kOracleEntryFormat) return std::nullopt;
+  if (in.get<std::uint32_t>("byte order") != kByteOrderMark) return std::nullopt;
+  const double ms = in.get<double>("compute_ms");
+  if (!in.ok() || !(ms >= 0)) return std::nullopt;  // NaN or negative: not a figure this build wrote
+  return ms;
+}
+
 std::uint64_t encoded_oracle_entry_size(std::string_view key_text, const std::vector<HostTensor>& outputs) {
-  std::uint64_t size = kMagic.size() + 4 + 4 + 8 + key_text.size() + 4;
+  std::uint64_t size = kOracleEntryHeadBytes + 8 + key_text.size() + 4;
   for (const HostTensor& t : outputs)
     size += 8 + t.name.size() + 4 + 8 * t.dims.size() +
             3 * 8 + 8 * (t.values.size() + t.abs_sum.size() + t.root_sum_sq.size());
   return size + 16;  // the checksum
 }
 
-std::string encode_oracle_entry(std::string_view key_text, const std::vector<HostTensor>& outputs) {
+std::string encode_oracle_entry(std::string_view key_text, const std::vector<HostTensor>& outputs, double compute_ms) {
   std::string out;
   out.reserve(encoded_oracle_entry_size(key_text, outputs));  // one allocation, however large
   out.append(kMagic);
   put<std::uint32_t>(out, kOracleEntryFormat);
   put<std::uint32_t>(out, kByteOrderMark);
+  put<double>(out, compute_ms);
   put_text(out, key_text);
   put<std::uint32_t>(out, static_cast<std::uint32_t>(outputs.size()));
   for (const HostTensor& t : outputs) {
@@ -145,6 +157,7 @@ std::optional<OracleEntry> decode_oracle_entry(std::string_view bytes, std::stri
   if (in.get<std::uint32_t>("byte order") != kByteOrderMark && in.ok())
     return refuse("written on a machine of the other byte order");
   OracleEntry entry;
+  entry.compute_ms = in.get<double>("compute_ms");
   entry.key_text = in.text("key");
   const auto outputs = in.get<std::uint32_t>("output count");
   for (std::uint32_t i = 0; i < outputs && in.ok(); ++i) {

@@ -1,5 +1,5 @@
-// The oracle cache on disk: hits, misses, damaged entries, the size bound (least recently used
-// first, oversized entries refused), an unwritable folder, and concurrent writers of one key.
+// The oracle cache on disk: hits, misses, damaged entries, the size bound (week-old entries first,
+// then the least oracle time saved per byte, then the least recently used; oversized entries refused), an unwritable folder, and concurrent writers of one key.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,6 +137,81 @@ TEST(OracleCache, TheBoundEvictsTheLeastRecentlyUsedEntriesFirst) {
   const OracleCacheContents contents = cache.contents();
   EXPECT_EQ(contents.entries, 4u);
   EXPECT_LE(contents.bytes, cache.max_bytes());
+}
+
+TEST(OracleCache, TheBoundKeepsTheEntriesThatSaveTheMostOracleTimePerByte) {
+  TempDir dir;
+  const std::uint64_t one = entry_bytes(1000);
+  OracleCache cache(dir.path(), 4 * one + one / 2);
+  std::vector<OracleKey> keys;
+  for (const char* op : {"op_a", "op_b", "op_c", "op_d", "op_e"}) keys.push_back(key_named(op));
+  // op_a is the dearest and the oldest; op_d the cheapest and the most recently used.
+  const double ms[] = {900, 500, 300, 10, 400};
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(cache.store(keys[i], outputs_of(1000, 6), ms[i]), OracleCache::StoreResult::stored);
+  for (int i = 0; i < 4; ++i) set_age(cache.entry_path(keys[i]), std::chrono::seconds(400 - 100 * i));
+  ASSERT_EQ(cache.store(keys[4], outputs_of(1000, 7), ms[4]), OracleCache::StoreResult::stored);
+  EXPECT_FALSE(fs::exists(cache.entry_path(keys[3]))) << "the entry that saves least stayed";
+  for (int i : {0, 1, 2, 4}) EXPECT_TRUE(fs::exists(cache.entry_path(keys[i]))) << i;
+  // A newcomer that saves less than any entry held is the one that goes.
+  const OracleKey cheap = key_named("op_f");
+  ASSERT_EQ(cache.store(cheap, outputs_of(1000, 8), 1), OracleCache::StoreResult::stored);
+  EXPECT_FALSE(fs::exists(cache.entry_path(cheap)));
+  for (int i : {0, 1, 2, 4}) EXPECT_TRUE(fs::exists(cache.entry_path(keys[i]))) << i;
+  EXPECT_NEAR(cache.contents().saved_ms, 900 + 500 + 300 + 400, 1e-9);
+}
+
+TEST(OracleCache, WorthIsPerByteALargerEntryMustSaveMoreToStay) {
+  TempDir dir;
+  const std::uint64_t small = entry_bytes(1000), large = entry_bytes(3000);
+  OracleCache cache(dir.path(), 4 * large + small / 2);  // the large entry stays under a quarter
+  const OracleKey big = key_named("op_big");
+  ASSERT_EQ(cache.store(big, outputs_of(3000, 1), 600), OracleCache::StoreResult::stored);  // 200 ms per 1000 values
+  std::vector<OracleKey> smalls;
+  for (int i = 0; i < 10; ++i) {  // 300 ms per 1000 values each; the tenth takes the folder over
+    smalls.push_back(key_named("op_" + std::to_string(i)));
+    ASSERT_EQ(cache.store(smalls.back(), outputs_of(1000, 2 + i), 300), OracleCache::StoreResult::stored);
+  }
+  EXPECT_FALSE(fs::exists(cache.entry_path(big))) << "the entry saving most in all but least per byte stayed";
+  for (const OracleKey& k : smalls) EXPECT_TRUE(fs::exists(cache.entry_path(k)));
+}
+
+TEST(OracleCache, AnEntryUnusedForAWeekGoesBeforeAnyInUseWhateverItSaves) {
+  TempDir dir;
+  const std::uint64_t one = entry_bytes(1000);
+  OracleCache cache(dir.path(), 4 * one + one / 2);
+  const OracleKey old_dear = key_named("op_old");
+  ASSERT_EQ(cache.store(old_dear, outputs_of(1000, 1), 1e6), OracleCache::StoreResult::stored);
+  set_age(cache.entry_path(old_dear), std::chrono::hours(24 * 8));
+  std::vector<OracleKey> cheap;
+  for (int i = 0; i < 4; ++i) {  // the fourth takes the folder over
+    cheap.push_back(key_named("op_" + std::to_string(i)));
+    ASSERT_EQ(cache.store(cheap.back(), outputs_of(1000, 2 + i), 1), OracleCache::StoreResult::stored);
+  }
+  EXPECT_FALSE(fs::exists(cache.entry_path(old_dear)));
+  for (const OracleKey& k : cheap) EXPECT_TRUE(fs::exists(cache.entry_path(k)));
+}
+
+TEST(OracleCache, AnEntryOfTheFormerFormatIsWorthNothingAndGoesFirst) {
+  TempDir dir;
+  const std::uint64_t one = entry_bytes(1000);
+  OracleCache cache(dir.path(), 4 * one + one / 2);
+  const OracleKey former = key_named("op_former");
+  ASSERT_EQ(cache.store(former, outputs_of(1000, 1), 1e6), OracleCache::StoreResult::stored);
+  {  // its format field rewritten as an older build wrote it
+    std::fstream f(cache.entry_path(former), std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t first_format = 1;
+    f.seekp(8);
+    f.write(reinterpret_cast<const char*>(&first_format), 4);
+  }
+  std::vector<OracleKey> others;
+  for (int i = 0; i < 4; ++i) {
+    others.push_back(key_named("op_" + std::to_string(i)));
+    ASSERT_EQ(cache.store(others.back(), outputs_of(1000, 2 + i), 5), OracleCache::StoreResult::stored);
+    if (i == 0) set_age(cache.entry_path(others.back()), std::chrono::seconds(100));  // older than the former entry
+  }
+  EXPECT_FALSE(fs::exists(cache.entry_path(former)));
+  for (const OracleKey& k : others) EXPECT_TRUE(fs::exists(cache.entry_path(k)));
 }
 
 TEST(OracleCache, ASmallerBoundEvictsDownToItOldestFirst) {

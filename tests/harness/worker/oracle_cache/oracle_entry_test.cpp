@@ -120,15 +120,15 @@ TEST(OracleEntry, AnotherFormatOrByteOrderIsRefusedEvenWithAValidChecksum) {
   EXPECT_NE(why.find("format 999"), std::string::npos) << why;
   EXPECT_FALSE(decode_oracle_entry(with_field(bytes, 12, 0x04030201), &why));
   EXPECT_NE(why.find("byte order"), std::string::npos) << why;
-  EXPECT_TRUE(decode_oracle_entry(with_field(bytes, 8, 1)));  // the same field rewritten as it was: still read
+  EXPECT_TRUE(decode_oracle_entry(with_field(bytes, 8, kOracleEntryFormat)));  // the same field rewritten as it was: still read
 }
 
 TEST(OracleEntry, ALengthBeyondTheFileIsRefusedBeforeAnythingIsAllocated) {
   std::string bytes = encode_oracle_entry(special_entry());
-  // The key's length field (after magic, format and byte-order mark) claims far more than there is.
+  // The key's length field (after magic, format, byte-order mark and compute_ms) claims far more than there is.
   std::string huge = bytes;
   const std::uint64_t claim = std::uint64_t{1} << 60;
-  std::memcpy(huge.data() + 16, &claim, 8);
+  std::memcpy(huge.data() + kOracleEntryHeadBytes, &claim, 8);
   const std::size_t body = huge.size() - 16;
   const Digest128 sum = Hash128().add_bytes(huge.data(), body).finish();
   std::memcpy(huge.data() + body, &sum.hi, 8);
@@ -136,6 +136,21 @@ TEST(OracleEntry, ALengthBeyondTheFileIsRefusedBeforeAnythingIsAllocated) {
   std::string why;
   EXPECT_FALSE(decode_oracle_entry(huge, &why));
   EXPECT_NE(why.find("key"), std::string::npos) << why;
+}
+
+TEST(OracleEntry, WhatItsOracleTookTravelsWithItAndIsReadFromTheHeadAlone) {
+  OracleEntry e = special_entry();
+  e.compute_ms = 1234.5;
+  const std::string bytes = encode_oracle_entry(e);
+  const auto back = decode_oracle_entry(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->compute_ms, 1234.5);
+  EXPECT_EQ(peek_oracle_entry_compute_ms(std::string_view(bytes).substr(0, kOracleEntryHeadBytes)), 1234.5);
+  EXPECT_FALSE(peek_oracle_entry_compute_ms(std::string_view(bytes).substr(0, kOracleEntryHeadBytes - 1)));
+  EXPECT_FALSE(peek_oracle_entry_compute_ms(with_field(bytes, 8, kOracleEntryFormat - 1)));  // the former format
+  EXPECT_FALSE(peek_oracle_entry_compute_ms("not an oracle cache entry at all"));
+  e.compute_ms = -1;
+  EXPECT_FALSE(peek_oracle_entry_compute_ms(encode_oracle_entry(e))) << "a negative time is no figure";
 }
 
 }  // namespace
