@@ -10,43 +10,71 @@
 // sometimes empty (seq 1: one in four) and the edge shapes meet a batch with empty sequences.
 #include "reference/mean_pooling.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "harness/catalogue/parallel_chunks.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
 
+// Over the host's cores in blocks of columns of one sequence; within a block the tokens are read
+// in order, a row segment at a time (the first version summed one column at a time down the
+// tokens, a stride of `hidden` doubles per read: 9.2 s at 4 x 32768 x 4096 on an H100 machine).
+// Each column still sums its tokens in ascending order, so the answer does not depend on the
+// block size or the thread count.
 void mean_pool_forward(const PoolingAxes& a, const double* x, const double* mask, double* y, double* y_abs_sum) {
   const auto [batch, seq, hidden] = a;
-  for (std::int64_t b = 0; b < batch; ++b) {
-    double n = 0;
-    for (std::int64_t s = 0; s < seq; ++s) n += mask[b * seq + s];
-    const double inv = 1.0 / std::max(n, 1.0);
-    for (std::int64_t c = 0; c < hidden; ++c) {
-      double sum = 0, abs_sum = 0;
-      for (std::int64_t s = 0; s < seq; ++s)
-        if (mask[b * seq + s] != 0) {
-          const double v = x[(b * seq + s) * hidden + c];
-          sum += v;
-          abs_sum += std::fabs(v);
+  constexpr std::int64_t kColumns = 256;
+  const std::int64_t column_blocks = (hidden + kColumns - 1) / kColumns;
+  parallel_chunks(
+      batch * column_blocks,
+      [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+        for (std::int64_t block = begin; block < end; ++block) {
+          const std::int64_t b = block / column_blocks, c0 = (block % column_blocks) * kColumns;
+          const std::int64_t width = std::min(kColumns, hidden - c0);
+          double n = 0;
+          for (std::int64_t s = 0; s < seq; ++s) n += mask[b * seq + s];
+          const double inv = 1.0 / std::max(n, 1.0);
+          double sum[kColumns] = {}, abs_sum[kColumns] = {};
+          for (std::int64_t s = 0; s < seq; ++s) {
+            if (mask[b * seq + s] == 0) continue;
+            const double* row = x + (b * seq + s) * hidden + c0;
+            for (std::int64_t c = 0; c < width; ++c) {
+              sum[c] += row[c];
+              abs_sum[c] += std::fabs(row[c]);
+            }
+          }
+          for (std::int64_t c = 0; c < width; ++c) {
+            y[b * hidden + c0 + c] = sum[c] * inv;
+            if (y_abs_sum) y_abs_sum[b * hidden + c0 + c] = abs_sum[c] * inv;
+          }
         }
-      y[b * hidden + c] = sum * inv;
-      if (y_abs_sum) y_abs_sum[b * hidden + c] = abs_sum * inv;
-    }
-  }
+      },
+      1);
 }
 
 void mean_pool_backward(const PoolingAxes& a, const double* dy, const double* mask, double* dx) {
   const auto [batch, seq, hidden] = a;
+  std::vector<double> inv(static_cast<std::size_t>(batch));
   for (std::int64_t b = 0; b < batch; ++b) {
     double n = 0;
     for (std::int64_t s = 0; s < seq; ++s) n += mask[b * seq + s];
-    const double inv = 1.0 / std::max(n, 1.0);
-    for (std::int64_t s = 0; s < seq; ++s)
-      for (std::int64_t c = 0; c < hidden; ++c)
-        dx[(b * seq + s) * hidden + c] = mask[b * seq + s] != 0 ? dy[b * hidden + c] * inv : 0.0;
+    inv[b] = 1.0 / std::max(n, 1.0);
   }
+  // Token rows over the host's cores: each element is written once, from dy and the mask alone.
+  parallel_chunks(
+      batch * seq,
+      [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+        for (std::int64_t row = begin; row < end; ++row) {
+          const std::int64_t b = row / seq;
+          for (std::int64_t c = 0; c < hidden; ++c)
+            dx[row * hidden + c] = mask[row] != 0 ? dy[b * hidden + c] * inv[b] : 0.0;
+        }
+      },
+      std::max<std::int64_t>(1, kHostChunkElements / std::max<std::int64_t>(hidden, 1)));
 }
 
 namespace {
