@@ -18,6 +18,7 @@
 #include "harness/record/output_paths.hpp"
 #include "harness/session/resume_plan.hpp"
 #include "harness/session/supervisor.hpp"
+#include "harness/session/worker_memory.hpp"
 
 namespace kwb {
 namespace {
@@ -80,6 +81,7 @@ Session::Session(std::vector<CaseRequest> cases, SessionOptions options, Executo
       SupervisorOptions o{options_.worker_exe, device, options_.timer, options_.case_timeout_s,
                           worker_log_path(options_, device, several_gpus())};
       o.counters = !cases_.empty() && !cases_.front().counter_metrics.empty();
+      o.environment.push_back(worker_memory_environment());
       for (const auto& [name, value] : options_.worker_environment) o.environment.emplace_back(name, value);
       return std::make_unique<Supervisor>(std::move(o));
     };

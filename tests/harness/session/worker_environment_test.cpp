@@ -1,6 +1,6 @@
 // A worker's environment: the parent's, with the changes its options ask for (a confirm run gives
 // each build's worker its own KWB_TEST_SLOWDOWN, or none), and the variables a session sets for
-// every worker (the oracle cache's folder and bound).
+// every worker (the oracle cache's folder and bound, malloc's huge pages).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 
 #include "harness/plan/planner.hpp"
 #include "harness/session/session.hpp"
+#include "harness/session/worker_memory.hpp"
 #include "harness/session/worker_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -72,6 +73,18 @@ TEST(WorkerEnvironment, TheSessionsVariablesReachItsWorkers) {
   EXPECT_NE(text.str().find("KWB_ORACLE_CACHE=" + (dir / "oracle cache").string() + "\n"), std::string::npos)
       << text.str();
   EXPECT_NE(text.str().find("KWB_CACHE_MAX_BYTES=1234567\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("GLIBC_TUNABLES=" + worker_glibc_tunables(std::getenv("GLIBC_TUNABLES")) + "\n"),
+            std::string::npos)
+      << "the worker's large allocations are not on huge pages: " << text.str();
+}
+
+TEST(WorkerEnvironment, TheWorkersMallocAsksForHugePagesKeepingTheUsersTunables) {
+  EXPECT_EQ(worker_glibc_tunables(nullptr), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(worker_glibc_tunables(""), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(worker_glibc_tunables("glibc.malloc.arena_max=2"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  EXPECT_EQ(worker_glibc_tunables("glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0") << "the user's choice stands";
+  EXPECT_EQ(worker_glibc_tunables("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2"),
+            "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2");
 }
 
 }  // namespace
