@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "harness/catalogue/plugin_loader.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "cli/commands.hpp"
 #include "harness/plan/suggest.hpp"
@@ -73,6 +74,15 @@ int run_cli(int argc, char** argv) {
     std::cerr << "kwb: the kernel catalogue of this build has " << problems.size()
               << " registration problem(s); fix them in reference/ or kernels/ and rebuild:\n";
     for (const auto& p : problems) std::cerr << "  " << p << "\n";
+    return kExitBadInput;
+  }
+  // $KWB_PLUGINS: how a run hands its plugins to its workers (each a fresh `kwb __worker`), and a
+  // way to name plugins for every verb at once. Loaded before any flag is read, so that a worker's
+  // catalogue is its parent's.
+  try {
+    load_plugins_from_environment();
+  } catch (const PluginError& e) {
+    std::cerr << "kwb: " << e.what() << "\n";
     return kExitBadInput;
   }
   CLI::App app{"kwb: Kernel Workbench. Verifies GPU kernels against fp64 oracles, times them with "

@@ -12,6 +12,8 @@
 #include "harness/catalogue/math_label.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/plugin_flags.hpp"
+#include "harness/catalogue/plugin_loader.hpp"
 #include "harness/plan/suggest.hpp"
 #include "reports/catalogue/catalogue_markdown.hpp"
 
@@ -34,6 +36,16 @@ std::string cut(const std::string& text, std::size_t width) {
   return text.substr(0, end) + "...";
 }
 
+// Indented, so that `awk '/^[a-z]/'` still reads op names alone: which file each plugin's ops
+// and variants came from (its hash is what the report records).
+void print_plugins(const Registry& registry) {
+  for (const LoadedPlugin& p : loaded_plugins(registry)) {
+    std::cout << fmt::format("  plugin {} (sha256 {})\n", p.source.path, p.source.sha256.substr(0, 16));
+    if (!p.ops.empty()) std::cout << fmt::format("    ops: {}\n", fmt::join(p.ops, ", "));
+    if (!p.variants.empty()) std::cout << fmt::format("    variants: {}\n", fmt::join(p.variants, ", "));
+  }
+}
+
 void print_summary(const std::vector<const Op*>& ops, const Registry& registry, bool include_test) {
   std::size_t name_width = 0, dtype_width = 0;
   for (const Op* op : ops) {
@@ -46,6 +58,7 @@ void print_summary(const std::vector<const Op*>& ops, const Registry& registry, 
                              dtypes_of(*op), dtype_width, variants, op->default_shapes.size(),
                              cut(op->description, kSummaryDescriptionWidth));
   }
+  print_plugins(registry);
   std::cout << fmt::format("({} ops. `kwb list --op OP[,OP]`: their axes, default shapes, variants, math and "
                            "tunables;\n --details: every op so; --markdown: the catalogue page)\n",
                            ops.size());
@@ -54,6 +67,7 @@ void print_summary(const std::vector<const Op*>& ops, const Registry& registry, 
 void print_details(const Op& op, const Registry& registry, bool include_test) {
   std::cout << fmt::format("{}  {}\n", op.name, op.description);
   std::cout << fmt::format("  dtypes: {}\n", dtypes_of(op));
+  if (const PluginSource* from = registry.source_of_op(op.name)) std::cout << fmt::format("  from plugin {}\n", from->path);
   // Columns sized to this op's longest axis name and value, so that the helps line up.
   std::size_t name_width = 0, value_width = 0;
   auto value_of = [](const AxisSpec& a) {
@@ -76,6 +90,8 @@ void print_details(const Op& op, const Registry& registry, bool include_test) {
     std::cout << fmt::format("  {:<9}   {}\n", "", v->description);
     const std::string uses = uses_text(v->uses);
     std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
+    if (const PluginSource* from = registry.source_of_variant(op.name, v->name))
+      std::cout << fmt::format("  {:<9}   from plugin {}\n", "", from->path);
     for (const Tunable& t : v->tunables)
       std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n", "", t.name,
                                fmt::join(t.values, ","), default_text(t), t.name, t.help);
@@ -97,7 +113,13 @@ void add_list_command(CLI::App& app, int& exit_code) {
                 "Print the catalogue page (docs/catalogue.md): formulas, tensors, bytes, shapes, variants");
   cmd->add_flag("--include-test-variants", include_test,
                 "Also show test-only ops and variants (fault injection, contract tests)");
+  static std::vector<std::string> plugins;
+  add_plugin_option(cmd, plugins);
   cmd->callback([&exit_code] {
+    if (!load_plugin_flags("kwb list", plugins)) {
+      exit_code = kExitBadInput;
+      return;
+    }
     const auto& registry = Registry::instance();
     if (markdown) {
       std::cout << catalogue_markdown(registry);

@@ -11,6 +11,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/plugin_flags.hpp"
+#include "harness/catalogue/plugin_loader.hpp"
 #include "harness/catalogue/excerpt.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/progress_display.hpp"
@@ -334,6 +336,8 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   std::optional<JournalContents> journal;
   if (!f.resume.empty())
     if (auto exit_code = take_journal_flags(f, journal)) return *exit_code;
+  // A suite's plugins, before the suite is planned (the --plugin flags were loaded by the verb).
+  if (!f.suite.empty() && !load_suite_plugins(verb(), f.suite)) return kExitBadInput;
   // Every input error is reported before any GPU work.
   RunPlan plan;
   try {
@@ -352,6 +356,8 @@ int run_from_flags(RunFlags f, const nlohmann::ordered_json& given_flags, const 
   // A cache folder that cannot be written costs the run its cache, said once here, never a case.
   if (auto warning = check_oracle_cache(plan.oracle_cache)) std::cerr << verb() << ": warning: " << *warning << "\n";
   plan.options.worker_environment = oracle_cache_environment(plan.oracle_cache);
+  // The workers load the plugins this process loaded, in the same order ($KWB_PLUGINS).
+  for (auto& variable : plugin_environment()) plan.options.worker_environment.push_back(std::move(variable));
   const std::vector<CounterColumn> columns = plan.columns;
   std::set<std::string> measured_before;
   if (plan.options.resume)
@@ -451,7 +457,13 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
   cmd->add_flag("--no-measure", f.no_measure,
                 "With --resume: write report.json/csv from the journal alone (marked incomplete when cases "
                 "are missing); needs no GPU");
+  static std::vector<std::string> plugins;
+  add_plugin_option(cmd, plugins);
   cmd->callback([cmd, &exit_code, self_exe] {
+    if (!load_plugin_flags("kwb run", plugins)) {
+      exit_code = kExitBadInput;
+      return;
+    }
     if (f.no_measure && f.resume.empty()) {
       std::cerr << "kwb run: --no-measure: only with --resume DIR (the reports of a journal)\n";
       exit_code = kExitBadInput;

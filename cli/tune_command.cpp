@@ -11,6 +11,7 @@
 #include "harness/catalogue/shape_label.hpp"
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/plugin_flags.hpp"
 #include "cli/progress_display.hpp"
 #include "cli/run_flags.hpp"
 #include "harness/plan/suggest.hpp"
@@ -124,7 +125,13 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
                   "Continue the interrupted search whose --out folder is DIR (its journal gives op, variant, shapes "
                   "and settings), then write its tune.json")
       ->type_name("DIR");
+  static std::vector<std::string> plugins;
+  add_plugin_option(cmd, plugins);
   cmd->callback([cmd, &exit_code, self_exe] {
+    if (!load_plugin_flags("kwb tune", plugins)) {
+      exit_code = kExitBadInput;
+      return;
+    }
     f.run.verb = "tune";  // the shared run path's messages say "kwb tune"
     std::string error;
     if (!f.run.resume.empty()) {

@@ -266,6 +266,65 @@ std::vector<std::string> Registry::op_names(bool include_test_only) const {
   return out;
 }
 
+namespace {
+
+// "plugin /abs/libmine.so" or "built into kwb": one side of a clash.
+std::string source_text(const PluginSource* source) {
+  return source ? "of plugin " + source->path : "built into kwb";
+}
+
+template <class Key>
+const PluginSource* find_source(const std::vector<std::pair<std::string, PluginSource>>& sources, const Key& key) {
+  for (const auto& [name, source] : sources)
+    if (name == key) return &source;
+  return nullptr;
+}
+
+}  // namespace
+
+// Merged into a copy, so that a plugin with any problem leaves the catalogue as it was: the copy
+// is checked whole (a plugin variant of a built-in op is checked against that op) and only then
+// replaces this registry.
+std::vector<std::string> Registry::adopt(const Registry& plugin, const PluginSource& source) {
+  const std::string from = "plugin " + source.path;
+  std::vector<std::string> out;
+  for (const std::string& p : plugin.add_problems_) out.push_back(from + ": " + p);
+  Registry merged = *this;
+  for (const Op& op : plugin.ops_) {
+    if (merged.find_op(op.name)) {
+      out.push_back("op '" + op.name + "' of " + from + " clashes with op '" + op.name + "' " +
+                    source_text(merged.source_of_op(op.name)) + ": rename the plugin's op (op names are unique)");
+      continue;
+    }
+    merged.ops_.push_back(op);
+    merged.op_sources_.emplace_back(op.name, source);
+  }
+  for (const Variant& v : plugin.variants_) {
+    const std::string id = v.op + ":" + v.name;
+    if (merged.find_variant(v.op, v.name)) {
+      out.push_back("variant '" + id + "' of " + from + " clashes with variant '" + id + "' " +
+                    source_text(merged.source_of_variant(v.op, v.name)) +
+                    ": rename the plugin's variant (variant names are unique per op)");
+      continue;
+    }
+    merged.variants_.push_back(v);
+    merged.variant_sources_.emplace_back(id, source);
+  }
+  const std::vector<std::string> before = problems();
+  for (const std::string& p : merged.problems())
+    if (std::find(before.begin(), before.end(), p) == before.end()) out.push_back(from + ": " + p);
+  if (!out.empty()) return out;
+  merged.plugins_.push_back(source);
+  *this = std::move(merged);
+  return out;
+}
+
+const PluginSource* Registry::source_of_op(std::string_view op) const { return find_source(op_sources_, op); }
+
+const PluginSource* Registry::source_of_variant(std::string_view op, std::string_view variant) const {
+  return find_source(variant_sources_, std::string(op) + ":" + std::string(variant));
+}
+
 std::vector<std::string> Registry::variant_names(bool include_test_only) const {
   std::vector<std::string> out;
   for (const auto& v : variants_)

@@ -19,6 +19,7 @@
 
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/plugin_source.hpp"
 #include "harness/catalogue/types.hpp"
 
 namespace kwb {
@@ -315,10 +316,28 @@ class Registry {
   std::vector<std::string> op_names(bool include_test_only = false) const;
   std::vector<std::string> variant_names(bool include_test_only) const;
 
+  // A plugin's registrations (harness/catalogue/plugin_loader.hpp), made into a registry of their
+  // own, join this one whole or not at all: returns every problem they bring (a name that clashes
+  // with one already here, naming both sources; a bad op or variant, as problems() finds it) and
+  // leaves this registry unchanged, or returns nothing and adds them, each tagged with `source`.
+  std::vector<std::string> adopt(const Registry& plugin, const PluginSource& source);
+  // The plugin an op or variant came from; null for those built into kwb.
+  const PluginSource* source_of_op(std::string_view op) const;
+  const PluginSource* source_of_variant(std::string_view op, std::string_view variant) const;
+  // Every registration that came from a plugin, in load order: (op name, its plugin) and
+  // ("op:variant", its plugin).
+  const std::vector<std::pair<std::string, PluginSource>>& plugin_ops() const { return op_sources_; }
+  const std::vector<std::pair<std::string, PluginSource>>& plugin_variants() const { return variant_sources_; }
+  // The plugins adopted, in load order (what a worker must load, in this order, to match).
+  const std::vector<PluginSource>& plugins() const { return plugins_; }
+
  private:
   std::vector<Op> ops_;
   std::vector<Variant> variants_;
   std::vector<std::string> add_problems_;  // found while adding (duplicates)
+  // Keyed by op name and by "op:variant"; only registrations that came from a plugin.
+  std::vector<std::pair<std::string, PluginSource>> op_sources_, variant_sources_;
+  std::vector<PluginSource> plugins_;
 };
 
 namespace detail {
@@ -326,12 +345,34 @@ struct Registrar {
   template <class T>
   explicit Registrar(T item) { Registry::instance().add(std::move(item)); }
 };
+
+#ifdef KWB_BUILDING_PLUGIN
+// In a plugin (the kwb::plugin CMake target defines KWB_BUILDING_PLUGIN), a registration waits in
+// the plugin's own list until kwb has read the plugin's ABI tag and calls its kwb_plugin_register
+// (harness/catalogue/plugin_abi.hpp): the static initialisers that dlopen runs then touch nothing
+// of kwb's, so a plugin built for another kwb is refused before any of its objects reach kwb's
+// code. Hidden visibility gives each plugin its own list, and a class of its own name keeps the
+// executable's exported Registrar (which adds at once) from standing in for this one.
+__attribute__((visibility("hidden"))) inline std::vector<std::function<void(Registry&)>>& pending_plugin_registrations() {
+  static std::vector<std::function<void(Registry&)>> pending;
+  return pending;
+}
+struct __attribute__((visibility("hidden"))) PluginRegistrar {
+  template <class T>
+  explicit PluginRegistrar(T item) {
+    pending_plugin_registrations().push_back([item = std::move(item)](Registry& registry) { registry.add(item); });
+  }
+};
+#define KWB_REGISTRAR_TYPE ::kwb::detail::PluginRegistrar
+#else
+#define KWB_REGISTRAR_TYPE ::kwb::detail::Registrar
+#endif
 }  // namespace detail
 
 #define KWB_CONCAT_INNER(a, b) a##b
 #define KWB_CONCAT(a, b) KWB_CONCAT_INNER(a, b)
 #define KWB_REGISTER_OP(...) \
-  static const ::kwb::detail::Registrar KWB_CONCAT(kwb_registrar_, __LINE__){__VA_ARGS__}
+  static const KWB_REGISTRAR_TYPE KWB_CONCAT(kwb_registrar_, __LINE__){__VA_ARGS__}
 #define KWB_REGISTER_VARIANT(...) KWB_REGISTER_OP(__VA_ARGS__)
 
 }  // namespace kwb

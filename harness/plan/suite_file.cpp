@@ -21,10 +21,10 @@ namespace {
 
 constexpr std::size_t kMaxSuiteNameBytes = 200;
 
-const std::vector<std::string> kTopKeys = {"name", "description", "mode", "flush", "launch", "preset", "seed",
-                                           "ceilings", "thresholds", "compare", "entries"};
+const std::vector<std::string> kTopKeys = {"name", "description", "plugins", "mode", "flush", "launch", "preset",
+                                           "seed", "ceilings", "thresholds", "compare", "entries"};
 const std::vector<std::string> kEntryKeys = {"ops", "variants", "dtypes", "shapes"};
-const std::vector<std::string> kSuiteLevelKeys = {"mode", "flush", "launch", "preset", "seed",
+const std::vector<std::string> kSuiteLevelKeys = {"plugins", "mode", "flush", "launch", "preset", "seed",
                                                   "ceilings", "thresholds", "compare"};
 const std::vector<std::string> kCompareKeys = {"fail_on"};
 
@@ -294,6 +294,13 @@ SuiteFile parse_suite(std::string_view text, const std::string& path) {
     r.fail(p->value_at, fmt::format("the name '{}' is longer than {} bytes; give the suite a short name, e.g. name: "
                                     "smoke", excerpt(s.name), kMaxSuiteNameBytes));
   if (find(pairs, "description", &p)) s.description = r.scalar(p->value, p->value_at, "a description (text)");
+  // Relative to the suite's folder, so that a suite and the plugin it names travel together.
+  if (find(pairs, "plugins", &p))
+    for (auto& plugin : r.names(p->value, p->value_at, "a plugin")) {
+      if (plugin.value.empty()) r.fail(plugin.at, "the plugin path is empty; name its shared library, e.g. build/libmykernels.so");
+      plugin.value = (std::filesystem::path(path).parent_path() / plugin.value).lexically_normal().string();
+      s.plugins.push_back(std::move(plugin));
+    }
   if (find(pairs, "mode", &p)) {
     const std::string text = r.scalar(p->value, p->value_at, "a mode (cold or hot)");
     const auto mode = parse_mode(text);

@@ -2,6 +2,8 @@
 //
 //   name: smoke                      # required
 //   description: every op once       # optional
+//   plugins: [build/libmine.so]      # optional: plugins to load first (a path or a list;
+//                                    #   relative to this file), as `kwb run --plugin` does
 //   mode: cold                       # cold | hot; flush: dirty | clean; preset: quick | default |
 //   flush: dirty                     #   precise | verify; seed: 0..2^64-1; launch: stream |
 //   preset: quick                    #   graph (suite-level only: a report holds one mode,
@@ -81,6 +83,9 @@ struct SuiteFile {
   std::string path;  // as given; every message starts with it
   std::string name;
   std::string description;
+  // Paths as given, joined to the suite file's folder when relative; the CLI loads them before
+  // the suite is planned (cli/plugin_flags.hpp), so nothing here knows what they hold.
+  std::vector<Located<std::string>> plugins;
   Mode mode = Mode::cold;
   FlushKind flush = FlushKind::dirty;
   LaunchKind launch = LaunchKind::stream;

@@ -16,6 +16,7 @@
 #include "harness/record/stats.hpp"
 #include "harness/catalogue/elem_type.hpp"
 #include "harness/catalogue/launch_kind.hpp"
+#include "harness/catalogue/plugin_source.hpp"
 #include "harness/catalogue/types.hpp"
 
 namespace kwb {
@@ -245,6 +246,10 @@ struct CaseRecord {
   std::optional<int> device;
   // Host time per stage (absent in older reports and for a case the worker never answered).
   std::optional<CaseStageTimes> stages;
+  // The plugin that registered the case's variant, else its op (`kwb run --plugin`): its path and
+  // SHA-256, so that the result names the build of the code it measured. Absent for the catalogue
+  // built into kwb, and in reports written before plugins existed.
+  std::optional<PluginSource> plugin;
 };
 
 // The shape as tables show it: the recorded label, else the compact form.

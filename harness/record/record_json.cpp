@@ -400,6 +400,7 @@ CaseRecord read_case(const Node& n) {
   if (auto d = n.find("device")) c.device = d->integer<int>();  // only in runs over several GPUs
   if (auto s = n.find("stages")) c.stages = stage_times_from_json(*s);
   c.repro = n["repro"].string();
+  if (auto p = n.find("plugin")) c.plugin = PluginSource{(*p)["path"].string(), (*p)["sha256"].string()};
   return c;
 }
 
@@ -477,6 +478,7 @@ Json to_json(const CaseRecord& c) {
   j["repro"] = c.repro;
   if (c.device) j["device"] = *c.device;
   if (c.stages) j["stages"] = to_json(*c.stages);
+  if (c.plugin) j["plugin"] = Json{{"path", c.plugin->path}, {"sha256", c.plugin->sha256}};
   return j;
 }
 

@@ -11,6 +11,14 @@ namespace kwb {
 void complete_record(CaseRecord& rec, const CaseRequest& request, const Ceilings& ceilings, std::int64_t l2_bytes) {
   rec.repro = repro_command(request);
   const Registry& registry = Registry::instance();
+  // Which plugin the measured code came from, and the repro line that loads it (the op's plugin
+  // too when another one registered the op: its oracle and work model judged the case).
+  const PluginSource* variant_source = registry.source_of_variant(request.op, request.variant);
+  const PluginSource* op_source = registry.source_of_op(request.op);
+  if (variant_source) rec.plugin = *variant_source;
+  else if (op_source) rec.plugin = *op_source;
+  if (op_source && !(variant_source && *variant_source == *op_source)) rec.repro += " --plugin " + op_source->path;
+  if (variant_source) rec.repro += " --plugin " + variant_source->path;
   if (const Variant* v = registry.find_variant(request.op, request.variant)) {
     rec.role = v->role;
     rec.workspace_bytes =

@@ -1,0 +1,53 @@
+// Loading plugins: shared libraries of ops and variants built outside this tree against kwb's
+// installed package (find_package(kwb), target kwb::plugin; examples/plugin/ is one). Named by
+// `kwb list|run|tune --plugin PATH`, a suite file's `plugins:` and $KWB_PLUGINS, which is also how
+// a run hands its plugins to its workers (each worker is a fresh `kwb __worker` process).
+//
+// Every way a plugin can be wrong is a PluginError before anything runs (`kwb` exits 2): a file
+// that is missing or not a shared library, one built for another kwb (both ABI tags named: see
+// harness/catalogue/plugin_abi.hpp), one that registers nothing, and one whose ops or variants
+// are bad or clash with those already registered (both sources named). A refused plugin leaves
+// the catalogue as it was (Registry::adopt).
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/catalogue/plugin_source.hpp"
+#include "harness/catalogue/registry.hpp"
+
+namespace kwb {
+
+// What was wrong, with the plugin's path, and how to fix it.
+struct PluginError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// The registrations one plugin made, for `kwb list` and the report.
+struct LoadedPlugin {
+  PluginSource source;
+  std::vector<std::string> ops;       // op names
+  std::vector<std::string> variants;  // "op:variant"
+};
+
+// Loads the plugin at `path` into `registry`; a file already loaded into it (the same absolute
+// path) is not loaded again. Returns its source (absolute path, SHA-256). Throws PluginError.
+PluginSource load_plugin(const std::filesystem::path& path, Registry& registry = Registry::instance());
+
+// Each plugin whose registrations `registry` holds, in load order.
+std::vector<LoadedPlugin> loaded_plugins(const Registry& registry = Registry::instance());
+
+// $KWB_PLUGINS: plugin paths separated by ':' (as PATH is).
+inline constexpr const char* kPluginsEnv = "KWB_PLUGINS";
+
+// Loads every plugin $KWB_PLUGINS names (nothing when unset or empty). Throws PluginError, its
+// message starting with the variable's name.
+void load_plugins_from_environment(Registry& registry = Registry::instance());
+
+// The variable that makes a worker load exactly the plugins `registry` holds (empty value: none).
+std::vector<std::pair<std::string, std::string>> plugin_environment(const Registry& registry = Registry::instance());
+
+}  // namespace kwb
