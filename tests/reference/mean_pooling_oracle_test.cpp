@@ -20,14 +20,14 @@ Shape shape(std::int64_t batch, std::int64_t seq, std::int64_t hidden) {
   return Shape{{{"batch", batch}, {"seq", seq}, {"hidden", hidden}}};
 }
 
-HostTensor tensor(const char* name, std::vector<std::int64_t> dims, std::vector<double> values) {
+HostTensor pooling_tensor(const char* name, std::vector<std::int64_t> dims, std::vector<double> values) {
   return {name, std::move(dims), std::move(values)};
 }
 
 TEST(MeanPoolingOracle, ForwardAveragesTheKeptTokensAndAnEmptySequencePoolsToZero) {
   // Sequence 0 keeps tokens 0 and 2 of 3; sequence 1 keeps none.
-  const std::vector<HostTensor> in{tensor("x", {2, 3, 2}, {1, 2, 100, 200, 3, 6, 7, 7, 7, 7, 7, 7}),
-                                   tensor("mask", {2, 3}, {1, 0, 1, 0, 0, 0})};
+  const std::vector<HostTensor> in{pooling_tensor("x", {2, 3, 2}, {1, 2, 100, 200, 3, 6, 7, 7, 7, 7, 7, 7}),
+                                   pooling_tensor("mask", {2, 3}, {1, 0, 1, 0, 0, 0})};
   const auto out = run_oracle(registered_op("mean_pooling_fwd"), shape(2, 3, 2), in);
   ASSERT_EQ(out[0].values.size(), 4u);
   EXPECT_DOUBLE_EQ(out[0].values[0], 2.0);  // (1 + 3) / 2

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
+
+#include "harness/catalogue/parallel_chunks.hpp"
 
 namespace kwb {
 namespace {
@@ -39,31 +42,50 @@ Hash128& Hash128::add_u64(std::uint64_t value) {
   return *this;
 }
 
-Hash128& Hash128::add_bytes(const void* data, std::size_t size) {
-  word(size);
-  const auto* p = static_cast<const unsigned char*>(data);
+// The words of [p, p + size), the tail zero-padded (the caller's length tells the padding apart).
+void Hash128::words_of(const unsigned char* p, std::size_t size) {
   std::size_t i = 0;
   for (; i + 8 <= size; i += 8) {
     std::uint64_t w;
     std::memcpy(&w, p + i, 8);
     word(w);
   }
-  if (i < size) {  // the tail, zero-padded (the length above tells the padding apart)
+  if (i < size) {
     std::uint64_t w = 0;
     std::memcpy(&w, p + i, size - i);
     word(w);
   }
+}
+
+Hash128& Hash128::add_bytes(const void* data, std::size_t size) {
+  word(size);
+  const auto* p = static_cast<const unsigned char*>(data);
+  if (size <= kHashChunkBytes) {
+    words_of(p, size);
+    return *this;
+  }
+  const auto n = static_cast<std::int64_t>(size);
+  const auto chunk = static_cast<std::int64_t>(kHashChunkBytes);
+  std::vector<Digest128> chunks(static_cast<std::size_t>(chunk_count(n, chunk)));
+  parallel_chunks(
+      n,
+      [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+        Hash128 h;
+        h.words_of(p + begin, static_cast<std::size_t>(end - begin));
+        chunks[static_cast<std::size_t>(c)] = h.finish();
+      },
+      chunk);
+  for (const Digest128& d : chunks) {
+    word(d.hi);
+    word(d.lo);
+  }
   return *this;
 }
 
+// A double's bits are its 8 bytes in memory: the same words add_bytes makes of them.
 Hash128& Hash128::add_doubles(const std::vector<double>& values) {
   word(values.size());
-  for (double v : values) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    word(bits);
-  }
-  return *this;
+  return add_bytes(values.data(), values.size() * sizeof(double));
 }
 
 Hash128& Hash128::add_i64s(const std::vector<std::int64_t>& values) {

@@ -80,6 +80,33 @@ TEST(Hash128, DoublesCountByTheirBits) {
   EXPECT_EQ(Hash128().add_doubles({quiet, -0.0}).finish(), Hash128().add_doubles({quiet, -0.0}).finish());
 }
 
+// Above kHashChunkBytes the buffer is hashed as a tree of chunks over the host's cores: the
+// digest must still see every bit (a flip in the first, a middle and the last chunk), depend on
+// nothing but the bytes (the same buffer twice, a copy), and tell sizes apart at the boundary.
+TEST(Hash128, ALargeBufferHashedInChunksStillSeesEveryBit) {
+  const std::size_t n = 3 * kHashChunkBytes / sizeof(double) + 5;  // a short last chunk
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = std::sin(static_cast<double>(i));
+  const Digest128 whole = Hash128().add_doubles(values).finish();
+  EXPECT_EQ(whole, Hash128().add_doubles(std::vector<double>(values)).finish());
+  for (std::size_t at : {std::size_t{0}, n / 2, kHashChunkBytes / sizeof(double), n - 1}) {
+    std::vector<double> flipped = values;
+    std::uint64_t bits;
+    std::memcpy(&bits, &flipped[at], 8);
+    bits ^= 1;
+    std::memcpy(&flipped[at], &bits, 8);
+    EXPECT_NE(Hash128().add_doubles(flipped).finish(), whole) << "a flip at " << at << " went unseen";
+  }
+  // Swapping two chunks changes the digest: they go in in order.
+  std::vector<double> swapped = values;
+  const std::size_t per_chunk = kHashChunkBytes / sizeof(double);
+  std::swap_ranges(swapped.begin(), swapped.begin() + per_chunk, swapped.begin() + per_chunk);
+  EXPECT_NE(Hash128().add_doubles(swapped).finish(), whole);
+  const std::vector<unsigned char> bytes(kHashChunkBytes + 1, 7);
+  EXPECT_NE(Hash128().add_bytes(bytes.data(), kHashChunkBytes).finish(),
+            Hash128().add_bytes(bytes.data(), kHashChunkBytes + 1).finish());
+}
+
 TEST(Hash128, HexIsThirtyTwoLowerCaseDigitsHighHalfFirst) {
   const Digest128 d{0x0123456789abcdefull, 0xfedcba9876543210ull};
   EXPECT_EQ(d.hex(), "0123456789abcdeffedcba9876543210");
