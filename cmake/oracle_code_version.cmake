@@ -24,10 +24,5 @@ namespace kwb {
 inline constexpr const char kOracleCodeVersion[] = \"${version}\";
 }  // namespace kwb
 ")
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-  if(old STREQUAL text)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${text}")
+include(${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake)
+kwb_write_if_changed("${OUTPUT}" "${text}")
