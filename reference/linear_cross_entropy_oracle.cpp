@@ -9,6 +9,7 @@
 // streams V x 1024 doubles (1 GB) from DRAM for every row.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -83,8 +84,10 @@ void chunk_grads(double* z, const double* z_sq, std::int64_t rows, std::int64_t 
 // W^T [D, V] from W [V, D], in 64 x 64 tiles over the host's cores: walking W's rows and writing
 // W^T's columns one element at a time (a stride of V doubles each) took 11.5 s at D 4096,
 // V 128256 on one core, most of the oracle's host time; tiles keep both sides in cache (1.5 s).
-std::vector<double> transposed(const double* w, std::int64_t vocab, std::int64_t hidden) {
-  std::vector<double> wt(static_cast<std::size_t>(hidden * vocab));
+// The buffer is left uninitialised (a std::vector would zero its 4.2 GB on one thread first), so
+// the tiles' threads are the first to touch its pages.
+std::unique_ptr<double[]> transposed(const double* w, std::int64_t vocab, std::int64_t hidden) {
+  auto wt = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(hidden * vocab));
   constexpr std::int64_t kTile = 64;
   parallel_chunks(
       vocab,
@@ -114,21 +117,21 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
   if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(1, (std::int64_t{1} << 25) / vocab);
   chunk_tokens = std::min(chunk_tokens, tokens);
   // W^T [D, V], once: the logits' B operand, row-major so that no call re-transposes it.
-  const std::vector<double> wt = transposed(w, vocab, hidden);
+  const std::unique_ptr<double[]> wt = transposed(w, vocab, hidden);
   std::vector<double> z(static_cast<std::size_t>(chunk_tokens * vocab));
   std::vector<double> z_abs(mags ? z.size() : 0), z_sq(mags ? z.size() : 0);  // the logits' magnitudes
   for (std::int64_t n0 = 0; n0 < tokens; n0 += chunk_tokens) {
     const std::int64_t rows = std::min(chunk_tokens, tokens - n0);
     const double* hc = h + n0 * hidden;
     if (mags) {
-      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.data(), vocab, z.data(), vocab, 0.0,
+      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.get(), vocab, z.data(), vocab, 0.0,
                       {z_abs.data(), z_sq.data()});
       chunk_grads(z.data(), z_sq.data(), rows, vocab, labels + n0, loss + n0, mags->loss_abs + n0,
                   mags->loss_rss + n0);
       matmul_k_blocks(rows, hidden, vocab, {z.data(), vocab}, w, hidden, dh + n0 * hidden, hidden, 0.0,
                       {mags->dh_abs + n0 * hidden, mags->dh_rss + n0 * hidden});
     } else {
-      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.data(), vocab, z.data(), vocab, 0.0);  // logits
+      matmul_k_blocks(rows, vocab, hidden, {hc, hidden}, wt.get(), vocab, z.data(), vocab, 0.0);  // logits
       chunk_grads(z.data(), nullptr, rows, vocab, labels + n0, loss + n0, nullptr, nullptr);       // z := dl
       matmul_k_blocks(rows, hidden, vocab, {z.data(), vocab}, w, hidden, dh + n0 * hidden, hidden, 0.0);
     }

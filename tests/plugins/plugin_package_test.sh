@@ -6,6 +6,7 @@
 # against a kwb of another version string are refused with exit 2 and the reason.
 #   plugin_package_test.sh BUILD_DIR SOURCE_DIR GENERATOR CUDA_COMPILER CUDA_ARCHITECTURES
 set -euo pipefail
+unset KWB_PLUGINS  # only the plugins each step names
 build=$1 source=$2 generator=$3 cuda_compiler=$4 cuda_archs=$5
 work=$(mktemp -d "${TMPDIR:-/tmp}/kwb-plugin-package.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -4,6 +4,7 @@
 // defects (the padding counted, a dropped token read) fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -35,6 +36,38 @@ TEST(MeanPoolingOracle, ForwardAveragesTheKeptTokensAndAnEmptySequencePoolsToZer
   EXPECT_DOUBLE_EQ(out[0].values[2], 0.0);
   EXPECT_DOUBLE_EQ(out[0].values[3], 0.0);
   EXPECT_DOUBLE_EQ(out[0].abs_sum[0], 2.0);  // (|1| + |3|) / 2: the A of the bound
+}
+
+// The oracles work in blocks of 256 columns and chunks of rows over the host's cores: at a width
+// of several blocks with a partial last one they must give, bit for bit, what a plain loop over
+// the tokens in order gives.
+TEST(MeanPoolingOracle, BlocksOfColumnsAndRowsGiveThePlainLoopsAnswerBitForBit) {
+  const PoolingAxes a{3, 5, 600};  // blocks of 256, 256 and 88 columns
+  const Op& fwd = registered_op("mean_pooling_fwd");
+  const Shape s = shape(a.batch, a.seq, a.hidden);
+  auto in = host_inputs(fwd.tensors(s, DType::fp32), 21);
+  for (int t = 0; t < 5; ++t) in[1].values[5 + t] = 0;  // an empty sequence
+  std::vector<double> y(a.batch * a.hidden), y_abs(a.batch * a.hidden), dx(a.batch * a.seq * a.hidden);
+  mean_pool_forward(a, in[0].values.data(), in[1].values.data(), y.data(), y_abs.data());
+  mean_pool_backward(a, y.data(), in[1].values.data(), dx.data());
+  for (std::int64_t b = 0; b < a.batch; ++b) {
+    double n = 0;
+    for (std::int64_t t = 0; t < a.seq; ++t) n += in[1].values[b * a.seq + t];
+    const double inv = 1.0 / std::max(n, 1.0);
+    for (std::int64_t c = 0; c < a.hidden; ++c) {
+      double sum = 0, abs_sum = 0;
+      for (std::int64_t t = 0; t < a.seq; ++t)
+        if (in[1].values[b * a.seq + t] != 0) {
+          sum += in[0].values[(b * a.seq + t) * a.hidden + c];
+          abs_sum += std::fabs(in[0].values[(b * a.seq + t) * a.hidden + c]);
+        }
+      ASSERT_EQ(y[b * a.hidden + c], sum * inv) << "batch " << b << " column " << c;
+      ASSERT_EQ(y_abs[b * a.hidden + c], abs_sum * inv) << "batch " << b << " column " << c;
+      for (std::int64_t t = 0; t < a.seq; ++t)
+        ASSERT_EQ(dx[(b * a.seq + t) * a.hidden + c],
+                  in[1].values[b * a.seq + t] != 0 ? y[b * a.hidden + c] * inv : 0.0);
+    }
+  }
 }
 
 TEST(MeanPoolingOracle, BackwardEqualsFiniteDifferencesOfTheForward) {

@@ -1,4 +1,5 @@
-// Entries on disk: read and check, write atomically, evict the least recently used, list, clear.
+// Entries on disk: read and check, write atomically, evict (unused for a week, then the least oracle
+// time saved per byte), list, clear.
 #include "harness/worker/oracle_cache/oracle_cache.hpp"
 
 #include <unistd.h>
@@ -68,6 +69,30 @@ void list_files(const fs::path& dir, std::vector<FileOnDisk>* entries, std::vect
 
 std::chrono::system_clock::time_point to_system(fs::file_time_type t) {
   return std::chrono::time_point_cast<std::chrono::system_clock::duration>(std::chrono::file_clock::to_sys(t));
+}
+
+// An entry (or one about to be written) as eviction weighs it.
+struct Candidate {
+  fs::path path;  // empty: the entry about to be written
+  std::uint64_t bytes = 0;
+  fs::file_time_type used;
+  bool unused = false;  // unused for kUnusedEntryAge
+  double ms_per_byte = 0;
+};
+
+Candidate candidate_of(const FileOnDisk& e, fs::file_time_type now) {
+  return {e.path, e.bytes, e.used, now - e.used > kUnusedEntryAge,
+          e.bytes > 0 ? saved_ms(e.path) / static_cast<double>(e.bytes) : 0.0};
+}
+
+// The order entries go in (see the header): unused for a week, oldest first; then the least oracle
+// time saved per byte; the least recently used first among equals.
+void sort_for_eviction(std::vector<Candidate>& order) {
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.unused != b.unused) return a.unused;
+    if (!a.unused && a.ms_per_byte != b.ms_per_byte) return a.ms_per_byte < b.ms_per_byte;
+    return a.used < b.used;
+  });
 }
 
 }  // namespace
@@ -141,7 +166,10 @@ std::optional<std::vector<HostTensor>> OracleCache::load(const OracleKey& key, s
 OracleCache::StoreResult OracleCache::store(const OracleKey& key, const std::vector<HostTensor>& outputs,
                                            double compute_ms) {
   if (writes_failed_.load()) return StoreResult::failed;
-  if (encoded_oracle_entry_size(key.text, outputs) > max_bytes_ / 4) return StoreResult::too_large;
+  const std::uint64_t size = encoded_oracle_entry_size(key.text, outputs);
+  if (size > max_bytes_ / 4) return StoreResult::too_large;
+  // Not written at all when it would be the first to go: a full cache of answers dearer per byte.
+  if (would_be_evicted(size, compute_ms)) return StoreResult::not_worth_a_place;
   const std::string bytes = encode_oracle_entry(key.text, outputs, compute_ms);
   try {
     atomic_write_file(entry_path(key), bytes);
@@ -165,28 +193,35 @@ void OracleCache::evict_to_bound() const {
   std::uint64_t total = 0;
   for (const FileOnDisk& e : entries) total += e.bytes;
   if (total <= max_bytes_) return;
-  // Eviction order (see the header): entries unused for a week, oldest first; then the least oracle
-  // time saved per byte; the least recently used first among equals.
-  struct Candidate {
-    const FileOnDisk* file;
-    bool unused;
-    double ms_per_byte;
-  };
   std::vector<Candidate> order;
   order.reserve(entries.size());
-  for (const FileOnDisk& e : entries)
-    order.push_back({&e, now - e.used > kUnusedEntryAge,
-                     e.bytes > 0 ? saved_ms(e.path) / static_cast<double>(e.bytes) : 0.0});
-  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.unused != b.unused) return a.unused;
-    if (!a.unused && a.ms_per_byte != b.ms_per_byte) return a.ms_per_byte < b.ms_per_byte;
-    return a.file->used < b.file->used;
-  });
+  for (const FileOnDisk& e : entries) order.push_back(candidate_of(e, now));
+  sort_for_eviction(order);
   for (const Candidate& c : order) {
     if (total <= max_bytes_) break;
-    fs::remove(c.file->path, ec);  // already gone (another worker evicted it): counted out all the same
-    total -= c.file->bytes;
+    fs::remove(c.path, ec);  // already gone (another worker evicted it): counted out all the same
+    total -= c.bytes;
   }
+}
+
+bool OracleCache::would_be_evicted(std::uint64_t bytes, double compute_ms) const {
+  std::vector<FileOnDisk> entries;
+  list_files(dir_, &entries, nullptr);
+  std::uint64_t total = bytes;
+  for (const FileOnDisk& e : entries) total += e.bytes;
+  if (total <= max_bytes_) return false;
+  const auto now = fs::file_time_type::clock::now();
+  std::vector<Candidate> order;
+  order.reserve(entries.size() + 1);
+  for (const FileOnDisk& e : entries) order.push_back(candidate_of(e, now));
+  order.push_back({{}, bytes, now, false, bytes > 0 ? compute_ms / static_cast<double>(bytes) : 0.0});
+  sort_for_eviction(order);
+  for (const Candidate& c : order) {
+    if (total <= max_bytes_) return false;
+    if (c.path.empty()) return true;
+    total -= c.bytes;
+  }
+  return false;
 }
 
 OracleCacheContents OracleCache::contents() const {

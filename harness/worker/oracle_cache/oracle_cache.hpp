@@ -66,7 +66,9 @@ class OracleCache {
   // entry used now. Never throws for what it finds on disk.
   std::optional<std::vector<HostTensor>> load(const OracleKey& key, std::string* miss = nullptr) const;
 
-  enum class StoreResult { stored, too_large, failed };
+  // not_worth_a_place: the folder is full of entries that save more oracle time per byte; the
+  // entry would have been the first evicted, so it is not written.
+  enum class StoreResult { stored, too_large, not_worth_a_place, failed };
   // Writes the entry, with what its oracle took (compute_ms, its worth when space is short), then
   // evicts down to the bound. A failed write is said once (through warn) and turns later stores of
   // this cache into no-ops; reads go on. Never throws.
@@ -75,6 +77,9 @@ class OracleCache {
   // Removes entries in the order above until the folder is within the bound, and temp files older
   // than an hour (a writer that died).
   void evict_to_bound() const;
+
+  // Whether an entry of `bytes` whose oracle took compute_ms would be the first to go if stored now.
+  bool would_be_evicted(std::uint64_t bytes, double compute_ms) const;
 
   OracleCacheContents contents() const;
   // Removes every entry and temp file (nothing else).

@@ -153,10 +153,15 @@ TEST(OracleCache, TheBoundKeepsTheEntriesThatSaveTheMostOracleTimePerByte) {
   ASSERT_EQ(cache.store(keys[4], outputs_of(1000, 7), ms[4]), OracleCache::StoreResult::stored);
   EXPECT_FALSE(fs::exists(cache.entry_path(keys[3]))) << "the entry that saves least stayed";
   for (int i : {0, 1, 2, 4}) EXPECT_TRUE(fs::exists(cache.entry_path(keys[i]))) << i;
-  // A newcomer that saves less than any entry held is the one that goes.
+  // A newcomer that saves less than any entry held would be the one to go: it is not written.
   const OracleKey cheap = key_named("op_f");
-  ASSERT_EQ(cache.store(cheap, outputs_of(1000, 8), 1), OracleCache::StoreResult::stored);
+  EXPECT_EQ(cache.store(cheap, outputs_of(1000, 8), 1), OracleCache::StoreResult::not_worth_a_place);
   EXPECT_FALSE(fs::exists(cache.entry_path(cheap)));
+  // While there is room, even a cheap one is stored.
+  OracleCache roomy(dir.path(), 100 * one);
+  EXPECT_EQ(roomy.store(cheap, outputs_of(1000, 8), 1), OracleCache::StoreResult::stored);
+  EXPECT_TRUE(fs::exists(cache.entry_path(cheap)));
+  fs::remove(cache.entry_path(cheap));
   for (int i : {0, 1, 2, 4}) EXPECT_TRUE(fs::exists(cache.entry_path(keys[i]))) << i;
   EXPECT_NEAR(cache.contents().saved_ms, 900 + 500 + 300 + 400, 1e-9);
 }
