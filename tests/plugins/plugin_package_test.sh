@@ -31,6 +31,13 @@ build_example() {  # PREFIX OUT
 build_example "$work/prefix" "$work/example"
 plugin=$work/example/libkwb_example_kernels.so
 [ -f "$plugin" ] || fail "the example's build made no $plugin"
+# It exports its two entry symbols and none of kwb's: an exported copy of an inline kwb function
+# would be bound to kwb's own by the dynamic linker (see kwb_plugin in CMakeLists.txt).
+exported=$(nm -D --defined-only -C "$plugin" | grep -E ' [TWVDBR] .*kwb::' || true)
+[ -z "$exported" ] || fail "the plugin exports kwb's symbols:
+$exported"
+nm -D --defined-only "$plugin" | grep -q ' kwb_plugin_abi_tag$' || fail "the plugin does not export kwb_plugin_abi_tag"
+nm -D --defined-only "$plugin" | grep -q ' kwb_plugin_register$' || fail "the plugin does not export kwb_plugin_register"
 
 # 3. Its op and variants in the catalogue, with the plugin's path and hash.
 out=$("$kwb" list --plugin "$plugin") || fail "kwb list --plugin $plugin exited $?"
