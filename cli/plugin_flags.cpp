@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/catalogue/plugin_loader.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "harness/plan/suite_file.hpp"
 
 namespace kwb::cli {
@@ -43,6 +44,29 @@ bool load_suite_plugins(const std::string& verb, const std::string& suite_path) 
     }
   }
   return true;
+}
+
+nlohmann::ordered_json plugins_json() {
+  auto list = nlohmann::ordered_json::array();
+  for (const PluginSource& p : Registry::instance().plugins()) list.push_back({{"path", p.path}, {"sha256", p.sha256}});
+  return list;
+}
+
+void load_journal_plugins(const nlohmann::ordered_json& plan_flags) {
+  const auto it = plan_flags.find(kJournalPluginsKey);
+  if (it == plan_flags.end()) return;
+  if (!it->is_array()) throw PluginError("the journal's header: plan_flags.plugins is not a list");
+  for (const auto& entry : *it) {
+    if (!entry.is_object() || !entry.contains("path") || !entry.contains("sha256") || !entry["path"].is_string() ||
+        !entry["sha256"].is_string())
+      throw PluginError("the journal's header: plan_flags.plugins holds an entry without a path and a sha256");
+    const std::string path = entry["path"].get<std::string>(), sha = entry["sha256"].get<std::string>();
+    // Loaded already (by --plugin): the same file must still be the one the run recorded.
+    const PluginSource source = load_plugin(path, Registry::instance(), sha);
+    if (source.sha256 != sha)
+      throw PluginError("plugin '" + path + "' changed since the run loaded it (sha256 " + sha + " then, " +
+                        source.sha256 + " now): resume with the build the run began with, or start a new run");
+  }
 }
 
 }  // namespace kwb::cli

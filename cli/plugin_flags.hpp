@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -22,5 +23,14 @@ bool load_plugin_flags(const std::string& verb, const std::vector<std::string>& 
 // nothing here (planning reports it, at its line); a refused plugin is reported as
 // "VERB: FILE:LINE:COLUMN: plugins[i]: <why>" and returns false.
 bool load_suite_plugins(const std::string& verb, const std::string& suite_path);
+
+// A run's journal header keeps the plugins it loaded, under this key of its plan flags:
+// [{"path": ..., "sha256": ...}, ...] in load order.
+inline constexpr const char* kJournalPluginsKey = "plugins";
+nlohmann::ordered_json plugins_json();
+
+// `--resume`: loads the plugins a journal's plan flags recorded, each refused (PluginError, naming
+// it and both hashes) when its file is no longer the one the run loaded. Throws std::invalid_argument.
+void load_journal_plugins(const nlohmann::ordered_json& plan_flags);
 
 }  // namespace kwb::cli

@@ -148,7 +148,9 @@ std::optional<int> take_journal_flags(RunFlags& f, std::optional<JournalContents
       throw ResumeError(fmt::format("--resume: there is no journal {}; give the --out folder of the run to resume",
                                     journal_path.string()));
     journal = read_journal_contents(journal_path);
-    RunFlags recorded = flags_from_journal(require_header(*journal, journal_path.string()).plan_flags);
+    const nlohmann::ordered_json& plan_flags = require_header(*journal, journal_path.string()).plan_flags;
+    load_journal_plugins(plan_flags);  // before planning: the plan names their ops
+    RunFlags recorded = flags_from_journal(plan_flags);
     recorded.resume = f.resume;
     recorded.no_measure = f.no_measure;
     recorded.out = f.resume;
@@ -175,6 +177,9 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
   RunPlan p;
   SessionOptions& options = p.options;
   options.plan_flags = given_flags;
+  // The plugins loaded (flags, suite, $KWB_PLUGINS), with their hashes: a resume loads the same
+  // files and refuses changed ones (plugin_flags.hpp).
+  if (!Registry::instance().plugins().empty()) options.plan_flags[kJournalPluginsKey] = plugins_json();
   PlannedRun planned = plan_run(f, Registry::instance());
   p.cases = std::move(planned.cases);
   options.suite = std::move(planned.suite);

@@ -44,7 +44,7 @@ struct LibraryHandle {
 
 }  // namespace
 
-PluginSource load_plugin(const std::filesystem::path& given, Registry& registry) {
+PluginSource load_plugin(const std::filesystem::path& given, Registry& registry, std::string_view expected_sha256) {
   const std::string quoted = "plugin '" + given.string() + "'";
   std::error_code ec;
   if (!std::filesystem::exists(given, ec))
@@ -65,7 +65,10 @@ PluginSource load_plugin(const std::filesystem::path& given, Registry& registry)
   } catch (const std::exception& e) {
     throw PluginError(quoted + ": " + e.what());
   }
-
+  if (!expected_sha256.empty() && source.sha256 != expected_sha256)
+    throw PluginError(quoted + " changed since the run loaded it (sha256 " + std::string(expected_sha256) +
+                      " then, " + source.sha256 + " now): it was rebuilt or replaced during the run; run again "
+                      "once it is built, so that every record is of one build");
   // 1. Load it. RTLD_NOW: a kwb symbol the plugin needs and this kwb lacks (a plugin built for
   //    another kwb) fails here, with its name, instead of at a later call. RTLD_LOCAL: one plugin's
   //    symbols never stand in for another's.
@@ -121,28 +124,51 @@ std::vector<LoadedPlugin> loaded_plugins(const Registry& registry) {
   return out;
 }
 
-void load_plugins_from_environment(Registry& registry) {
-  const char* value = std::getenv(kPluginsEnv);
-  if (!value) return;
-  const std::string list = value;
+namespace {
+
+// The non-empty items of a ':'-separated list.
+std::vector<std::string> colon_list(const char* value) {
+  std::vector<std::string> items;
+  const std::string list = value ? value : "";
   std::size_t start = 0;
   while (start <= list.size()) {
     const std::size_t end = std::min(list.find(':', start), list.size());
-    if (end > start) {
-      try {
-        load_plugin(list.substr(start, end - start), registry);
-      } catch (const PluginError& e) {
-        throw PluginError("$" + std::string(kPluginsEnv) + ": " + e.what());
-      }
-    }
+    if (end > start) items.push_back(list.substr(start, end - start));
     start = end + 1;
+  }
+  return items;
+}
+
+}  // namespace
+
+void load_plugins_from_environment(Registry& registry) {
+  const char* value = std::getenv(kPluginsEnv);
+  if (!value) return;
+  const std::vector<std::string> paths = colon_list(value);
+  const char* hashes_value = std::getenv(kPluginHashesEnv);
+  const std::vector<std::string> hashes = colon_list(hashes_value);
+  const std::string variables =
+      "$" + std::string(kPluginsEnv) + (hashes_value ? " and $" + std::string(kPluginHashesEnv) : "");
+  if (hashes_value && hashes.size() != paths.size())
+    throw PluginError(variables + ": " + std::to_string(paths.size()) + " plugin(s) but " +
+                      std::to_string(hashes.size()) + " hash(es); a run sets both for its workers (unset " +
+                      kPluginHashesEnv + " to load the plugins unchecked)");
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    try {
+      load_plugin(paths[i], registry, hashes_value ? std::string_view(hashes[i]) : std::string_view());
+    } catch (const PluginError& e) {
+      throw PluginError(variables + ": " + e.what());
+    }
   }
 }
 
 std::vector<std::pair<std::string, std::string>> plugin_environment(const Registry& registry) {
-  std::string list;
-  for (const PluginSource& p : registry.plugins()) list += (list.empty() ? "" : ":") + p.path;
-  return {{kPluginsEnv, list}};
+  std::string paths, hashes;
+  for (const PluginSource& p : registry.plugins()) {
+    paths += (paths.empty() ? "" : ":") + p.path;
+    hashes += (hashes.empty() ? "" : ":") + p.sha256;
+  }
+  return {{kPluginsEnv, paths}, {kPluginHashesEnv, hashes}};
 }
 
 }  // namespace kwb

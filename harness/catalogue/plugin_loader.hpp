@@ -34,8 +34,10 @@ struct LoadedPlugin {
 };
 
 // Loads the plugin at `path` into `registry`; a file already loaded into it (the same absolute
-// path) is not loaded again. Returns its source (absolute path, SHA-256). Throws PluginError.
-PluginSource load_plugin(const std::filesystem::path& path, Registry& registry = Registry::instance());
+// path) is not loaded again. Returns its source (absolute path, SHA-256). Throws PluginError, also
+// when `expected_sha256` is given and the file's bytes are not those (checked before it is loaded).
+PluginSource load_plugin(const std::filesystem::path& path, Registry& registry = Registry::instance(),
+                         std::string_view expected_sha256 = {});
 
 // Each plugin whose registrations `registry` holds, in load order.
 std::vector<LoadedPlugin> loaded_plugins(const Registry& registry = Registry::instance());
@@ -43,11 +45,18 @@ std::vector<LoadedPlugin> loaded_plugins(const Registry& registry = Registry::in
 // $KWB_PLUGINS: plugin paths separated by ':' (as PATH is).
 inline constexpr const char* kPluginsEnv = "KWB_PLUGINS";
 
-// Loads every plugin $KWB_PLUGINS names (nothing when unset or empty). Throws PluginError, its
-// message starting with the variable's name.
+// $KWB_PLUGINS_SHA256: the SHA-256 of each plugin of $KWB_PLUGINS, in its order, separated by ':'.
+// A run sets it for its workers, so that a worker (a restarted one too) refuses a plugin rebuilt
+// or replaced since the run loaded it: every record must be of the code its hash names.
+inline constexpr const char* kPluginHashesEnv = "KWB_PLUGINS_SHA256";
+
+// Loads every plugin $KWB_PLUGINS names (nothing when unset or empty), each checked against its
+// hash in $KWB_PLUGINS_SHA256 where that is set. Throws PluginError, its message starting with
+// the variable's name.
 void load_plugins_from_environment(Registry& registry = Registry::instance());
 
-// The variable that makes a worker load exactly the plugins `registry` holds (empty value: none).
+// The variables that make a worker load exactly the plugins `registry` holds, the very same files
+// (empty values: none).
 std::vector<std::pair<std::string, std::string>> plugin_environment(const Registry& registry = Registry::instance());
 
 }  // namespace kwb

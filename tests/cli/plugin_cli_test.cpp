@@ -8,6 +8,9 @@
 #include <fstream>
 
 #include "harness/catalogue/plugin_hash.hpp"
+#include "harness/record/journal.hpp"
+#include "harness/record/json_report.hpp"
+#include "tests/support/report_test_support.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/mentions.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -26,7 +29,7 @@ std::string plugin_path(const std::string& name) {
 
 // `kwb ARGS` with no GPU and no plugin inherited from the environment.
 test::CommandResult kwb(const std::string& args, const std::string& env = "") {
-  return test::run_command("env -u KWB_PLUGINS CUDA_VISIBLE_DEVICES= " + env + " " + shell_quote(KWB_CLI_PATH) +
+  return test::run_command("env -u KWB_PLUGINS -u KWB_PLUGINS_SHA256 CUDA_VISIBLE_DEVICES= " + env + " " + shell_quote(KWB_CLI_PATH) +
                            " " + args);
 }
 
@@ -57,6 +60,54 @@ TEST(PluginCli, TheSamePluginTwiceLoadsOnceAndTheEnvironmentLoadsItToo) {
   const auto bad_env = kwb("list", "KWB_PLUGINS=/no/such/libplugin.so");
   EXPECT_EQ(bad_env.exit_code, 2) << bad_env.output;
   EXPECT_TRUE(Mentions(bad_env, "$KWB_PLUGINS: plugin '/no/such/libplugin.so': no such file"));
+}
+
+// A run hands its workers each plugin's SHA-256 beside its path: a worker (a restarted one too)
+// refuses a plugin whose file changed since the run loaded it.
+TEST(PluginCli, AWorkerRefusesAPluginWhoseFileChangedSinceTheRunLoadedIt) {
+  const std::string good = plugin_path("good");
+  const std::string sha = sha256_hex_of_file(good);
+  const auto same = kwb("list", "KWB_PLUGINS=" + shell_quote(good) + " KWB_PLUGINS_SHA256=" + sha);
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_TRUE(Mentions(same, "\nplugin_test_copy "));
+  const std::string other(64, '0');
+  const auto changed = kwb("list", "KWB_PLUGINS=" + shell_quote(good) + " KWB_PLUGINS_SHA256=" + other);
+  EXPECT_EQ(changed.exit_code, 2) << changed.output;
+  EXPECT_TRUE(Mentions(changed, "changed since the run loaded it (sha256 " + other + " then, " + sha + " now)"));
+  const auto miscounted =
+      kwb("list", "KWB_PLUGINS=" + shell_quote(good) + " KWB_PLUGINS_SHA256=" + sha + ":" + other);
+  EXPECT_EQ(miscounted.exit_code, 2) << miscounted.output;
+  EXPECT_TRUE(Mentions(miscounted, "1 plugin(s) but 2 hash(es)"));
+}
+
+// A run's journal keeps the plugins it loaded with their hashes: `--resume` loads them again
+// (the plan names their ops) and refuses a file that changed since.
+TEST(PluginCli, AResumeLoadsTheJournalsPluginsAndRefusesAChangedOne) {
+  const std::string good = plugin_path("good");
+  const auto listed = kwb("run --plugin " + shell_quote(good) + " --op plugin_test_copy --dtype fp32 --list-cases 2>/dev/null");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  std::vector<std::string> plan;
+  for (std::size_t at = 0, end; (end = listed.output.find('\n', at)) != std::string::npos; at = end + 1)
+    if (listed.output.compare(at, 17, "plugin_test_copy:") == 0) plan.push_back(listed.output.substr(at, end - at));
+  ASSERT_FALSE(plan.empty()) << listed.output;
+  auto write_journal = [&](const test::TempDir& dir, const std::string& sha) {
+    JournalHeader header;
+    header.plan_flags = {{"op", {"plugin_test_copy"}}, {"dtype", {"fp32"}},
+                         {"plugins", {{{"path", good}, {"sha256", sha}}}}};
+    header.plan = plan;
+    header.run = test::rich_report().run;
+    Journal(dir / "out" / "journal.jsonl").write_header(header);
+  };
+  const test::TempDir same, changed;
+  write_journal(same, sha256_hex_of_file(good));
+  const auto resumed = kwb("run --resume " + shell_quote((same / "out").string()) + " --no-measure");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_FALSE(read_report_json(same / "out" / "report.json").run.complete);
+  const std::string other(64, 'f');
+  write_journal(changed, other);
+  const auto refused = kwb("run --resume " + shell_quote((changed / "out").string()) + " --no-measure");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(Mentions(refused, "changed since the run loaded it (sha256 " + other + " then"));
 }
 
 TEST(PluginCli, RunPlansAPluginsOpFromTheFlagAndFromASuite) {
