@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "harness/catalogue/parallel_chunks.hpp"
@@ -49,36 +48,32 @@ void matmul_k_blocks(std::int64_t m, std::int64_t n, std::int64_t k, ref::Matrix
   ref::matmul_fp64_k_blocks(m, n, k, kBlock, a, {b, ldb}, c, ldc, beta, mag);
 }
 
-// Rows [0, rows) of a logits chunk replaced by their gradient rows, losses written; threaded by
-// rows (each thread owns whole rows: the result does not depend on the thread count). With
-// z_sq (the logits' sums of squared terms), the loss's magnitudes too.
+// Rows [0, rows) of a logits chunk replaced by their gradient rows, losses written; over the
+// host's cores by blocks of whole rows (each row's result depends on that row alone, so not on the
+// thread count). With z_sq (the logits' sums of squared terms), the loss's magnitudes too.
 void chunk_grads(double* z, const double* z_sq, std::int64_t rows, std::int64_t vocab, const double* labels,
                  double* loss, double* loss_abs, double* loss_rss) {
-  auto work = [=](std::int64_t first, std::int64_t last) {
-    std::vector<double> row(static_cast<std::size_t>(vocab));
-    for (std::int64_t r = first; r < last; ++r) {
-      double* zr = z + r * vocab;
-      loss[r] = lce_token_grad(zr, vocab, static_cast<long long>(labels[r]), row.data());
-      if (z_sq) {
-        double sa = 0, sq = 0;
-        for (std::int64_t v = 0; v < vocab; ++v) {
-          sa += std::fabs(row[v] * zr[v]);
-          sq += row[v] * row[v] * z_sq[r * vocab + v];
+  const std::int64_t rows_per_block = std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::int64_t>(vocab, 1));
+  parallel_chunks(
+      rows,
+      [=](std::int64_t, std::int64_t first, std::int64_t last) {
+        std::vector<double> row(static_cast<std::size_t>(vocab));
+        for (std::int64_t r = first; r < last; ++r) {
+          double* zr = z + r * vocab;
+          loss[r] = lce_token_grad(zr, vocab, static_cast<long long>(labels[r]), row.data());
+          if (z_sq) {
+            double sa = 0, sq = 0;
+            for (std::int64_t v = 0; v < vocab; ++v) {
+              sa += std::fabs(row[v] * zr[v]);
+              sq += row[v] * row[v] * z_sq[r * vocab + v];
+            }
+            loss_abs[r] = sa;
+            loss_rss[r] = std::sqrt(sq);
+          }
+          std::copy(row.begin(), row.end(), zr);
         }
-        loss_abs[r] = sa;
-        loss_rss[r] = std::sqrt(sq);
-      }
-      std::copy(row.begin(), row.end(), zr);
-    }
-  };
-  const std::int64_t threads =
-      std::clamp<std::int64_t>(rows * vocab / (1 << 18), 1, std::min<std::int64_t>(ref::oracle_threads(), rows));
-  std::vector<std::thread> pool;
-  const std::int64_t per = (rows + threads - 1) / threads;
-  for (std::int64_t t = 1; t < threads; ++t)
-    pool.emplace_back(work, std::min(rows, t * per), std::min(rows, (t + 1) * per));
-  work(0, std::min(rows, per));
-  for (auto& th : pool) th.join();
+      },
+      rows_per_block);
 }
 
 // W^T [D, V] from W [V, D], in 64 x 64 tiles over the host's cores: walking W's rows and writing

@@ -19,6 +19,20 @@
 #include "harness/catalogue/tolerance.hpp"
 
 namespace kwb {
+namespace {
+
+// 1 / max(n_b, 1) for each sequence, n_b its kept tokens.
+std::vector<double> inverse_counts(const PoolingAxes& a, const double* mask) {
+  std::vector<double> inv(static_cast<std::size_t>(a.batch));
+  for (std::int64_t b = 0; b < a.batch; ++b) {
+    double n = 0;
+    for (std::int64_t s = 0; s < a.seq; ++s) n += mask[b * a.seq + s];
+    inv[static_cast<std::size_t>(b)] = 1.0 / std::max(n, 1.0);
+  }
+  return inv;
+}
+
+}  // namespace
 
 // Over the host's cores in blocks of columns of one sequence; within a block the tokens are read
 // in order, a row segment at a time (the first version summed one column at a time down the
@@ -29,15 +43,13 @@ void mean_pool_forward(const PoolingAxes& a, const double* x, const double* mask
   const auto [batch, seq, hidden] = a;
   constexpr std::int64_t kColumns = 256;
   const std::int64_t column_blocks = (hidden + kColumns - 1) / kColumns;
+  const std::vector<double> inv = inverse_counts(a, mask);
   parallel_chunks(
       batch * column_blocks,
       [&](std::int64_t, std::int64_t begin, std::int64_t end) {
         for (std::int64_t block = begin; block < end; ++block) {
           const std::int64_t b = block / column_blocks, c0 = (block % column_blocks) * kColumns;
           const std::int64_t width = std::min(kColumns, hidden - c0);
-          double n = 0;
-          for (std::int64_t s = 0; s < seq; ++s) n += mask[b * seq + s];
-          const double inv = 1.0 / std::max(n, 1.0);
           double sum[kColumns] = {}, abs_sum[kColumns] = {};
           for (std::int64_t s = 0; s < seq; ++s) {
             if (mask[b * seq + s] == 0) continue;
@@ -48,8 +60,8 @@ void mean_pool_forward(const PoolingAxes& a, const double* x, const double* mask
             }
           }
           for (std::int64_t c = 0; c < width; ++c) {
-            y[b * hidden + c0 + c] = sum[c] * inv;
-            if (y_abs_sum) y_abs_sum[b * hidden + c0 + c] = abs_sum[c] * inv;
+            y[b * hidden + c0 + c] = sum[c] * inv[b];
+            if (y_abs_sum) y_abs_sum[b * hidden + c0 + c] = abs_sum[c] * inv[b];
           }
         }
       },
@@ -58,12 +70,7 @@ void mean_pool_forward(const PoolingAxes& a, const double* x, const double* mask
 
 void mean_pool_backward(const PoolingAxes& a, const double* dy, const double* mask, double* dx) {
   const auto [batch, seq, hidden] = a;
-  std::vector<double> inv(static_cast<std::size_t>(batch));
-  for (std::int64_t b = 0; b < batch; ++b) {
-    double n = 0;
-    for (std::int64_t s = 0; s < seq; ++s) n += mask[b * seq + s];
-    inv[b] = 1.0 / std::max(n, 1.0);
-  }
+  const std::vector<double> inv = inverse_counts(a, mask);
   // Token rows over the host's cores: each element is written once, from dy and the mask alone.
   parallel_chunks(
       batch * seq,
