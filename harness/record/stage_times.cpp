@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 
 namespace kwb {
 namespace {
@@ -75,13 +77,27 @@ TimeReport time_report(const std::vector<std::pair<std::string, double>>& sessio
     name.resize(name.size() - 3);  // "_ms"
     report.cases.push_back({name, 0.0, f.what});
   }
+  std::map<std::string, TimeReportOp> by_op;
   for (const CaseRecord& c : cases) {
     if (!c.stages) continue;
     ++report.cases_with_stages;
     report.groups_prepared += c.stages->inputs_ms > 0;
     for (std::size_t i = 0; i < kStageFields.size(); ++i)
       report.cases[i].seconds += (*c.stages).*kStageFields[i].member / 1000.0;
+    TimeReportOp& op = by_op[c.op];
+    op.op = c.op;
+    ++op.cases;
+    op.total_s += c.stages->total_ms() / 1000.0;
+    op.inputs_s += c.stages->inputs_ms / 1000.0;
+    op.oracle_s += c.stages->oracle_ms / 1000.0;
+    op.verify_s += c.stages->verify_ms / 1000.0;
+    op.measure_s += c.stages->measure_ms / 1000.0;
+    op.oracle_background_s += c.stages->oracle_background_ms / 1000.0;
+    op.oracle_from_cache += c.verify && c.verify->oracle_source == "cache";
   }
+  for (auto& [name, op] : by_op) report.ops.push_back(std::move(op));
+  std::stable_sort(report.ops.begin(), report.ops.end(),
+                   [](const TimeReportOp& a, const TimeReportOp& b) { return a.total_s > b.total_s; });
   return report;
 }
 
@@ -96,6 +112,35 @@ std::string format_time_report(const TimeReport& report) {
                      report.groups_prepared);
   for (const auto& line : report.cases)
     out += fmt::format("    {:<12} {:9.1f} s  {}  {}\n", line.stage, line.seconds, share(line.seconds), line.what);
+  if (report.ops.empty()) return out;
+  out += fmt::format("  by op (seconds; total is every stage of its cases; the background oracle is not wall time):\n");
+  out += fmt::format("    {:<28} {:>5} {:>8} {:>7} {:>7} {:>7} {:>8} {:>10} {:>12}\n", "op", "cases", "total", "inputs",
+                     "oracle", "verify", "measure", "background", "oracle cache");
+  const auto line = [&](const TimeReportOp& op) {
+    out += fmt::format("    {:<28} {:>5} {:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>8.1f} {:>10.1f} {:>12}\n", op.op, op.cases,
+                       op.total_s, op.inputs_s, op.oracle_s, op.verify_s, op.measure_s, op.oracle_background_s,
+                       fmt::format("{}/{}", op.oracle_from_cache, op.cases));
+  };
+  TimeReportOp rest;
+  for (std::size_t i = 0; i < report.ops.size(); ++i) {
+    if (i < kTimeReportOps) {
+      line(report.ops[i]);
+      continue;
+    }
+    const TimeReportOp& op = report.ops[i];
+    rest.cases += op.cases;
+    rest.total_s += op.total_s;
+    rest.inputs_s += op.inputs_s;
+    rest.oracle_s += op.oracle_s;
+    rest.verify_s += op.verify_s;
+    rest.measure_s += op.measure_s;
+    rest.oracle_background_s += op.oracle_background_s;
+    rest.oracle_from_cache += op.oracle_from_cache;
+  }
+  if (report.ops.size() > kTimeReportOps) {
+    rest.op = fmt::format("({} other ops)", report.ops.size() - kTimeReportOps);
+    line(rest);
+  }
   return out;
 }
 

@@ -100,5 +100,47 @@ TEST(TimeReport, SumsTheCasesStagesAndSharesThemAgainstTheWallTime) {
   EXPECT_NE(text.find("1 input groups prepared"), std::string::npos) << text;
 }
 
+// By op, the longest first, with how many cases read their oracle from the cache; past
+// kTimeReportOps ops the rest share one line.
+TEST(TimeReport, BreaksTheCasesDownByOpLongestFirstWithTheirCacheHits) {
+  std::vector<CaseRecord> cases;
+  const auto add = [&](const std::string& op, double oracle_ms, double measure_ms, const std::string& source) {
+    CaseRecord c;
+    c.op = op;
+    c.stages = CaseStageTimes{};
+    c.stages->oracle_ms = oracle_ms;
+    c.stages->measure_ms = measure_ms;
+    c.stages->oracle_background_ms = 500;
+    c.verify = VerifyResult{};
+    c.verify->oracle_source = source;
+    cases.push_back(c);
+  };
+  add("softmax_fwd", 1000, 2000, "cache");
+  add("softmax_fwd", 0, 2000, "cache");
+  add("cross_entropy", 9000, 1000, "computed");
+  add("rmsnorm_fwd", 0, 500, "computed");
+  const TimeReport r = time_report({{"cases", 20.0}}, cases);
+  ASSERT_EQ(r.ops.size(), 3u);
+  EXPECT_EQ(r.ops[0].op, "cross_entropy");
+  EXPECT_DOUBLE_EQ(r.ops[0].total_s, 10.0) << "the background oracle is not wall time";
+  EXPECT_EQ(r.ops[1].op, "softmax_fwd");
+  EXPECT_EQ(r.ops[1].cases, 2);
+  EXPECT_DOUBLE_EQ(r.ops[1].oracle_s, 1.0);
+  EXPECT_DOUBLE_EQ(r.ops[1].measure_s, 4.0);
+  EXPECT_DOUBLE_EQ(r.ops[1].oracle_background_s, 1.0);
+  EXPECT_EQ(r.ops[1].oracle_from_cache, 2);
+  EXPECT_EQ(r.ops[2].op, "rmsnorm_fwd");
+  const std::string text = format_time_report(r);
+  EXPECT_NE(text.find("by op"), std::string::npos) << text;
+  EXPECT_LT(text.find("cross_entropy"), text.find("softmax_fwd")) << text;
+  EXPECT_NE(text.find(" 2/2\n"), std::string::npos) << "softmax's cache hits: " << text;
+  EXPECT_NE(text.find(" 0/1\n"), std::string::npos) << text;
+
+  for (int i = 0; i < 10; ++i) add("op_" + std::to_string(i), 0, 10.0 * (i + 1), "computed");
+  const std::string many = format_time_report(time_report({{"cases", 20.0}}, cases));
+  EXPECT_NE(many.find("(5 other ops)"), std::string::npos) << many;  // 13 ops, 8 listed
+  EXPECT_EQ(many.find("op_0 "), std::string::npos) << "the shortest op has a line of its own: " << many;
+}
+
 }  // namespace
 }  // namespace kwb
