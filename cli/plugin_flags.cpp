@@ -62,10 +62,16 @@ void load_journal_plugins(const nlohmann::ordered_json& plan_flags) {
       throw PluginError("the journal's header: plan_flags.plugins holds an entry without a path and a sha256");
     const std::string path = entry["path"].get<std::string>(), sha = entry["sha256"].get<std::string>();
     // Loaded already (by --plugin): the same file must still be the one the run recorded.
-    const PluginSource source = load_plugin(path, Registry::instance(), sha);
+    const std::string advice = ": resume with the build the run began with, or start a new run";
+    PluginSource source;
+    try {
+      source = load_plugin(path, Registry::instance(), sha);
+    } catch (const PluginError& e) {
+      throw PluginError("the journal's plugin: " + std::string(e.what()) + advice);
+    }
     if (source.sha256 != sha)
       throw PluginError("plugin '" + path + "' changed since the run loaded it (sha256 " + sha + " then, " +
-                        source.sha256 + " now): resume with the build the run began with, or start a new run");
+                        source.sha256 + " now)" + advice);
   }
 }
 

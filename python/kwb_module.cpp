@@ -13,7 +13,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,10 +89,13 @@ py::list catalogue(bool include_test_variants) {
 
 // The keyword arguments of plan() and Session(), as the request layer's settings. Lists of names
 // may also be given as one comma-separated string, as on the command line.
+// Settings left at None are not given: a suite's own values stand for them, as for a flag left
+// out of `kwb run --suite` (a value given, even the default, wins over the suite's).
 struct PlanArguments {
   std::vector<std::string> ops, variants, dtypes, axes;
-  std::string shapes = "default", mode = "cold", preset = "default", suite;
-  std::uint64_t seed = 1;
+  std::optional<std::string> shapes, mode, preset;
+  std::optional<std::uint64_t> seed;
+  std::string suite;
   bool include_test_variants = false;
   bool datasheet_ceilings = false;
 };
@@ -101,19 +106,37 @@ RunSettings settings_of(const PlanArguments& a) {
   s.variants = a.variants;
   s.dtypes = a.dtypes;
   s.axes = a.axes;
-  s.shapes = a.shapes;
-  s.mode = a.mode;
-  s.preset = a.preset;
-  s.seed = std::to_string(a.seed);
+  if (a.shapes) s.shapes = *a.shapes;
+  if (a.mode) s.mode = *a.mode;
+  if (a.preset) s.preset = *a.preset;
+  if (a.seed) s.seed = std::to_string(*a.seed);
   s.suite = a.suite;
   s.include_test_variants = a.include_test_variants;
   s.datasheet_ceilings = a.datasheet_ceilings;
   s.given.axis = !a.axes.empty();
-  s.given.shapes = a.shapes != "default";
-  s.given.mode = a.mode != "cold";
-  s.given.preset = a.preset != "default";
-  s.given.seed = a.seed != 1;
+  s.given.shapes = a.shapes.has_value();
+  s.given.mode = a.mode.has_value();
+  s.given.preset = a.preset.has_value();
+  s.given.seed = a.seed.has_value();
   return s;
+}
+
+// The settings given, as `kwb run` records its flags in the journal's header (cli/run_command.cpp,
+// kPlanFlags), so that `kwb run --resume OUT` continues a run started from Python.
+nlohmann::ordered_json plan_flags_of(const PlanArguments& a) {
+  auto j = nlohmann::ordered_json::object();
+  if (!a.ops.empty()) j["op"] = a.ops;
+  if (!a.variants.empty()) j["variant"] = a.variants;
+  if (!a.dtypes.empty()) j["dtype"] = a.dtypes;
+  if (!a.axes.empty()) j["axis"] = a.axes;
+  if (a.shapes) j["shapes"] = *a.shapes;
+  if (a.mode) j["mode"] = *a.mode;
+  if (a.preset) j["preset"] = *a.preset;
+  if (a.seed) j["seed"] = std::to_string(*a.seed);
+  if (!a.suite.empty()) j["suite"] = a.suite;
+  if (a.include_test_variants) j["include-test-variants"] = true;
+  if (a.datasheet_ceilings) j["datasheet-ceilings"] = true;
+  return j;
 }
 
 PlannedRun plan_or_raise(const PlanArguments& a) {
@@ -164,6 +187,7 @@ class PySession {
     o.ceilings = planned_.ceilings;
     o.suite = planned_.suite;
     o.command_line = "python: kwb.Session";
+    o.plan_flags = plan_flags_of(a);
     o.settings["started_by"] = "kwb Python module";
     options_ = std::move(o);
   }
@@ -176,7 +200,8 @@ class PySession {
 
   py::dict run(const std::function<void(py::object, py::dict)>& on_record,
                const std::function<void(std::string, py::dict)>& on_started) {
-    if (session_) throw std::logic_error("this Session has run already: make another to run again");
+    if (ran_) throw std::logic_error("this Session has run already: make another to run again");
+    ran_ = true;
     SessionCallbacks callbacks;
     if (on_record)
       callbacks.on_record = [this, on_record](const CaseRecord& r, const SessionProgress& p) {
@@ -187,11 +212,37 @@ class PySession {
         call_back([&] { on_started(case_identity(c), progress_to_python(p)); });
       };
     session_ = std::make_unique<Session>(planned_.cases, options_, std::unique_ptr<CaseExecutor>{}, std::move(callbacks));
+    if (cancel_before_run_) session_->cancel(CancelMode::finish_current);
+    // The session runs on a thread of its own while this one waits without the GIL, in slices,
+    // so that Ctrl-C (KeyboardInterrupt, a notebook's interrupt) is seen: the first stops the run
+    // after the case in flight, a second abandons that case; the interrupt is raised once the
+    // run has ended and written its report.
+    session_->start();
+    std::optional<py::error_already_set> interrupt;
+    for (int interrupts = 0;;) {
+      bool finished;
+      {
+        py::gil_scoped_release release;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        finished = session_->progress().state == SessionState::finished;
+      }
+      if (finished) break;
+      if (PyErr_CheckSignals() != 0) {
+        if (interrupt) PyErr_Clear();
+        else interrupt.emplace();  // takes the pending exception
+        session_->cancel(++interrupts == 1 ? CancelMode::finish_current : CancelMode::abandon_current);
+      }
+    }
     SessionResult result;
     {
       py::gil_scoped_release release;
-      result = session_->run();
+      result = session_->wait();
     }
+    // The session (and the callbacks it holds, which may refer to this object) goes now, with the
+    // GIL held: a cycle through them would be one Python's collector cannot see.
+    last_progress_ = session_->progress();
+    session_.reset();
+    if (interrupt) throw std::move(*interrupt);
     if (callback_error_) {
       py::error_already_set error = std::move(*callback_error_);
       callback_error_.reset();
@@ -206,11 +257,16 @@ class PySession {
   }
 
   // From another Python thread while run() blocks, or from a callback.
+  // Before run(): the run stops before its first case.
   void cancel(bool abandon_current) {
     if (session_) session_->cancel(abandon_current ? CancelMode::abandon_current : CancelMode::finish_current);
+    else if (!ran_) cancel_before_run_ = true;
   }
 
-  py::object progress() const { return session_ ? py::object(progress_to_python(session_->progress())) : py::none(); }
+  py::object progress() const {
+    if (session_) return progress_to_python(session_->progress());
+    return ran_ ? py::object(progress_to_python(last_progress_)) : py::none();
+  }
 
  private:
   template <class F>
@@ -221,17 +277,26 @@ class PySession {
       f();
     } catch (py::error_already_set& e) {
       callback_error_.emplace(std::move(e));
-      session_->cancel(CancelMode::finish_current);
+      if (session_) session_->cancel(CancelMode::finish_current);
     }
   }
 
   PlannedRun planned_;
   SessionOptions options_;
-  std::unique_ptr<Session> session_;
+  std::unique_ptr<Session> session_;  // while run() runs
+  bool ran_ = false;
+  bool cancel_before_run_ = false;
+  SessionProgress last_progress_;
   std::optional<py::error_already_set> callback_error_;
 };
 
-py::object load_report(const std::string& path) {
+// A path given as str or os.PathLike (pathlib.Path).
+std::string path_text(const py::object& path) {
+  return py::str(py::module_::import("os").attr("fspath")(path)).cast<std::string>();
+}
+
+py::object load_report(const py::object& path_like) {
+  const std::string path = path_text(path_like);
   try {
     return to_python(report_to_json(read_report_json(path)));
   } catch (const std::exception& e) {  // ReportError: what, where, how to fix
@@ -242,7 +307,7 @@ py::object load_report(const std::string& path) {
 // The report's cases as a pandas DataFrame, one row per case, nested fields flattened with dots
 // ("timing.span.median"). pandas is needed only here.
 py::object report_dataframe(py::object report) {
-  if (py::isinstance<py::str>(report)) report = load_report(report.cast<std::string>());
+  if (!py::isinstance<py::dict>(report)) report = load_report(report);  // a path
   py::module_ pandas;
   try {
     pandas = py::module_::import("pandas");
@@ -253,7 +318,7 @@ py::object report_dataframe(py::object report) {
   return pandas.attr("json_normalize")(report["cases"]);
 }
 
-// Argument lists: a list of names, or one comma-separated string.
+// ops, variants, dtypes: a list of names, or one comma-separated string.
 std::vector<std::string> names(const py::object& value, const char* what) {
   if (value.is_none()) return {};
   if (py::isinstance<py::str>(value)) {
@@ -276,41 +341,66 @@ std::vector<std::string> names(const py::object& value, const char* what) {
   }
 }
 
-// axes: {"rows": [1024, 4096], "cols": 4096, "causal": "0,1"} or ["rows=1024,4096", ...].
+// One axis value as the --axis grammar writes it: True/False as the 1/0 of a switch.
+std::string axis_value(const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "1" : "0";
+  return py::str(v).cast<std::string>();
+}
+
+// axes: {"rows": [1024, 4096], "cols": 4096, "causal": True, "softcap": "0,30"} (a value may be any
+// iterable: a list, a tuple, a range), or NAME=VALUES assignments: one string, or a list of them.
 std::vector<std::string> axis_assignments(const py::object& value) {
   if (value.is_none()) return {};
-  if (!py::isinstance<py::dict>(value)) return names(value, "axes");
+  if (py::isinstance<py::str>(value)) return {value.cast<std::string>()};
+  if (!py::isinstance<py::dict>(value)) {
+    try {
+      return value.cast<std::vector<std::string>>();
+    } catch (const py::cast_error&) {
+      throw py::type_error("axes takes a dict {name: values}, a NAME=VALUES string, or a list of them");
+    }
+  }
   std::vector<std::string> out;
   for (auto [key, v] : value.cast<py::dict>()) {
     std::string text = py::str(key).cast<std::string>() + "=";
-    if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    if (!py::isinstance<py::str>(v) && py::isinstance<py::iterable>(v)) {
       bool first = true;
       for (auto item : v) {
-        text += (first ? "" : ",") + py::str(item).cast<std::string>();
+        text += (first ? "" : ",") + axis_value(item);
         first = false;
       }
     } else {
-      text += py::str(v).cast<std::string>();
+      text += axis_value(v);
     }
     out.push_back(text);
   }
   return out;
 }
 
+std::optional<std::string> optional_text(const py::object& value) {
+  if (value.is_none()) return std::nullopt;
+  return py::str(value).cast<std::string>();
+}
+
 PlanArguments plan_arguments(const py::object& ops, const py::object& variants, const py::object& dtypes,
-                             const py::object& axes, const std::string& shapes, const std::string& mode,
-                             const std::string& preset, std::uint64_t seed, const std::string& suite,
+                             const py::object& axes, const py::object& shapes, const py::object& mode,
+                             const py::object& preset, const py::object& seed, const py::object& suite,
                              bool include_test_variants, bool datasheet_ceilings) {
   PlanArguments a;
   a.ops = names(ops, "ops");
   a.variants = names(variants, "variants");
   a.dtypes = names(dtypes, "dtypes");
   a.axes = axis_assignments(axes);
-  a.shapes = shapes;
-  a.mode = mode;
-  a.preset = preset;
-  a.seed = seed;
-  a.suite = suite;
+  a.shapes = optional_text(shapes);
+  a.mode = optional_text(mode);
+  a.preset = optional_text(preset);
+  if (!seed.is_none()) {
+    try {
+      a.seed = seed.cast<std::uint64_t>();
+    } catch (const py::cast_error&) {
+      throw py::value_error("seed takes an integer from 0 to 2^64-1");
+    }
+  }
+  if (!suite.is_none()) a.suite = path_text(suite);
   a.include_test_variants = include_test_variants;
   a.datasheet_ceilings = datasheet_ceilings;
   return a;
@@ -326,39 +416,45 @@ PYBIND11_MODULE(kwb, m) {
   m.def("worker", &default_worker, "The kwb executable whose worker runs the cases ($KWB_WORKER_EXE overrides it)");
   m.def("catalogue", &catalogue, py::arg("include_test_variants") = false,
         "Every op: name, description, dtypes, axes, and its variants (name, role, description, tunables)");
+  // shapes, mode, preset, seed: None (not given) lets a suite's own values stand, as a flag left out.
 #define KWB_PLAN_ARGS                                                                                           \
   py::arg("ops") = py::none(), py::arg("variants") = py::none(), py::arg("dtypes") = py::none(),                \
-  py::arg("axes") = py::none(), py::arg("shapes") = "default", py::arg("mode") = "cold",                        \
-  py::arg("preset") = "default", py::arg("seed") = 1, py::arg("suite") = "",                                    \
+  py::arg("axes") = py::none(), py::arg("shapes") = py::none(), py::arg("mode") = py::none(),                   \
+  py::arg("preset") = py::none(), py::arg("seed") = py::none(), py::arg("suite") = py::none(),                  \
   py::arg("include_test_variants") = false, py::arg("datasheet_ceilings") = false
   m.def(
       "plan",
-      [](py::object ops, py::object variants, py::object dtypes, py::object axes, std::string shapes,
-         std::string mode, std::string preset, std::uint64_t seed, std::string suite, bool tests,
-         bool datasheet) {
+      [](py::object ops, py::object variants, py::object dtypes, py::object axes, py::object shapes, py::object mode,
+         py::object preset, py::object seed, py::object suite, bool tests, bool datasheet) {
         return plan(plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet));
       },
       KWB_PLAN_ARGS,
       "The case identities `kwb run` would run with these settings (ValueError names a bad one); needs no GPU");
   py::class_<PySession>(m, "Session", "One run of a plan, as `kwb run` runs it (in a kwb worker process)")
-      .def(py::init([](py::object ops, py::object variants, py::object dtypes, py::object axes, std::string shapes,
-                       std::string mode, std::string preset, std::uint64_t seed, std::string suite, bool tests,
-                       bool datasheet, std::optional<std::string> out, std::string worker, int device) {
+      .def(py::init([](py::object ops, py::object variants, py::object dtypes, py::object axes, py::object shapes,
+                       py::object mode, py::object preset, py::object seed, py::object suite, bool tests,
+                       bool datasheet, py::object out, std::string worker, int device) {
+             std::optional<std::string> out_dir;
+             if (!out.is_none()) out_dir = path_text(out);
              return std::make_unique<PySession>(
                  plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet),
-                 out, worker, device);
+                 out_dir, worker, device);
            }),
            KWB_PLAN_ARGS, py::arg("out") = py::none(), py::arg("worker") = "", py::arg("device") = 0)
       .def_property_readonly("cases", &PySession::cases, "The planned case identities, in plan order")
       .def("run", &PySession::run, py::arg("on_record") = nullptr, py::arg("on_started") = nullptr,
            "Runs the plan; returns {outcome, message, report, write_errors}. outcome: completed, cancelled, "
-           "no_gpu (nothing ran: message says why) or bad_input")
+           "no_gpu (nothing ran: message says why) or bad_input. Ctrl-C stops it after the case in flight "
+           "(a second one abandons that case) and is raised once the report is written")
       .def("cancel", &PySession::cancel, py::arg("abandon_current") = false,
-           "Stops the run after the case in flight (or now, abandoning it); the report keeps what finished")
-      .def("progress", &PySession::progress, "done, total, failed, elapsed_s, eta_s, current; None before run()");
+           "Stops the run after the case in flight (or now, abandoning it); the report keeps what finished. "
+           "Before run(): the run stops before its first case")
+      .def("progress", &PySession::progress,
+           "done, total, failed, elapsed_s, eta_s, current, cancel_requested; None before run()");
 #undef KWB_PLAN_ARGS
   m.def("load_report", &load_report, py::arg("path"),
-        "A report.json as plain objects: {schema, run, cases, ...}; ValueError says what is wrong and where");
+        "A report.json (str or os.PathLike) as plain objects: {schema, run, cases, ...}; ValueError says what "
+        "is wrong and where");
   m.def("dataframe", &report_dataframe, py::arg("report"),
-        "A report (a path or what load_report returned) as a pandas DataFrame, one row per case");
+        "A report (a path, or what load_report returned) as a pandas DataFrame, one row per case");
 }

@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -14,7 +15,9 @@ SAMPLE = ROOT / "samples" / "h100-mean-pooling" / "report.json"
 
 
 def kwb_cli(*args):
-    return subprocess.run([kwb.worker(), *args], capture_output=True, text=True)
+    """The command line the module binds, with no plugin inherited from the environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KWB_PLUGINS", "KWB_PLUGINS_SHA256")}
+    return subprocess.run([kwb.worker(), *args], capture_output=True, text=True, env=env)
 
 
 def test_the_catalogue_lists_ops_with_their_axes_dtypes_and_variants():
@@ -37,6 +40,16 @@ def test_a_plan_is_the_one_kwb_run_makes_from_the_same_settings():
     assert cli.returncode == 0, cli.stderr
     assert ids == cli.stdout.split()
     assert len(ids) > 4 and all(i.startswith("rmsnorm_fwd:") for i in ids)
+    # The other forms of axes: one assignment string, a list of them, any iterable of values.
+    assert kwb.plan(ops="rmsnorm_fwd", dtypes="bf16,fp16", axes=["rows=1024", "cols=512,4096"]) == ids
+    assert kwb.plan(ops="rmsnorm_fwd", dtypes="bf16,fp16", axes={"rows": (1024,), "cols": "512,4096"}) == ids
+    one = kwb.plan(ops="rmsnorm_fwd", dtypes="bf16", axes="cols=512,4096")
+    assert one == kwb_cli("run", "--op", "rmsnorm_fwd", "--dtype", "bf16", "--axis", "cols=512,4096",
+                          "--list-cases").stdout.split()
+    # A 0/1 switch takes True and False.
+    causal = kwb.plan(ops="attention_fwd", dtypes="bf16", axes={"causal": [False, True]})
+    assert causal == kwb_cli("run", "--op", "attention_fwd", "--dtype", "bf16", "--axis", "causal=0,1",
+                             "--list-cases").stdout.split()
     # A whole suite file plans too.
     suite = kwb.plan(suite=str(ROOT / "suites" / "smoke.yaml"))
     cli = kwb_cli("run", "--suite", str(ROOT / "suites" / "smoke.yaml"), "--list-cases")
@@ -104,6 +117,7 @@ def test_an_exception_in_a_callback_stops_the_run_and_is_raised_again(tmp_path):
 
 
 def test_a_report_loads_as_the_json_it_is():
+    assert kwb.load_report(SAMPLE) == kwb.load_report(str(SAMPLE)), "a pathlib.Path is a path too"
     report = kwb.load_report(str(SAMPLE))
     raw = json.loads(SAMPLE.read_text())
     assert len(report["cases"]) == len(raw["cases"]) > 0
@@ -132,5 +146,22 @@ def test_a_report_as_a_dataframe_has_a_row_per_case():
     assert "timing.span.median" in frame.columns
 
 
-def test_the_worker_can_be_chosen():
-    assert os.path.basename(kwb.worker()) == "kwb"
+def test_the_worker_is_the_kwb_built_beside_the_module_unless_the_environment_names_another(tmp_path):
+    assert os.path.basename(kwb.worker()) == "kwb" and os.access(kwb.worker(), os.X_OK)
+    code = "import kwb; print(kwb.worker())"
+    env = dict(os.environ, KWB_WORKER_EXE=str(tmp_path / "other-kwb"))
+    named = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert named.stdout.strip() == str(tmp_path / "other-kwb"), named.stderr
+
+
+def test_a_cancel_before_the_run_stops_it_before_its_first_case():
+    session = kwb.Session(ops="rmsnorm_fwd", variants="fused_v2_vec16", dtypes="bf16",
+                          axes={"rows": 1024, "cols": [512, 1024]}, preset="quick")
+    session.cancel()
+    records = []
+    result = session.run(on_record=lambda r, p: records.append(r))
+    assert records == []
+    if result["outcome"] == "no_gpu":
+        pytest.skip("needs a CUDA GPU: " + result["message"])
+    assert result["outcome"] == "cancelled", result
+    assert session.progress()["done"] == 0
