@@ -38,7 +38,7 @@
 #include "reports/profile/ncu_csv.hpp"
 #include "reports/profile/ncu_record.hpp"
 #include "reports/profile/profile_case.hpp"
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 
 namespace kwb::cli {
 namespace {

@@ -5,22 +5,9 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/derive/derive.hpp"
 #include "harness/plan/planner.hpp"
+#include "harness/record/shell_words.hpp"
 
 namespace kwb {
-namespace {
-
-// A path as one shell word: as it is where it needs no quoting, else in single quotes (a quote
-// inside closed, escaped and reopened), so the repro line runs as printed.
-std::string shell_word(const std::string& path) {
-  const bool plain = !path.empty() && path.find_first_not_of(
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") == std::string::npos;
-  if (plain) return path;
-  std::string quoted = "'";
-  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace
 
 void complete_record(CaseRecord& rec, const CaseRequest& request, const Ceilings& ceilings, std::int64_t l2_bytes) {
   rec.repro = repro_command(request);
@@ -32,8 +19,8 @@ void complete_record(CaseRecord& rec, const CaseRequest& request, const Ceilings
   if (variant_source) rec.plugin = *variant_source;
   else if (op_source) rec.plugin = *op_source;
   if (op_source && !(variant_source && *variant_source == *op_source))
-    rec.repro += " --plugin " + shell_word(op_source->path);
-  if (variant_source) rec.repro += " --plugin " + shell_word(variant_source->path);
+    rec.repro += " --plugin " + shell_quote(op_source->path);
+  if (variant_source) rec.repro += " --plugin " + shell_quote(variant_source->path);
   if (const Variant* v = registry.find_variant(request.op, request.variant)) {
     rec.role = v->role;
     rec.workspace_bytes =

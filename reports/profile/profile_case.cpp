@@ -7,7 +7,7 @@
 
 #include "harness/plan/planner.hpp"
 #include "harness/plan/suggest.hpp"
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 
 namespace kwb {
 namespace {

@@ -12,7 +12,7 @@
 #include "harness/record/atomic_file.hpp"
 #include "harness/record/json_report.hpp"
 #include "reports/profile/ncu_command.hpp"
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 #include "tests/support/command.hpp"
 #include "tests/support/report_test_support.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "harness/plan/planner.hpp"
 #include "reports/profile/ncu_command.hpp"
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 
 namespace kwb {
 namespace {

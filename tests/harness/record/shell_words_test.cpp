@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 
 namespace kwb {
 namespace {

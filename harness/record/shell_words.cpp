@@ -1,5 +1,5 @@
 // Shell quoting and splitting (see shell_words.hpp).
-#include "reports/profile/shell_words.hpp"
+#include "harness/record/shell_words.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,5 @@
-// Command lines as text and back: the words of a pasted `kwb run ...` line, and the printed form
+// Command lines as text and back (here in record/, below every layer that prints one: repro lines,
+// Nsight Compute commands): the words of a pasted `kwb run ...` line, and the printed form
 // of a command that a person pastes into a shell (each word quoted where the shell would
 // otherwise read something into it).
 #pragma once
