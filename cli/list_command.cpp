@@ -89,7 +89,9 @@ void print_details(const Op& op, const Registry& registry, bool include_test) {
     std::cout << fmt::format("  {:<9} {}\n", to_string(v->role), v->name);
     std::cout << fmt::format("  {:<9}   {}\n", "", v->description);
     const std::string uses = uses_text(v->uses);
-    std::cout << fmt::format("  {:<9}   math {}{}\n", "", math_summary(op, *v), uses.empty() ? "" : "; uses " + uses);
+    const std::string math = math_summary(op, *v);
+    std::cout << fmt::format("  {:<9}   {}{}\n", "", math.empty() ? "refuses every default and edge shape here" : "math " + math,
+                             uses.empty() ? "" : "; uses " + uses);
     if (const PluginSource* from = registry.source_of_variant(op.name, v->name))
       std::cout << fmt::format("  {:<9}   from plugin {}\n", "", from->path);
     for (const Tunable& t : v->tunables)

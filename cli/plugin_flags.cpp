@@ -6,13 +6,17 @@
 #include "harness/catalogue/plugin_loader.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/suite_file.hpp"
+#include "harness/session/journal_plugins.hpp"
 
 namespace kwb::cli {
 
 void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths) {
-  cmd->add_option("--plugin", paths,
+  // --python is the same option under the name a Python user looks for: a path ending in .py is a
+  // Python module of variants whichever name brought it.
+  cmd->add_option("--plugin,--python", paths,
                   "Load the ops and variants of a plugin (a shared library built against kwb's package: "
-                  "docs/guide.md \"Plugins\"); repeatable")
+                  "docs/guide.md \"Plugins\") or the variants of a Python file (FILE.py: docs/python.md "
+                  "\"Python variants\"); repeatable")
       ->type_name("PATH");
 }
 
@@ -44,12 +48,6 @@ bool load_suite_plugins(const std::string& verb, const std::string& suite_path) 
     }
   }
   return true;
-}
-
-nlohmann::ordered_json plugins_json() {
-  auto list = nlohmann::ordered_json::array();
-  for (const PluginSource& p : Registry::instance().plugins()) list.push_back({{"path", p.path}, {"sha256", p.sha256}});
-  return list;
 }
 
 void load_journal_plugins(const nlohmann::ordered_json& plan_flags) {

@@ -11,7 +11,7 @@
 
 namespace kwb::cli {
 
-// Adds the option to `cmd`, filling `paths`.
+// Adds the option to `cmd` (--plugin, also spelt --python), filling `paths`.
 void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths);
 
 // Loads each plugin into the catalogue; on a refusal says "VERB: --plugin: <why>" on stderr and
@@ -23,11 +23,6 @@ bool load_plugin_flags(const std::string& verb, const std::vector<std::string>& 
 // nothing here (planning reports it, at its line); a refused plugin is reported as
 // "VERB: FILE:LINE:COLUMN: plugins[i]: <why>" and returns false.
 bool load_suite_plugins(const std::string& verb, const std::string& suite_path);
-
-// A run's journal header keeps the plugins it loaded, under this key of its plan flags:
-// [{"path": ..., "sha256": ...}, ...] in load order.
-inline constexpr const char* kJournalPluginsKey = "plugins";
-nlohmann::ordered_json plugins_json();
 
 // `--resume`: loads the plugins a journal's plan flags recorded, each refused (PluginError, naming
 // it and both hashes) when its file is no longer the one the run loaded. Throws std::invalid_argument.

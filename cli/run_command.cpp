@@ -13,6 +13,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/plugin_flags.hpp"
 #include "harness/catalogue/plugin_loader.hpp"
+#include "harness/session/journal_plugins.hpp"
 #include "harness/catalogue/excerpt.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/progress_display.hpp"
@@ -179,7 +180,7 @@ RunPlan plan_from_flags(const RunFlags& f, const nlohmann::ordered_json& given_f
   options.plan_flags = given_flags;
   // The plugins loaded (flags, suite, $KWB_PLUGINS), with their hashes: a resume loads the same
   // files and refuses changed ones (plugin_flags.hpp).
-  if (!Registry::instance().plugins().empty()) options.plan_flags[kJournalPluginsKey] = plugins_json();
+  if (!Registry::instance().plugins().empty()) options.plan_flags[kJournalPluginsKey] = plugins_json(Registry::instance());
   PlannedRun planned = plan_run(f, Registry::instance());
   p.cases = std::move(planned.cases);
   options.suite = std::move(planned.suite);

@@ -13,6 +13,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -22,12 +24,20 @@
 #include <vector>
 
 #include "harness/catalogue/case_identity.hpp"
+#include "harness/catalogue/plugin_loader.hpp"
+#include "harness/catalogue/python_module_loader.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/run_request.hpp"
+#include "harness/plan/suite_file.hpp"
 #include "harness/record/json_report.hpp"
 #include "harness/record/record_json.hpp"
 #include "harness/record/version.hpp"
+#include "harness/session/journal_plugins.hpp"
 #include "harness/session/session.hpp"
+#ifdef KWB_PYTHON_VARIANTS
+#include "python/variants/variant_api.hpp"
+#include "python/variants/variant_import.hpp"
+#endif
 
 namespace py = pybind11;
 
@@ -52,7 +62,20 @@ py::dict axis_to_python(const AxisSpec& a) {
   return d;
 }
 
-py::list catalogue(bool include_test_variants) {
+// Loads plugins (shared libraries) and Python modules of variants into the catalogue, as --plugin
+// does; a refusal is a ValueError with the loader's message.
+void load_plugins_or_raise(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    try {
+      load_plugin(path);
+    } catch (const PluginError& e) {
+      throw py::value_error(e.what());
+    }
+  }
+}
+
+py::list catalogue(bool include_test_variants, const std::vector<std::string>& plugins) {
+  load_plugins_or_raise(plugins);
   const Registry& registry = Registry::instance();
   py::list ops;
   for (const Op& op : registry.ops()) {
@@ -68,6 +91,9 @@ py::list catalogue(bool include_test_variants) {
       vd["name"] = v->name;
       vd["role"] = std::string(to_string(v->role));
       vd["description"] = v->description;
+      vd["uses"] = v->uses;
+      const PluginSource* from = registry.source_of_variant(op.name, v->name);
+      vd["plugin"] = from ? py::object(py::str(from->path)) : py::object(py::none());
       py::list tunables;
       for (const Tunable& t : v->tunables) {
         py::dict td;
@@ -98,6 +124,7 @@ struct PlanArguments {
   std::string suite;
   bool include_test_variants = false;
   bool datasheet_ceilings = false;
+  std::vector<std::string> plugins;  // shared libraries and .py files, loaded before planning
 };
 
 RunSettings settings_of(const PlanArguments& a) {
@@ -136,10 +163,31 @@ nlohmann::ordered_json plan_flags_of(const PlanArguments& a) {
   if (!a.suite.empty()) j["suite"] = a.suite;
   if (a.include_test_variants) j["include-test-variants"] = true;
   if (a.datasheet_ceilings) j["datasheet-ceilings"] = true;
+  if (!Registry::instance().plugins().empty()) j[kJournalPluginsKey] = plugins_json(Registry::instance());
   return j;
 }
 
+// The plugins given, then those the suite names (its `plugins:`), as `kwb run` loads them.
+void load_plan_plugins(const PlanArguments& a) {
+  load_plugins_or_raise(a.plugins);
+  if (a.suite.empty()) return;
+  SuiteFile suite;
+  try {
+    suite = load_suite(a.suite);
+  } catch (const SuiteError&) {
+    return;  // planning reads it again and says where it is wrong
+  }
+  for (const auto& plugin : suite.plugins) {
+    try {
+      load_plugin(plugin.value);
+    } catch (const PluginError& e) {
+      throw py::value_error(SuiteError(suite.path, plugin.at, e.what()).what());
+    }
+  }
+}
+
 PlannedRun plan_or_raise(const PlanArguments& a) {
+  load_plan_plugins(a);
   try {
     PlannedRun planned = plan_run(settings_of(a), Registry::instance());
     if (planned.cases.empty()) throw no_case_selected();
@@ -188,6 +236,8 @@ class PySession {
     o.suite = planned_.suite;
     o.command_line = "python: kwb.Session";
     o.plan_flags = plan_flags_of(a);
+    // The workers load the same plugins and Python modules, refusing a file changed since.
+    o.worker_environment = plugin_environment();
     o.settings["started_by"] = "kwb Python module";
     options_ = std::move(o);
   }
@@ -295,6 +345,19 @@ std::string path_text(const py::object& path) {
   return py::str(py::module_::import("os").attr("fspath")(path)).cast<std::string>();
 }
 
+// plugins: one path or a list of them (str or os.PathLike).
+std::vector<std::string> paths(const py::object& value, const char* what) {
+  if (value.is_none()) return {};
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) return {path_text(value)};
+  std::vector<std::string> out;
+  try {
+    for (const py::handle item : value) out.push_back(path_text(py::reinterpret_borrow<py::object>(item)));
+  } catch (py::error_already_set&) {
+    throw py::type_error(std::string(what) + " takes a path or a list of paths");
+  }
+  return out;
+}
+
 py::object load_report(const py::object& path_like) {
   const std::string path = path_text(path_like);
   try {
@@ -384,7 +447,7 @@ std::optional<std::string> optional_text(const py::object& value) {
 PlanArguments plan_arguments(const py::object& ops, const py::object& variants, const py::object& dtypes,
                              const py::object& axes, const py::object& shapes, const py::object& mode,
                              const py::object& preset, const py::object& seed, const py::object& suite,
-                             bool include_test_variants, bool datasheet_ceilings) {
+                             bool include_test_variants, bool datasheet_ceilings, const py::object& plugins) {
   PlanArguments a;
   a.ops = names(ops, "ops");
   a.variants = names(variants, "variants");
@@ -403,6 +466,7 @@ PlanArguments plan_arguments(const py::object& ops, const py::object& variants, 
   if (!suite.is_none()) a.suite = path_text(suite);
   a.include_test_variants = include_test_variants;
   a.datasheet_ceilings = datasheet_ceilings;
+  a.plugins = paths(plugins, "plugins");
   return a;
 }
 
@@ -411,33 +475,52 @@ PlanArguments plan_arguments(const py::object& ops, const py::object& variants, 
 
 PYBIND11_MODULE(kwb, m) {
   using namespace kwb;
+  // A plugin resolves kwb's functions (the registry) against whatever loaded it; Python opened this
+  // module with its symbols local, so it makes them global, as the kwb executable's are.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&default_worker), &self) && self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+#ifdef KWB_PYTHON_VARIANTS
+  // @kwb.variant, and .py files loaded (plugins=...) in this interpreter; their cases run in a kwb
+  // worker, which imports the file again through kwb's Python bridge.
+  python::define_variant_api(m);
+  set_python_module_loader(&python::import_python_variants);
+#endif
   m.doc() = "Kernel Workbench: the catalogue, planning, run sessions and reports (see docs/python.md)";
   m.attr("__version__") = std::string(kToolVersion);
   m.def("worker", &default_worker, "The kwb executable whose worker runs the cases ($KWB_WORKER_EXE overrides it)");
-  m.def("catalogue", &catalogue, py::arg("include_test_variants") = false,
-        "Every op: name, description, dtypes, axes, and its variants (name, role, description, tunables)");
+  m.def(
+      "catalogue",
+      [](bool include_test_variants, py::object plugins) {
+        return catalogue(include_test_variants, paths(plugins, "plugins"));
+      },
+      py::arg("include_test_variants") = false, py::arg("plugins") = py::none(),
+      "Every op: name, description, dtypes, axes, and its variants (name, role, description, uses, tunables, and "
+      "the plugin or Python file it came from); plugins: shared libraries or .py files to load first");
   // shapes, mode, preset, seed: None (not given) lets a suite's own values stand, as a flag left out.
 #define KWB_PLAN_ARGS                                                                                           \
   py::arg("ops") = py::none(), py::arg("variants") = py::none(), py::arg("dtypes") = py::none(),                \
   py::arg("axes") = py::none(), py::arg("shapes") = py::none(), py::arg("mode") = py::none(),                   \
   py::arg("preset") = py::none(), py::arg("seed") = py::none(), py::arg("suite") = py::none(),                  \
-  py::arg("include_test_variants") = false, py::arg("datasheet_ceilings") = false
+  py::arg("include_test_variants") = false, py::arg("datasheet_ceilings") = false, py::arg("plugins") = py::none()
   m.def(
       "plan",
       [](py::object ops, py::object variants, py::object dtypes, py::object axes, py::object shapes, py::object mode,
-         py::object preset, py::object seed, py::object suite, bool tests, bool datasheet) {
-        return plan(plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet));
+         py::object preset, py::object seed, py::object suite, bool tests, bool datasheet, py::object plugins) {
+        return plan(
+            plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet, plugins));
       },
       KWB_PLAN_ARGS,
       "The case identities `kwb run` would run with these settings (ValueError names a bad one); needs no GPU");
   py::class_<PySession>(m, "Session", "One run of a plan, as `kwb run` runs it (in a kwb worker process)")
       .def(py::init([](py::object ops, py::object variants, py::object dtypes, py::object axes, py::object shapes,
                        py::object mode, py::object preset, py::object seed, py::object suite, bool tests,
-                       bool datasheet, py::object out, std::string worker, int device) {
+                       bool datasheet, py::object plugins, py::object out, std::string worker, int device) {
              std::optional<std::string> out_dir;
              if (!out.is_none()) out_dir = path_text(out);
              return std::make_unique<PySession>(
-                 plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet),
+                 plan_arguments(ops, variants, dtypes, axes, shapes, mode, preset, seed, suite, tests, datasheet,
+                                plugins),
                  out_dir, worker, device);
            }),
            KWB_PLAN_ARGS, py::arg("out") = py::none(), py::arg("worker") = "", py::arg("device") = 0)

@@ -11,10 +11,11 @@
 #   KWB_TEST_PACKAGES    the packages the tests need on top (GoogleTest; Chromium and stb_image
 #                        for the review report's screenshot test; Dear ImGui, GLFW, Xvfb and
 #                        Mesa's software OpenGL so that kwb-gui is built and its views rendered;
-#                        pybind11, the Python headers, pytest and pandas for the Python module and its tests)
+#                        pybind11, the Python headers, pytest and pandas for the Python module and its tests;
+#                        DLPack's header for Python variants)
 
 KWB_BUILD_PACKAGES="cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libyaml-cpp-dev libsqlite3-dev"
-KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev libimgui-dev libglfw3-dev xvfb xauth libgl1-mesa-dri pybind11-dev python3-dev python3-pytest python3-pandas"
+KWB_TEST_PACKAGES="libgtest-dev chromium libstb-dev libimgui-dev libglfw3-dev xvfb xauth libgl1-mesa-dri pybind11-dev python3-dev python3-pytest python3-pandas libdlpack-dev"
 
 # What each package provides, checked directly: a tool installed another way (pip's cmake, a
 # hand-built GoogleTest) counts as present, and a machine without network is not asked to install it.
@@ -35,6 +36,7 @@ kwb_provided() {
     libimgui-dev) header=imgui/imgui.h ;;
     libglfw3-dev) header=GLFW/glfw3.h ;;
     pybind11-dev) header=pybind11/pybind11.h ;;
+    libdlpack-dev) header=dlpack/dlpack.h ;;
     python3-dev) compgen -G "/usr/include/python3*/Python.h" > /dev/null ;;
     python3-pytest) /usr/bin/python3 -c "import pytest" 2> /dev/null ;;
     python3-pandas) /usr/bin/python3 -c "import pandas" 2> /dev/null ;;

@@ -10,6 +10,7 @@
 
 #include "harness/catalogue/plugin_abi.hpp"
 #include "harness/catalogue/plugin_hash.hpp"
+#include "harness/catalogue/python_module_loader.hpp"
 
 namespace kwb {
 namespace {
@@ -42,33 +43,8 @@ struct LibraryHandle {
   }
 };
 
-}  // namespace
-
-PluginSource load_plugin(const std::filesystem::path& given, Registry& registry, std::string_view expected_sha256) {
-  const std::string quoted = "plugin '" + given.string() + "'";
-  std::error_code ec;
-  if (!std::filesystem::exists(given, ec))
-    throw PluginError(quoted + ": no such file; pass the path of a plugin's shared library (libNAME.so, built "
-                      "against kwb's package: docs/guide.md \"Plugins\")");
-  if (!std::filesystem::is_regular_file(given, ec))
-    throw PluginError(quoted + ": not a regular file; pass the path of the plugin's shared library (libNAME.so)");
-  const std::string path = std::filesystem::canonical(given, ec).string();
-  if (ec) throw PluginError(quoted + ": cannot resolve its path (" + ec.message() + ")");
-  // Workers receive the plugins in $KWB_PLUGINS, separated by ':' as PATH is.
-  if (path.find(':') != std::string::npos)
-    throw PluginError(quoted + ": its path holds ':', which separates the plugins handed to kwb's workers; "
-                      "move or link it to a path without ':'");
-  if (const PluginSource* loaded = already_loaded(registry, path)) return *loaded;
-  PluginSource source{path, ""};
-  try {
-    source.sha256 = sha256_hex_of_file(path);
-  } catch (const std::exception& e) {
-    throw PluginError(quoted + ": " + e.what());
-  }
-  if (!expected_sha256.empty() && source.sha256 != expected_sha256)
-    throw PluginError(quoted + " changed since the run loaded it (sha256 " + std::string(expected_sha256) +
-                      " then, " + source.sha256 + " now): it was rebuilt or replaced during the run; run again "
-                      "once it is built, so that every record is of one build");
+// 1-2. The shared library's registrations, into `staged`, once its ABI tag is this kwb's.
+void register_library(const std::string& path, const std::string& quoted, Registry& staged) {
   // 1. Load it. RTLD_NOW: a kwb symbol the plugin needs and this kwb lacks (a plugin built for
   //    another kwb) fails here, with its name, instead of at a later call. RTLD_LOCAL: one plugin's
   //    symbols never stand in for another's.
@@ -96,16 +72,64 @@ PluginSource load_plugin(const std::filesystem::path& given, Registry& registry,
   // From here the plugin's code is referenced by what it registered: keep it loaded even when
   // it is refused (kwb stops then anyway).
   library.keep = true;
-  // 3. Its registrations, into a registry of their own, then adopted whole or not at all.
-  Registry staged;
   register_all(&staged);
   if (staged.ops().empty() && staged.variant_names(true).empty())
     throw PluginError(quoted + " registered no op and no variant: its sources need KWB_REGISTER_OP or "
                       "KWB_REGISTER_VARIANT, and must be compiled into the library");
+}
+
+// A Python module's variants (python_module_loader.hpp), into `staged`.
+void register_python_module(const std::string& path, const std::string& quoted, Registry& staged) {
+  try {
+    load_python_module(path, staged);
+  } catch (const std::exception& e) {
+    throw PluginError(quoted + ": " + e.what());
+  }
+  if (staged.ops().empty() && staged.variant_names(true).empty())
+    throw PluginError(quoted + " registered no variant: decorate a function with @kwb.variant(op=..., name=...) "
+                      "(docs/python.md \"Python variants\")");
+}
+
+}  // namespace
+
+PluginSource load_plugin(const std::filesystem::path& given, Registry& registry, std::string_view expected_sha256) {
+  const bool python = is_python_module_path(given);
+  const std::string quoted = (python ? "Python module '" : "plugin '") + given.string() + "'";
+  const std::string wanted = python ? "a Python file of variants (docs/python.md \"Python variants\")"
+                                    : "a plugin's shared library (libNAME.so, built against kwb's package: "
+                                      "docs/guide.md \"Plugins\")";
+  std::error_code ec;
+  if (!std::filesystem::exists(given, ec)) throw PluginError(quoted + ": no such file; pass the path of " + wanted);
+  if (!std::filesystem::is_regular_file(given, ec))
+    throw PluginError(quoted + ": not a regular file; pass the path of " + wanted);
+  const std::string path = std::filesystem::canonical(given, ec).string();
+  if (ec) throw PluginError(quoted + ": cannot resolve its path (" + ec.message() + ")");
+  // Workers receive the plugins in $KWB_PLUGINS, separated by ':' as PATH is.
+  if (path.find(':') != std::string::npos)
+    throw PluginError(quoted + ": its path holds ':', which separates the plugins handed to kwb's workers; "
+                      "move or link it to a path without ':'");
+  if (const PluginSource* loaded = already_loaded(registry, path)) return *loaded;
+  PluginSource source{path, ""};
+  try {
+    source.sha256 = sha256_hex_of_file(path);
+  } catch (const std::exception& e) {
+    throw PluginError(quoted + ": " + e.what());
+  }
+  if (!expected_sha256.empty() && source.sha256 != expected_sha256)
+    throw PluginError(quoted + " changed since the run loaded it (sha256 " + std::string(expected_sha256) +
+                      " then, " + source.sha256 + " now): it was rebuilt or replaced during the run; run again "
+                      "once it is built, so that every record is of one build");
+  // Its registrations, into a registry of their own, then adopted whole or not at all.
+  Registry staged;
+  if (python)
+    register_python_module(path, quoted, staged);
+  else
+    register_library(path, quoted, staged);
   const std::vector<std::string> problems = registry.adopt(staged, source);
   if (!problems.empty()) {
     std::string message = quoted + " was refused (" + std::to_string(problems.size()) + " problem" +
-                          (problems.size() == 1 ? "" : "s") + "); fix the plugin and rebuild it:";
+                          (problems.size() == 1 ? "" : "s") + "); " +
+                          (python ? "fix the module:" : "fix the plugin and rebuild it:");
     for (const std::string& p : problems) message += "\n  " + p;
     throw PluginError(message);
   }

@@ -2,6 +2,8 @@
 // installed package (find_package(kwb), target kwb::plugin; examples/plugin/ is one). Named by
 // `kwb list|run|tune --plugin PATH`, a suite file's `plugins:` and $KWB_PLUGINS, which is also how
 // a run hands its plugins to its workers (each worker is a fresh `kwb __worker` process).
+// A path ending in .py is a Python module of variants (harness/catalogue/python_module_loader.hpp)
+// and goes the same way: hashed, adopted whole, handed to the workers, recorded.
 //
 // Every way a plugin can be wrong is a PluginError before anything runs (`kwb` exits 2): a file
 // that is missing or not a shared library, one built for another kwb (both ABI tags named: see

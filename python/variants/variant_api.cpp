@@ -1,0 +1,111 @@
+// kwb.variant and kwb.registered_variants (variant_api.hpp): the decorator checks what it is given
+// where the user wrote it, so a mistake raises at that line of their file.
+#include "python/variants/variant_api.hpp"
+
+// Every file of the module includes the STL casters: a file without them would compile a different
+// (and, once linked, shared) conversion of the same std::vector type.
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "harness/catalogue/types.hpp"
+#include "python/variants/case_view.hpp"
+
+namespace py = pybind11;
+
+namespace kwb::python {
+namespace {
+
+std::string required_name(const py::object& value, const char* what) {
+  if (!py::isinstance<py::str>(value) || py::len(value) == 0)
+    throw py::type_error(std::string("kwb.variant: ") + what + " takes a non-empty string");
+  return value.cast<std::string>();
+}
+
+// A list of names; one bare string is refused (it would read as a list of its characters).
+py::list names(const py::object& value, const char* what) {
+  py::list out;
+  if (py::isinstance<py::str>(value))
+    throw py::type_error(std::string("kwb.variant: ") + what + " takes a list of names, e.g. " + what + "=[\"" +
+                         value.cast<std::string>() + "\"]");
+  for (const py::handle item : value) {
+    if (!py::isinstance<py::str>(item)) throw py::type_error(std::string("kwb.variant: ") + what + " holds a non-string");
+    out.append(item);
+  }
+  return out;
+}
+
+// {"BLOCK": [1024, 2048]}: each a non-empty list of positive integers, the first the default.
+py::dict tunables_of(const py::object& value) {
+  py::dict out;
+  if (value.is_none()) return out;
+  if (!py::isinstance<py::dict>(value))
+    throw py::type_error("kwb.variant: tunables takes a dict of name -> list of positive integers (the first is the default)");
+  for (const auto& [key, values] : value.cast<py::dict>()) {
+    const std::string name = required_name(py::reinterpret_borrow<py::object>(key), "a tunable's name");
+    py::list list;
+    for (const py::handle v : values) {
+      if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v) || v.cast<long long>() <= 0)
+        throw py::value_error("kwb.variant: tunable '" + name + "' takes positive integers");
+      list.append(v);
+    }
+    if (list.empty()) throw py::value_error("kwb.variant: tunable '" + name + "' has no value");
+    out[key] = list;
+  }
+  return out;
+}
+
+}  // namespace
+
+void define_variant_api(py::module_& m) {
+  define_case_classes(m);
+  py::list registered;
+  m.attr(kRegisteredVariantsAttr) = registered;
+  m.def(
+      "variant",
+      [registered](const py::object& op, const py::object& name, const std::string& role, const std::string& description,
+                   const py::object& uses, const std::string& math, const py::object& tunables,
+                   const py::object& requires_modules, const py::object& refuse, bool test_only,
+                   bool varies_run_to_run) {
+        py::dict spec;
+        spec["op"] = required_name(op, "op");
+        spec["name"] = required_name(name, "name");
+        if (!parse_role(role))
+          throw py::value_error("kwb.variant: role '" + role + "' is not one of fused, baseline, vendor");
+        spec["role"] = role;
+        spec["description"] = description;
+        spec["uses"] = names(uses, "uses");
+        spec["math"] = math;
+        spec["tunables"] = tunables_of(tunables);
+        spec["requires"] = names(requires_modules, "requires");
+        if (!refuse.is_none() && !PyCallable_Check(refuse.ptr()))
+          throw py::type_error("kwb.variant: refuse takes a function of (shape, dtype) returning None or why not");
+        spec["refuse"] = refuse;
+        spec["test_only"] = test_only;
+        spec["varies_run_to_run"] = varies_run_to_run;
+        return py::cpp_function([registered, spec](const py::object& factory) {
+          if (!PyCallable_Check(factory.ptr()))
+            throw py::type_error("kwb.variant(...) decorates a function of the case that returns its launcher");
+          py::dict entry = spec.attr("copy")();
+          entry["factory"] = factory;
+          registered.attr("append")(entry);
+          return factory;
+        });
+      },
+      py::kw_only(), py::arg("op"), py::arg("name"), py::arg("role") = "fused", py::arg("description") = "",
+      py::arg("uses") = py::list(), py::arg("math") = "", py::arg("tunables") = py::none(),
+      py::arg("requires") = py::list(), py::arg("refuse") = py::none(), py::arg("test_only") = false, py::arg("varies_run_to_run") = false,
+      "Registers the decorated function as a variant of a catalogue op. It is called once per case, in prepare "
+      "(outside timing), with a kwb.Case, and returns a launcher: a function of the stream (a cudaStream_t as "
+      "int) that enqueues the work on it. kwb calls the launcher once in prepare (a JIT compiles there), then for "
+      "the verified launch, the warm-ups and every sample. role: fused, baseline or vendor; uses: libraries it "
+      "calls (shown beside its name); tunables: {name: [values]}, swept with --axis name=...; requires: Python "
+      "modules it needs (without them its cases are skipped, saying which); refuse: a function of (shape dict, "
+      "dtype name) returning None to accept the case or a string saying why it cannot run it (skipped); test_only: hidden from default "
+      "sweeps; varies_run_to_run: its output may differ between launches within tolerance (atomics)");
+  m.def(
+      "registered_variants", [registered] { return py::list(registered); },
+      "The variants decorated so far in this interpreter, as dicts (op, name, role, ..., factory), in order");
+}
+
+}  // namespace kwb::python

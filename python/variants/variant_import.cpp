@@ -1,0 +1,201 @@
+// A file of Python variants into a registry (variant_import.hpp).
+#include "python/variants/variant_import.hpp"
+
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "python/variants/case_view.hpp"
+#include "python/variants/variant_api.hpp"
+
+namespace py = pybind11;
+
+namespace kwb::python {
+namespace {
+
+// A Python object kept for the life of the process: the registry that holds a variant is never
+// destroyed before the interpreter is finalised (or never at all), and a reference dropped after
+// finalisation would crash at exit. So the reference is never dropped.
+struct Immortal {
+  PyObject* object;
+  explicit Immortal(const py::object& o) : object(o.inc_ref().ptr()) {}
+  py::object get() const { return py::reinterpret_borrow<py::object>(object); }
+};
+
+// What prepare() returned for one case: the case as Python sees it and its launcher. Released
+// with the GIL, after which Python's collector runs and PyTorch's cache (where PyTorch is loaded)
+// gives its blocks back, so that the next case finds the device memory the last one freed.
+struct LaunchState {
+  py::object case_view, launcher;
+};
+
+void release_device_caches() {
+  try {
+    py::module_::import("gc").attr("collect")();
+    const py::dict modules = py::module_::import("sys").attr("modules");
+    if (modules.contains("torch")) {
+      const py::object cuda = modules["torch"].attr("cuda");
+      if (cuda.attr("is_initialized")().cast<bool>()) cuda.attr("empty_cache")();
+    }
+  } catch (py::error_already_set&) {  // a cleanup that fails costs nothing of the case's
+  }
+}
+
+std::shared_ptr<void> hold(LaunchState* state) {
+  return std::shared_ptr<LaunchState>(state, [](LaunchState* s) {
+    if (!Py_IsInitialized()) return;  // the interpreter is gone (process exit): nothing to give back
+    py::gil_scoped_acquire gil;
+    delete s;
+    release_device_caches();
+  });
+}
+
+py::object stream_handle(const LaunchArgs& args) { return py::int_(reinterpret_cast<std::uintptr_t>(args.stream)); }
+
+// requires=[...]: the first module the interpreter cannot find, as the reason its cases are skipped.
+std::optional<std::string> missing_module(const py::list& modules) {
+  const py::object find_spec = py::module_::import("importlib.util").attr("find_spec");
+  for (const py::handle m : modules) {
+    bool found = false;
+    try {
+      found = !find_spec(m).is_none();
+    } catch (py::error_already_set&) {  // a parent package that is missing raises instead
+    }
+    if (!found)
+      return "needs the Python module '" + m.cast<std::string>() + "', which " +
+             py::module_::import("sys").attr("executable").cast<std::string>() +
+             " cannot import (install it there, or set $KWB_PYTHON to a Python of the same version that has it)";
+  }
+  return std::nullopt;
+}
+
+// requires=[...] missing: every case is refused, saying which module; else the user's refuse(), if any.
+std::function<std::optional<std::string>(const Shape&, DType)> refusal_of(const py::dict& spec, const std::string& id) {
+  if (auto why = missing_module(spec["requires"]))
+    return [why = *why](const Shape&, DType) -> std::optional<std::string> { return why; };
+  if (spec["refuse"].is_none()) return {};
+  const auto refuse = std::make_shared<Immortal>(spec["refuse"]);
+  // Never throws (the worker asks before a case's try block): a refuse() that raises or returns
+  // something else skips the case with that said.
+  return [refuse, id](const Shape& shape, DType dtype) -> std::optional<std::string> {
+    py::gil_scoped_acquire gil;
+    try {
+      const py::object why = refuse->get()(shape_dict(shape), std::string(to_string(dtype)));
+      if (why.is_none()) return std::nullopt;
+      if (py::isinstance<py::str>(why)) return why.cast<std::string>();
+      return "the refuse() of the Python variant " + id + " returned " + py::repr(why).cast<std::string>() +
+             ", neither None (the case runs) nor a string (why it cannot)";
+    } catch (py::error_already_set& e) {
+      return "the refuse() of the Python variant " + id + " raised:\n" + python_error_text(e);
+    }
+  };
+}
+
+Variant variant_of(const py::dict& spec) {
+  Variant v;
+  v.op = spec["op"].cast<std::string>();
+  v.name = spec["name"].cast<std::string>();
+  v.role = *parse_role(spec["role"].cast<std::string>());
+  v.description = spec["description"].cast<std::string>();
+  v.uses = {"Python"};
+  for (const py::handle u : spec["uses"]) v.uses.push_back(u.cast<std::string>());
+  v.math = spec["math"].cast<std::string>();
+  v.test_only = spec["test_only"].cast<bool>();
+  v.varies_run_to_run = spec["varies_run_to_run"].cast<bool>();
+  for (const auto& [name, values] : spec["tunables"].cast<py::dict>())
+    v.tunables.push_back(Tunable{name.cast<std::string>(), values.cast<std::vector<std::int64_t>>(),
+                                 "declared by the Python variant"});
+  v.refuse = refusal_of(spec, v.op + ":" + v.name);
+  const auto factory = std::make_shared<Immortal>(spec["factory"]);
+  v.prepare = [factory, op = v.op, name = v.name](const LaunchArgs& args) -> std::shared_ptr<void> {
+    py::gil_scoped_acquire gil;
+    try {
+      auto state = std::make_unique<LaunchState>();
+      state->case_view = make_case(args, op, name);
+      state->launcher = factory->get()(state->case_view);
+      if (!PyCallable_Check(state->launcher.ptr()))
+        throw std::runtime_error("the Python variant " + op + ":" + name + " returned " +
+                                 py::repr(state->launcher).cast<std::string>() +
+                                 " from prepare, not a launcher: return a function of the stream (def launch(stream): ...)");
+      // Once here, outside timing and before the verified launch (which runs on poisoned outputs):
+      // a JIT compiles, an autotuner tries its configurations.
+      state->launcher(stream_handle(args));
+      return hold(state.release());
+    } catch (py::error_already_set& e) {
+      throw std::runtime_error(python_error_text(e));
+    }
+  };
+  v.launch = [](const LaunchArgs& args) {
+    py::gil_scoped_acquire gil;
+    try {
+      args.state_as<LaunchState>().launcher(stream_handle(args));
+    } catch (py::error_already_set& e) {
+      throw std::runtime_error(python_error_text(e));
+    }
+  };
+  return v;
+}
+
+// The module's name: the file's stem, unless a module of that name is loaded already (a second
+// registry importing the same file, or a stem such as "torch").
+std::string module_name_for(const std::filesystem::path& path, const py::dict& modules) {
+  const std::string stem = path.stem().string();
+  std::string name = stem;
+  for (int i = 2; modules.contains(name); ++i) name = stem + "_kwb" + std::to_string(i);
+  return name;
+}
+
+}  // namespace
+
+std::string python_error_text(py::error_already_set& error) {
+  try {
+    const py::object format = py::module_::import("traceback").attr("format_exception");
+    // The import machinery's own frames lead every traceback of an import: the user's come after.
+    py::object trace = error.trace();
+    while (!trace.is_none() &&
+           trace.attr("tb_frame").attr("f_code").attr("co_filename").cast<std::string>().rfind("<frozen importlib", 0) == 0)
+      trace = trace.attr("tb_next");
+    std::string text;
+    for (const py::handle line : format(error.type(), error.value(), trace)) text += line.cast<std::string>();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  } catch (py::error_already_set&) {
+    return error.what();
+  }
+}
+
+void import_python_variants(const std::string& path, Registry& staged) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    const py::list registered = py::module_::import("kwb").attr(kRegisteredVariantsAttr);
+    const std::size_t before = registered.size();
+    // Its folder first on sys.path, as `python FILE` has it: a file may import the files beside it.
+    const std::filesystem::path file(path);
+    py::list sys_path = py::module_::import("sys").attr("path");
+    if (!sys_path.contains(file.parent_path().string())) sys_path.insert(0, file.parent_path().string());
+    const py::object util = py::module_::import("importlib.util");
+    const std::string name = module_name_for(file, modules);
+    const py::object spec = util.attr("spec_from_file_location")(name, path);
+    const py::object module = util.attr("module_from_spec")(spec);
+    modules[py::str(name)] = module;
+    try {
+      spec.attr("loader").attr("exec_module")(module);
+    } catch (py::error_already_set&) {
+      PyDict_DelItemString(modules.ptr(), name.c_str());
+      throw;
+    }
+    for (std::size_t i = before; i < registered.size(); ++i) staged.add(variant_of(registered[i].cast<py::dict>()));
+  } catch (py::error_already_set& e) {
+    throw std::runtime_error("importing it raised:\n" + python_error_text(e));
+  }
+}
+
+}  // namespace kwb::python
