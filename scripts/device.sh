@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages graph peers extra main (build always runs).
+# stages graph peers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -24,8 +24,17 @@ log "GPU"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
 
 log "build ($sha)"
-cmake --preset default -DKWB_COMPILE_CHECK=OFF -DKWB_GIT_SHA="$sha" > "$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
-cmake --build --preset default -j "$(nproc)" --target kwb kwb_gpu_tests kwb_gui_gpu_tests > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+# The python section builds the Python module and the bridge for the python3 on the PATH (the one
+# with torch and triton), where it has pybind11. $KWB_BUILD_TARGETS narrows what is built.
+python_flags=()
+targets=${KWB_BUILD_TARGETS:-kwb kwb_gpu_tests kwb_gui_gpu_tests}
+if want python && python3 -c "import pybind11" 2> /dev/null; then
+  python_flags=(-DPython3_EXECUTABLE="$(command -v python3)" -Dpybind11_DIR="$(python3 -c "import pybind11; print(pybind11.get_cmake_dir())")")
+  targets="$targets kwb_python"
+fi
+cmake --preset default -DKWB_COMPILE_CHECK=OFF -DKWB_GIT_SHA="$sha" "${python_flags[@]}" > "$OUT/configure.log" 2>&1 || { cat "$OUT/configure.log"; exit 1; }
+# shellcheck disable=SC2086  # the targets are words
+cmake --build --preset default -j "$(nproc)" --target $targets > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 echo "built"
 
 if want tests; then
@@ -316,6 +325,23 @@ log "extra.sh (an untracked experiment script at the repository root)"
 OUT="$OUT" bash extra.sh > "$OUT/extra.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/extra.txt"
 fi
 
+if want python; then
+# Python variants (examples/python/rmsnorm_variants.py: a Triton kernel and torch.compile) beside
+# the catalogue's rmsnorm_fwd variants in one report, then the same callables timed by
+# triton.testing.do_bench at the report's shapes, the selection and the review; last the Python
+# module's tests (the GPU one runs planted defects: a wrong answer, a launcher that raises).
+log "Python variants: kwb run --python, triton.testing.do_bench at the same shapes, pytest"
+mkdir -p "$OUT/python"
+./build/kwb run --python examples/python/rmsnorm_variants.py --op rmsnorm_fwd --dtype "${KWB_PYTHON_DTYPES:-bf16,fp16}" \
+  --out "$OUT/python/run" > "$OUT/python/run.txt" 2>&1; echo "exit $?"; tail -3 "$OUT/python/run.txt"
+PYTHONPATH=build/python python3 scripts/peers/python_variants_do_bench.py --report "$OUT/python/run/report.json" \
+  --python examples/python/rmsnorm_variants.py --json "$OUT/python/do_bench.json" 2>&1 | tee "$OUT/python/do_bench.txt" | tail -45
+./build/kwb select "$OUT/python/run/report.json" --md "$OUT/python/select.md" > /dev/null 2>&1
+./build/kwb report "$OUT/python/run/report.json" --html "$OUT/python/review.html" --md "$OUT/python/review.md" > /dev/null 2>&1
+PYTHONPATH=build/python python3 -m pytest -q -rs -p no:cacheprovider python/tests > "$OUT/python/pytest.txt" 2>&1
+echo "pytest exit $?"; tail -5 "$OUT/python/pytest.txt"
+fi
+
 if want main; then
 log "main job as the README gives it (scripts/run.sh: the smoke suite and its review)"
 start=$(date +%s.%N)
@@ -335,7 +361,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d tune-* tuned-* sweep sweep*.txt stages stages*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
+  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \

@@ -61,6 +61,9 @@ def torch_compile_rmsnorm(case):
         normed = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)
         y.copy_(normed.to(x.dtype) * weight)  # Inductor stores into y in the fused kernel
 
+    # One compile per case, for its shape: Dynamo counts each shape of the same code against its
+    # recompile limit (8), after which it would run the eager code, so it starts afresh here.
+    torch.compiler.reset()
     compiled = torch.compile(rmsnorm_into, dynamic=False)
 
     def launch(stream):
