@@ -14,6 +14,9 @@
 #ifndef KWB_PYTHON_BRIDGE_BUILD_PATH
 #define KWB_PYTHON_BRIDGE_BUILD_PATH ""
 #endif
+#ifndef KWB_PYTHON_BRIDGE_INSTALL_DIR
+#define KWB_PYTHON_BRIDGE_INSTALL_DIR "lib/kwb"
+#endif
 
 namespace kwb {
 namespace {
@@ -26,13 +29,14 @@ PythonModuleLoader& custom_loader() {
 }
 
 // Where the bridge may be, in order: $KWB_PYTHON_BRIDGE, beside an installed kwb
-// (<prefix>/bin/kwb -> <prefix>/lib/kwb/), and where this build put it.
+// (<prefix>/bin/kwb -> <prefix>/lib/kwb/, the libdir the build was configured with), and where
+// this build put it.
 std::vector<std::filesystem::path> bridge_candidates() {
   std::vector<std::filesystem::path> paths;
   if (const char* env = std::getenv(kPythonBridgeEnv); env && *env) return {env};
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) paths.push_back(exe.parent_path().parent_path() / "lib" / "kwb" / kBridgeFile);
+  if (!ec) paths.push_back(exe.parent_path().parent_path() / KWB_PYTHON_BRIDGE_INSTALL_DIR / kBridgeFile);
   if (*KWB_PYTHON_BRIDGE_BUILD_PATH) paths.emplace_back(KWB_PYTHON_BRIDGE_BUILD_PATH);
   return paths;
 }

@@ -18,12 +18,6 @@ import json
 import pathlib
 import sys
 
-import torch
-import triton.testing
-
-import kwb
-
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
 class Case:
@@ -37,7 +31,7 @@ class Case:
         return self.tensors[name]
 
 
-def rmsnorm_tensors(shape, dtype):
+def rmsnorm_tensors(torch, shape, dtype):
     rows, cols = shape["rows"], shape["cols"]
     x = torch.randn(rows, cols, dtype=dtype, device="cuda")
     return {"x": x, "weight": torch.rand(cols, dtype=dtype, device="cuda") + 0.5, "y": torch.empty_like(x)}
@@ -54,12 +48,59 @@ def import_file(path):
     spec.loader.exec_module(module)
 
 
+def shape_text(row):
+    return "x".join(str(v) for v in row["shape"].values())
+
+
+def summarise(rows):
+    """The table, then what agrees: do_bench's events add their own launch latency (a few us, the
+    same at every length), and where the host's call (Python, guards, launches) outlasts do_bench's
+    256 MB flush plus the kernel, the device waits on the host and the events count the wait; kwb's
+    span counts the kernels alone and reports the host's call as its launch time."""
+    print(f"{'variant':<24} {'dtype':<5} {'shape':<12} {'kwb us':>8} {'do_bench us':>11} {'diff us':>8} "
+          f"{'ratio':>6} {'kwb host us':>11}")
+    for r in sorted(rows, key=lambda r: r["kwb_median_us"]):
+        print(f"{r['variant']:<24} {r['dtype']:<5} {shape_text(r):<12} {r['kwb_median_us']:8.1f} "
+              f"{r['do_bench_median_us']:11.1f} {r['do_bench_median_us'] - r['kwb_median_us']:8.1f} "
+              f"{r['kwb_over_do_bench']:6.3f} {r['kwb_host_launch_us']:11.1f}")
+    if not rows:
+        return
+    diffs = sorted(r["do_bench_median_us"] - r["kwb_median_us"] for r in rows)
+    print(f"do_bench - kwb: median {diffs[len(diffs) // 2]:+.1f} us over {len(rows)} cases")
+    within = [r for r in rows if abs(r["kwb_over_do_bench"] - 1) <= 0.05]
+    print(f"within 5%: {len(within)} of {len(rows)} cases")
+    # The shortest kernel from which every longer case agrees within 5%.
+    outside = [r["kwb_median_us"] for r in rows if abs(r["kwb_over_do_bench"] - 1) > 0.05]
+    longer = [r for r in rows if not outside or r["kwb_median_us"] > max(outside)]
+    if longer:
+        worst = max(longer, key=lambda r: abs(r["kwb_over_do_bench"] - 1))
+        print(f"every case from {min(r['kwb_median_us'] for r in longer):.1f} us up agrees within 5%: {len(longer)} "
+              f"cases, largest {100 * (worst['kwb_over_do_bench'] - 1):+.1f}% ({worst['variant']}, {worst['dtype']}, "
+              f"{shape_text(worst)})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--report", required=True, help="a kwb report.json that ran the file's variants")
-    parser.add_argument("--python", required=True, help="the file of variants")
+    parser.add_argument("--report", help="a kwb report.json that ran the file's variants")
+    parser.add_argument("--python", help="the file of variants")
     parser.add_argument("--json", help="write the rows here too")
+    parser.add_argument("--summarise", metavar="JSON", help="print the table of rows written before by --json")
     args = parser.parse_args()
+    if args.summarise:
+        summarise(json.loads(pathlib.Path(args.summarise).read_text()))
+        return
+    if not args.report or not args.python:
+        parser.error("--report and --python are needed to measure (or --summarise JSON to print saved rows)")
+    measure(args)
+
+
+def measure(args):
+    import torch
+    import triton.testing
+
+    import kwb
+
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     import_file(args.python)
     factories = {(v["op"], v["name"]): v["factory"] for v in kwb.registered_variants()}
     rows = []
@@ -69,7 +110,7 @@ def main():
             continue
         stream = torch.cuda.Stream()
         with torch.cuda.stream(stream):
-            tensors = TENSORS[case["op"]](case["shape"], DTYPES[case["dtype"]])
+            tensors = TENSORS[case["op"]](torch, case["shape"], dtypes[case["dtype"]])
             launch = factories[key](Case(case["op"], case["variant"], case["dtype"], case["shape"], tensors,
                                          stream.cuda_stream))
             launch(stream.cuda_stream)  # the compile, as in kwb's prepare
@@ -82,24 +123,7 @@ def main():
                      "kwb_median_us": timing["span"]["median"], "kwb_host_launch_us": host_us,
                      "do_bench_median_us": do_bench_ms * 1e3,
                      "kwb_over_do_bench": timing["span"]["median"] / (do_bench_ms * 1e3)})
-    # do_bench's events time the device from before the call is made to after its work ends: where
-    # the host's call (Python, guards, launches) takes longer than the kernel, the device waits on
-    # the host and do_bench counts the wait. kwb's span counts the kernels' own time and reports the
-    # host's per-launch cost beside it; agreement is expected where the kernel outlasts the call.
-    print(f"{'variant':<24} {'dtype':<5} {'shape':<14} {'kwb us':>9} {'do_bench us':>11} {'ratio':>6} "
-          f"{'kwb host us':>11}")
-    for r in rows:
-        r["device_bound"] = r["kwb_median_us"] > r["kwb_host_launch_us"]
-        shape = "x".join(str(v) for v in r["shape"].values())
-        print(f"{r['variant']:<24} {r['dtype']:<5} {shape:<14} {r['kwb_median_us']:9.1f} "
-              f"{r['do_bench_median_us']:11.1f} {r['kwb_over_do_bench']:6.3f} {r['kwb_host_launch_us']:11.1f}"
-              f"{'' if r['device_bound'] else '  host-bound'}")
-    for label, group in (("kernel longer than the host's call", [r for r in rows if r["device_bound"]]),
-                         ("all cases", rows)):
-        if group:
-            worst = max(group, key=lambda r: abs(r["kwb_over_do_bench"] - 1))
-            print(f"{label}: {len(group)} cases, largest difference {100 * (worst['kwb_over_do_bench'] - 1):+.1f}% "
-                  f"({worst['variant']}, {worst['dtype']}, {'x'.join(str(v) for v in worst['shape'].values())})")
+    summarise(rows)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "harness/record/json_report.hpp"
+
 namespace kwb::gui {
 namespace {
 
@@ -125,6 +127,31 @@ TEST(GuiCaseTable, RowSaysWhatRanTheCaseAndWhenItsSpeedupSetsOtherMathAgainstThe
   EXPECT_NE(csv.find(",fused_v3_tf32,tf32,,bf16,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",8,tf32 vs fp32,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(",baseline_cublas,\"bf16, fp32 acc\",cuBLASLt,"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace kwb::gui
+
+namespace kwb::gui {
+namespace {
+
+// A report with Python variants (samples/h100-python-variants: a Triton kernel and torch.compile
+// beside the catalogue's CUDA ones, measured on an H100): the app's rows show them as any variant,
+// with their time, their verdict and what they use.
+TEST(GuiCaseTable, PythonVariantsOfARealReportAreRowsLikeAnyOther) {
+  const Report report = read_report_json(KWB_SOURCE_DIR "/samples/h100-python-variants/report.json");
+  int python_rows = 0;
+  for (std::size_t i = 0; i < report.cases.size(); ++i) {
+    const TableRow r = make_row({0, i}, "python", report.cases[i]);
+    if (r.uses.find("Python") == std::string::npos) continue;
+    ++python_rows;
+    EXPECT_TRUE(r.variant == "triton_rmsnorm" || r.variant == "torch_compile_rmsnorm") << r.variant;
+    EXPECT_EQ(r.disposition, "passed") << r.variant << " " << r.shape;
+    EXPECT_GT(r.time_us, 0) << r.variant << " " << r.shape;
+    // The app's search finds them by what they use.
+    EXPECT_TRUE((Filters{"", "", "", r.variant == "triton_rmsnorm" ? "Triton" : "torch.compile"}.matches(r)));
+  }
+  EXPECT_EQ(python_rows, 40);  // 2 variants x 10 shapes x 2 dtypes
 }
 
 }  // namespace

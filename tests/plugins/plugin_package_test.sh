@@ -64,6 +64,17 @@ $out"
 grep -q '^squared_relu_fwd:fused_v1_grid_stride:bf16:16384x4096$' <<<"$out" || fail "the suite's plan lacks the plugin's op:
 $out"
 
+# 4b. A file of Python variants, through the bridge installed beside kwb (<prefix>/lib/kwb/), where
+#     this build has one.
+if [ -f "$build/lib/libkwb_python_bridge.so" ]; then
+  [ -f "$work/prefix/lib/kwb/libkwb_python_bridge.so" ] || fail "the install has no lib/kwb/libkwb_python_bridge.so"
+  out=$(KWB_PYTHON_BRIDGE= "$kwb" list --op rmsnorm_fwd --python "$source/examples/python/rmsnorm_variants.py" 2>&1) \
+    || fail "the installed kwb list --python exited $?:
+$out"
+  grep -q 'triton_rmsnorm' <<<"$out" || fail "the installed kwb does not list the example's Python variant:
+$out"
+fi
+
 # 5. Refusals: exit 2 and the reason.
 expect_refusal() {  # WHAT EXPECTED-TEXT ARGS...
   local what=$1 expected=$2 rc=0
