@@ -6,6 +6,7 @@
 #include "harness/catalogue/plugin_loader.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/suite_file.hpp"
+#include "harness/plan/suite_plugins.hpp"
 #include "harness/session/journal_plugins.hpp"
 
 namespace kwb::cli {
@@ -33,19 +34,11 @@ bool load_plugin_flags(const std::string& verb, const std::vector<std::string>& 
 }
 
 bool load_suite_plugins(const std::string& verb, const std::string& suite_path) {
-  SuiteFile suite;
   try {
-    suite = load_suite(suite_path);
-  } catch (const SuiteError&) {
-    return true;  // the planner reads it again and reports where it is wrong
-  }
-  for (const auto& plugin : suite.plugins) {
-    try {
-      load_plugin(plugin.value);
-    } catch (const PluginError& e) {
-      std::cerr << verb << ": " << SuiteError(suite.path, plugin.at, e.what()).what() << "\n";
-      return false;
-    }
+    kwb::load_suite_plugins(suite_path);
+  } catch (const SuiteError& e) {
+    std::cerr << verb << ": " << e.what() << "\n";
+    return false;
   }
   return true;
 }

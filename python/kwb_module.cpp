@@ -29,6 +29,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/plan/run_request.hpp"
 #include "harness/plan/suite_file.hpp"
+#include "harness/plan/suite_plugins.hpp"
 #include "harness/record/json_report.hpp"
 #include "harness/record/record_json.hpp"
 #include "harness/record/version.hpp"
@@ -170,19 +171,10 @@ nlohmann::ordered_json plan_flags_of(const PlanArguments& a) {
 // The plugins given, then those the suite names (its `plugins:`), as `kwb run` loads them.
 void load_plan_plugins(const PlanArguments& a) {
   load_plugins_or_raise(a.plugins);
-  if (a.suite.empty()) return;
-  SuiteFile suite;
   try {
-    suite = load_suite(a.suite);
-  } catch (const SuiteError&) {
-    return;  // planning reads it again and says where it is wrong
-  }
-  for (const auto& plugin : suite.plugins) {
-    try {
-      load_plugin(plugin.value);
-    } catch (const PluginError& e) {
-      throw py::value_error(SuiteError(suite.path, plugin.at, e.what()).what());
-    }
+    load_suite_plugins(a.suite);
+  } catch (const SuiteError& e) {
+    throw py::value_error(e.what());
   }
 }
 

@@ -336,6 +336,12 @@ mkdir -p "$OUT/python"
   --out "$OUT/python/run" > "$OUT/python/run.txt" 2>&1; echo "exit $?"; tail -3 "$OUT/python/run.txt"
 PYTHONPATH=build/python python3 scripts/peers/python_variants_do_bench.py --report "$OUT/python/run/report.json" \
   --python examples/python/rmsnorm_variants.py --json "$OUT/python/do_bench.json" 2>&1 | tee "$OUT/python/do_bench.txt" | tail -45
+# The same callables timed by kwb with CUDA events (--timer events), the method do_bench uses:
+# what differs between the two tables above and below is the timer, not the harness.
+./build/kwb run --python examples/python/rmsnorm_variants.py --op rmsnorm_fwd --variant triton_rmsnorm,torch_compile_rmsnorm \
+  --dtype bf16 --timer events --out "$OUT/python/events" > "$OUT/python/events.txt" 2>&1; echo "events run: exit $?"
+PYTHONPATH=build/python python3 scripts/peers/python_variants_do_bench.py --report "$OUT/python/events/report.json" \
+  --python examples/python/rmsnorm_variants.py --json "$OUT/python/do_bench_events.json" 2>&1 | tee "$OUT/python/do_bench_events.txt" | tail -25
 ./build/kwb select "$OUT/python/run/report.json" --md "$OUT/python/select.md" > /dev/null 2>&1
 ./build/kwb report "$OUT/python/run/report.json" --html "$OUT/python/review.html" --md "$OUT/python/review.md" > /dev/null 2>&1
 PYTHONPATH=build/python python3 -m pytest -q -rs -p no:cacheprovider python/tests > "$OUT/python/pytest.txt" 2>&1

@@ -17,11 +17,13 @@
 
 #include <fmt/format.h>
 
+#include "gui/model/report_loader.hpp"
+#include "harness/catalogue/plugin_loader.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/types.hpp"
-#include "gui/model/report_loader.hpp"
-#include "harness/worker/measure/device_info.hpp"
 #include "harness/plan/run_request.hpp"
+#include "harness/plan/suite_plugins.hpp"
+#include "harness/worker/measure/device_info.hpp"
 
 namespace kwb::gui {
 
@@ -117,6 +119,10 @@ std::vector<CaseRequest> plan_live_run(const LiveRunRequest& request, SessionOpt
   settings.datasheet_ceilings = request.datasheet_ceilings;
   settings.given.axis = !settings.axes.empty();
   settings.given.preset = true;  // the panel always shows a preset: it wins over a suite's, as --preset does
+  // A suite's plugins and Python files join the catalogue first, as for `kwb run --suite`; the
+  // workers load the very files (refusing one changed since).
+  load_suite_plugins(request.suite);
+  options.worker_environment = plugin_environment();
   PlannedRun planned = plan_run(settings, Registry::instance());
   if (planned.cases.empty()) throw no_case_selected();
   options.suite = std::move(planned.suite);

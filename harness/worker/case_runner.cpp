@@ -260,6 +260,14 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
   } catch (const std::exception& e) {
     rec.disposition = Disposition::failed;
     rec.reason = std::string("error during ") + phase + ": " + e.what();
+    // An exception may carry a device fault in words of its own (a Python variant's framework
+    // raises "CUDA error: an illegal memory access" as a RuntimeError): a sticky error left on
+    // the device means the context is gone, as after a CudaError, and the worker is replaced.
+    if (const cudaError_t sticky = cudaDeviceSynchronize(); sticky != cudaSuccess) {
+      context_lost_ = true;
+      rec.reason += std::string(" [the device then reported ") + cudaGetErrorString(sticky) +
+                    ": its context is lost; the next case runs in a new worker]";
+    }
   }
   // The stage that ran last (or threw) is closed here; the variant's state and workspace, freed
   // with the try block, went with it.

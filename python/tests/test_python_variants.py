@@ -111,7 +111,7 @@ def test_a_plugin_library_loads_into_the_module_too():
 def test_python_variants_run_verified_and_timed_beside_the_catalogue(tmp_path):
     session = kwb.Session(plugins=[EXAMPLE, PLANTED], ops="rmsnorm_fwd", dtypes="bf16",
                           variants="fused_v2_vec16,triton_rmsnorm,torch_compile_rmsnorm,py_eager_rmsnorm,"
-                                   "py_wrong_rmsnorm,py_raising_rmsnorm",
+                                   "py_wrong_rmsnorm,py_raising_rmsnorm,py_faulting_rmsnorm",
                           axes={"rows": 4096, "cols": [1000, 4096]}, preset="quick", out=tmp_path / "run")
     result = session.run()
     if result["outcome"] == "no_gpu":
@@ -132,5 +132,19 @@ def test_python_variants_run_verified_and_timed_beside_the_catalogue(tmp_path):
         raising = records[("py_raising_rmsnorm", cols)]
         assert raising["disposition"] == "failed"
         assert "Traceback" in raising["reason"] and "planted: this launcher fails" in raising["reason"]
+        faulting = records[("py_faulting_rmsnorm", cols)]
+        assert faulting["disposition"] == "failed" and "illegal" in faulting["reason"].lower(), faulting["reason"]
+    # Every case after a fault ran in a new worker: the passes above include cases planned after it.
+    assert int(result["report"]["run"]["settings"]["worker_restarts"]) >= 2
     journal = (tmp_path / "run" / "journal.jsonl").read_text()
     assert str(PLANTED.resolve()) in journal, "the journal does not keep the Python files for --resume"
+
+
+def test_a_suite_that_names_a_python_file_plans_the_same_in_the_module_and_the_cli(tmp_path):
+    suite = tmp_path / "python.yaml"
+    suite.write_text(f"name: python\nplugins: {HOST_ONLY}\nentries:\n  - ops: rmsnorm_fwd\n"
+                     f"    variants: py_host_only\n    dtypes: bf16\n    shapes: edge\n")
+    ids = kwb.plan(suite=suite)
+    by_cli = cli("run", "--suite", str(suite), "--list-cases")
+    assert by_cli.returncode == 0, by_cli.stderr
+    assert ids == by_cli.stdout.split() and ids and all(":py_host_only:" in i for i in ids)

@@ -211,3 +211,31 @@ TEST(LiveRun, WithoutAGpuThePanelHasAReason) {
 
 }  // namespace
 }  // namespace kwb::gui
+
+namespace kwb::gui {
+namespace {
+
+// A suite that names a plugin: the panel's run loads it before planning, as `kwb run --suite`
+// does, plans its op, and hands the very file to the workers.
+TEST(LiveRun, ASuitesPluginsJoinThePlanAndGoToTheWorkers) {
+  test::TempDir dir;
+  const std::string plugin = std::string(KWB_TEST_PLUGIN_DIR) + "/libkwb_test_good_plugin.so";
+  const auto suite = dir.path() / "with-plugin.yaml";
+  std::ofstream(suite) << "name: with-plugin\nplugins: " << plugin << "\nentries:\n  - ops: plugin_test_copy\n"
+                       << "    dtypes: fp32\n";
+  LiveRunRequest r;
+  r.suite = suite.string();
+  r.preset = "quick";
+  r.datasheet_ceilings = true;
+  SessionOptions options;
+  const std::vector<CaseRequest> cases = plan_live_run(r, options);
+  ASSERT_FALSE(cases.empty());
+  EXPECT_TRUE(std::all_of(cases.begin(), cases.end(), [](const CaseRequest& c) { return c.op == "plugin_test_copy"; }));
+  const auto env = std::find_if(options.worker_environment.begin(), options.worker_environment.end(),
+                                [](const auto& v) { return v.first == "KWB_PLUGINS"; });
+  ASSERT_NE(env, options.worker_environment.end());
+  EXPECT_NE(env->second.find("libkwb_test_good_plugin.so"), std::string::npos) << env->second;
+}
+
+}  // namespace
+}  // namespace kwb::gui

@@ -1,6 +1,7 @@
 """Variants with planted defects, for the GPU test of Python variants: one returns a wrong answer
 (verification must fail it), one raises in its launch after prepare (its case must fail with the
-traceback), and one eager PyTorch forward that is right (it must pass)."""
+traceback), one faults the device (its case fails, and the cases after it run in a new worker),
+and one eager PyTorch forward that is right (it must pass)."""
 import kwb
 
 EPS = 1e-6
@@ -43,3 +44,18 @@ def py_wrong_rmsnorm(case):
              description="planted: raises on its second launch (the verified one)")
 def py_raising_rmsnorm(case):
     return _launcher(case, 1.0, 1)
+
+
+@kwb.variant(op="rmsnorm_fwd", name="py_faulting_rmsnorm", uses=["Triton"], requires=["torch", "triton"],
+             description="planted: a Triton store 2 TB out of bounds (an illegal address: the context is lost)")
+def py_faulting_rmsnorm(case):
+    import torch
+    from faulting_kernel import store_far_away
+
+    y = torch.from_dlpack(case["y"])
+
+    def launch(stream):
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream)):
+            store_far_away[(1,)](y)
+
+    return launch
