@@ -134,8 +134,9 @@ def test_python_variants_run_verified_and_timed_beside_the_catalogue(tmp_path):
         assert "Traceback" in raising["reason"] and "planted: this launcher fails" in raising["reason"]
         faulting = records[("py_faulting_rmsnorm", cols)]
         assert faulting["disposition"] == "failed" and "illegal" in faulting["reason"].lower(), faulting["reason"]
-    # Every case after a fault ran in a new worker: the passes above include cases planned after it.
-    assert int(result["report"]["run"]["settings"]["worker_restarts"]) >= 2
+    # The first fault (cols=1000) cost its worker; the cases planned after it (cols=4096, asserted
+    # passed above) ran in a new one. The last fault is the plan's last case: nothing runs after it.
+    assert int(result["report"]["run"]["settings"]["worker_restarts"]) >= 1
     journal = (tmp_path / "run" / "journal.jsonl").read_text()
     assert str(PLANTED.resolve()) in journal, "the journal does not keep the Python files for --resume"
 
