@@ -11,9 +11,9 @@
 // Data, not a function: the loader reads it before any of the plugin's code runs.
 extern "C" __attribute__((visibility("default"))) const char kwb_plugin_abi_tag[] = KWB_PLUGIN_ABI_TAG;
 
-// Called once, after the tag matched: every registration the plugin's static initialisers queued.
+// Called after the tag matched, once per registry that loads the plugin: every registration the
+// plugin's static initialisers queued. The queue is kept, so that a second registry in the same
+// process (a test's, a tool's own) gets them all too.
 extern "C" __attribute__((visibility("default"))) void kwb_plugin_register(kwb::Registry* registry) {
-  auto& pending = kwb::detail::pending_plugin_registrations();
-  for (const auto& add : pending) add(*registry);
-  pending.clear();
+  for (const auto& add : kwb::detail::pending_plugin_registrations()) add(*registry);
 }

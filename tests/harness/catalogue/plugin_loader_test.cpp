@@ -1,0 +1,62 @@
+// harness/catalogue/plugin_loader in this process (the CLI tests run the kwb binary): a plugin and
+// a Python file of variants load into registries of their own, a second registry included.
+#include "harness/catalogue/plugin_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace kwb {
+namespace {
+
+std::string test_plugin(const std::string& name) {
+  return (std::filesystem::path(KWB_TEST_PLUGIN_DIR) / ("libkwb_test_" + name + "_plugin.so")).string();
+}
+
+// Two registries, each with the catalogue's rmsnorm_fwd op (the plugin adds a variant to it).
+Registry registry_with_rmsnorm() {
+  Registry r;
+  r.add(*Registry::instance().find_op("rmsnorm_fwd"));
+  return r;
+}
+
+TEST(PluginLoader, APluginLoadsIntoASecondRegistryOfTheSameProcess) {
+  Registry first = registry_with_rmsnorm(), second = registry_with_rmsnorm();
+  const PluginSource a = load_plugin(test_plugin("good"), first);
+  const PluginSource b = load_plugin(test_plugin("good"), second);
+  EXPECT_EQ(a, b);
+  for (const Registry* r : {&first, &second}) {
+    EXPECT_NE(r->find_op("plugin_test_copy"), nullptr);
+    EXPECT_NE(r->find_variant("rmsnorm_fwd", "plugin_test_v1_noop"), nullptr);
+    ASSERT_EQ(r->plugins().size(), 1u);
+  }
+  // Loaded once per registry: the same file again adds nothing.
+  load_plugin(test_plugin("good"), first);
+  EXPECT_EQ(first.variant_names(true).size(), second.variant_names(true).size());
+}
+
+// The same for a Python file (through the bridge, where this build has one): imported again for the
+// second registry, as a module of its own.
+TEST(PluginLoader, APythonFileLoadsIntoASecondRegistryOfTheSameProcess) {
+  const std::string file = KWB_SOURCE_DIR "/python/tests/variant_files/host_only_variants.py";
+  Registry first = registry_with_rmsnorm(), second = registry_with_rmsnorm();
+  try {
+    load_plugin(file, first);
+  } catch (const PluginError& e) {
+    if (std::string(e.what()).find("cannot load Python modules") != std::string::npos) GTEST_SKIP() << e.what();
+    throw;
+  }
+  load_plugin(file, second);
+  for (const Registry* r : {&first, &second}) {
+    const Variant* v = r->find_variant("rmsnorm_fwd", "py_host_only");
+    ASSERT_NE(v, nullptr);
+    ASSERT_EQ(v->tunables.size(), 1u);
+    EXPECT_EQ(v->tunables[0].values, (std::vector<std::int64_t>{128, 256}));
+    // Its refuse() is the file's: over 8192 columns.
+    EXPECT_FALSE(v->refuse(Shape{{{"rows", 4}, {"cols", 512}}}, DType::bf16).has_value());
+    EXPECT_EQ(v->refuse(Shape{{{"rows", 4}, {"cols", 16384}}}, DType::bf16).value_or(""), "over 8192 cols");
+  }
+}
+
+}  // namespace
+}  // namespace kwb
