@@ -149,3 +149,32 @@ def test_a_suite_that_names_a_python_file_plans_the_same_in_the_module_and_the_c
     by_cli = cli("run", "--suite", str(suite), "--list-cases")
     assert by_cli.returncode == 0, by_cli.stderr
     assert ids == by_cli.stdout.split() and ids and all(":py_host_only:" in i for i in ids)
+
+
+OP_EXAMPLE = ROOT / "examples" / "python" / "squared_relu_op.py"
+
+
+def test_an_op_defined_in_python_lists_and_plans_with_its_variants():
+    ops = {op["name"]: op for op in kwb.catalogue(plugins=[OP_EXAMPLE])}
+    op = ops["py_squared_relu"]
+    assert [a["name"] for a in op["axes"]] == ["rows", "cols"]
+    assert {v["name"] for v in op["variants"]} == {"eager_relu_square", "torch_compile_relu_square"}
+    ids = kwb.plan(plugins=OP_EXAMPLE, ops="py_squared_relu", dtypes="bf16")
+    assert ids == cli("run", "--python", str(OP_EXAMPLE), "--op", "py_squared_relu", "--dtype", "bf16",
+                      "--list-cases").stdout.split()
+    assert len(ids) == 4
+
+
+@pytest.mark.parametrize("body, words", [
+    ("tensors=lambda s, d: 1 / 0", ["ZeroDivisionError", "tensors()"]),
+    ("tensors=lambda s, d: [kwb.tensor('x', [s['n']])]", ["KeyError", "'n'"]),
+])
+def test_a_python_op_whose_functions_fail_is_refused_at_start_up(tmp_path, body, words):
+    bad = tmp_path / "bad_op.py"
+    bad.write_text("import kwb\n"
+                   "kwb.op(name='py_bad_op', axes={'rows': 8}, dtypes=['fp32'], oracle=lambda s, i: {},\n"
+                   f"       work=lambda s, d: (1, 1), default_shapes=[{{'rows': 8}}], {body})\n")
+    result = cli("list", "--python", str(bad))
+    assert result.returncode == 2, result.stdout
+    for word in words:
+        assert word in result.stderr, result.stderr

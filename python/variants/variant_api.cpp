@@ -103,6 +103,66 @@ void define_variant_api(py::module_& m) {
       "modules it needs (without them its cases are skipped, saying which); refuse: a function of (shape dict, "
       "dtype name) returning None to accept the case or a string saying why it cannot run it (skipped); test_only: hidden from default "
       "sweeps; varies_run_to_run: its output may differ between launches within tolerance (atomics)");
+  py::list ops;
+  m.attr(kRegisteredOpsAttr) = ops;
+  m.def(
+      "op",
+      [ops](const py::object& name, const std::string& description, const py::dict& axes, const py::object& dtypes,
+            const py::object& tensors, const py::object& oracle, const py::object& work, const py::object& default_shapes,
+            const py::object& edge_shapes, const std::string& sample_axis, const std::string& compute_unit) {
+        py::dict spec;
+        spec["name"] = required_name(name, "op's name");
+        for (const auto& [what, f] : {std::pair<const char*, const py::object*>{"tensors", &tensors},
+                                      {"oracle", &oracle}, {"work", &work}})
+          if (!PyCallable_Check(f->ptr())) throw py::type_error(std::string("kwb.op: ") + what + " takes a function");
+        spec["description"] = description;
+        spec["axes"] = axes;
+        spec["dtypes"] = names(dtypes, "dtypes");
+        spec["tensors"] = tensors;
+        spec["oracle"] = oracle;
+        spec["work"] = work;
+        spec["default_shapes"] = py::list(default_shapes);
+        spec["edge_shapes"] = edge_shapes.is_none() ? py::list() : py::list(edge_shapes);
+        if (py::len(spec["default_shapes"]) == 0) throw py::value_error("kwb.op: default_shapes lists no shape");
+        spec["sample_axis"] = sample_axis;
+        spec["compute_unit"] = compute_unit;
+        ops.attr("append")(spec);
+      },
+      py::kw_only(), py::arg("name"), py::arg("description") = "", py::arg("axes"), py::arg("dtypes"),
+      py::arg("tensors"), py::arg("oracle"), py::arg("work"), py::arg("default_shapes"),
+      py::arg("edge_shapes") = py::none(), py::arg("sample_axis") = "", py::arg("compute_unit") = "fp32",
+      "Registers a new op, for Python variants (and plugins) to implement. axes: {name: default integer, or a list "
+      "of choice names}; dtypes: of fp32, fp16, bf16; tensors(shape, dtype): a list of kwb.tensor(...) in the op's "
+      "order; oracle(shape, inputs): the outputs in fp64 from the inputs (NumPy float64 arrays by name, as the "
+      "device holds them), a dict of array-likes by output name; work(shape, dtype): (bytes, flops), the least the "
+      "op must move and compute; default_shapes, edge_shapes: lists of {axis: value}; sample_axis: an axis whose "
+      "indices are independent (verification may sample it; a tensor's sample_dim says which of its dims runs "
+      "along it); compute_unit: fp32, tensor_bf16, ... (the roof)");
+  m.def(
+      "tensor",
+      [](const std::string& name, const std::vector<std::int64_t>& dims, bool output, int sample_dim,
+         const std::string& init, double a, double b, const std::string& elem, const py::object& atol,
+         const py::object& rtol) {
+        py::dict t;
+        t["name"] = name;
+        t["dims"] = dims;
+        t["output"] = output;
+        t["sample_dim"] = sample_dim;
+        t["init"] = init;
+        t["a"] = a;
+        t["b"] = b;
+        t["elem"] = elem;
+        t["atol"] = atol;
+        t["rtol"] = rtol;
+        return t;
+      },
+      py::arg("name"), py::arg("dims"), py::kw_only(), py::arg("output") = false, py::arg("sample_dim") = -1,
+      py::arg("init") = "normal", py::arg("a") = 0.0, py::arg("b") = 1.0, py::arg("elem") = "case_dtype",
+      py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
+      "One tensor of a kwb.op: row-major dims; output or input; sample_dim: its dim along the op's sample_axis "
+      "(-1: none); init (inputs): normal (a mean, b stddev), uniform [a, b), integers [a, b), mask (a: P(true)); "
+      "elem: case_dtype, fp32, fp16, bf16, int32, int64, bool; atol/rtol (outputs): a flat tolerance instead of "
+      "the element type's default");
   m.def(
       "registered_variants", [registered] { return py::list(registered); },
       "The variants decorated so far in this interpreter, as dicts (op, name, role, ..., factory), in order");

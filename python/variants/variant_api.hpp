@@ -20,12 +20,14 @@
 
 namespace kwb::python {
 
-// Adds variant(), registered_variants() and the classes Case and Tensor to `m`.
+// Adds variant(), op(), tensor(), registered_variants() and the classes Case and Tensor to `m`.
 void define_variant_api(pybind11::module_& m);
 
 // The attribute of the `kwb` module that holds the registrations, a list of dicts in decoration
 // order: op, name, role, description, uses, math, tunables, requires, refuse, test_only,
 // varies_run_to_run, factory.
 inline constexpr const char* kRegisteredVariantsAttr = "_registered_variants";
+// Likewise the ops kwb.op(...) registered (python/variants/op_import.hpp reads them).
+inline constexpr const char* kRegisteredOpsAttr = "_registered_ops";
 
 }  // namespace kwb::python

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "python/variants/case_view.hpp"
+#include "python/variants/op_import.hpp"
 #include "python/variants/variant_api.hpp"
 
 namespace py = pybind11;
@@ -143,6 +144,20 @@ Variant variant_of(const py::dict& spec) {
   return v;
 }
 
+// A kwb.op, its functions called once at each of its default and edge shapes in each dtype: a
+// tensors() or work() that raises or returns the wrong thing refuses the file at start-up, not a
+// case later.
+Op checked_op(const py::dict& spec) {
+  Op op = op_of(spec);
+  for (const auto* shapes : {&op.default_shapes, &op.edge_shapes})
+    for (const Shape& s : *shapes)
+      for (DType dtype : op.dtypes) {
+        op.tensors(s, dtype);
+        op.work(s, dtype);
+      }
+  return op;
+}
+
 // The module's name: the file's stem, unless a module of that name is loaded already (a second
 // registry importing the same file, or a stem such as "torch").
 std::string module_name_for(const std::filesystem::path& path, const py::dict& modules) {
@@ -175,8 +190,9 @@ void import_python_variants(const std::string& path, Registry& staged) {
   py::gil_scoped_acquire gil;
   try {
     py::dict modules = py::module_::import("sys").attr("modules");
-    const py::list registered = py::module_::import("kwb").attr(kRegisteredVariantsAttr);
-    const std::size_t before = registered.size();
+    const py::module_ kwb = py::module_::import("kwb");
+    const py::list registered = kwb.attr(kRegisteredVariantsAttr), registered_ops = kwb.attr(kRegisteredOpsAttr);
+    const std::size_t before = registered.size(), ops_before = registered_ops.size();
     // Its folder first on sys.path, as `python FILE` has it: a file may import the files beside it.
     const std::filesystem::path file(path);
     py::list sys_path = py::module_::import("sys").attr("path");
@@ -192,6 +208,7 @@ void import_python_variants(const std::string& path, Registry& staged) {
       PyDict_DelItemString(modules.ptr(), name.c_str());
       throw;
     }
+    for (std::size_t i = ops_before; i < registered_ops.size(); ++i) staged.add(checked_op(registered_ops[i].cast<py::dict>()));
     for (std::size_t i = before; i < registered.size(); ++i) staged.add(variant_of(registered[i].cast<py::dict>()));
   } catch (py::error_already_set& e) {
     throw std::runtime_error("importing it raised:\n" + python_error_text(e));

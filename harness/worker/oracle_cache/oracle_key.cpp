@@ -10,6 +10,12 @@ namespace kwb {
 
 std::string_view oracle_code_version() { return kOracleCodeVersion; }
 
+std::string oracle_version_of(std::string_view op, const Registry& registry) {
+  std::string version(oracle_code_version());
+  if (const PluginSource* from = registry.source_of_op(op)) version += " plugin " + from->sha256;
+  return version;
+}
+
 std::string OracleKey::file_name() const { return digest.hex() + std::string(kOracleEntrySuffix); }
 
 Digest128 digest_tensors(const std::vector<HostTensor>& tensors) {

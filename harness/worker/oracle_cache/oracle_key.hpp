@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "harness/catalogue/host_tensor.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "harness/worker/oracle_cache/hash128.hpp"
 #include "harness/worker/oracle_cache/oracle_entry.hpp"  // kOracleEntryFormat, kOracleEntrySuffix
 #include "harness/worker/verify/sampling.hpp"
@@ -28,6 +29,11 @@ namespace kwb {
 // A hash of the oracle sources of this build (reference/, the sampled oracle call, the host
 // decoding), 32 hex digits, generated at build time.
 std::string_view oracle_code_version();
+
+// The version of the code that computes `op`'s oracle: kwb's oracle code version, and for an op a
+// plugin or a Python file brought (its oracle lives there, not in kwb) that file's SHA-256 too, so
+// that an oracle changed and rebuilt is never answered from the cache.
+std::string oracle_version_of(std::string_view op, const Registry& registry);
 
 // The case group's part of the key.
 struct OracleKeyParts {

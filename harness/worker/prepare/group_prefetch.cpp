@@ -33,7 +33,8 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::ve
     host_inputs.push_back(decode_for_oracle(g.plan, t, t.elem_type(req.dtype), raw.at(i)));
   }
   if (on_decoded) on_decoded();
-  const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g.plan};
+  const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g.plan,
+                                 oracle_version_of(op.name, Registry::instance())};
   // An answer partly from the device oracle is not stored: it reads every input element on the
   // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
   if (g.plan.unaligned_on_device) cache = nullptr;

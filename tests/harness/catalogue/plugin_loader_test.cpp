@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 namespace kwb {
@@ -56,6 +57,40 @@ TEST(PluginLoader, APythonFileLoadsIntoASecondRegistryOfTheSameProcess) {
     EXPECT_FALSE(v->refuse(Shape{{{"rows", 4}, {"cols", 512}}}, DType::bf16).has_value());
     EXPECT_EQ(v->refuse(Shape{{{"rows", 4}, {"cols", 16384}}}, DType::bf16).value_or(""), "over 8192 cols");
   }
+}
+
+// A new op defined in Python (examples/python/squared_relu_op.py): its tensors, work model and
+// NumPy oracle are the file's functions, called through the interpreter.
+TEST(PluginLoader, AnOpDefinedInPythonHasTheFilesTensorsWorkAndOracle) {
+  Registry r;
+  try {
+    load_plugin(KWB_SOURCE_DIR "/examples/python/squared_relu_op.py", r);
+  } catch (const PluginError& e) {
+    if (std::string(e.what()).find("cannot load Python modules") != std::string::npos) GTEST_SKIP() << e.what();
+    throw;
+  }
+  const Op* op = r.find_op("py_squared_relu");
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->sample_axis, "rows");
+  EXPECT_EQ(r.variants("py_squared_relu", false).size(), 2u);
+  const Shape shape{{{"rows", 1}, {"cols", 4}}};
+  const std::vector<TensorSpec> specs = op->tensors(shape, DType::bf16);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].name, "x");
+  EXPECT_EQ(specs[1].dims, (std::vector<std::int64_t>{1, 4}));
+  EXPECT_TRUE(specs[1].is_output);
+  const WorkModel w = op->work(shape, DType::bf16);
+  EXPECT_EQ(w.bytes, 16);
+  EXPECT_EQ(w.flops, 8);
+  std::vector<HostTensor> in(1), out(1);
+  in[0].name = "x";
+  in[0].dims = {1, 4};
+  in[0].values = {-1.5, 2.0, 0.5, -0.0};
+  out[0].name = "y";
+  out[0].dims = {1, 4};
+  out[0].values.assign(4, std::nan(""));
+  op->oracle(shape, in, out);
+  EXPECT_EQ(out[0].values, (std::vector<double>{0.0, 4.0, 0.25, 0.0}));
 }
 
 }  // namespace

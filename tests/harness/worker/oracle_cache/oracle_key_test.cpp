@@ -8,6 +8,7 @@
 
 #include "harness/worker/oracle_cache/oracle_cache.hpp"
 #include "harness/worker/oracle_cache/oracle_key.hpp"
+#include "tests/plugins/test_plugin_op.hpp"
 
 namespace kwb {
 namespace {
@@ -117,6 +118,24 @@ TEST(OracleKey, TheBuildsOracleCodeVersionIsAHashOfItsSources) {
   const std::string_view v = oracle_code_version();
   ASSERT_EQ(v.size(), 32u);
   for (char c : v) EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) << v;
+}
+
+// An op a plugin brought is keyed with its file's hash: a rebuilt plugin (another oracle, perhaps)
+// never gets the answers of the old one; kwb's own ops keep kwb's oracle code version alone.
+TEST(OracleKey, APluginsOpIsKeyedWithThePluginsHash) {
+  Registry r;
+  r.add(kwb_test_plugin::copy_op("oracle_key_builtin"));
+  Registry plugin;
+  plugin.add(kwb_test_plugin::copy_op("oracle_key_from_plugin"));
+  ASSERT_TRUE(r.adopt(plugin, PluginSource{"/p/libp.so", std::string(64, 'c')}).empty());
+  EXPECT_EQ(oracle_version_of("oracle_key_builtin", r), std::string(oracle_code_version()));
+  const std::string from_plugin = oracle_version_of("oracle_key_from_plugin", r);
+  EXPECT_NE(from_plugin.find(std::string(64, 'c')), std::string::npos) << from_plugin;
+  Registry rebuilt;
+  Registry plugin2;
+  plugin2.add(kwb_test_plugin::copy_op("oracle_key_from_plugin"));
+  ASSERT_TRUE(rebuilt.adopt(plugin2, PluginSource{"/p/libp.so", std::string(64, 'd')}).empty());
+  EXPECT_NE(oracle_version_of("oracle_key_from_plugin", rebuilt), from_plugin);
 }
 
 }  // namespace
