@@ -228,8 +228,12 @@ class PySession {
     o.suite = planned_.suite;
     o.command_line = "python: kwb.Session";
     o.plan_flags = plan_flags_of(a);
-    // The workers load the same plugins and Python modules, refusing a file changed since.
+    // The workers load the same plugins and Python modules, refusing a file changed since, and
+    // import the Python files with this very interpreter (a virtual environment's torch and
+    // triton), unless $KWB_PYTHON names another.
     o.worker_environment = plugin_environment();
+    const std::string executable = py::module_::import("sys").attr("executable").cast<std::string>();
+    if (!std::getenv("KWB_PYTHON") && !executable.empty()) o.worker_environment.emplace_back("KWB_PYTHON", executable);
     o.settings["started_by"] = "kwb Python module";
     options_ = std::move(o);
   }

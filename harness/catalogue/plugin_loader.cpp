@@ -108,12 +108,20 @@ PluginSource load_plugin(const std::filesystem::path& given, Registry& registry,
   if (path.find(':') != std::string::npos)
     throw PluginError(quoted + ": its path holds ':', which separates the plugins handed to kwb's workers; "
                       "move or link it to a path without ':'");
-  if (const PluginSource* loaded = already_loaded(registry, path)) return *loaded;
   PluginSource source{path, ""};
   try {
     source.sha256 = sha256_hex_of_file(path);
   } catch (const std::exception& e) {
     throw PluginError(quoted + ": " + e.what());
+  }
+  // Loaded once per registry. A file changed since (edited in a notebook's session, rebuilt under a
+  // running app) cannot replace what it registered: its workers would refuse the new bytes anyway.
+  if (const PluginSource* loaded = already_loaded(registry, path)) {
+    if (loaded->sha256 == source.sha256) return *loaded;
+    throw PluginError(quoted + " changed since this process loaded it (sha256 " + loaded->sha256 + " then, " +
+                      source.sha256 + " now): its registrations cannot be replaced in place; start " +
+                      (python ? "the interpreter (the notebook's kernel) or the app again" : "the app again") +
+                      " to load the new one");
   }
   if (!expected_sha256.empty() && source.sha256 != expected_sha256)
     throw PluginError(quoted + " changed since the run loaded it (sha256 " + std::string(expected_sha256) +

@@ -263,7 +263,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
     // An exception may carry a device fault in words of its own (a Python variant's framework
     // raises "CUDA error: an illegal memory access" as a RuntimeError): a sticky error left on
     // the device means the context is gone, as after a CudaError, and the worker is replaced.
-    if (const cudaError_t sticky = cudaDeviceSynchronize(); sticky != cudaSuccess) {
+    // (A second synchronize tells a sticky error from one the first call reported and cleared.)
+    if (const cudaError_t sticky = cudaDeviceSynchronize(); sticky != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess) {
       context_lost_ = true;
       rec.reason += std::string(" [the device then reported ") + cudaGetErrorString(sticky) +
                     ": its context is lost; the next case runs in a new worker]";

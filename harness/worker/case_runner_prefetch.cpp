@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "harness/catalogue/oracle_device.hpp"
+#include "harness/catalogue/python_module_loader.hpp"
 #include "harness/worker/case_runner.hpp"
 #include "harness/worker/case_runner_parts.hpp"
 #include "harness/worker/prepare/group_inputs.hpp"
@@ -45,8 +46,8 @@ std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, Sta
 // drawn on the device one tensor at a time and copied to the host (the GPU's part), then the rest
 // of that group's host half started on a background thread (group_prefetch.hpp). Nothing is
 // prepared ahead under the events timer (its samples include the host's launch time, which a busy
-// host would stretch), for a group that does not run here, or for one whose oracle reads its inputs
-// on the device; an input that does not fit beside this group's leaves the group to itself.
+// host would stretch), for a group that does not run here, for an op whose oracle is Python's, or
+// for one whose oracle reads its inputs on the device; an input that does not fit beside this group's leaves the group to itself.
 void CaseRunner::prefetch_next_group(const CaseRequest& current) {
   if (!next_request_) return;
   const CaseRequest next = std::move(*next_request_);
@@ -55,6 +56,10 @@ void CaseRunner::prefetch_next_group(const CaseRequest& current) {
   const Op* op = Registry::instance().find_op(next.op);
   const Variant* variant = Registry::instance().find_variant(next.op, next.variant);
   if (!op || !variant || refusal(*op, *variant, next)) return;
+  // An op defined in a Python file has its oracle in Python: on a background thread it would hold
+  // the interpreter's lock while the current group's Python variants wait for it to launch.
+  if (const PluginSource* from = Registry::instance().source_of_op(next.op); from && is_python_module_path(from->path))
+    return;
   std::string key = input_group_key(next);
   if (key == input_group_key(current)) return;
   try {

@@ -54,14 +54,16 @@ void start_interpreter() {
                 std::to_string(PY_MINOR_VERSION) + " executable";
       return;
     }
-    {
+    try {
       // The module `kwb` a file of variants imports: the variant API alone (the catalogue and the
       // runs belong to kwb here).
       py::module_ kwb = py::reinterpret_borrow<py::module_>(PyImport_AddModule("kwb"));
       kwb.attr("__doc__") = "Kernel Workbench, as kwb's embedded interpreter gives it to a file of variants";
       kwb::python::define_variant_api(kwb);
+    } catch (const std::exception& e) {
+      failure = std::string("the embedded Python started, but kwb's module could not be made in it: ") + e.what();
     }
-    PyEval_SaveThread();
+    PyEval_SaveThread();  // in every case: the interpreter stays up, and this thread must not keep its lock
   });
   if (!failure.empty()) throw std::runtime_error(failure);
 }

@@ -73,7 +73,7 @@ DLDataType dlpack_type(ElemType e) {
     case ElemType::bf16: return {kDLBfloat, 16, 1};
     case ElemType::int32: return {kDLInt, 32, 1};
     case ElemType::int64: return {kDLInt, 64, 1};
-#if DLPACK_VERSION >= 80
+#if (defined(DLPACK_VERSION) && DLPACK_VERSION >= 80) || (defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1)
     case ElemType::boolean: return {kDLBool, 8, 1};
 #else
     case ElemType::boolean: return {kDLUInt, 8, 1};  // DLPack before 0.8 has no bool: one byte, 0 or 1
@@ -119,10 +119,15 @@ py::capsule dlpack_capsule(const TensorView& t) {
   view->managed.manager_ctx = view.get();
   view->managed.deleter = [](DLManagedTensor* m) { delete static_cast<ManagedView*>(m->manager_ctx); };
   // Not taken by a consumer (still named "dltensor"): the capsule frees the view itself.
+  // It may be freed while an exception is on its way up (a consumer that refused it): that exception
+  // is put back untouched.
   PyObject* capsule = PyCapsule_New(&view->managed, kCapsuleName, [](PyObject* self) {
     if (PyCapsule_IsValid(self, kUsedCapsuleName)) return;
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
     if (auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(self, kCapsuleName))) m->deleter(m);
     PyErr_Clear();
+    PyErr_Restore(type, value, trace);
   });
   if (!capsule) throw py::error_already_set();
   view.release();

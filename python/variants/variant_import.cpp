@@ -95,6 +95,8 @@ std::function<std::optional<std::string>(const Shape&, DType)> refusal_of(const 
              ", neither None (the case runs) nor a string (why it cannot)";
     } catch (py::error_already_set& e) {
       return "the refuse() of the Python variant " + id + " raised:\n" + python_error_text(e);
+    } catch (const std::exception& e) {  // a string that is not UTF-8, say
+      return "the refuse() of the Python variant " + id + " failed: " + e.what();
     }
   };
 }
@@ -181,7 +183,7 @@ std::string python_error_text(py::error_already_set& error) {
     for (const py::handle line : format(error.type(), error.value(), trace)) text += line.cast<std::string>();
     while (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
-  } catch (py::error_already_set&) {
+  } catch (const std::exception&) {  // the formatting itself failed (text that is not UTF-8)
     return error.what();
   }
 }

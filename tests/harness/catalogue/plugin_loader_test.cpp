@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+
+#include "tests/support/temp_dir.hpp"
 
 namespace kwb {
 namespace {
@@ -91,6 +94,26 @@ TEST(PluginLoader, AnOpDefinedInPythonHasTheFilesTensorsWorkAndOracle) {
   out[0].values.assign(4, std::nan(""));
   op->oracle(shape, in, out);
   EXPECT_EQ(out[0].values, (std::vector<double>{0.0, 4.0, 0.25, 0.0}));
+}
+
+// A long-lived process (a notebook, the app) asked to load a file again after it changed: refused,
+// naming both hashes (its registrations cannot be replaced, and its workers would refuse the new
+// bytes); the same bytes again are no change.
+TEST(PluginLoader, AFileChangedSinceThisProcessLoadedItIsRefused) {
+  test::TempDir dir;
+  const auto copy = dir.path() / "libkwb_copy_of_good_plugin.so";
+  std::filesystem::copy_file(test_plugin("good"), copy);
+  Registry r = registry_with_rmsnorm();
+  const PluginSource first = load_plugin(copy, r);
+  EXPECT_EQ(load_plugin(copy, r), first);
+  std::ofstream(copy, std::ios::app) << "rebuilt";
+  try {
+    load_plugin(copy, r);
+    FAIL() << "a changed plugin was taken as the one loaded";
+  } catch (const PluginError& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since this process loaded it"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(first.sha256), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
