@@ -346,7 +346,7 @@ PYTHONPATH=build/python python3 scripts/peers/python_variants_do_bench.py --repo
 ./build/kwb run --python examples/python/squared_relu_op.py --op py_squared_relu --dtype bf16,fp32 \
   --out "$OUT/python/op" > "$OUT/python/op.txt" 2>&1; echo "op run: exit $?"; grep -E "py_squared_relu:|passed, " "$OUT/python/op.txt" | tail -12
 ./build/kwb run --python examples/python/squared_relu_op.py --op py_squared_relu --dtype bf16,fp32 --shapes edge \
-  --preset verify > "$OUT/python/op-edge.txt" 2>&1; echo "op edge shapes: exit $?"; tail -2 "$OUT/python/op-edge.txt"
+  --preset verify --out "$OUT/python/op-edge" > "$OUT/python/op-edge.txt" 2>&1; echo "op edge shapes: exit $?"; tail -2 "$OUT/python/op-edge.txt"
 ./build/kwb select "$OUT/python/run/report.json" --md "$OUT/python/select.md" > /dev/null 2>&1
 ./build/kwb report "$OUT/python/run/report.json" --html "$OUT/python/review.html" --md "$OUT/python/review.md" > /dev/null 2>&1
 PYTHONPATH=build/python python3 -m pytest -q -rs -p no:cacheprovider python/tests > "$OUT/python/pytest.txt" 2>&1
