@@ -12,19 +12,13 @@
 
 #include "harness/catalogue/elem_type.hpp"
 #include "python/variants/case_view.hpp"
+#include "python/variants/kept_object.hpp"
 #include "python/variants/variant_import.hpp"
 
 namespace py = pybind11;
 
 namespace kwb::python {
 namespace {
-
-// As in variant_import.cpp: a reference the registry's functions keep for the process's life.
-struct Kept {
-  PyObject* object;
-  explicit Kept(const py::object& o) : object(o.inc_ref().ptr()) {}
-  py::object get() const { return py::reinterpret_borrow<py::object>(object); }
-};
 
 // Runs `f` with the GIL; a Python exception becomes a std::runtime_error naming the op's function.
 template <class F>
@@ -118,7 +112,7 @@ Op op_of(const py::dict& spec) {
   for (const py::handle s : spec["default_shapes"]) op.default_shapes.push_back(shape_of(s, op.axes, op.name));
   for (const py::handle s : spec["edge_shapes"]) op.edge_shapes.push_back(shape_of(s, op.axes, op.name));
 
-  const auto tensors = std::make_shared<Kept>(spec["tensors"]);
+  const auto tensors = std::make_shared<KeptObject>(spec["tensors"]);
   op.tensors = [tensors, id](const Shape& shape, DType dtype) {
     return call_python("the tensors() of " + id, [&] {
       std::vector<TensorSpec> out;
@@ -126,7 +120,7 @@ Op op_of(const py::dict& spec) {
       return out;
     });
   };
-  const auto work = std::make_shared<Kept>(spec["work"]);
+  const auto work = std::make_shared<KeptObject>(spec["work"]);
   op.work = [work, id](const Shape& shape, DType dtype) {
     return call_python("the work() of " + id, [&] {
       const py::object w = work->get()(shape_dict(shape), std::string(to_string(dtype)));
@@ -137,7 +131,7 @@ Op op_of(const py::dict& spec) {
   };
   // fp64 in, fp64 out: the inputs as NumPy arrays of their dims (copies, the oracle's to keep), the
   // outputs read back from whatever array-like it returns, by name, checked against their dims.
-  const auto oracle = std::make_shared<Kept>(spec["oracle"]);
+  const auto oracle = std::make_shared<KeptObject>(spec["oracle"]);
   op.oracle = [oracle, id](const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
     call_python("the oracle() of " + id, [&] {
       py::dict inputs;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "python/variants/case_view.hpp"
+#include "python/variants/kept_object.hpp"
 #include "python/variants/op_import.hpp"
 #include "python/variants/variant_api.hpp"
 
@@ -20,15 +21,6 @@ namespace py = pybind11;
 
 namespace kwb::python {
 namespace {
-
-// A Python object kept for the life of the process: the registry that holds a variant is never
-// destroyed before the interpreter is finalised (or never at all), and a reference dropped after
-// finalisation would crash at exit. So the reference is never dropped.
-struct Immortal {
-  PyObject* object;
-  explicit Immortal(const py::object& o) : object(o.inc_ref().ptr()) {}
-  py::object get() const { return py::reinterpret_borrow<py::object>(object); }
-};
 
 // What prepare() returned for one case: the case as Python sees it and its launcher. Released
 // with the GIL, after which Python's collector runs and PyTorch's cache (where PyTorch is loaded)
@@ -82,7 +74,7 @@ std::function<std::optional<std::string>(const Shape&, DType)> refusal_of(const 
   if (auto why = missing_module(spec["requires"]))
     return [why = *why](const Shape&, DType) -> std::optional<std::string> { return why; };
   if (spec["refuse"].is_none()) return {};
-  const auto refuse = std::make_shared<Immortal>(spec["refuse"]);
+  const auto refuse = std::make_shared<KeptObject>(spec["refuse"]);
   // Never throws (the worker asks before a case's try block): a refuse() that raises or returns
   // something else skips the case with that said.
   return [refuse, id](const Shape& shape, DType dtype) -> std::optional<std::string> {
@@ -116,7 +108,7 @@ Variant variant_of(const py::dict& spec) {
     v.tunables.push_back(Tunable{name.cast<std::string>(), values.cast<std::vector<std::int64_t>>(),
                                  "declared by the Python variant"});
   v.refuse = refusal_of(spec, v.op + ":" + v.name);
-  const auto factory = std::make_shared<Immortal>(spec["factory"]);
+  const auto factory = std::make_shared<KeptObject>(spec["factory"]);
   v.prepare = [factory, op = v.op, name = v.name](const LaunchArgs& args) -> std::shared_ptr<void> {
     py::gil_scoped_acquire gil;
     try {
