@@ -14,6 +14,7 @@
 #include "cli/flag_values.hpp"
 #include "cli/plugin_flags.hpp"
 #include "harness/catalogue/plugin_loader.hpp"
+#include "harness/catalogue/python_module_loader.hpp"
 #include "harness/plan/suggest.hpp"
 #include "reports/catalogue/catalogue_markdown.hpp"
 
@@ -38,9 +39,14 @@ std::string cut(const std::string& text, std::size_t width) {
 
 // Indented, so that `awk '/^[a-z]/'` still reads op names alone: which file each plugin's ops
 // and variants came from (its hash is what the report records).
+// "plugin" (a shared library) or "Python file".
+std::string source_kind(const PluginSource& source) {
+  return is_python_module_path(source.path) ? "Python file" : "plugin";
+}
+
 void print_plugins(const Registry& registry) {
   for (const LoadedPlugin& p : loaded_plugins(registry)) {
-    std::cout << fmt::format("  plugin {} (sha256 {})\n", p.source.path, p.source.sha256.substr(0, 16));
+    std::cout << fmt::format("  {} {} (sha256 {})\n", source_kind(p.source), p.source.path, p.source.sha256.substr(0, 16));
     if (!p.ops.empty()) std::cout << fmt::format("    ops: {}\n", fmt::join(p.ops, ", "));
     if (!p.variants.empty()) std::cout << fmt::format("    variants: {}\n", fmt::join(p.variants, ", "));
   }
@@ -67,7 +73,8 @@ void print_summary(const std::vector<const Op*>& ops, const Registry& registry, 
 void print_details(const Op& op, const Registry& registry, bool include_test) {
   std::cout << fmt::format("{}  {}\n", op.name, op.description);
   std::cout << fmt::format("  dtypes: {}\n", dtypes_of(op));
-  if (const PluginSource* from = registry.source_of_op(op.name)) std::cout << fmt::format("  from plugin {}\n", from->path);
+  if (const PluginSource* from = registry.source_of_op(op.name))
+    std::cout << fmt::format("  from {} {}\n", source_kind(*from), from->path);
   // Columns sized to this op's longest axis name and value, so that the helps line up.
   std::size_t name_width = 0, value_width = 0;
   auto value_of = [](const AxisSpec& a) {
@@ -93,7 +100,7 @@ void print_details(const Op& op, const Registry& registry, bool include_test) {
     std::cout << fmt::format("  {:<9}   {}{}\n", "", math.empty() ? "refuses every default and edge shape here" : "math " + math,
                              uses.empty() ? "" : "; uses " + uses);
     if (const PluginSource* from = registry.source_of_variant(op.name, v->name))
-      std::cout << fmt::format("  {:<9}   from plugin {}\n", "", from->path);
+      std::cout << fmt::format("  {:<9}   from {} {}\n", "", source_kind(*from), from->path);
     for (const Tunable& t : v->tunables)
       std::cout << fmt::format("  {:<9}   tunable {} = {} (default {}; sweep with --axis {}=...) {}\n", "", t.name,
                                fmt::join(t.values, ","), default_text(t), t.name, t.help);

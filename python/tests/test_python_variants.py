@@ -38,6 +38,7 @@ def test_the_example_lists_and_plans_beside_the_catalogue_variants():
     assert "triton_rmsnorm" in listed.stdout and "torch_compile_rmsnorm" in listed.stdout
     assert "fused_v2_vec16" in listed.stdout, "the catalogue's own variants went missing"
     assert "uses Python+Triton" in listed.stdout
+    assert "from Python file " + str(EXAMPLE.resolve()) in listed.stdout
     settings = dict(ops="rmsnorm_fwd", dtypes="bf16", axes={"rows": 1024, "cols": [512, 4096]})
     ids = kwb.plan(plugins=EXAMPLE, variants="fused_v2_vec16,triton_rmsnorm,torch_compile_rmsnorm", **settings)
     by_cli = cli("run", "--python", str(EXAMPLE), "--op", "rmsnorm_fwd", "--variant",
