@@ -37,13 +37,13 @@ std::string cut(const std::string& text, std::size_t width) {
   return text.substr(0, end) + "...";
 }
 
-// Indented, so that `awk '/^[a-z]/'` still reads op names alone: which file each plugin's ops
-// and variants came from (its hash is what the report records).
 // "plugin" (a shared library) or "Python file".
 std::string source_kind(const PluginSource& source) {
   return is_python_module_path(source.path) ? "Python file" : "plugin";
 }
 
+// Indented, so that `awk '/^[a-z]/'` still reads op names alone: which file each plugin's ops
+// and variants came from (its hash is what the report records).
 void print_plugins(const Registry& registry) {
   for (const LoadedPlugin& p : loaded_plugins(registry)) {
     std::cout << fmt::format("  {} {} (sha256 {})\n", source_kind(p.source), p.source.path, p.source.sha256.substr(0, 16));

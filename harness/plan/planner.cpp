@@ -361,6 +361,9 @@ std::vector<CaseRequest> build_cases(const PlanRequest& req, const Selection& s)
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
       for (const Shape& shape : shapes_for(*op, req.axes, req.shape_set)) {
         check_tensor_sizes(*op, dtype, shape);
+        // The work model too, at every planned shape: one that cannot answer (an op from a Python
+        // file whose work() raises) refuses the plan here, not the run after its cases were measured.
+        op->work(shape, dtype);
         for (const Variant* v : s.variants[i])
           for (TunableValues& tunables : tunable_points(*v, req.axes, shape, dtype)) {
             CaseRequest c;

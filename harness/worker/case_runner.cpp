@@ -268,6 +268,8 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
       context_lost_ = true;
       rec.reason += std::string(" [the device then reported ") + cudaGetErrorString(sticky) +
                     ": its context is lost; the next case runs in a new worker]";
+    } else {
+      (void)cudaGetLastError();  // an error that did not stay must not be read by the next case
     }
   }
   // The stage that ran last (or threw) is closed here; the variant's state and workspace, freed

@@ -176,16 +176,41 @@ def test_an_op_defined_in_python_lists_and_plans_with_its_variants():
     assert len(ids) == 4
 
 
-@pytest.mark.parametrize("body, words", [
-    ("tensors=lambda s, d: 1 / 0", ["ZeroDivisionError", "tensors()"]),
-    ("tensors=lambda s, d: [kwb.tensor('x', [s['n']])]", ["KeyError", "'n'"]),
+BAD_OP_DEFAULTS = dict(
+    tensors="lambda s, d: [kwb.tensor('x', [s['rows']]), kwb.tensor('y', [s['rows']], output=True)]",
+    oracle="lambda s, i: {'y': i['x']}", work="lambda s, d: (8 * s['rows'], 0)",
+    default_shapes="[{'rows': 8}]", edge_shapes="[{'rows': 3}]")
+
+
+def write_op_file(path, **overrides):
+    args = dict(BAD_OP_DEFAULTS, **overrides)
+    path.write_text("import kwb\nkwb.op(name='py_bad_op', axes={'rows': 8}, dtypes=['fp32'], " +
+                    ", ".join(f"{k}={v}" for k, v in args.items()) + ")\n")
+    return path
+
+
+@pytest.mark.parametrize("overrides, words", [
+    (dict(tensors="lambda s, d: 1 / 0"), ["ZeroDivisionError", "tensors()"]),
+    (dict(tensors="lambda s, d: [kwb.tensor('x', [s['n']])]"), ["KeyError", "'n'"]),
+    (dict(work="lambda s, d: 1 / 0"), ["ZeroDivisionError", "work()"]),
+    (dict(oracle="lambda s, i: 1 / 0"), ["ZeroDivisionError", "oracle()"]),
+    (dict(oracle="lambda s, i: {}"), ["returned no 'y'"]),
+    (dict(oracle="lambda s, i: {'y': i['x'].reshape(1, -1)}"), ["of shape (1, 3)", "not its dims (3,)"]),
+    (dict(default_shapes="{'rows': 8}"), ["TypeError", "list of {axis: value} dicts"]),
+    (dict(edge_shapes="[(3,)]"), ["TypeError", "not a dict"]),
 ])
-def test_a_python_op_whose_functions_fail_is_refused_at_start_up(tmp_path, body, words):
-    bad = tmp_path / "bad_op.py"
-    bad.write_text("import kwb\n"
-                   "kwb.op(name='py_bad_op', axes={'rows': 8}, dtypes=['fp32'], oracle=lambda s, i: {},\n"
-                   f"       work=lambda s, d: (1, 1), default_shapes=[{{'rows': 8}}], {body})\n")
+def test_a_python_op_whose_functions_fail_is_refused_at_start_up(tmp_path, overrides, words):
+    bad = write_op_file(tmp_path / "bad_op.py", **overrides)
     result = cli("list", "--python", str(bad))
     assert result.returncode == 2, result.stdout
     for word in words:
         assert word in result.stderr, result.stderr
+
+
+def test_a_shape_a_python_ops_work_refuses_refuses_the_plan_before_anything_runs(tmp_path):
+    op = write_op_file(tmp_path / "picky_op.py",
+                       work="lambda s, d: (8 * s['rows'], 0) if s['rows'] % 2 == 0 or s['rows'] == 3 else 1 / 0")
+    result = cli("run", "--python", str(op), "--op", "py_bad_op", "--axis", "rows=7", "--list-cases")
+    assert result.returncode == 2 and "work()" in result.stderr and "ZeroDivisionError" in result.stderr, result.stderr
+    with pytest.raises(ValueError, match="work"):
+        kwb.plan(plugins=op, ops="py_bad_op", axes={"rows": 7})

@@ -20,16 +20,20 @@ namespace py = pybind11;
 namespace kwb::python {
 namespace {
 
-// Runs `f` with the GIL; a Python exception becomes a std::runtime_error naming the op's function.
-template <class F>
+// Runs `f` with the GIL; a Python exception becomes an `Error` naming the op's function. tensors()
+// and work() raise std::invalid_argument, which planning reports as bad input (kwb exits 2, the
+// module raises ValueError) before anything runs: the planner calls both at every planned shape.
+template <class Error = std::runtime_error, class F>
 auto call_python(const std::string& what, F&& f) {
   py::gil_scoped_acquire gil;
   try {
     return f();
   } catch (py::error_already_set& e) {
-    throw std::runtime_error(what + " raised:\n" + python_error_text(e));
+    throw Error(what + " raised:\n" + python_error_text(e));
   } catch (const py::cast_error& e) {
-    throw std::runtime_error(what + " returned something of the wrong type: " + e.what());
+    throw Error(what + " returned something of the wrong type: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw Error(e.what());
   }
 }
 
@@ -52,6 +56,9 @@ std::vector<AxisSpec> axes_of(const py::dict& axes, const std::string& op) {
 }
 
 Shape shape_of(const py::handle& value, const std::vector<AxisSpec>& axes, const std::string& op) {
+  if (!py::isinstance<py::dict>(value))
+    throw std::runtime_error("kwb.op '" + op + "': a shape is " + py::repr(value).cast<std::string>() +
+                             ", not a dict {axis: value}: default_shapes and edge_shapes are lists of such dicts");
   const py::dict d = py::reinterpret_borrow<py::dict>(value);
   Shape s;
   for (const AxisSpec& a : axes) {
@@ -114,7 +121,7 @@ Op op_of(const py::dict& spec) {
 
   const auto tensors = std::make_shared<KeptObject>(spec["tensors"]);
   op.tensors = [tensors, id](const Shape& shape, DType dtype) {
-    return call_python("the tensors() of " + id, [&] {
+    return call_python<std::invalid_argument>("the tensors() of " + id, [&] {
       std::vector<TensorSpec> out;
       for (const py::handle t : tensors->get()(shape_dict(shape), std::string(to_string(dtype)))) out.push_back(tensor_of(t));
       return out;
@@ -122,7 +129,7 @@ Op op_of(const py::dict& spec) {
   };
   const auto work = std::make_shared<KeptObject>(spec["work"]);
   op.work = [work, id](const Shape& shape, DType dtype) {
-    return call_python("the work() of " + id, [&] {
+    return call_python<std::invalid_argument>("the work() of " + id, [&] {
       const py::object w = work->get()(shape_dict(shape), std::string(to_string(dtype)));
       if (py::isinstance<py::dict>(w)) return WorkModel{w["bytes"].cast<double>(), w["flops"].cast<double>()};
       const auto pair = w.cast<std::pair<double, double>>();
@@ -130,7 +137,7 @@ Op op_of(const py::dict& spec) {
     });
   };
   // fp64 in, fp64 out: the inputs as NumPy arrays of their dims (copies, the oracle's to keep), the
-  // outputs read back from whatever array-like it returns, by name, checked against their dims.
+  // outputs read back from whatever array-like it returns, by name, each of exactly its dims.
   const auto oracle = std::make_shared<KeptObject>(spec["oracle"]);
   op.oracle = [oracle, id](const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
     call_python("the oracle() of " + id, [&] {
@@ -143,9 +150,12 @@ Op op_of(const py::dict& spec) {
         if (!result.contains(py::str(t.name)))
           throw std::runtime_error("the oracle() of " + id + " returned no '" + t.name + "' (return a dict of every output)");
         const auto a = as_array(result[py::str(t.name)], "float64").cast<py::array_t<double>>();
-        if (static_cast<std::size_t>(a.size()) != t.values.size())
-          throw std::runtime_error("the oracle() of " + id + " returned " + std::to_string(a.size()) + " values for '" +
-                                   t.name + "', which holds " + std::to_string(t.values.size()));
+        // The shape itself, not only the count: a transposed answer would be read in the wrong order.
+        const std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
+        if (shape != t.dims)
+          throw std::runtime_error("the oracle() of " + id + " returned '" + t.name + "' of shape " +
+                                   py::repr(py::tuple(py::cast(shape))).cast<std::string>() + ", not its dims " +
+                                   py::repr(py::tuple(py::cast(t.dims))).cast<std::string>());
         std::memcpy(t.values.data(), a.data(), t.values.size() * sizeof(double));
       }
       return 0;

@@ -121,8 +121,20 @@ void define_variant_api(py::module_& m) {
         spec["tensors"] = tensors;
         spec["oracle"] = oracle;
         spec["work"] = work;
-        spec["default_shapes"] = py::list(default_shapes);
-        spec["edge_shapes"] = edge_shapes.is_none() ? py::list() : py::list(edge_shapes);
+        // Lists of {axis: value} dicts; one dict alone would read as a list of its keys.
+        auto shape_list = [](const py::object& value, const char* what) {
+          if (value.is_none()) return py::list();
+          if (py::isinstance<py::dict>(value) || py::isinstance<py::str>(value))
+            throw py::type_error(std::string("kwb.op: ") + what + " takes a list of {axis: value} dicts");
+          py::list out(value);
+          for (const py::handle s : out)
+            if (!py::isinstance<py::dict>(s))
+              throw py::type_error(std::string("kwb.op: ") + what + " holds " + py::repr(s).cast<std::string>() +
+                                   ", not a dict {axis: value}");
+          return out;
+        };
+        spec["default_shapes"] = shape_list(default_shapes, "default_shapes");
+        spec["edge_shapes"] = shape_list(edge_shapes, "edge_shapes");
         if (py::len(spec["default_shapes"]) == 0) throw py::value_error("kwb.op: default_shapes lists no shape");
         spec["sample_axis"] = sample_axis;
         spec["compute_unit"] = compute_unit;

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "harness/catalogue/oracle_device.hpp"
+#include "harness/catalogue/python_module_loader.hpp"
 #include "harness/worker/oracle_cache/oracle_key.hpp"
 #include "harness/worker/prepare/group_inputs.hpp"
 
@@ -38,6 +39,10 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::ve
   // An answer partly from the device oracle is not stored: it reads every input element on the
   // device, which the key's digest of the host's (sampled) inputs does not cover; it costs little.
   if (g.plan.unaligned_on_device) cache = nullptr;
+  // An op from a Python file may compute its oracle in any module the file imports, which the
+  // file's hash does not cover: its answers are never cached, lest an edit go unseen.
+  if (const PluginSource* from = Registry::instance().source_of_op(op.name); from && is_python_module_path(from->path))
+    cache = nullptr;
   g.source = expected_for_group(cache, key_parts, host_inputs, g.expected, [&](std::vector<HostTensor>& expected) {
     run_sampled_oracle(op, req.shape, g.plan, host_inputs, expected, device);
   });
