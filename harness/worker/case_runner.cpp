@@ -326,7 +326,8 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     std::vector<const void*> tensors;
     for (const auto& b : g->buffers) tensors.push_back(b->ptr);
     const DeviceOracleArgs on_device{req.shape, req.dtype, specs, tensors, stream_};
-    // The oracle stage includes the cache's lookup and store.
+    // The oracle stage includes the cache's lookup and store, and the inputs' decoding when the
+    // oracle runs.
     prefetched = oracle_for_group(op, req, specs, std::move(plan), raw, oracle_cache_.get(), &on_device,
                                   [&] { timer.enter(&CaseStageTimes::oracle_ms); });
   }

@@ -54,10 +54,10 @@ std::string_view to_string(OracleSource source) {
   return "?";
 }
 
-OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
+OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<KeyInput>& inputs,
                                 std::vector<HostTensor>& expected, const OracleFn& compute) {
   // An answer the cache would refuse anyway (over a quarter of its bound) is not looked up:
-  // making its key would hash every input value for nothing.
+  // making its key would hash every input byte for nothing.
   if (!cache || value_bytes(expected) > cache->max_bytes() / 4) {
     compute(expected);
     return OracleSource::computed;

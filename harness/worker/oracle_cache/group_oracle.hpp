@@ -31,12 +31,13 @@ inline constexpr std::uint64_t kAlwaysStoredOracleBytes = std::uint64_t{64} << 2
 inline constexpr double kOracleMsWorthAMiB = 2.5;
 bool worth_storing(std::uint64_t entry_bytes, double compute_ms);
 
-// `cache` null: no cache, the oracle runs. Otherwise the key is made from `parts`, `inputs` and
+// `cache` null: no cache, the oracle runs. Otherwise the key is made from `parts`, `inputs` (the
+// bytes the oracle's inputs are decoded from: `compute` decodes them, only on a miss) and
 // the layout of `expected`; a hit whose tensors do not have that layout (names, dims, sizes) is
 // taken as a miss. After computing, the answer is stored when worth_storing() says so (a store
 // that fails costs nothing but the cache's one warning). An answer whose values alone exceed a
 // quarter of the bound is neither looked up nor stored.
-OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
+OracleSource expected_for_group(OracleCache* cache, const OracleKeyParts& parts, const std::vector<KeyInput>& inputs,
                                 std::vector<HostTensor>& expected, const OracleFn& compute);
 
 }  // namespace kwb

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,13 +52,28 @@ struct OracleKey {
   std::string file_name() const;  // "<32 hex digits>.kwb-oracle"
 };
 
-// The digest of the values an oracle reads: each tensor's name, dims and the bits of its values
-// (and magnitude fields, when any).
-Digest128 digest_tensors(const std::vector<HostTensor>& tensors);
+// One input of a case group as the key sees it: the bytes the device holds (the sampled slabs when
+// the plan samples, as copied back), with their type and dims. The key digests these bytes, not
+// the fp64 values decoded from them: decoding is a pure function of the bytes and the type (its
+// code is in the oracle code version), so a hit needs no decoding at all, and a bf16 input hashes
+// a quarter of the bytes its decoded values would.
+struct KeyInput {
+  std::string name;
+  std::vector<std::int64_t> dims;
+  std::string type;  // "bf16", "int32", ...; "fp64" for values already decoded on the host
+  std::span<const unsigned char> bytes;
+};
+
+// Values already on the host in fp64 (host-drawn inputs, tests): the bytes of their values. The
+// views point into `tensors`, which must outlive them.
+std::vector<KeyInput> key_inputs(const std::vector<HostTensor>& tensors);
+
+// The digest of the inputs: each one's name, dims, type and bytes.
+Digest128 digest_inputs(const std::vector<KeyInput>& inputs);
 
 // `inputs`: what the oracle reads; `outputs`: the expected tensors as allocated for it (names
 // and dims: the layout its answer must have).
-OracleKey make_oracle_key(const OracleKeyParts& parts, const std::vector<HostTensor>& inputs,
+OracleKey make_oracle_key(const OracleKeyParts& parts, const std::vector<KeyInput>& inputs,
                           const std::vector<HostTensor>& outputs);
 
 }  // namespace kwb

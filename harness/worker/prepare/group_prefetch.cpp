@@ -17,10 +17,10 @@ namespace kwb {
 GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs,
                              SamplePlan plan, const std::vector<std::vector<unsigned char>>& raw,
                              OracleCache* cache, const DeviceOracleArgs* device,
-                             const std::function<void()>& on_decoded) {
+                             const std::function<void()>& on_keyed) {
   GroupOracle g;
   g.plan = std::move(plan);
-  std::vector<HostTensor> host_inputs;
+  std::vector<KeyInput> keyed;  // the inputs' bytes as copied back: what the key digests
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& t = specs[i];
     if (t.is_output) {
@@ -31,9 +31,9 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::ve
       g.expected.push_back(std::move(out));
       continue;
     }
-    host_inputs.push_back(decode_for_oracle(g.plan, t, t.elem_type(req.dtype), raw.at(i)));
+    keyed.push_back({t.name, g.plan.dims(t), std::string(to_string(t.elem_type(req.dtype))), raw.at(i)});
   }
-  if (on_decoded) on_decoded();
+  if (on_keyed) on_keyed();
   const OracleKeyParts key_parts{op.name, req.dtype, req.shape, req.seed, g.plan,
                                  oracle_version_of(op.name, Registry::instance())};
   // An answer partly from the device oracle is not stored: it reads every input element on the
@@ -43,7 +43,12 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::ve
   // file's hash does not cover: its answers are never cached, lest an edit go unseen.
   if (const PluginSource* from = Registry::instance().source_of_op(op.name); from && is_python_module_path(from->path))
     cache = nullptr;
-  g.source = expected_for_group(cache, key_parts, host_inputs, g.expected, [&](std::vector<HostTensor>& expected) {
+  // The inputs are decoded to fp64 only when the oracle runs: a cached answer needs none of them.
+  g.source = expected_for_group(cache, key_parts, keyed, g.expected, [&](std::vector<HostTensor>& expected) {
+    std::vector<HostTensor> host_inputs;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (!specs[i].is_output)
+        host_inputs.push_back(decode_for_oracle(g.plan, specs[i], specs[i].elem_type(req.dtype), raw.at(i)));
     run_sampled_oracle(op, req.shape, g.plan, host_inputs, expected, device);
   });
   return g;

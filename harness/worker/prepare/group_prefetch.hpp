@@ -1,11 +1,11 @@
-// The host half of a group's preparation (decoding its inputs, the fp64 oracle or its cached
-// answer), and doing it for the next group on a background thread while the GPU times this one.
+// The host half of a group's preparation (the fp64 oracle, with its inputs decoded for it, or its
+// cached answer), and doing it for the next group on a background thread while the GPU times this one.
 //
 // Why: a group's oracle is host work that the GPU used to wait for, group after group. The
 // session tells the worker which group it will run next (the "prefetch" command); the worker
 // copies that group's inputs to the host before it times the current group (so the GPU does
-// nothing else while a case is timed), and a background thread decodes them and computes the
-// oracle meanwhile. The worker stays the only user of its GPU, and the background thread never
+// nothing else while a case is timed), and a background thread looks the answer up or decodes them
+// and computes the oracle meanwhile. The worker stays the only user of its GPU, and the background thread never
 // touches it: an oracle step that would use the GPU there throws OracleNeedsDevice
 // (harness/catalogue/oracle_device.hpp), and that group's oracle is computed in its turn, as
 // before. The answer is the same either way: the same inputs, the same oracle code.
@@ -34,14 +34,16 @@ struct GroupOracle {
   OracleSource source = OracleSource::computed;
 };
 
-// Decodes `raw` (per tensor of `specs`, what copy_for_verification read; empty for outputs) and
-// gives the oracle's answer, from `cache` when it holds it (nullptr: computed). `device`: the
-// tensors on the device, for an op whose unaligned outputs come from its device oracle (worker's
-// thread only). `on_decoded` runs between the two (the case runner's stage timer).
+// The oracle's answer for `raw` (per tensor of `specs`, what copy_for_verification read; empty for
+// outputs): from `cache` when it holds the answer for those very bytes (nullptr: computed), else
+// the bytes decoded to fp64 and the oracle run on them. `device`: the tensors on the device, for an
+// op whose unaligned outputs come from its device oracle (worker's thread only). `on_keyed` runs
+// once the inputs are described, before the lookup (the case runner's stage timer: the lookup, the
+// decoding and the oracle are the oracle stage).
 GroupOracle oracle_for_group(const Op& op, const CaseRequest& request, const std::vector<TensorSpec>& specs,
                              SamplePlan plan, const std::vector<std::vector<unsigned char>>& raw,
                              OracleCache* cache, const DeviceOracleArgs* device,
-                             const std::function<void()>& on_decoded = {});
+                             const std::function<void()>& on_keyed = {});
 
 // oracle_for_group on a background thread, at the lowest CPU priority (the threads it starts
 // inherit it), so that the worker's thread launching timed kernels is never kept waiting. The

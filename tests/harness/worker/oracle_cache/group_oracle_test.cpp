@@ -67,13 +67,13 @@ TEST(GroupOracle, TheSecondRunReadsTheFirstRunsAnswerWithoutRunningTheOracle) {
   auto first = g.allocated_outputs();
   {
     OracleCache cache(dir.path(), std::uint64_t{1} << 30);
-    EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, first, g.oracle()), OracleSource::computed);
+    EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), first, g.oracle()), OracleSource::computed);
   }
   EXPECT_EQ(g.oracle_calls, 1);
   EXPECT_FALSE(std::isnan(first[0].values[0]));
   OracleCache later_run(dir.path(), std::uint64_t{1} << 30);  // another process, another day
   auto second = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&later_run, g.parts(), g.inputs, second, g.oracle()), OracleSource::cache);
+  EXPECT_EQ(expected_for_group(&later_run, g.parts(), key_inputs(g.inputs), second, g.oracle()), OracleSource::cache);
   EXPECT_EQ(g.oracle_calls, 1);
   expect_same_answer_bits(second, first);
 }
@@ -83,20 +83,20 @@ TEST(GroupOracle, OtherInputValuesOrAnotherOracleVersionComputeAgain) {
   RealGroup g;
   OracleCache cache(dir.path(), std::uint64_t{1} << 30);
   auto out = g.allocated_outputs();
-  expected_for_group(&cache, g.parts(), g.inputs, out, g.oracle());
+  expected_for_group(&cache, g.parts(), key_inputs(g.inputs), out, g.oracle());
   // A generator that changed one input value by one ulp: the key's input digest sees it.
   g.inputs[0].values[17] = std::nextafter(g.inputs[0].values[17], 10.0);
   out = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, out, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), out, g.oracle()), OracleSource::computed);
   EXPECT_EQ(g.oracle_calls, 2);
   // An edited oracle (another build's version hash).
   OracleKeyParts edited = g.parts();
   edited.oracle_version = "ffffffffffffffffffffffffffffffff";
   out = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, edited, g.inputs, out, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, edited, key_inputs(g.inputs), out, g.oracle()), OracleSource::computed);
   EXPECT_EQ(g.oracle_calls, 3);
   out = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, edited, g.inputs, out, g.oracle()), OracleSource::cache);
+  EXPECT_EQ(expected_for_group(&cache, edited, key_inputs(g.inputs), out, g.oracle()), OracleSource::cache);
   EXPECT_EQ(g.oracle_calls, 3);
 }
 
@@ -105,24 +105,24 @@ TEST(GroupOracle, ACorruptEntryIsComputedAgainAndRebuilt) {
   RealGroup g;
   OracleCache cache(dir.path(), std::uint64_t{1} << 30);
   auto reference = g.allocated_outputs();
-  expected_for_group(&cache, g.parts(), g.inputs, reference, g.oracle());
-  const auto path = cache.entry_path(make_oracle_key(g.parts(), g.inputs, g.allocated_outputs()));
+  expected_for_group(&cache, g.parts(), key_inputs(g.inputs), reference, g.oracle());
+  const auto path = cache.entry_path(make_oracle_key(g.parts(), key_inputs(g.inputs), g.allocated_outputs()));
   ASSERT_TRUE(std::filesystem::exists(path));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 100);  // a run killed mid-copy, say
   auto again = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, again, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), again, g.oracle()), OracleSource::computed);
   EXPECT_EQ(g.oracle_calls, 2);
   expect_same_answer_bits(again, reference);
   auto rebuilt = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, rebuilt, g.oracle()), OracleSource::cache);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), rebuilt, g.oracle()), OracleSource::cache);
   expect_same_answer_bits(rebuilt, reference);
 }
 
 TEST(GroupOracle, WithoutACacheTheOracleAlwaysRuns) {
   RealGroup g;
   auto out = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(nullptr, g.parts(), g.inputs, out, g.oracle()), OracleSource::computed);
-  EXPECT_EQ(expected_for_group(nullptr, g.parts(), g.inputs, out, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(nullptr, g.parts(), key_inputs(g.inputs), out, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(nullptr, g.parts(), key_inputs(g.inputs), out, g.oracle()), OracleSource::computed);
   EXPECT_EQ(g.oracle_calls, 2);
   EXPECT_EQ(to_string(OracleSource::cache), "cache");
   EXPECT_EQ(to_string(OracleSource::computed), "computed");
@@ -133,7 +133,7 @@ TEST(GroupOracle, AnOracleThatThrowsStoresNothing) {
   RealGroup g;
   OracleCache cache(dir.path(), std::uint64_t{1} << 30);
   auto out = g.allocated_outputs();
-  EXPECT_THROW(expected_for_group(&cache, g.parts(), g.inputs, out,
+  EXPECT_THROW(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), out,
                                   [](std::vector<HostTensor>&) { throw std::invalid_argument("bad shape"); }),
                std::invalid_argument);
   EXPECT_EQ(cache.contents().entries, 0u);
@@ -146,12 +146,12 @@ TEST(GroupOracle, AStoredAnswerOfAnotherLayoutIsNotServed) {
   RealGroup g;
   OracleCache cache(dir.path(), std::uint64_t{1} << 30);
   const auto outputs = g.allocated_outputs();
-  const OracleKey key = make_oracle_key(g.parts(), g.inputs, outputs);
+  const OracleKey key = make_oracle_key(g.parts(), key_inputs(g.inputs), outputs);
   std::vector<HostTensor> wrong = outputs;
   wrong[0].values.resize(3);
   ASSERT_EQ(cache.store(key, wrong), OracleCache::StoreResult::stored);
   auto out = g.allocated_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, out, g.oracle()), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), out, g.oracle()), OracleSource::computed);
   EXPECT_EQ(out[0].values.size(), outputs[0].values.size());
 }
 
@@ -184,15 +184,15 @@ TEST(GroupOracle, ALargeAnswerIsStoredOnlyWhereItsOracleCostMoreThanReadingItBac
     for (std::size_t i = 0; i < out[0].values.size(); ++i) out[0].values[i] = static_cast<double>(i);
   };
   auto first = big_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, first, fast), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), first, fast), OracleSource::computed);
   auto second = big_outputs();
-  EXPECT_EQ(expected_for_group(&cache, g.parts(), g.inputs, second, fast), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&cache, g.parts(), key_inputs(g.inputs), second, fast), OracleSource::computed);
   EXPECT_EQ(calls, 2);
 
   // Above a quarter of the bound: neither looked up nor stored, whatever the oracle cost.
   OracleCache small_bound(dir.path(), large);
   auto third = big_outputs();
-  EXPECT_EQ(expected_for_group(&small_bound, g.parts(), g.inputs, third, fast), OracleSource::computed);
+  EXPECT_EQ(expected_for_group(&small_bound, g.parts(), key_inputs(g.inputs), third, fast), OracleSource::computed);
   EXPECT_EQ(calls, 3);
 }
 

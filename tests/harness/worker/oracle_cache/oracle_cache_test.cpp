@@ -28,7 +28,8 @@ OracleKey key_named(const std::string& op, std::uint64_t seed = 1) {
   parts.seed = seed;
   parts.plan.axis = "rows";
   parts.plan.axis_size = 64;
-  return make_oracle_key(parts, {{"x", {64}, std::vector<double>(64, 0.5)}}, {{"y", {64}, {}}});
+  const std::vector<HostTensor> inputs{{"x", {64}, std::vector<double>(64, 0.5)}};
+  return make_oracle_key(parts, key_inputs(inputs), {{"y", {64}, {}}});
 }
 
 // `n` seeded values with a NaN, an infinity and a minus zero among them, and magnitudes.

@@ -41,7 +41,7 @@ Group sample_group() {
   return g;
 }
 
-OracleKey key_of(const Group& g) { return make_oracle_key(g.parts, g.inputs, g.outputs); }
+OracleKey key_of(const Group& g) { return make_oracle_key(g.parts, key_inputs(g.inputs), g.outputs); }
 
 TEST(OracleKey, TheSameGroupGivesTheSameKey) {
   const OracleKey a = key_of(sample_group());
@@ -99,7 +99,7 @@ TEST(OracleKey, TextNamesItsPartsAndTheSampledIndicesForWhoeverReadsAnEntry) {
   const OracleKey k = key_of(sample_group());
   for (const char* part : {"op rmsnorm_fwd\n", "dtype bf16\n", "shape rows=4096,cols=256\n", "seed 1\n",
                            "sample sampled axis 'rows' of 4096: 64 indices", "indices 0,1,2,", "4094,4095\n",
-                           "input x [64,256]\n", "input weight [256]\n", "inputs digest ", "output y [64,256]\n"})
+                           "input x fp64 [64,256]\n", "input weight fp64 [256]\n", "inputs digest ", "output y [64,256]\n"})
     EXPECT_NE(k.text.find(part), std::string::npos) << part << " not in\n" << k.text;
   EXPECT_NE(k.text.find("oracle code " + std::string(oracle_code_version())), std::string::npos);
 }
@@ -136,6 +136,21 @@ TEST(OracleKey, APluginsOpIsKeyedWithThePluginsHash) {
   plugin2.add(kwb_test_plugin::copy_op("oracle_key_from_plugin"));
   ASSERT_TRUE(rebuilt.adopt(plugin2, PluginSource{"/p/libp.so", std::string(64, 'd')}).empty());
   EXPECT_NE(oracle_version_of("oracle_key_from_plugin", rebuilt), from_plugin);
+}
+
+// The key digests the bytes the device holds with their type: the same bytes read as another type
+// (bf16 against fp16: other values) are another key, and so are other bytes.
+TEST(OracleKey, RawInputsAreKeyedByTheirBytesAndTheirType) {
+  Group g = sample_group();
+  const std::vector<unsigned char> bytes(64 * 256 * 2, 0x3f);
+  auto key = [&](const std::string& type, const std::vector<unsigned char>& b) {
+    return make_oracle_key(g.parts, {KeyInput{"x", {64, 256}, type, b}}, g.outputs).digest;
+  };
+  EXPECT_EQ(key("bf16", bytes), key("bf16", bytes));
+  EXPECT_NE(key("bf16", bytes), key("fp16", bytes));
+  std::vector<unsigned char> other = bytes;
+  other[777] ^= 1;
+  EXPECT_NE(key("bf16", bytes), key("bf16", other));
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 #include <stdexcept>
 
 #include "harness/catalogue/oracle_device.hpp"
+#include "harness/worker/oracle_cache/oracle_cache.hpp"
 #include "harness/worker/prepare/group_prefetch.hpp"
 #include "reference/matmul_fp64.hpp"
 #include "tests/support/oracle_gpu.hpp"
 #include "tests/support/oracle_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace kwb {
 namespace {
@@ -137,6 +139,34 @@ TEST(GroupPrefetch, AnErrorOfTheWorkIsSaidNotThrown) {
   std::string why;
   EXPECT_FALSE(prefetch.take(&why).has_value());
   EXPECT_EQ(why, "no such tensor");
+}
+
+// The cache is keyed by the inputs' bytes as copied back: a hit neither decodes them nor runs the
+// oracle, and gives the computed answer to the bit; one byte changed is a miss.
+TEST(GroupPrefetch, ACachedAnswerIsFoundFromTheRawBytesWithoutRunningTheOracle) {
+  test::TempDir dir;
+  OracleCache cache(dir.path(), std::uint64_t{1} << 30);
+  SampledGroup group;
+  Op counting = group.op;
+  int calls = 0;
+  counting.oracle = [&](const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
+    ++calls;
+    group.op.oracle(shape, in, out);
+  };
+  auto run = [&] { return oracle_for_group(counting, group.request, group.specs, group.plan, group.raw, &cache, nullptr); };
+  const GroupOracle first = run();
+  ASSERT_EQ(first.source, OracleSource::computed);
+  ASSERT_EQ(calls, 1);
+  const GroupOracle second = run();
+  EXPECT_EQ(second.source, OracleSource::cache);
+  EXPECT_EQ(calls, 1) << "the oracle ran on a hit";
+  ASSERT_EQ(second.expected.size(), first.expected.size());
+  for (std::size_t i = 0; i < first.expected.size(); ++i)
+    EXPECT_EQ(std::memcmp(first.expected[i].values.data(), second.expected[i].values.data(),
+                          first.expected[i].values.size() * sizeof(double)), 0);
+  group.raw[0][5] ^= 0x01;  // one bit of x's sampled slabs
+  EXPECT_EQ(run().source, OracleSource::computed);
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace
