@@ -91,6 +91,11 @@ PythonBridgeLoadFunction open_bridge() {
 
 bool is_python_module_path(const std::filesystem::path& path) { return path.extension() == ".py"; }
 
+bool op_from_python_file(const Registry& registry, std::string_view op) {
+  const PluginSource* from = registry.source_of_op(op);
+  return from && is_python_module_path(from->path);
+}
+
 void set_python_module_loader(PythonModuleLoader loader) { custom_loader() = std::move(loader); }
 
 void load_python_module(const std::string& path, Registry& staged) {

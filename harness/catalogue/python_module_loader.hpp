@@ -21,6 +21,10 @@ namespace kwb {
 // Whether `path` names a Python module (ends in .py) rather than a shared library.
 bool is_python_module_path(const std::filesystem::path& path);
 
+// Whether `registry`'s op `op` was defined by a Python file (kwb.op): its tensors, work model and
+// oracle call into the interpreter.
+bool op_from_python_file(const Registry& registry, std::string_view op);
+
 // Imports the module at `path` (absolute) and adds the variants it registers to `staged`, a
 // registry of their own that the caller adopts (Registry::adopt). Throws std::runtime_error with
 // what went wrong (the Python traceback of an import that raised, a decorator's complaint).

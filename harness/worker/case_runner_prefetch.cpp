@@ -58,8 +58,7 @@ void CaseRunner::prefetch_next_group(const CaseRequest& current) {
   if (!op || !variant || refusal(*op, *variant, next)) return;
   // An op defined in a Python file has its oracle in Python: on a background thread it would hold
   // the interpreter's lock while the current group's Python variants wait for it to launch.
-  if (const PluginSource* from = Registry::instance().source_of_op(next.op); from && is_python_module_path(from->path))
-    return;
+  if (op_from_python_file(Registry::instance(), next.op)) return;
   std::string key = input_group_key(next);
   if (key == input_group_key(current)) return;
   try {

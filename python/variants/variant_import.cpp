@@ -159,10 +159,11 @@ Op checked_op(const py::dict& spec) {
     std::vector<HostTensor> in, out;
     std::mt19937_64 draw(1);
     std::normal_distribution<double> normal;
+    const std::vector<TensorSpec> specs = op.tensors(s, op.dtypes.front());
     std::int64_t elements = 0;
-    for (const TensorSpec& t : op.tensors(s, op.dtypes.front())) elements += t.numel();
+    for (const TensorSpec& t : specs) elements += t.numel();
     if (elements <= (std::int64_t{1} << 22)) {
-      for (const TensorSpec& t : op.tensors(s, op.dtypes.front())) {
+      for (const TensorSpec& t : specs) {
         HostTensor h{t.name, t.dims, std::vector<double>(static_cast<std::size_t>(t.numel()), std::nan(""))};
         if (!t.is_output)
           for (double& v : h.values) v = is_floating(t.elem_type(op.dtypes.front())) ? normal(draw) : 0.0;

@@ -41,8 +41,7 @@ GroupOracle oracle_for_group(const Op& op, const CaseRequest& req, const std::ve
   if (g.plan.unaligned_on_device) cache = nullptr;
   // An op from a Python file may compute its oracle in any module the file imports, which the
   // file's hash does not cover: its answers are never cached, lest an edit go unseen.
-  if (const PluginSource* from = Registry::instance().source_of_op(op.name); from && is_python_module_path(from->path))
-    cache = nullptr;
+  if (op_from_python_file(Registry::instance(), op.name)) cache = nullptr;
   // The inputs are decoded to fp64 only when the oracle runs: a cached answer needs none of them.
   g.source = expected_for_group(cache, key_parts, keyed, g.expected, [&](std::vector<HostTensor>& expected) {
     std::vector<HostTensor> host_inputs;
