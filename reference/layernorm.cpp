@@ -25,6 +25,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/layernorm.hpp"
+#include "reference/norm_weight_grad_fp64_gpu.hpp"
 #include "reference/rmsnorm_layernorm_grad_bound.hpp"
 #include "reference/rows_cols_op.hpp"
 
@@ -231,7 +232,7 @@ void backward_rows(std::int64_t begin, std::int64_t end, std::int64_t cols, cons
   }
 }
 
-// Verified in full at up to 128M elements, so the rows are split over threads; each chunk keeps
+// Verified in full at up to 128M elements where no device serves the oracles, so the rows are split over threads; each chunk keeps
 // its own dweight and dbias sums, added in chunk order (the result does not depend on timing).
 void backward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
   const std::int64_t rows = shape.at("rows"), cols = shape.at("cols");
@@ -261,6 +262,21 @@ void backward_oracle(const Shape& shape, const std::vector<HostTensor>& in, std:
   }
 }
 
+// dweight and dbias over every row, on the device, with their bounds' magnitudes as the host oracle
+// gives them (where a device may serve the oracles, a large case then samples its dx rows).
+void backward_device_column_sums(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  ref::NormWeightGrads g = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[2], a.dtype, rows, cols,
+                                                           ref::NormStats::centred, kLayerNormEps, a.stream);
+  HostTensor& dweight = expected[1];
+  dweight.values = std::move(g.dweight);
+  dweight.abs_sum = std::move(g.dweight_abs);
+  dweight.root_sum_sq = std::move(g.dweight_rss);
+  HostTensor& dbias = expected[2];
+  dbias.values = std::move(g.dbias);
+  dbias.abs_sum = std::move(g.dbias_abs);
+}
+
 KWB_REGISTER_OP(Op{
     .name = "layernorm_bwd",
     .description = "LayerNorm backward: g = weight * dy; dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); "
@@ -274,6 +290,7 @@ KWB_REGISTER_OP(Op{
           return WorkModel{tensor_bytes(backward_tensors(s, dtype), dtype), 16 * n};
         },
     .oracle = backward_oracle,
+    .device_unaligned_oracle = backward_device_column_sums,
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = backward_default_shapes(),

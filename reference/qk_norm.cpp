@@ -12,6 +12,7 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/norm_weight_grad_fp64_gpu.hpp"
 #include "reference/qk_norm.hpp"
 
 namespace kwb {
@@ -221,13 +222,26 @@ void bwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, std::vect
                  out[1].abs_sum.data(), out[3].values.data(), d.k_vectors(), d.head_dim);
 }
 
-// Verified in full (the weight gradients sum every token): at most 64M elements per tensor.
+// Verified in full where no device serves the oracles (the weight gradients sum every token): at
+// most 64M elements per tensor.
 std::vector<Shape> bwd_default_shapes() {
   return {
       qk_shape(4096, 32, 8, 128),  qk_shape(16384, 32, 8, 128), qk_shape(8192, 64, 8, 128),
       qk_shape(16384, 16, 16, 128), qk_shape(16384, 32, 8, 64), qk_shape(32768, 32, 8, 64),
       qk_shape(16384, 32, 8, 100), qk_shape(4100, 40, 8, 128),
   };
+}
+
+// dq_weight and dk_weight over every token, on the device (a large case then samples its dq and
+// dk tokens). Their tolerance is flat: no magnitudes.
+void bwd_device_weight_grads(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
+  const QkNormDims d = QkNormDims::of(a.shape);
+  expected[2].values = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[4], a.dtype, d.q_vectors(), d.head_dim,
+                                                       ref::NormStats::rms_sum, kQkNormEps, a.stream)
+                           .dweight;
+  expected[3].values = ref::norm_weight_grads_fp64_gpu(a.tensors[1], a.tensors[5], a.dtype, d.k_vectors(), d.head_dim,
+                                                       ref::NormStats::rms_sum, kQkNormEps, a.stream)
+                           .dweight;
 }
 
 KWB_REGISTER_OP(Op{
@@ -245,6 +259,7 @@ KWB_REGISTER_OP(Op{
           return WorkModel{tensor_bytes(bwd_tensors(s, dtype), dtype), 10 * elements};
         },
     .oracle = bwd_oracle,
+    .device_unaligned_oracle = bwd_device_weight_grads,
     .sample_axis = "tokens",
     .compute_unit = "fp32",
     .default_shapes = bwd_default_shapes(),

@@ -11,9 +11,11 @@
 // tensor_bytes() counts from the tensor list. FLOPs per element: x^2 + acc (2), g = w*dy (1),
 // g*x + acc (2), dx (3: xhat*m, subtract, * rstd), dweight dy*x*rstd + acc (3) = 11.
 //
-// dweight sums over the rows (sample_dim -1), so every case is verified in full on the CPU:
-// the default shapes stay at or under 2^27 elements per tensor, and the oracle splits the rows
-// over threads (each with its own dweight partial, summed in a fixed order).
+// dweight sums over the rows (sample_dim -1). Where a device may serve the oracles, it comes from
+// the fp64 device oracle over every row (reference/norm_weight_grad_fp64_gpu.hpp) and a large
+// case samples its dx rows; elsewhere the case is verified in full on the CPU: the default shapes
+// stay at or under 2^27 elements per tensor, and the oracle splits the rows over threads (each
+// with its own dweight partial, summed in a fixed order).
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
+#include "reference/norm_weight_grad_fp64_gpu.hpp"
 #include "reference/rmsnorm_layernorm_grad_bound.hpp"
 #include "reference/rows_cols_op.hpp"
 
@@ -155,6 +158,17 @@ void rmsnorm_bwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, s
   for (double& v : dweight.root_sum_sq) v = std::sqrt(v);
 }
 
+// dweight over every row, on the device, with its bound's magnitudes as the host oracle gives them.
+void rmsnorm_bwd_device_dweight(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
+  const auto [rows, cols] = RowsCols::of(a.shape);
+  ref::NormWeightGrads g = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[2], a.dtype, rows, cols,
+                                                           ref::NormStats::rms_mean, kRmsNormEps, a.stream);
+  HostTensor& dweight = expected[1];
+  dweight.values = std::move(g.dweight);
+  dweight.abs_sum = std::move(g.dweight_abs);
+  dweight.root_sum_sq = std::move(g.dweight_rss);
+}
+
 KWB_REGISTER_OP(Op{
     .name = "rmsnorm_bwd",
     .description = "RMSNorm backward: xhat = x * rsqrt(mean(x^2) + 1e-6) per row; "
@@ -170,6 +184,7 @@ KWB_REGISTER_OP(Op{
           return WorkModel{tensor_bytes(rmsnorm_bwd_tensors(s, dtype), dtype), 11 * rows * cols};
         },
     .oracle = rmsnorm_bwd_oracle,
+    .device_unaligned_oracle = rmsnorm_bwd_device_dweight,
     .sample_axis = "rows",
     .compute_unit = "fp32",
     .default_shapes = rmsnorm_bwd_default_shapes(),
