@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages graph peers python extra main (build always runs).
+# stages warm graph peers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -320,6 +320,29 @@ sed -n '/where the time went/,$p' "$OUT/stages.txt"
 python3 scripts/stage_estimate.py "$OUT/stages/report.json" "$OUT/full-plan.txt" | tee "$OUT/stages-estimate.txt"
 fi
 
+if want warm; then
+# A second run with a warm cache: the ops of $KWB_OPS (every op when unset) first verified and not
+# timed (--preset verify) with a fresh oracle cache and the ceilings measured, as a first run
+# leaves them, then their full default sweep timed with --time-report. A device call lasts 10
+# minutes and keeps nothing for the next, so the whole catalogue is measured as a few calls, each
+# a share of the ops (their walls add up to the sweep's); the timed run is interrupted after
+# $KWB_WARM_LIMIT seconds (it still writes what it measured, and the log says so).
+log "warm sweep of ${KWB_OPS:-every op}: verify-only first run, then the timed run with the cache warm"
+export KWB_CACHE_DIR=$PWD/build/warm-cache
+rm -rf "$KWB_CACHE_DIR"
+./build/kwb ceilings > "$OUT/warm-ceilings.txt" 2>&1; echo "ceilings: exit $?"
+start=$(date +%s.%N)
+./build/kwb run --op "$ops" --preset verify --time-report --out "$OUT/fill" > "$OUT/fill.txt" 2> "$OUT/fill-progress.txt"
+echo "first run (verify only): exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -1 "$OUT/fill.txt"
+./build/kwb cache show 2>&1 | head -4
+start=$(date +%s.%N)
+timeout -s INT "${KWB_WARM_LIMIT:-420}" ./build/kwb run --op "$ops" --time-report --out "$OUT/warm" \
+  > "$OUT/warm.txt" 2> "$OUT/warm-progress.txt"
+echo "second run (timed, cache warm): exit $? (124: interrupted), $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+sed -n '/where the time went/,$p' "$OUT/warm.txt"; tail -1 "$OUT/warm.txt"
+unset KWB_CACHE_DIR
+fi
+
 if want extra && [ -f extra.sh ]; then
 log "extra.sh (an untracked experiment script at the repository root)"
 OUT="$OUT" bash extra.sh > "$OUT/extra.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/extra.txt"
@@ -372,7 +395,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
+  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \
