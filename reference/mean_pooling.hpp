@@ -34,5 +34,9 @@ inline constexpr double kPoolingKeptFraction = 0.75;
 // row-major; mask values are 0 or 1.
 void mean_pool_forward(const PoolingAxes& a, const double* x, const double* mask, double* y, double* y_abs_sum);
 void mean_pool_backward(const PoolingAxes& a, const double* dy, const double* mask, double* dx);
+// The same at `positions` of the sequence alone (sorted; dx holds [batch, positions, hidden]): the
+// mask is whole (its counts run over every position of a.seq), as is dy.
+void mean_pool_backward_at(const PoolingAxes& a, const double* dy, const double* mask,
+                           const std::vector<std::int64_t>& positions, double* dx);
 
 }  // namespace kwb

@@ -86,6 +86,34 @@ TEST(MeanPoolingOracle, BackwardEqualsFiniteDifferencesOfTheForward) {
   }
 }
 
+// The backward samples positions of the sequence (a batch of four long sequences has too few
+// batch rows to sample): its oracle on the sampled positions gives those rows of the whole
+// answer, with the counts of the whole mask.
+TEST(MeanPoolingOracle, TheBackwardSampledAlongTheSequenceGivesThoseRowsOfTheWholeAnswer) {
+  const Op& bwd = registered_op("mean_pooling_bwd");
+  const Shape s = shape(4, 32768, 136);  // over 2^24 elements: sampled
+  const auto specs = bwd.tensors(s, DType::bf16);
+  const SamplePlan plan = plan_sample(bwd, s, specs, 5);
+  ASSERT_TRUE(plan.sampled) << plan.note;
+  EXPECT_EQ(plan.axis, "seq");
+  const auto in = host_inputs(specs, 13);  // dy, mask: both whole
+  EXPECT_EQ(plan.dims(specs[1]), (std::vector<std::int64_t>{4, 32768})) << "the mask is read whole";
+  const auto whole = run_oracle(bwd, s, in);
+  std::vector<HostTensor> sampled{{"dx", plan.dims(specs[2]), std::vector<double>(plan.elements(specs[2]), NAN)}};
+  run_sampled_oracle(bwd, s, plan, in, sampled);
+  const auto n = static_cast<std::int64_t>(plan.indices.size());
+  std::int64_t kept = 0;
+  for (std::int64_t b = 0; b < 4; ++b)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < 136; ++c) {
+        const std::int64_t t = plan.indices[static_cast<std::size_t>(i)];
+        const double want = whole[0].values[static_cast<std::size_t>((b * 32768 + t) * 136 + c)];
+        ASSERT_EQ(sampled[0].values[static_cast<std::size_t>((b * n + i) * 136 + c)], want) << b << " " << t << " " << c;
+        kept += want != 0;
+      }
+  EXPECT_GT(kept, 0);
+}
+
 TEST(MeanPoolingOracle, TheForwardCountsXAtTheKeptFractionAndTheBackwardEveryTensorOnce) {
   const Shape s = shape(16, 4096, 4096);
   const double x = 16.0 * 4096 * 4096 * 2, mask = 16.0 * 4096, y = 16.0 * 4096 * 2;
