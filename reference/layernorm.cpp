@@ -268,10 +268,7 @@ void backward_device_column_sums(const DeviceOracleArgs& a, std::vector<HostTens
   const auto [rows, cols] = RowsCols::of(a.shape);
   ref::NormWeightGrads g = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[2], a.dtype, rows, cols,
                                                            ref::NormStats::centred, kLayerNormEps, a.stream);
-  HostTensor& dweight = expected[1];
-  dweight.values = std::move(g.dweight);
-  dweight.abs_sum = std::move(g.dweight_abs);
-  dweight.root_sum_sq = std::move(g.dweight_rss);
+  ref::take_dweight(g, expected[1]);
   HostTensor& dbias = expected[2];
   dbias.values = std::move(g.dbias);
   dbias.abs_sum = std::move(g.dbias_abs);

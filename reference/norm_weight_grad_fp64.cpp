@@ -11,12 +11,7 @@ NormWeightGrads norm_weight_grads_fp64_host(const double* x, const double* dy, s
   const auto at = [cols](const double* m) { return [m, cols](std::int64_t r, std::int64_t c) { return m[r * cols + c]; }; };
   NormWeightGrads g;
   for (std::int64_t c = 0; c < cols; ++c) {
-    const NormColumnSums s = norm_column_sums(at(x), at(dy), stats.data(), 0, rows, cols, c);
-    g.dweight.push_back(s.dweight);
-    g.dweight_abs.push_back(s.dweight_abs);
-    g.dweight_rss.push_back(std::sqrt(s.dweight_sq));
-    g.dbias.push_back(s.dbias);
-    g.dbias_abs.push_back(s.dbias_abs);
+    append_column(g, norm_column_sums(at(x), at(dy), stats.data(), 0, rows, cols, c));
   }
   return g;
 }

@@ -18,7 +18,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+#include "harness/catalogue/host_tensor.hpp"
 
 #if defined(__CUDACC__)
 #define KWB_NORM_GRAD_HD __host__ __device__
@@ -91,6 +94,22 @@ KWB_NORM_GRAD_HD inline void add_column_sums(NormColumnSums& a, const NormColumn
 struct NormWeightGrads {
   std::vector<double> dweight, dweight_abs, dweight_rss, dbias, dbias_abs;
 };
+
+// One column's sums appended to `g` (dweight's R is the root of its sum of squares).
+inline void append_column(NormWeightGrads& g, const NormColumnSums& s) {
+  g.dweight.push_back(s.dweight);
+  g.dweight_abs.push_back(s.dweight_abs);
+  g.dweight_rss.push_back(std::sqrt(s.dweight_sq));
+  g.dbias.push_back(s.dbias);
+  g.dbias_abs.push_back(s.dbias_abs);
+}
+
+// dweight with its bound's magnitudes, moved into an op's expected output.
+inline void take_dweight(NormWeightGrads& g, HostTensor& dweight) {
+  dweight.values = std::move(g.dweight);
+  dweight.abs_sum = std::move(g.dweight_abs);
+  dweight.root_sum_sq = std::move(g.dweight_rss);
+}
 
 // The host loop over the same formulas, from fp64 values ([rows, cols] row-major each).
 NormWeightGrads norm_weight_grads_fp64_host(const double* x, const double* dy, std::int64_t rows, std::int64_t cols,

@@ -100,11 +100,7 @@ NormWeightGrads norm_weight_grads_fp64_gpu(const void* x, const void* dy, DType 
   for (std::int64_t c = 0; c < cols; ++c) {
     NormColumnSums s;
     for (std::int64_t k = 0; k < chunks; ++k) add_column_sums(s, partial[static_cast<std::size_t>(k * cols + c)]);
-    g.dweight.push_back(s.dweight);
-    g.dweight_abs.push_back(s.dweight_abs);
-    g.dweight_rss.push_back(std::sqrt(s.dweight_sq));
-    g.dbias.push_back(s.dbias);
-    g.dbias_abs.push_back(s.dbias_abs);
+    append_column(g, s);
   }
   return g;
 }

@@ -163,10 +163,7 @@ void rmsnorm_bwd_device_dweight(const DeviceOracleArgs& a, std::vector<HostTenso
   const auto [rows, cols] = RowsCols::of(a.shape);
   ref::NormWeightGrads g = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[2], a.dtype, rows, cols,
                                                            ref::NormStats::rms_mean, kRmsNormEps, a.stream);
-  HostTensor& dweight = expected[1];
-  dweight.values = std::move(g.dweight);
-  dweight.abs_sum = std::move(g.dweight_abs);
-  dweight.root_sum_sq = std::move(g.dweight_rss);
+  ref::take_dweight(g, expected[1]);
 }
 
 KWB_REGISTER_OP(Op{
