@@ -4,7 +4,7 @@
 //
 // One formula per element, written once for both sides: the GPU kernels
 // (reference/norm_weight_grad_fp64_gpu.cu: one thread per row for the statistics, one thread per
-// column for the sums, rows in order) and a host loop (norm_weight_grads_fp64_host) that the CPU
+// column and chunk of rows for the sums, the chunks added in order) and a host loop (norm_weight_grads_fp64_host) that the CPU
 // tests compare with the ops' own oracles, which stay the ground truth. The three ops differ only
 // in their row statistics:
 //   rms_mean (rmsnorm_bwd):  rstd = 1 / sqrt(sum x^2 / cols + eps)
@@ -18,10 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <utility>
 #include <vector>
-
-#include "harness/catalogue/host_tensor.hpp"
 
 #if defined(__CUDACC__)
 #define KWB_NORM_GRAD_HD __host__ __device__
@@ -102,13 +99,6 @@ inline void append_column(NormWeightGrads& g, const NormColumnSums& s) {
   g.dweight_rss.push_back(std::sqrt(s.dweight_sq));
   g.dbias.push_back(s.dbias);
   g.dbias_abs.push_back(s.dbias_abs);
-}
-
-// dweight with its bound's magnitudes, moved into an op's expected output.
-inline void take_dweight(NormWeightGrads& g, HostTensor& dweight) {
-  dweight.values = std::move(g.dweight);
-  dweight.abs_sum = std::move(g.dweight_abs);
-  dweight.root_sum_sq = std::move(g.dweight_rss);
 }
 
 // The host loop over the same formulas, from fp64 values ([rows, cols] row-major each).

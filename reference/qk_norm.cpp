@@ -12,7 +12,7 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
-#include "reference/norm_weight_grad_fp64_gpu.hpp"
+#include "reference/norm_grad_sources.hpp"
 #include "reference/qk_norm.hpp"
 
 namespace kwb {
@@ -235,13 +235,7 @@ std::vector<Shape> bwd_default_shapes() {
 // dq_weight and dk_weight over every token, on the device (a large case then samples its dq and
 // dk tokens). Their tolerance is flat: no magnitudes.
 void bwd_device_weight_grads(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
-  const QkNormDims d = QkNormDims::of(a.shape);
-  expected[2].values = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[4], a.dtype, d.q_vectors(), d.head_dim,
-                                                       ref::NormStats::rms_sum, kQkNormEps, a.stream)
-                           .dweight;
-  expected[3].values = ref::norm_weight_grads_fp64_gpu(a.tensors[1], a.tensors[5], a.dtype, d.k_vectors(), d.head_dim,
-                                                       ref::NormStats::rms_sum, kQkNormEps, a.stream)
-                           .dweight;
+  ref::fill_norm_grads_on_device(a, ref::qk_norm_bwd_grad_sources(a.shape), expected);
 }
 
 KWB_REGISTER_OP(Op{

@@ -23,7 +23,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/rmsnorm.hpp"
-#include "reference/norm_weight_grad_fp64_gpu.hpp"
+#include "reference/norm_grad_sources.hpp"
 #include "reference/rmsnorm_layernorm_grad_bound.hpp"
 #include "reference/rows_cols_op.hpp"
 
@@ -160,10 +160,7 @@ void rmsnorm_bwd_oracle(const Shape& shape, const std::vector<HostTensor>& in, s
 
 // dweight over every row, on the device, with its bound's magnitudes as the host oracle gives them.
 void rmsnorm_bwd_device_dweight(const DeviceOracleArgs& a, std::vector<HostTensor>& expected) {
-  const auto [rows, cols] = RowsCols::of(a.shape);
-  ref::NormWeightGrads g = ref::norm_weight_grads_fp64_gpu(a.tensors[0], a.tensors[2], a.dtype, rows, cols,
-                                                           ref::NormStats::rms_mean, kRmsNormEps, a.stream);
-  ref::take_dweight(g, expected[1]);
+  ref::fill_norm_grads_on_device(a, ref::rmsnorm_bwd_grad_sources(a.shape), expected);
 }
 
 KWB_REGISTER_OP(Op{

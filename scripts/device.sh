@@ -325,22 +325,29 @@ if want warm; then
 # timed (--preset verify) with a fresh oracle cache and the ceilings measured, as a first run
 # leaves them, then their full default sweep timed with --time-report. A device call lasts 10
 # minutes and keeps nothing for the next, so the whole catalogue is measured as a few calls, each
-# a share of the ops (their walls add up to the sweep's); the timed run is interrupted after
-# $KWB_WARM_LIMIT seconds (it still writes what it measured, and the log says so).
+# a share of the ops (their walls add up to the sweep's).
 log "warm sweep of ${KWB_OPS:-every op}: verify-only first run, then the timed run with the cache warm"
+# Both runs stop (SIGINT: they still write what they measured) in time for this call's results to
+# come back: $KWB_WARM_DEADLINE seconds after the script started (a device call has 600).
+deadline=${KWB_WARM_DEADLINE:-570}
+time_left() { local left=$((deadline - SECONDS)); echo $((left > 10 ? left : 10)); }  # timeout 0 would mean none
+saved_cache_dir=${KWB_CACHE_DIR-}
 export KWB_CACHE_DIR=$PWD/build/warm-cache
 rm -rf "$KWB_CACHE_DIR"
+( unset KWB_ORACLE_CACHE  # it would name another oracle cache than the fresh one
 ./build/kwb ceilings > "$OUT/warm-ceilings.txt" 2>&1; echo "ceilings: exit $?"
 start=$(date +%s.%N)
-./build/kwb run --op "$ops" --preset verify --time-report --out "$OUT/fill" > "$OUT/fill.txt" 2> "$OUT/fill-progress.txt"
-echo "first run (verify only): exit $?, $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"; tail -1 "$OUT/fill.txt"
+timeout -s INT "$(time_left)" ./build/kwb run --op "$ops" --preset verify --time-report --out "$OUT/fill" \
+  > "$OUT/fill.txt" 2> "$OUT/fill-progress.txt"
+echo "first run (verify only): exit $? (124: interrupted), $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
+tail -1 "$OUT/fill.txt"
 ./build/kwb cache show 2>&1 | head -4
 start=$(date +%s.%N)
-timeout -s INT "${KWB_WARM_LIMIT:-420}" ./build/kwb run --op "$ops" --time-report --out "$OUT/warm" \
+timeout -s INT "$(time_left)" ./build/kwb run --op "$ops" --time-report --out "$OUT/warm" \
   > "$OUT/warm.txt" 2> "$OUT/warm-progress.txt"
 echo "second run (timed, cache warm): exit $? (124: interrupted), $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
-sed -n '/where the time went/,$p' "$OUT/warm.txt"; tail -1 "$OUT/warm.txt"
-unset KWB_CACHE_DIR
+sed -n '/where the time went/,$p' "$OUT/warm.txt"; tail -1 "$OUT/warm.txt" )
+if [ -n "$saved_cache_dir" ]; then export KWB_CACHE_DIR=$saved_cache_dir; else unset KWB_CACHE_DIR; fi
 fi
 
 if want extra && [ -f extra.sh ]; then

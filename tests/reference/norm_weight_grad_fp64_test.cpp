@@ -1,7 +1,8 @@
 // The norm weight gradients' shared fp64 formulas (reference/norm_weight_grad_fp64.hpp), which the
-// GPU kernels of rmsnorm_bwd's, layernorm_bwd's and qk_norm_bwd's device oracles run, against
-// those ops' host oracles (the ground truth): the same values and bound magnitudes from the same
-// inputs, at small shapes of each op. And the sample plan such an op gets: its dx rows sampled at
+// GPU kernels of rmsnorm_bwd's, layernorm_bwd's and qk_norm_bwd's device oracles run, taken through
+// the table those oracles read (reference/norm_grad_sources.hpp), against the ops' host oracles
+// (the ground truth): the same values and bound magnitudes from the same inputs, in the same
+// outputs, at small shapes of each op. And the sample plan such an op gets: its dx rows sampled at
 // a large shape where a device may serve the oracles, everything verified in full where none may.
 // tests/gpu/norm_weight_grad_device_oracle_test.cpp runs the kernels themselves.
 #include <gtest/gtest.h>
@@ -9,8 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "reference/layernorm.hpp"
+#include "reference/norm_grad_sources.hpp"
 #include "reference/norm_weight_grad_fp64.hpp"
 #include "reference/qk_norm.hpp"
 #include "reference/rmsnorm.hpp"
@@ -30,58 +33,56 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 Shape rows_cols(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+Shape qk(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
+  return Shape{{{"tokens", tokens}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim}}};
+}
 
-TEST(NormWeightGradFp64, RmsNormDweightAndItsMagnitudesEqualTheHostOracles) {
-  const Op& op = registered_op("rmsnorm_bwd");
-  for (const Shape& shape : {rows_cols(1, 1), rows_cols(7, 33), rows_cols(300, 17), rows_cols(64, 1000)}) {
-    SCOPED_TRACE(shape.to_assignments());
-    const auto in = host_inputs(op.tensors(shape, DType::fp32), 3);  // x, weight, dy
-    const auto out = run_oracle(op, shape, in);                     // dx, dweight
-    const auto g = ref::norm_weight_grads_fp64_host(in[0].values.data(), in[2].values.data(), shape.at("rows"),
-                                                    shape.at("cols"), ref::NormStats::rms_mean, kRmsNormEps);
-    expect_close(g.dweight, out[1].values, out[1].abs_sum, "dweight");
-    expect_close(g.dweight_abs, out[1].abs_sum, out[1].abs_sum, "dweight abs_sum");
-    expect_close(g.dweight_rss, out[1].root_sum_sq, out[1].root_sum_sq, "dweight root_sum_sq");
+// Through the table the device oracles read (reference/norm_grad_sources.hpp): its tensors, row
+// counts, statistics and eps, and the outputs it fills, with the host twin of the kernels' sums in
+// place of the GPU. What it fills must be the host oracle's answer for those outputs.
+void expect_sources_give_the_host_oracles_answer(const char* name, const Shape& shape,
+                                                 const std::vector<ref::NormGradSource>& sources, std::uint64_t seed) {
+  SCOPED_TRACE(std::string(name) + " " + shape.to_assignments());
+  const Op& op = registered_op(name);
+  const auto specs = op.tensors(shape, DType::fp32);
+  const auto in = host_inputs(specs, seed);  // the inputs, in spec order (they come first)
+  const auto want = run_oracle(op, shape, in);
+  auto got = empty_outputs(specs);
+  for (const ref::NormGradSource& s : sources) {
+    ASSERT_FALSE(specs.at(s.x).is_output);
+    ASSERT_FALSE(specs.at(s.dy).is_output);
+    ref::NormWeightGrads g =
+        ref::norm_weight_grads_fp64_host(in.at(s.x).values.data(), in.at(s.dy).values.data(), s.rows, s.cols, s.kind, s.eps);
+    const std::vector<double> scale = g.dweight_abs;  // the terms' magnitudes: the two sum in other orders
+    ref::take_norm_grads(s, g, got);
+    const HostTensor& w = want.at(s.dweight);
+    expect_close(got[s.dweight].values, w.values, scale, "dweight");
+    EXPECT_EQ(got[s.dweight].abs_sum.size(), w.abs_sum.size()) << "dweight's A: kept where the host oracle keeps it";
+    if (!w.abs_sum.empty()) expect_close(got[s.dweight].abs_sum, w.abs_sum, w.abs_sum, "dweight abs_sum");
+    EXPECT_EQ(got[s.dweight].root_sum_sq.size(), w.root_sum_sq.size());
+    if (!w.root_sum_sq.empty()) expect_close(got[s.dweight].root_sum_sq, w.root_sum_sq, w.root_sum_sq, "dweight R");
+    if (s.dbias) {
+      const HostTensor& b = want.at(*s.dbias);
+      expect_close(got[*s.dbias].values, b.values, b.abs_sum, "dbias");
+      expect_close(got[*s.dbias].abs_sum, b.abs_sum, b.abs_sum, "dbias abs_sum");
+    }
+  }
+  // Every row-summed output (sample_dim -1) is filled by some source, and nothing else is.
+  std::size_t out = 0;
+  for (const TensorSpec& t : specs) {
+    if (!t.is_output) continue;
+    const bool filled = !std::isnan(got[out++].values.at(0));
+    EXPECT_EQ(filled, t.sample_dim < 0) << t.name;
   }
 }
 
-TEST(NormWeightGradFp64, LayerNormDweightDbiasAndTheirMagnitudesEqualTheHostOracles) {
-  const Op& op = registered_op("layernorm_bwd");
-  for (const Shape& shape : {rows_cols(1, 1), rows_cols(5, 2), rows_cols(300, 17), rows_cols(64, 1000)}) {
-    SCOPED_TRACE(shape.to_assignments());
-    const auto in = host_inputs(op.tensors(shape, DType::fp32), 5);  // x (mean 0.5), weight, dy
-    const auto out = run_oracle(op, shape, in);                     // dx, dweight, dbias
-    const auto g = ref::norm_weight_grads_fp64_host(in[0].values.data(), in[2].values.data(), shape.at("rows"),
-                                                    shape.at("cols"), ref::NormStats::centred, kLayerNormEps);
-    expect_close(g.dweight, out[1].values, out[1].abs_sum, "dweight");
-    expect_close(g.dweight_abs, out[1].abs_sum, out[1].abs_sum, "dweight abs_sum");
-    expect_close(g.dweight_rss, out[1].root_sum_sq, out[1].root_sum_sq, "dweight root_sum_sq");
-    expect_close(g.dbias, out[2].values, out[2].abs_sum, "dbias");
-    expect_close(g.dbias_abs, out[2].abs_sum, out[2].abs_sum, "dbias abs_sum");
+TEST(NormWeightGradFp64, TheDeviceOraclesSourcesGiveTheHostOraclesAnswers) {
+  for (const Shape& s : {rows_cols(1, 1), rows_cols(7, 33), rows_cols(300, 17), rows_cols(64, 1000)}) {
+    expect_sources_give_the_host_oracles_answer("rmsnorm_bwd", s, ref::rmsnorm_bwd_grad_sources(s), 3);
+    expect_sources_give_the_host_oracles_answer("layernorm_bwd", s, ref::layernorm_bwd_grad_sources(s), 5);
   }
-}
-
-TEST(NormWeightGradFp64, QkNormWeightGradientsEqualTheHostOracles) {
-  const Op& op = registered_op("qk_norm_bwd");
-  const auto qk = [](std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
-    return Shape{{{"tokens", tokens}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim}}};
-  };
-  for (const Shape& shape : {qk(7, 3, 1, 33), qk(33, 4, 2, 128), qk(1, 1, 1, 1)}) {
-    SCOPED_TRACE(shape.to_assignments());
-    // q, k, q_weight, k_weight, dq_out, dk_out -> dq, dk, dq_weight, dk_weight
-    const auto in = host_inputs(op.tensors(shape, DType::fp32), 9);
-    const auto out = run_oracle(op, shape, in);
-    const std::int64_t tokens = shape.at("tokens"), head_dim = shape.at("head_dim");
-    const auto q = ref::norm_weight_grads_fp64_host(in[0].values.data(), in[4].values.data(),
-                                                    tokens * shape.at("heads"), head_dim, ref::NormStats::rms_sum,
-                                                    kQkNormEps);
-    const auto k = ref::norm_weight_grads_fp64_host(in[1].values.data(), in[5].values.data(),
-                                                    tokens * shape.at("kv_heads"), head_dim, ref::NormStats::rms_sum,
-                                                    kQkNormEps);
-    // The terms |dy xhat| sum to the weight gradients' A, which the host oracle does not keep.
-    expect_close(q.dweight, out[2].values, q.dweight_abs, "dq_weight");
-    expect_close(k.dweight, out[3].values, k.dweight_abs, "dk_weight");
-  }
+  for (const Shape& s : {qk(7, 3, 1, 33), qk(33, 4, 2, 128), qk(1, 1, 1, 1)})
+    expect_sources_give_the_host_oracles_answer("qk_norm_bwd", s, ref::qk_norm_bwd_grad_sources(s), 9);
 }
 
 // A wrong statistic is seen: the RMS of a row taken over its sum instead of its mean (qk_norm's
