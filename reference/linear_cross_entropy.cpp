@@ -9,10 +9,13 @@
 // tensor work. The eager baseline also materialises the [N, V] logits and their gradient
 // (~14 bytes per logit across its buffers: 14.7 GB here); the chunked form keeps one chunk.
 //
-// Verification: dW sums over every token (sample_dim -1), so each case is checked in full by the
-// fp64 oracle (3 N V D multiply-adds, chunked and threaded; each also sums |term| and term^2 for
-// the outputs' error bounds, linear_cross_entropy_oracle.cpp). The default shapes are chosen so
-// that this takes seconds to a minute on the 16-core worker; see the shapes below.
+// Verification: sampled along the vocabulary. dW's rows are independent of each other, so the
+// verifier checks blocks of them (sample_dim 0 along vocab); every input is read whole and the
+// loss and dh, which need every logit, are checked whole (harness/worker/verify/sampling.hpp).
+// The fp64 oracle makes the logits and dh in full and dW at the checked rows (chunked and
+// threaded, its products on the worker's GPU when large; each also sums |term| and term^2 for the
+// outputs' error bounds, linear_cross_entropy_oracle.cpp). Before, dW was checked whole: 525 M
+// elements and their bound magnitudes (12.6 GB of fp64) a case at 256 x 4096 x 128256.
 //
 // Inputs: h ~ N(0, 1) (a normalised hidden state); W ~ N(0, 1/sqrt(D)) so the logits are ~N(0, 1)
 // (a trained head's logits are of that order); labels uniform in [0, V) with 5% set to -100
@@ -33,14 +36,13 @@ std::vector<TensorSpec> lce_tensors(const Shape& s, DType dtype) {
   const auto [n, d, v] = LceAxes::of(s);
   const LceTolerances tol = lce_tolerances(s, dtype);
   return {
-      {.name = "h", .dims = {n, d}, .sample_dim = 0, .init = Distribution::normal(0.0, kLceHiddenStddev)},
+      {.name = "h", .dims = {n, d}, .init = Distribution::normal(0.0, kLceHiddenStddev)},
       {.name = "W", .dims = {v, d}, .init = Distribution::normal(0.0, lce_weight_stddev(d))},
-      {.name = "labels", .dims = {n}, .sample_dim = 0,
-       .init = Distribution::integers(0, v, kIgnoredFraction, kCrossEntropyIgnoreIndex), .elem = ElemType::int32},
-      {.name = "loss", .dims = {n}, .is_output = true, .sample_dim = 0, .elem = ElemType::fp32,
-       .tolerance = tol.loss},
-      {.name = "dh", .dims = {n, d}, .is_output = true, .sample_dim = 0, .tolerance = tol.dh},
-      {.name = "dW", .dims = {v, d}, .is_output = true, .tolerance = tol.dw},
+      {.name = "labels", .dims = {n}, .init = Distribution::integers(0, v, kIgnoredFraction, kCrossEntropyIgnoreIndex),
+       .elem = ElemType::int32},
+      {.name = "loss", .dims = {n}, .is_output = true, .elem = ElemType::fp32, .tolerance = tol.loss},
+      {.name = "dh", .dims = {n, d}, .is_output = true, .tolerance = tol.dh},
+      {.name = "dW", .dims = {v, d}, .is_output = true, .sample_dim = 0, .tolerance = tol.dw},
   };
 }
 
@@ -59,19 +61,25 @@ WorkModel lce_work(const Shape& s, DType dtype) {
   return WorkModel{bytes, 6 * labelled * static_cast<double>(v) * static_cast<double>(d)};
 }
 
-void lce_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vector<HostTensor>& out) {
-  const auto [tokens, hidden, vocab] = LceAxes::of(s);
+// `dw_rows`: the vocabulary rows of dW the verifier checks (every row when nothing is sampled; the
+// shape's vocab is their count). The inputs are whole, W with every row: the loss and dh come
+// whole from every logit.
+void lce_oracle(const Shape& s, const std::vector<std::int64_t>& dw_rows, const std::vector<HostTensor>& in,
+                std::vector<HostTensor>& out) {
+  const std::int64_t tokens = s.at("tokens"), hidden = s.at("hidden"), vocab = in[1].dims.at(0);
   for (HostTensor& o : out) {
     o.abs_sum.resize(o.values.size());
     o.root_sum_sq.resize(o.values.size());
   }
   const LceMagnitudes mags{out[0].abs_sum.data(), out[0].root_sum_sq.data(), out[1].abs_sum.data(),
                            out[1].root_sum_sq.data(), out[2].abs_sum.data(), out[2].root_sum_sq.data()};
+  const bool every_row = static_cast<std::int64_t>(dw_rows.size()) == vocab;
   lce_reference(tokens, hidden, vocab, in[0].values.data(), in[1].values.data(), in[2].values.data(),
-                out[0].values.data(), out[1].values.data(), out[2].values.data(), 0, &mags);
+                out[0].values.data(), out[1].values.data(), out[2].values.data(), 0, &mags,
+                every_row ? nullptr : &dw_rows);
 }
 
-// Real heads, verified in full (dW sums over every token): Llama 2 7B (D 4096, V 32000), GPT-2
+// Real heads: Llama 2 7B (D 4096, V 32000), GPT-2
 // medium (1024, 50257, odd), Llama 3 8B (4096, 128256), and a 4096-token batch over a small head
 // where chunking divides the tokens (4 chunks of 1024). Each is N V D ~1.3e11: the oracle's
 // 3 N V D ~4e11 fp64 multiply-adds: the oracle ran at 2.0 G/s on the 2 cores of the build
@@ -105,8 +113,8 @@ KWB_REGISTER_OP(Op{
     .dtypes = {DType::fp32, DType::fp16, DType::bf16},
     .tensors = lce_tensors,
     .work = lce_work,
-    .oracle = lce_oracle,
-    .sample_axis = "tokens",
+    .positional_oracle = lce_oracle,
+    .sample_axis = "vocab",
     .compute_unit = "tensor",
     .default_shapes = lce_default_shapes(),
     .edge_shapes = lce_edge_shapes(),

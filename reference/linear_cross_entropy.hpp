@@ -63,9 +63,11 @@ struct LceMagnitudes {
 // fp64. Chunked over tokens (the logits of one chunk at a time, as the fused kernel) and threaded
 // through ref::matmul_fp64; `chunk_tokens` 0 picks a chunk of about 256 MB of logits. With
 // `magnitudes`, their arrays are filled in the same pass.
+// dw_rows (sorted vocabulary rows): dW and its magnitudes at those rows alone ([rows, D]); null: every row.
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
-                   std::int64_t chunk_tokens = 0, const LceMagnitudes* magnitudes = nullptr);
+                   std::int64_t chunk_tokens = 0, const LceMagnitudes* magnitudes = nullptr,
+                   const std::vector<std::int64_t>* dw_rows = nullptr);
 
 // Per-output tolerances of a case (see linear_cross_entropy.cpp for the derivation).
 struct LceTolerances {

@@ -1,9 +1,9 @@
 // The fp64 oracle of linear_cross_entropy (formulas in linear_cross_entropy.hpp) and its
 // tolerances.
 //
-// Cost: three products of N x V x D multiply-adds (the logits, dh, dW): the full oracle, since dW
-// sums over every token and the verifier then checks the whole case (harness/worker/verify/sampling.hpp). It
-// walks the tokens in chunks as the fused kernel does, so that memory stays at one chunk of
+// Cost: three products of N x V x D multiply-adds (the logits, dh, dW), the last one only over the
+// vocabulary rows of dW the verifier checks (it samples them at large shapes: the loss and dh need
+// every logit, dW's rows do not need each other). It walks the tokens in chunks as the fused kernel does, so that memory stays at one chunk of
 // logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
 // enough that its streamed B block stays in a core's L2 (1 MB): without that, dh's k = V reduction
 // streams V x 1024 doubles (1 GB) from DRAM for every row.
@@ -108,7 +108,9 @@ void square_roots(double* values, std::int64_t n) {
 
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
-                   std::int64_t chunk_tokens, const LceMagnitudes* mags) {
+                   std::int64_t chunk_tokens, const LceMagnitudes* mags, const std::vector<std::int64_t>* dw_rows) {
+  const std::int64_t dw_row_count = dw_rows ? static_cast<std::int64_t>(dw_rows->size()) : vocab;
+  std::vector<double> dl_columns;  // with dw_rows: dl's columns at those rows, one chunk's
   if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(1, (std::int64_t{1} << 25) / vocab);
   chunk_tokens = std::min(chunk_tokens, tokens);
   // W^T [D, V], once: the logits' B operand, row-major so that no call re-transposes it.
@@ -130,20 +132,33 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
       chunk_grads(z.data(), nullptr, rows, vocab, labels + n0, loss + n0, nullptr, nullptr);       // z := dl
       matmul_k_blocks(rows, hidden, vocab, {z.data(), vocab}, w, hidden, dh + n0 * hidden, hidden, 0.0);
     }
-    // dW += dl^T h: dl^T [V, rows] read through the transposed view of z (the CPU copies it plain).
-    const ref::MatrixView dl_t{z.data(), vocab, true};
+    // dW += dl^T h: dl^T [V, rows] read through the transposed view of z (the CPU copies it plain);
+    // with dw_rows, only those rows of dW, from dl's columns at them (each element the same sum, in
+    // the same order, as the whole product gives it).
+    const double* dl = z.data();
+    std::int64_t dl_ld = vocab;
+    if (dw_rows) {
+      dl_columns.resize(static_cast<std::size_t>(rows * dw_row_count));
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t i = 0; i < dw_row_count; ++i)
+          dl_columns[static_cast<std::size_t>(r * dw_row_count + i)] = z[static_cast<std::size_t>(r * vocab + (*dw_rows)[i])];
+      dl = dl_columns.data();
+      dl_ld = dw_row_count;
+    }
+    const ref::MatrixView dl_t{dl, dl_ld, true};
     const double beta = n0 == 0 ? 0.0 : 1.0;
     if (mags)
-      matmul_k_blocks(vocab, hidden, rows, dl_t, hc, hidden, dw, hidden, beta, {mags->dw_abs, mags->dw_rss});
+      matmul_k_blocks(dw_row_count, hidden, rows, dl_t, hc, hidden, dw, hidden, beta, {mags->dw_abs, mags->dw_rss});
     else
-      matmul_k_blocks(vocab, hidden, rows, dl_t, hc, hidden, dw, hidden, beta);
+      matmul_k_blocks(dw_row_count, hidden, rows, dl_t, hc, hidden, dw, hidden, beta);
   }
-  if (tokens == 0) std::fill(dw, dw + vocab * hidden, 0.0);
+  const std::int64_t dw_elements = dw_row_count * hidden;
+  if (tokens == 0) std::fill(dw, dw + dw_elements, 0.0);
   if (!mags) return;
-  if (tokens == 0) std::fill(mags->dw_abs, mags->dw_abs + vocab * hidden, 0.0);
-  if (tokens == 0) std::fill(mags->dw_rss, mags->dw_rss + vocab * hidden, 0.0);
+  if (tokens == 0) std::fill(mags->dw_abs, mags->dw_abs + dw_elements, 0.0);
+  if (tokens == 0) std::fill(mags->dw_rss, mags->dw_rss + dw_elements, 0.0);
   square_roots(mags->dh_rss, tokens * hidden);
-  square_roots(mags->dw_rss, vocab * hidden);
+  square_roots(mags->dw_rss, dw_elements);
 }
 
 // Tolerances: error bounds per element (harness/catalogue/tolerance.hpp), scaled by the

@@ -86,6 +86,56 @@ TEST(LinearCrossEntropyOracle, ChunkingDoesNotChangeTheResult) {
   }
 }
 
+// The verifier samples dW's vocabulary rows and reads every input whole: the oracle at those rows
+// gives exactly those rows of the whole answer (each element the same sum in the same order), with
+// their magnitudes, and the loss and dh whole as before.
+TEST(LinearCrossEntropyOracle, DwAtSampledVocabularyRowsIsThoseRowsOfTheWholeAnswer) {
+  const Shape s = lce_shape(37, 9, 23);
+  const auto specs = lce().tensors(s, DType::fp32);
+  const auto in = host_inputs(specs, 5);
+  const auto whole = run_oracle(lce(), s, in);
+  const std::vector<std::int64_t> rows{0, 3, 4, 5, 17, 22};
+  SamplePlan plan;
+  plan.sampled = true;
+  plan.axis = "vocab";
+  plan.axis_size = 23;
+  plan.indices = rows;
+  std::vector<HostTensor> sampled;
+  for (const TensorSpec& t : specs)
+    if (t.is_output) sampled.push_back({t.name, plan.dims(t), std::vector<double>(plan.elements(t), NAN)});
+  ASSERT_EQ(sampled[2].dims, (std::vector<std::int64_t>{6, 9})) << "dW: the sampled rows";
+  run_sampled_oracle(lce(), s, plan, in, sampled);
+  for (std::size_t k = 0; k < 2; ++k) {  // loss, dh: whole
+    EXPECT_EQ(sampled[k].values, whole[k].values) << k;
+    EXPECT_EQ(sampled[k].abs_sum, whole[k].abs_sum) << k;
+    EXPECT_EQ(sampled[k].root_sum_sq, whole[k].root_sum_sq) << k;
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::int64_t d = 0; d < 9; ++d) {
+      const auto at = static_cast<std::size_t>(static_cast<std::int64_t>(i) * 9 + d);
+      const auto from = static_cast<std::size_t>(rows[i] * 9 + d);
+      ASSERT_EQ(sampled[2].values[at], whole[2].values[from]) << "row " << rows[i] << " col " << d;
+      ASSERT_EQ(sampled[2].abs_sum[at], whole[2].abs_sum[from]);
+      ASSERT_EQ(sampled[2].root_sum_sq[at], whole[2].root_sum_sq[from]);
+    }
+}
+
+// At a default shape the plan samples dW's rows along the vocabulary and checks the loss and dh
+// whole, from the whole inputs, with or without a device for the oracles.
+TEST(LinearCrossEntropyOracle, ALargeCaseSamplesDwRowsAndChecksTheLossAndDhWhole) {
+  const Shape s = lce_shape(256, 4096, 128256);
+  const auto specs = lce().tensors(s, DType::bf16);
+  for (bool device : {false, true}) {
+    const SamplePlan plan = plan_sample(lce(), s, specs, 3, device);
+    ASSERT_TRUE(plan.sampled) << plan.note;
+    EXPECT_FALSE(plan.unaligned_on_device);
+    EXPECT_LT(plan.indices.size(), 1024u);
+    EXPECT_NE(plan.note.find("'loss', 'dh' (not aligned with vocab) whole, from the whole inputs"), std::string::npos)
+        << plan.note;
+    for (const TensorSpec& t : specs) EXPECT_EQ(plan.gathers(t), t.name == "dW") << t.name;
+  }
+}
+
 // Three GEMMs over the labelled tokens (95% of them as the labels are drawn), their rows of h,
 // and every other tensor once.
 TEST(LinearCrossEntropyOracle, WorkModelCountsThreeGemmsOfLabelledTokensAndEveryOtherTensorOnce) {

@@ -51,9 +51,19 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
     plan.note = "full: the op has no sample axis";
     return plan;
   }
+  // A positional oracle that reads every input whole (none is aligned with the axis) computes the
+  // unaligned outputs over the whole axis itself: they need not make the case full.
+  const bool whole_inputs = op.positional_oracle && std::none_of(specs.begin(), specs.end(), [](const TensorSpec& t) {
+                              return !t.is_output && t.sample_dim >= 0;
+                            });
   std::vector<std::string> unaligned;  // outputs the device oracle gives whole
+  std::vector<std::string> from_whole_inputs;  // outputs the host oracle gives whole
   for (const auto& t : specs) {
     if (!t.is_output || t.sample_dim >= 0) continue;
+    if (whole_inputs) {
+      from_whole_inputs.push_back("'" + t.name + "'");
+      continue;
+    }
     if (op.device_unaligned_oracle && device_oracle_usable) {
       unaligned.push_back("'" + t.name + "'");
       continue;
@@ -76,6 +86,9 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
                                          plan.block_starts.size(), kSampleBlockRows)
                            : "full";
   plan.unaligned_on_device = plan.sampled && !unaligned.empty();
+  if (plan.sampled && !from_whole_inputs.empty())
+    plan.note += fmt::format("; {} (not aligned with {}) whole, from the whole inputs", fmt::join(from_whole_inputs, ", "),
+                             op.sample_axis);
   if (plan.unaligned_on_device)
     plan.note += fmt::format("; {} (not aligned with {}) from the fp64 device oracle over every index",
                              fmt::join(unaligned, ", "), op.sample_axis);
