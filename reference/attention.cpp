@@ -42,19 +42,6 @@
 namespace kwb {
 namespace {
 
-Shape attention_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
-                      std::int64_t head_dim, const char* causal, std::int64_t window = 0,
-                      const char* softcap = "0") {
-  return Shape{{{"batch", batch},
-                {"seq", seq},
-                {"heads", heads},
-                {"kv_heads", kv_heads},
-                {"head_dim", head_dim},
-                {"causal", causal},
-                {"window", window},
-                {"softcap", softcap}}};
-}
-
 // ~16k tokens per case (b = 16384 / s), 32 query heads (Llama-2-7B's MHA and Llama-3-8B's GQA
 // with 8 kv heads), d 128 and 64. b4 h32 s4096 d128 causal is the headline case (FA2's
 // ~320 TFLOP/s on an H100); sliding window 1024 (Mistral-like) and soft-cap 50 (Gemma 2) one each.

@@ -75,6 +75,13 @@ struct AttentionAxes {
   }
 };
 
+inline Shape attention_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
+                             std::int64_t head_dim, const char* causal, std::int64_t window = 0,
+                             const char* softcap = "0") {
+  return Shape{{{"batch", batch}, {"seq", seq}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim},
+                {"causal", causal}, {"window", window}, {"softcap", softcap}}};
+}
+
 inline double attention_logit(double score, double softcap) {
   return softcap > 0 ? softcap * std::tanh(score / softcap) : score;
 }
@@ -89,22 +96,31 @@ inline double attention_logit_sensitivity(double score, double softcap) {
   return score * (1 - t * t);
 }
 
+// Query q's logits l_j over keys [lo, hi) into logits[j], and its raw scores s_j = scale q . k_j into
+// score[j] when given (k points at key 0, rows `kv_stride` apart). Returns the largest logit.
+inline double attention_row_logits(const double* q, const double* k, std::int64_t lo, std::int64_t hi, std::int64_t d,
+                                   std::int64_t kv_stride, double softcap, double* logits, double* score = nullptr) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  double max_logit = -INFINITY;
+  for (std::int64_t j = lo; j < hi; ++j) {
+    const double* kj = k + j * kv_stride;
+    double dot = 0;
+    for (std::int64_t e = 0; e < d; ++e) dot += q[e] * kj[e];
+    if (score) score[j] = scale * dot;
+    logits[j] = attention_logit(scale * dot, softcap);
+    max_logit = std::fmax(max_logit, logits[j]);
+  }
+  return max_logit;
+}
+
 // One query row, the definition (the registered oracle runs the same arithmetic on tiles of
 // queries, reference/attention.cpp): q and o hold d values; k and v point at key 0 of the row's kv head, rows
 // `kv_stride` values apart; logits is scratch for `seq` values. Returns lse_i.
 inline double attention_row(const double* q, const double* k, const double* v, double* o, double* logits,
                             std::int64_t i, std::int64_t seq, std::int64_t d, std::int64_t kv_stride,
                             const AttentionMask& mask, double softcap) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   const std::int64_t lo = mask.first_key(i), hi = mask.end_key(i, seq);
-  double max_logit = -INFINITY;
-  for (std::int64_t j = lo; j < hi; ++j) {
-    const double* kj = k + j * kv_stride;
-    double dot = 0;
-    for (std::int64_t e = 0; e < d; ++e) dot += q[e] * kj[e];
-    logits[j] = attention_logit(scale * dot, softcap);
-    max_logit = std::fmax(max_logit, logits[j]);
-  }
+  const double max_logit = attention_row_logits(q, k, lo, hi, d, kv_stride, softcap, logits);
   double sum = 0;
   for (std::int64_t e = 0; e < d; ++e) o[e] = 0;
   for (std::int64_t j = lo; j < hi; ++j) {

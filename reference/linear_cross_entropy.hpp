@@ -8,9 +8,9 @@
 //   dl[n, v] = exp(z[n, v] - lse[n]) - [v == labels[n]]      (0 rows for ignored tokens)
 //   dh       = dl @ W                 [N, D]
 //   dW       = dl^T @ h               [V, D]
-// The gradients are of L = sum_n loss[n] (reduction='sum'): each token's dh row then depends on
-// that token alone, so loss and dh are checkable on a sample of tokens; the mean of PyTorch's
-// default is this times 1 / n_valid, a scalar a caller folds into the GEMMs' alpha.
+// The gradients are of L = sum_n loss[n] (reduction='sum'): each vocabulary row of dW then depends
+// on that class alone (given every logit), so dW is checkable on a sample of its rows; the mean of
+// PyTorch's default is this times 1 / n_valid, a scalar a caller folds into the GEMMs' alpha.
 // A token is ignored when its label is outside [0, V) (-100 is PyTorch's ignore_index).
 #pragma once
 

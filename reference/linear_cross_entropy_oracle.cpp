@@ -3,8 +3,8 @@
 //
 // Cost: three products of N x V x D multiply-adds (the logits, dh, dW), the last one only over the
 // vocabulary rows of dW the verifier checks (it samples them at large shapes: the loss and dh need
-// every logit, dW's rows do not need each other). It walks the tokens in chunks as the fused kernel does, so that memory stays at one chunk of
-// logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
+// every logit, dW's rows do not need each other). It walks the tokens in chunks as the fused
+// kernel does, so that memory stays at one chunk of logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
 // enough that its streamed B block stays in a core's L2 (1 MB): without that, dh's k = V reduction
 // streams V x 1024 doubles (1 GB) from DRAM for every row.
 #include <algorithm>
@@ -141,7 +141,8 @@ void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab,
       dl_columns.resize(static_cast<std::size_t>(rows * dw_row_count));
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t i = 0; i < dw_row_count; ++i)
-          dl_columns[static_cast<std::size_t>(r * dw_row_count + i)] = z[static_cast<std::size_t>(r * vocab + (*dw_rows)[i])];
+          dl_columns[static_cast<std::size_t>(r * dw_row_count + i)] =
+              z[static_cast<std::size_t>(r * vocab + (*dw_rows)[static_cast<std::size_t>(i)])];
       dl = dl_columns.data();
       dl_ld = dw_row_count;
     }

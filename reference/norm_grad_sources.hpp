@@ -19,9 +19,9 @@ struct NormGradSource {
   std::int64_t rows = 0, cols = 0;
   NormStats kind = NormStats::rms_mean;
   double eps = 0;
-  std::size_t dweight = 0;             // index into the op's outputs: dweight, with A and R where kept
-  bool dweight_magnitudes = true;      // false: a flat tolerance, values alone (qk_norm_bwd)
-  std::optional<std::size_t> dbias;    // layernorm_bwd's dbias, with its A
+  std::size_t dweight = 0;         // index into the op's outputs: dweight, with A and R where kept
+  bool dweight_magnitudes = true;  // false: a flat tolerance, values alone (qk_norm_bwd)
+  std::optional<std::size_t> dbias;  // layernorm_bwd's dbias, with its A
 };
 
 std::vector<NormGradSource> rmsnorm_bwd_grad_sources(const Shape& shape);
@@ -29,11 +29,13 @@ std::vector<NormGradSource> layernorm_bwd_grad_sources(const Shape& shape);
 std::vector<NormGradSource> qk_norm_bwd_grad_sources(const Shape& shape);
 
 // Each source's sums from `grads`, moved into the op's expected outputs.
-void take_norm_grads(const NormGradSource& source, NormWeightGrads& grads, std::vector<HostTensor>& expected);
+void take_norm_grads(const NormGradSource& source, NormWeightGrads& grads,
+                     std::vector<HostTensor>& expected);
 
 // An op's device oracle (Op::device_unaligned_oracle) over its sources
 // (reference/norm_weight_grad_fp64_gpu.hpp).
-void fill_norm_grads_on_device(const DeviceOracleArgs& args, const std::vector<NormGradSource>& sources,
+void fill_norm_grads_on_device(const DeviceOracleArgs& args,
+                               const std::vector<NormGradSource>& sources,
                                std::vector<HostTensor>& expected);
 
 }  // namespace kwb::ref

@@ -4,15 +4,15 @@
 //
 // One formula per element, written once for both sides: the GPU kernels
 // (reference/norm_weight_grad_fp64_gpu.cu: one thread per row for the statistics, one thread per
-// column and chunk of rows for the sums, the chunks added in order) and a host loop (norm_weight_grads_fp64_host) that the CPU
-// tests compare with the ops' own oracles, which stay the ground truth. The three ops differ only
-// in their row statistics:
+// column and chunk of rows for the sums, the chunks added in order) and a host loop
+// (norm_weight_grads_fp64_host) that the CPU tests compare with the ops' own oracles, which stay
+// the ground truth. The three ops differ only in their row statistics:
 //   rms_mean (rmsnorm_bwd):  rstd = 1 / sqrt(sum x^2 / cols + eps)
 //   rms_sum  (qk_norm_bwd):  rstd = 1 / sqrt(sum x^2 + eps)            (per head vector)
 //   centred  (layernorm_bwd): mean = sum x / cols, rstd = 1 / sqrt(sum (x - mean)^2 / cols + eps)
 // Per column c, over rows r (xhat = (x - mean) rstd):
-//   dweight_c = sum dy xhat                 A = sum |dy| (|xhat| + rstd mean|x|)   R^2 = sum cols (that term)^2
-//   dbias_c   = sum dy                      A = sum |dy|
+//   dweight_c = sum dy xhat                 A = sum |dy| (|xhat| + rstd mean|x|)   R^2 = sum cols
+//   (that term)^2 dbias_c   = sum dy                      A = sum |dy|
 // the magnitudes of reference/rmsnorm_layernorm_grad_bound.hpp (mean|x| only when centred).
 #pragma once
 
@@ -36,7 +36,8 @@ struct NormRowStats {
 
 // One row's statistics; `x(c)` reads element c of the row as a double.
 template <class Load>
-KWB_NORM_GRAD_HD NormRowStats norm_row_stats(Load x, std::int64_t cols, NormStats kind, double eps) {
+KWB_NORM_GRAD_HD NormRowStats norm_row_stats(Load x, std::int64_t cols, NormStats kind,
+                                             double eps) {
   const double n = static_cast<double>(cols);
   NormRowStats s;
   if (kind == NormStats::centred) {
@@ -62,8 +63,9 @@ struct NormColumnSums {
 
 // Column c over rows [begin, end), in row order; `x(r, c)` and `dy(r, c)` read elements as doubles.
 template <class LoadX, class LoadDy>
-KWB_NORM_GRAD_HD NormColumnSums norm_column_sums(LoadX x, LoadDy dy, const NormRowStats* rows, std::int64_t begin,
-                                                 std::int64_t end, std::int64_t cols, std::int64_t c) {
+KWB_NORM_GRAD_HD NormColumnSums norm_column_sums(LoadX x, LoadDy dy, const NormRowStats* rows,
+                                                 std::int64_t begin, std::int64_t end,
+                                                 std::int64_t cols, std::int64_t c) {
   NormColumnSums s;
   for (std::int64_t r = begin; r < end; ++r) {
     const NormRowStats& st = rows[r];
@@ -102,7 +104,7 @@ inline void append_column(NormWeightGrads& g, const NormColumnSums& s) {
 }
 
 // The host loop over the same formulas, from fp64 values ([rows, cols] row-major each).
-NormWeightGrads norm_weight_grads_fp64_host(const double* x, const double* dy, std::int64_t rows, std::int64_t cols,
-                                            NormStats kind, double eps);
+NormWeightGrads norm_weight_grads_fp64_host(const double* x, const double* dy, std::int64_t rows,
+                                            std::int64_t cols, NormStats kind, double eps);
 
 }  // namespace kwb::ref

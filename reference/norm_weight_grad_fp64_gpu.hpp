@@ -19,7 +19,8 @@ namespace kwb::ref {
 
 // x and dy: [rows, cols] row-major in `dtype` (bf16, fp16 or fp32). Synchronises `stream`;
 // throws CudaError on a CUDA failure.
-NormWeightGrads norm_weight_grads_fp64_gpu(const void* x, const void* dy, DType dtype, std::int64_t rows,
-                                           std::int64_t cols, NormStats kind, double eps, cudaStream_t stream);
+NormWeightGrads norm_weight_grads_fp64_gpu(const void* x, const void* dy, DType dtype,
+                                           std::int64_t rows, std::int64_t cols, NormStats kind,
+                                           double eps, cudaStream_t stream);
 
 }  // namespace kwb::ref

@@ -142,6 +142,9 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   }
   if (!op.sample_axis.empty() && !names.count(op.sample_axis))
     out.push_back(where + " names sample_axis '" + op.sample_axis + "', which is not one of its axes");
+  if (op.unaligned_from_whole_inputs && (!op.positional_oracle || op.sample_axis.empty()))
+    out.push_back(where + " sets .unaligned_from_whole_inputs, which needs a .positional_oracle (it is told which "
+                          "indices of the sample axis to give) and a sample_axis");
   if (op.device_unaligned_oracle && op.sample_axis.empty())
     out.push_back(where + " sets .device_unaligned_oracle but no sample_axis: with nothing sampled it is never "
                           "used; remove it or name the axis");

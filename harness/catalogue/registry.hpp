@@ -229,6 +229,13 @@ struct Op {
   // the case is verified in full on the host, which stays the ground truth. A GPU test compares
   // the two at small shapes.
   std::function<void(const DeviceOracleArgs&, std::vector<HostTensor>& expected)> device_unaligned_oracle;
+  // Set by an op whose positional_oracle reads every input whole (no input has a sample_dim) and
+  // computes its unaligned outputs itself, over the whole axis (its size from the inputs' dims,
+  // not from the sub-shape): then those outputs do not make a large case full; its aligned outputs
+  // are sampled and the unaligned ones checked whole. linear_cross_entropy samples dW's vocabulary
+  // rows so, with the loss and dh whole. Checked at registration (a positional oracle and a sample
+  // axis) and when a case is planned (no aligned input).
+  bool unaligned_from_whole_inputs = false;
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;

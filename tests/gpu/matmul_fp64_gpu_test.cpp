@@ -285,5 +285,37 @@ TEST(MatmulFp64Gpu, OraclesGiveTheSameExpectedValuesOnBothPaths) {
   }
 }
 
+// linear_cross_entropy's dW at sampled vocabulary rows, its product small enough for the CPU
+// while the whole one runs on the GPU: the same bits as those rows of the whole answer.
+TEST(MatmulFp64Gpu, SampledDwRowsOnTheCpuEqualTheWholeProductsRowsOnTheGpu) {
+  KWB_REQUIRE_GPU();
+  const ScopedOracleGpuDevice device(current_device());
+  const ScopedOracleGpuSwitch unset(nullptr);
+  const Op& op = registered_op("linear_cross_entropy");
+  const Shape shape{{{"tokens", 200}, {"hidden", 1024}, {"vocab", 32000}}};
+  const auto specs = op.tensors(shape, DType::bf16);
+  const auto inputs = host_inputs(specs, 11);
+  const SamplePlan plan = plan_sample(op, shape, specs, 11);
+  ASSERT_TRUE(plan.sampled) << plan.note;
+  const auto whole = run_oracle(op, shape, inputs);
+  std::vector<HostTensor> sampled;
+  for (const TensorSpec& t : specs)
+    if (t.is_output) sampled.push_back({t.name, plan.dims(t), std::vector<double>(plan.elements(t), 0.0)});
+  run_sampled_oracle(op, shape, plan, inputs, sampled);
+  const std::int64_t hidden = 1024;
+  std::vector<double> rows, rows_abs, rows_rss;
+  for (std::int64_t v : plan.indices)
+    for (std::int64_t d = 0; d < hidden; ++d) {
+      const auto at = static_cast<std::size_t>(v * hidden + d);
+      rows.push_back(whole[2].values[at]);
+      rows_abs.push_back(whole[2].abs_sum[at]);
+      rows_rss.push_back(whole[2].root_sum_sq[at]);
+    }
+  EXPECT_EQ(bit_difference(sampled[2].values, rows), "");
+  EXPECT_EQ(bit_difference(sampled[2].abs_sum, rows_abs), "");
+  EXPECT_EQ(bit_difference(sampled[2].root_sum_sq, rows_rss), "");
+  for (std::size_t o = 0; o < 2; ++o) EXPECT_EQ(bit_difference(sampled[o].values, whole[o].values), "") << o;
+}
+
 }  // namespace
 }  // namespace kwb::ref

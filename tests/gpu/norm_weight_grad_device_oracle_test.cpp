@@ -29,7 +29,8 @@ struct DeviceBytes {
   explicit DeviceBytes(const std::vector<unsigned char>& bytes) {
     cuda_check(cudaMalloc(&ptr, std::max<std::size_t>(bytes.size(), 1)), "cudaMalloc");
     if (!bytes.empty())
-      cuda_check(cudaMemcpy(ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "copy to device");
+      cuda_check(cudaMemcpy(ptr, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+                 "copy to device");
   }
   ~DeviceBytes() { cudaFree(ptr); }
   DeviceBytes(const DeviceBytes&) = delete;
@@ -39,8 +40,10 @@ struct DeviceBytes {
 // The unaligned outputs of `op` at `shape` from its device oracle and from its host oracle, on the
 // same inputs as the device holds them (drawn, rounded to `dtype`): equal within 1e-12 of the
 // terms' magnitudes where the host keeps them, of the values' own size elsewhere.
-void expect_device_equals_host(const std::string& name, const Shape& shape, DType dtype, std::uint64_t seed) {
-  SCOPED_TRACE(testing::Message() << name << " " << shape.to_assignments() << " " << to_string(dtype));
+void expect_device_equals_host(const std::string& name, const Shape& shape, DType dtype,
+                               std::uint64_t seed) {
+  SCOPED_TRACE(testing::Message() << name << " " << shape.to_assignments() << " "
+                                  << to_string(dtype));
   const Op& op = registered_op(name);
   const auto specs = op.tensors(shape, dtype);
   std::vector<HostTensor> inputs = host_inputs(specs, seed);
@@ -68,7 +71,8 @@ void expect_device_equals_host(const std::string& name, const Shape& shape, DTyp
     const HostTensor& h = host[out];
     const HostTensor& d = device[out++];
     if (t.sample_dim >= 0) {
-      EXPECT_TRUE(std::all_of(d.values.begin(), d.values.end(), [](double v) { return std::isnan(v); }))
+      EXPECT_TRUE(
+          std::all_of(d.values.begin(), d.values.end(), [](double v) { return std::isnan(v); }))
           << t.name << ": the device oracle fills the row-summed outputs alone";
       continue;
     }
@@ -80,18 +84,23 @@ void expect_device_equals_host(const std::string& name, const Shape& shape, DTyp
     }
     ASSERT_EQ(d.abs_sum.size(), h.abs_sum.size()) << t.name;
     for (std::size_t i = 0; i < h.abs_sum.size(); ++i)
-      EXPECT_LE(std::abs(d.abs_sum[i] - h.abs_sum[i]), 1e-12 * std::max(1.0, h.abs_sum[i])) << t.name << " A";
+      EXPECT_LE(std::abs(d.abs_sum[i] - h.abs_sum[i]), 1e-12 * std::max(1.0, h.abs_sum[i]))
+          << t.name << " A";
     ASSERT_EQ(d.root_sum_sq.size(), h.root_sum_sq.size()) << t.name;
     for (std::size_t i = 0; i < h.root_sum_sq.size(); ++i)
-      EXPECT_LE(std::abs(d.root_sum_sq[i] - h.root_sum_sq[i]), 1e-12 * std::max(1.0, h.root_sum_sq[i]))
+      EXPECT_LE(std::abs(d.root_sum_sq[i] - h.root_sum_sq[i]),
+                1e-12 * std::max(1.0, h.root_sum_sq[i]))
           << t.name << " R";
   }
   EXPECT_GT(checked, 0u);
 }
 
-Shape rows_cols(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+Shape rows_cols(std::int64_t rows, std::int64_t cols) {
+  return Shape{{{"rows", rows}, {"cols", cols}}};
+}
 Shape qk(std::int64_t tokens, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim) {
-  return Shape{{{"tokens", tokens}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim}}};
+  return Shape{
+      {{"tokens", tokens}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", head_dim}}};
 }
 
 TEST(NormWeightGradDeviceOracle, WeightGradientsAndTheirBoundsEqualTheHostOraclesInEveryDtype) {
@@ -103,7 +112,8 @@ TEST(NormWeightGradDeviceOracle, WeightGradientsAndTheirBoundsEqualTheHostOracle
       expect_device_equals_host("layernorm_bwd", s, dtype, 4);
     }
     expect_device_equals_host("qk_norm_bwd", qk(7, 3, 1, 33), dtype, 5);
-    expect_device_equals_host("qk_norm_bwd", qk(300, 8, 2, 128), dtype, 6);  // 2400 head vectors: 3 chunks
+    expect_device_equals_host("qk_norm_bwd", qk(300, 8, 2, 128), dtype,
+                              6);  // 2400 head vectors: 3 chunks
   }
 }
 
@@ -117,15 +127,18 @@ TEST(NormWeightGradDeviceOracle, LargeCasesSampleTheirRowsAndPass) {
     const char* op;
     Shape shape;
   };
-  for (const Case& c : {Case{"rmsnorm_bwd", rows_cols(16384, 4096)}, Case{"layernorm_bwd", rows_cols(16384, 4096)},
-                        Case{"qk_norm_bwd", qk(16384, 32, 8, 128)}}) {
+  for (const Case& c :
+       {Case{"rmsnorm_bwd", rows_cols(16384, 4096)}, Case{"layernorm_bwd", rows_cols(16384, 4096)},
+        Case{"qk_norm_bwd", qk(16384, 32, 8, 128)}}) {
     for (const Variant* v : Registry::instance().variants(c.op, /*include_test_only=*/false)) {
       SCOPED_TRACE(std::string(c.op) + " " + v->name);
-      const CaseRecord r = test::run_in_process(c.op, v->name, DType::bf16, c.shape, std::string(kVerifyOnlyPreset), 13);
+      const CaseRecord r = test::run_in_process(c.op, v->name, DType::bf16, c.shape,
+                                                std::string(kVerifyOnlyPreset), 13);
       if (r.disposition == Disposition::skipped) continue;  // a variant that refuses the shape
       ASSERT_EQ(r.disposition, Disposition::passed) << r.reason;
       EXPECT_LT(r.verify->rows_checked, r.verify->rows_total);
-      EXPECT_NE(r.verify->sampling.find("from the fp64 device oracle"), std::string::npos) << r.verify->sampling;
+      EXPECT_NE(r.verify->sampling.find("from the fp64 device oracle"), std::string::npos)
+          << r.verify->sampling;
     }
   }
 }

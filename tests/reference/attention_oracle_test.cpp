@@ -17,8 +17,7 @@ namespace {
 
 Shape shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads, std::int64_t d,
             const char* causal, std::int64_t window = 0, const char* softcap = "0") {
-  return Shape{{{"batch", batch}, {"seq", seq}, {"heads", heads}, {"kv_heads", kv_heads}, {"head_dim", d},
-                {"causal", causal}, {"window", window}, {"softcap", softcap}}};
+  return attention_shape(batch, seq, heads, kv_heads, d, causal, window, softcap);
 }
 
 const Op& attention() { return registered_op("attention_fwd"); }

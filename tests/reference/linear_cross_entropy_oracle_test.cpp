@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "harness/catalogue/registry.hpp"
 #include "reference/linear_cross_entropy.hpp"
@@ -118,6 +120,39 @@ TEST(LinearCrossEntropyOracle, DwAtSampledVocabularyRowsIsThoseRowsOfTheWholeAns
       ASSERT_EQ(sampled[2].abs_sum[at], whole[2].abs_sum[from]);
       ASSERT_EQ(sampled[2].root_sum_sq[at], whole[2].root_sum_sq[from]);
     }
+}
+
+// Over several chunks of tokens (dW summed chunk after chunk) and k blocks: the sampled rows are
+// still those rows of the whole answer, with the same chunking, to the bit.
+TEST(LinearCrossEntropyOracle, DwRowsAcrossChunksAreThoseRowsOfTheWholeAnswer) {
+  const std::int64_t tokens = 300, hidden = 7, vocab = 41;
+  const Shape s = lce_shape(tokens, hidden, vocab);
+  const auto in = host_inputs(lce().tensors(s, DType::fp32), 9);
+  const std::vector<std::int64_t> rows{1, 2, 20, 40};
+  const auto run = [&](const std::vector<std::int64_t>* dw_rows, std::int64_t dw_row_count) {
+    std::vector<std::vector<double>> o{std::vector<double>(tokens), std::vector<double>(tokens * hidden),
+                                       std::vector<double>(dw_row_count * hidden)};
+    std::vector<std::vector<double>> m{std::vector<double>(tokens), std::vector<double>(tokens),
+                                       std::vector<double>(tokens * hidden), std::vector<double>(tokens * hidden),
+                                       std::vector<double>(dw_row_count * hidden),
+                                       std::vector<double>(dw_row_count * hidden)};
+    const LceMagnitudes mags{m[0].data(), m[1].data(), m[2].data(), m[3].data(), m[4].data(), m[5].data()};
+    lce_reference(tokens, hidden, vocab, in[0].values.data(), in[1].values.data(), in[2].values.data(),
+                  o[0].data(), o[1].data(), o[2].data(), /*chunk_tokens=*/7, &mags, dw_rows);
+    return std::make_pair(o, m);
+  };
+  const auto [whole, whole_mags] = run(nullptr, vocab);
+  const auto [sampled, sampled_mags] = run(&rows, static_cast<std::int64_t>(rows.size()));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::int64_t d = 0; d < hidden; ++d) {
+      const auto at = static_cast<std::size_t>(static_cast<std::int64_t>(i) * hidden + d);
+      const auto from = static_cast<std::size_t>(rows[i] * hidden + d);
+      ASSERT_EQ(sampled[2][at], whole[2][from]) << "row " << rows[i];
+      ASSERT_EQ(sampled_mags[4][at], whole_mags[4][from]);
+      ASSERT_EQ(sampled_mags[5][at], whole_mags[5][from]);
+    }
+  EXPECT_EQ(sampled[0], whole[0]);
+  EXPECT_EQ(sampled[1], whole[1]);
 }
 
 // At a default shape the plan samples dW's rows along the vocabulary and checks the loss and dh

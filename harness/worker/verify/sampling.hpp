@@ -10,10 +10,10 @@
 // all of them. The case is then verified in full, nothing is sampled, and the record says why;
 // unless the op computes those outputs on the device (Op::device_unaligned_oracle) and the
 // calling thread may use it: then the aligned outputs are sampled as usual and the unaligned
-// ones come, whole, from the device oracle (SamplePlan::unaligned_on_device); or unless the op's
-// oracle is positional and reads every input whole (no input is aligned with the axis): then it
-// computes the unaligned outputs itself, from those whole inputs (linear_cross_entropy samples
-// dW's vocabulary rows so, and gives the loss and dh whole).
+// ones come, whole, from the device oracle (SamplePlan::unaligned_on_device); or unless the op
+// declares that its positional oracle reads every input whole and computes those outputs itself
+// (Op::unaligned_from_whole_inputs: linear_cross_entropy samples dW's vocabulary rows so, and
+// gives the loss and dh whole).
 // The device scan (device_scan.hpp) covers every element of every output either way.
 #pragma once
 

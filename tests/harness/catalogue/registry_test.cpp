@@ -121,6 +121,29 @@ TEST(RegistryProblems, AnOpThatLabelsSomeIntegerAxesLabelsThemAll) {
   EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
 }
 
+// unaligned_from_whole_inputs means the oracle is told which indices to give: it needs a
+// positional oracle and a sample axis.
+TEST(RegistryProblems, UnalignedFromWholeInputsNeedsAPositionalOracleAndASampleAxis) {
+  Op plain = sound_op("op_a");
+  plain.unaligned_from_whole_inputs = true;
+  plain.sample_axis = "rows";
+  Registry r;
+  r.add(plain);
+  EXPECT_TRUE(HasProblem(r, {"op 'op_a'", ".unaligned_from_whole_inputs", ".positional_oracle"}));
+  Op positional = sound_op("op_b");
+  positional.oracle = nullptr;
+  positional.positional_oracle = [](const Shape&, const std::vector<std::int64_t>&, const std::vector<HostTensor>&,
+                                    std::vector<HostTensor>&) {};
+  positional.unaligned_from_whole_inputs = true;
+  Registry no_axis;
+  no_axis.add(positional);
+  EXPECT_TRUE(HasProblem(no_axis, {"op 'op_b'", ".unaligned_from_whole_inputs", "sample_axis"}));
+  positional.sample_axis = "rows";
+  Registry sound;
+  sound.add(positional);
+  EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
+}
+
 TEST(RegistryProblems, VariantOfAnUnknownOpIsNamedWithTheOp) {
   Registry r;
   r.add(sound_op("op_a"));

@@ -125,6 +125,39 @@ TEST(SamplePlan, AnUnalignedOutputTheDeviceOracleGivesWholeLetsTheCaseBeSampled)
   EXPECT_FALSE(tiny.unaligned_on_device) << "in full, the host oracle gives every output";
 }
 
+// linear_cross_entropy declares that its positional oracle reads every input whole and gives the
+// unaligned loss and dh itself: dW's vocabulary rows are sampled. Without the declaration the
+// same op is verified in full; a declaration its tensors contradict is refused, naming them.
+TEST(SamplePlan, UnalignedOutputsFromWholeInputsAreCheckedWholeBesideSampledOnesOnlyWhereTheOpSaysSo) {
+  const Op& lce = op("linear_cross_entropy");
+  ASSERT_TRUE(lce.unaligned_from_whole_inputs);
+  const Shape large{{{"tokens", 1024}, {"hidden", 4096}, {"vocab", 32000}}};
+  const auto specs = lce.tensors(large, DType::bf16);
+  const SamplePlan plan = plan_sample(lce, large, specs, 1);
+  EXPECT_TRUE(plan.sampled) << plan.note;
+  EXPECT_NE(plan.note.find("'loss', 'dh' (not aligned with vocab) whole, from the whole inputs"), std::string::npos)
+      << plan.note;
+
+  Op undeclared = lce;
+  undeclared.unaligned_from_whole_inputs = false;
+  const SamplePlan full = plan_sample(undeclared, large, specs, 1);
+  EXPECT_FALSE(full.sampled);
+  EXPECT_NE(full.note.find("output 'loss' is not aligned"), std::string::npos) << full.note;
+
+  auto aligned_w = specs;
+  for (auto& t : aligned_w)
+    if (t.name == "W") t.sample_dim = 0;
+  try {
+    plan_sample(lce, large, aligned_w, 1);
+    ADD_FAILURE() << "an aligned input under unaligned_from_whole_inputs was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("its input 'W' has sample_dim 0"), std::string::npos) << e.what();
+  }
+  auto nothing_aligned = specs;
+  for (auto& t : nothing_aligned) t.sample_dim = -1;
+  EXPECT_THROW(plan_sample(lce, large, nothing_aligned, 1), std::invalid_argument);
+}
+
 TEST(SamplePlan, ALargeAlignedInputMakesTheCaseSampledEvenWhenTheOutputIsSmall) {
   // loss is [rows] but the oracle reads [rows, vocab] logits: verifying every row costs 64M.
   const Op& nll = op("test_label_nll");
