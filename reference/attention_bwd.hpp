@@ -6,10 +6,11 @@
 // (reference/attention.hpp), s_ij = scale q_i . k_j the raw score and lse_i its log-sum-exp:
 //   p_ij  = exp(l_ij - lse_i)
 //   dp_ij = do_i . v_j
-//   D_i   = sum_j p_ij dp_ij            (= do_i . o_i: FlashAttention's preprocessing, rowsum(dO *
-//   O)) dl_ij = p_ij (dp_ij - D_i) ds_ij = dl_ij l'(s_ij)              (l' = 1 without a cap, 1 -
-//   tanh^2(s / cap) with one) dq_i  = scale sum_j ds_ij k_j dk_j += scale ds_ij q_i,  dv_j += p_ij
-//   do_i   (summed over every query head of j's kv head: GQA)
+//   D_i   = sum_j p_ij dp_ij   (= do_i . o_i: FlashAttention's preprocessing, rowsum(dO * O))
+//   dl_ij = p_ij (dp_ij - D_i)
+//   ds_ij = dl_ij l'(s_ij)     (l' = 1 without a cap, 1 - tanh^2(s / cap) with one)
+//   dq_i  = scale sum_j ds_ij k_j
+//   dk_j += scale ds_ij q_i,  dv_j += p_ij do_i   (over every query head of j's kv head: GQA)
 // Layout as attention_fwd's: q, o, do [batch, seq, heads, d]; k, v [batch, seq, kv_heads, d].
 #pragma once
 

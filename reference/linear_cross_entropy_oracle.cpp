@@ -4,9 +4,10 @@
 // Cost: three products of N x V x D multiply-adds (the logits, dh, dW), the last one only over the
 // vocabulary rows of dW the verifier checks (it samples them at large shapes: the loss and dh need
 // every logit, dW's rows do not need each other). It walks the tokens in chunks as the fused
-// kernel does, so that memory stays at one chunk of logits beside the inputs, and feeds ref::matmul_fp64 blocks of the reduction dim (k) small
-// enough that its streamed B block stays in a core's L2 (1 MB): without that, dh's k = V reduction
-// streams V x 1024 doubles (1 GB) from DRAM for every row.
+// kernel does, so that memory stays at one chunk of logits beside the inputs, and feeds
+// ref::matmul_fp64 blocks of the reduction dim (k) small enough that its streamed B block stays in
+// a core's L2 (1 MB): without that, dh's k = V reduction streams V x 1024 doubles (1 GB) from DRAM
+// for every row.
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -11,8 +11,8 @@
 //   rms_sum  (qk_norm_bwd):  rstd = 1 / sqrt(sum x^2 + eps)            (per head vector)
 //   centred  (layernorm_bwd): mean = sum x / cols, rstd = 1 / sqrt(sum (x - mean)^2 / cols + eps)
 // Per column c, over rows r (xhat = (x - mean) rstd):
-//   dweight_c = sum dy xhat                 A = sum |dy| (|xhat| + rstd mean|x|)   R^2 = sum cols
-//   (that term)^2 dbias_c   = sum dy                      A = sum |dy|
+//   dweight_c = sum dy xhat    A = sum |dy| (|xhat| + rstd mean|x|),  R^2 = sum cols (that term)^2
+//   dbias_c   = sum dy         A = sum |dy|
 // the magnitudes of reference/rmsnorm_layernorm_grad_bound.hpp (mean|x| only when centred).
 #pragma once
 

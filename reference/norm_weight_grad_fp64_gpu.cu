@@ -1,4 +1,6 @@
 // The norm weight gradients in fp64 on the GPU (reference/norm_weight_grad_fp64_gpu.hpp).
+#include "reference/norm_weight_grad_fp64_gpu.hpp"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "harness/catalogue/cuda_check.hpp"
-#include "reference/norm_weight_grad_fp64_gpu.hpp"
 #include "reference/oracle_gpu_support.hpp"
 
 namespace kwb::ref {

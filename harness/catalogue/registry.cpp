@@ -145,6 +145,9 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   if (op.unaligned_from_whole_inputs && (!op.positional_oracle || op.sample_axis.empty()))
     out.push_back(where + " sets .unaligned_from_whole_inputs, which needs a .positional_oracle (it is told which "
                           "indices of the sample axis to give) and a sample_axis");
+  if (op.unaligned_from_whole_inputs && op.device_unaligned_oracle)
+    out.push_back(where + " sets both .unaligned_from_whole_inputs and .device_unaligned_oracle: the host oracle "
+                          "then gives the unaligned outputs and the device oracle is never used; keep one");
   if (op.device_unaligned_oracle && op.sample_axis.empty())
     out.push_back(where + " sets .device_unaligned_oracle but no sample_axis: with nothing sampled it is never "
                           "used; remove it or name the axis");

@@ -297,11 +297,15 @@ TEST(MatmulFp64Gpu, SampledDwRowsOnTheCpuEqualTheWholeProductsRowsOnTheGpu) {
   const auto inputs = host_inputs(specs, 11);
   const SamplePlan plan = plan_sample(op, shape, specs, 11);
   ASSERT_TRUE(plan.sampled) << plan.note;
+  const auto before_whole = matmul_fp64_gpu_runs();
   const auto whole = run_oracle(op, shape, inputs);
+  EXPECT_EQ(matmul_fp64_gpu_runs(), before_whole + 3) << "the whole oracle's logits, dh and dW on the GPU";
   std::vector<HostTensor> sampled;
   for (const TensorSpec& t : specs)
     if (t.is_output) sampled.push_back({t.name, plan.dims(t), std::vector<double>(plan.elements(t), 0.0)});
+  const auto before_sampled = matmul_fp64_gpu_runs();
   run_sampled_oracle(op, shape, plan, inputs, sampled);
+  EXPECT_EQ(matmul_fp64_gpu_runs(), before_sampled + 2) << "the logits and dh on the GPU, the sampled dW on the CPU";
   const std::int64_t hidden = 1024;
   std::vector<double> rows, rows_abs, rows_rss;
   for (std::int64_t v : plan.indices)
@@ -314,7 +318,11 @@ TEST(MatmulFp64Gpu, SampledDwRowsOnTheCpuEqualTheWholeProductsRowsOnTheGpu) {
   EXPECT_EQ(bit_difference(sampled[2].values, rows), "");
   EXPECT_EQ(bit_difference(sampled[2].abs_sum, rows_abs), "");
   EXPECT_EQ(bit_difference(sampled[2].root_sum_sq, rows_rss), "");
-  for (std::size_t o = 0; o < 2; ++o) EXPECT_EQ(bit_difference(sampled[o].values, whole[o].values), "") << o;
+  for (std::size_t o = 0; o < 2; ++o) {  // the loss and dh: whole
+    EXPECT_EQ(bit_difference(sampled[o].values, whole[o].values), "") << o;
+    EXPECT_EQ(bit_difference(sampled[o].abs_sum, whole[o].abs_sum), "") << o;
+    EXPECT_EQ(bit_difference(sampled[o].root_sum_sq, whole[o].root_sum_sq), "") << o;
+  }
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ struct SamplePlan {
 };
 
 // Throws std::invalid_argument (naming the op and tensor) for a sample_dim out of range or a
-// tensor whose size along it is not the axis's.
+// tensor whose size along it is not the axis's, and for an op with unaligned_from_whole_inputs
+// that has an aligned input or no aligned output.
 // The sampled indices are drawn from `seed` (rows_to_verify). `device_oracle_usable`: whether the
 // op's device_unaligned_oracle may run here (oracle_device_usable() on the worker's thread).
 SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<TensorSpec>& specs, std::uint64_t seed,

@@ -142,6 +142,11 @@ TEST(RegistryProblems, UnalignedFromWholeInputsNeedsAPositionalOracleAndASampleA
   Registry sound;
   sound.add(positional);
   EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
+  // The host oracle would give the unaligned outputs and the device oracle never run: refused.
+  positional.device_unaligned_oracle = [](const DeviceOracleArgs&, std::vector<HostTensor>&) {};
+  Registry both;
+  both.add(positional);
+  EXPECT_TRUE(HasProblem(both, {"op 'op_b'", ".unaligned_from_whole_inputs", ".device_unaligned_oracle", "keep one"}));
 }
 
 TEST(RegistryProblems, VariantOfAnUnknownOpIsNamedWithTheOp) {
