@@ -109,7 +109,8 @@ void square_roots(double* values, std::int64_t n) {
 
 void lce_reference(std::int64_t tokens, std::int64_t hidden, std::int64_t vocab, const double* h,
                    const double* w, const double* labels, double* loss, double* dh, double* dw,
-                   std::int64_t chunk_tokens, const LceMagnitudes* mags, const std::vector<std::int64_t>* dw_rows) {
+                   std::int64_t chunk_tokens, const LceMagnitudes* mags,
+                   const std::vector<std::int64_t>* dw_rows) {
   const std::int64_t dw_row_count = dw_rows ? static_cast<std::int64_t>(dw_rows->size()) : vocab;
   std::vector<double> dl_columns;  // with dw_rows: dl's columns at those rows, one chunk's
   if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(1, (std::int64_t{1} << 25) / vocab);

@@ -1,14 +1,12 @@
 // The norm weight gradients in fp64 on the GPU (reference/norm_weight_grad_fp64_gpu.hpp).
 #include "reference/norm_weight_grad_fp64_gpu.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/device_types.cuh"
 #include "reference/oracle_gpu_support.hpp"
 
 namespace kwb::ref {
@@ -20,23 +18,18 @@ constexpr int kThreads = 128;
 constexpr std::int64_t kMinChunkRows = 1024;
 constexpr std::int64_t kMaxChunks = 65535;
 
-__host__ __device__ double to_double(float x) { return x; }
-__host__ __device__ double to_double(__half x) { return __half2float(x); }
-__host__ __device__ double to_double(__nv_bfloat16 x) { return __bfloat162float(x); }
-
+// Every storage type's values are exact in float, and so in double.
 template <class T>
 struct RowLoad {  // element c of one row
   const T* row;
-  __host__ __device__ double operator()(std::int64_t c) const { return to_double(row[c]); }
+  __device__ double operator()(std::int64_t c) const { return to_float(row[c]); }
 };
 
 template <class T>
 struct MatrixLoad {  // element (r, c) of a [rows, cols] matrix
   const T* data;
   std::int64_t cols;
-  __host__ __device__ double operator()(std::int64_t r, std::int64_t c) const {
-    return to_double(data[r * cols + c]);
-  }
+  __device__ double operator()(std::int64_t r, std::int64_t c) const { return to_float(data[r * cols + c]); }
 };
 
 template <class T>
@@ -105,15 +98,9 @@ NormWeightGrads norm_weight_grads_fp64_gpu(const void* x, const void* dy, DType 
     return g;
   }
   std::vector<NormColumnSums> partial;
-  switch (dtype) {
-    case DType::fp32: partial = column_partials<float>(x, dy, rows, cols, kind, eps, stream); break;
-    case DType::fp16:
-      partial = column_partials<__half>(x, dy, rows, cols, kind, eps, stream);
-      break;
-    case DType::bf16:
-      partial = column_partials<__nv_bfloat16>(x, dy, rows, cols, kind, eps, stream);
-      break;
-  }
+  dispatch_dtype(dtype, [&](auto zero) {
+    partial = column_partials<decltype(zero)>(x, dy, rows, cols, kind, eps, stream);
+  });
   const std::int64_t chunks = static_cast<std::int64_t>(partial.size()) / cols;
   for (std::int64_t c = 0; c < cols; ++c) {
     NormColumnSums s;

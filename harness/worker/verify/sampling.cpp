@@ -54,18 +54,23 @@ SamplePlan plan_sample(const Op& op, const Shape& shape, const std::vector<Tenso
   // An op whose positional oracle reads every input whole computes its unaligned outputs over the
   // whole axis itself (Op::unaligned_from_whole_inputs): they need not make the case full.
   const bool whole_inputs = op.unaligned_from_whole_inputs;
-  if (whole_inputs)
-    for (const auto& t : specs)
-      if (!t.is_output && t.sample_dim >= 0)
+  if (whole_inputs) {
+    bool aligned_output = false;
+    for (const auto& t : specs) {
+      if (t.sample_dim < 0) continue;
+      if (t.is_output) aligned_output = true;
+      else
         throw std::invalid_argument(fmt::format(
-            "op '{}': it sets unaligned_from_whole_inputs, but its input '{}' has sample_dim {} (it would reach the "
-            "oracle sampled); make the input's sample_dim -1 or unset the flag",
+            "op '{}': it sets unaligned_from_whole_inputs, but its input '{}' has sample_dim {} (it would reach "
+            "the oracle sampled); make the input's sample_dim -1 or unset the flag",
             op.name, t.name, t.sample_dim));
-  if (whole_inputs && std::none_of(specs.begin(), specs.end(), [](const TensorSpec& t) { return t.is_output && t.sample_dim >= 0; }))
-    throw std::invalid_argument(fmt::format(
-        "op '{}': it sets unaligned_from_whole_inputs, but none of its outputs has a sample_dim: nothing would be "
-        "sampled; give the output that runs along '{}' its sample_dim or unset the flag",
-        op.name, op.sample_axis));
+    }
+    if (!aligned_output)
+      throw std::invalid_argument(fmt::format(
+          "op '{}': it sets unaligned_from_whole_inputs, but none of its outputs has a sample_dim: nothing would be "
+          "sampled; give the output that runs along '{}' its sample_dim or unset the flag",
+          op.name, op.sample_axis));
+  }
   std::vector<std::string> unaligned;  // outputs the device oracle gives whole
   std::vector<std::string> from_whole_inputs;  // outputs the host oracle gives whole
   for (const auto& t : specs) {
