@@ -342,13 +342,13 @@ start=$(date +%s.%N)
 timeout -s INT "$(time_left)" ./build/kwb run --op "$ops" --preset "$first_preset" --time-report --out "$OUT/fill" \
   > "$OUT/fill.txt" 2> "$OUT/fill-progress.txt"
 echo "first run ($first_preset preset, cache cold): exit $? (124: interrupted), $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
-sed -n '/where the time went/,$p' "$OUT/fill.txt"; tail -1 "$OUT/fill.txt"
+grep -E "passed, .* failed" "$OUT/fill.txt" | tail -1; sed -n '/where the time went/,$p' "$OUT/fill.txt"
 ./build/kwb cache show 2>&1 | head -4
 start=$(date +%s.%N)
 timeout -s INT "$(time_left)" ./build/kwb run --op "$ops" --time-report --out "$OUT/warm" \
   > "$OUT/warm.txt" 2> "$OUT/warm-progress.txt"
 echo "second run (timed, cache warm): exit $? (124: interrupted), $(python3 -c "print(round($(date +%s.%N) - $start, 1))") s"
-sed -n '/where the time went/,$p' "$OUT/warm.txt"; tail -1 "$OUT/warm.txt" )
+grep -E "passed, .* failed" "$OUT/warm.txt" | tail -1; sed -n '/where the time went/,$p' "$OUT/warm.txt" )
 if [ -n "$saved_cache_dir" ]; then export KWB_CACHE_DIR=$saved_cache_dir; else unset KWB_CACHE_DIR; fi
 fi
 
