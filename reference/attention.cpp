@@ -37,24 +37,10 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/oracle_device.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/attention_catalogue.hpp"
 #include "reference/attention_fp64_gpu.hpp"
 
 namespace kwb {
-namespace {
-
-// ~16k tokens per case (b = 16384 / s), 32 query heads (Llama-2-7B's MHA and Llama-3-8B's GQA
-// with 8 kv heads), d 128 and 64. b4 h32 s4096 d128 causal is the headline case (FA2's
-// ~320 TFLOP/s on an H100); sliding window 1024 (Mistral-like) and soft-cap 50 (Gemma 2) one each.
-std::vector<Shape> attention_default_shapes() {
-  return {
-      attention_shape(32, 512, 32, 32, 128, "1"),   attention_shape(16, 1024, 32, 8, 128, "1"),
-      attention_shape(8, 2048, 32, 32, 128, "0"),   attention_shape(4, 4096, 32, 32, 128, "1"),
-      attention_shape(4, 4096, 32, 32, 128, "0"),   attention_shape(4, 4096, 32, 8, 64, "1"),
-      attention_shape(2, 8192, 32, 8, 128, "1"),    attention_shape(1, 16384, 32, 8, 128, "1"),
-      attention_shape(4, 4096, 32, 8, 128, "1", 1024),
-      attention_shape(4, 4096, 32, 16, 128, "1", 0, "50"),
-  };
-}
 
 // Sequences of 1, 3, one past a 64-row tile (65), one short of and one past 128, a prime; odd
 // windows (1: the diagonal alone, 7, 33 without causal: a band), kv_heads 1 (multi-query).
@@ -87,6 +73,22 @@ std::optional<std::string> attention_invalid(const Shape& s) {
   if (a.head_dim != 64 && a.head_dim != 128) return "head_dim must be 64 or 128";
   if (a.window < 0) return "window must be 0 (none) or positive";
   return std::nullopt;
+}
+
+namespace {
+
+// ~16k tokens per case (b = 16384 / s), 32 query heads (Llama-2-7B's MHA and Llama-3-8B's GQA
+// with 8 kv heads), d 128 and 64. b4 h32 s4096 d128 causal is the headline case (FA2's
+// ~320 TFLOP/s on an H100); sliding window 1024 (Mistral-like) and soft-cap 50 (Gemma 2) one each.
+std::vector<Shape> attention_default_shapes() {
+  return {
+      attention_shape(32, 512, 32, 32, 128, "1"),   attention_shape(16, 1024, 32, 8, 128, "1"),
+      attention_shape(8, 2048, 32, 32, 128, "0"),   attention_shape(4, 4096, 32, 32, 128, "1"),
+      attention_shape(4, 4096, 32, 32, 128, "0"),   attention_shape(4, 4096, 32, 8, 64, "1"),
+      attention_shape(2, 8192, 32, 8, 128, "1"),    attention_shape(1, 16384, 32, 8, 128, "1"),
+      attention_shape(4, 4096, 32, 8, 128, "1", 1024),
+      attention_shape(4, 4096, 32, 16, 128, "1", 0, "50"),
+  };
 }
 
 // Error bounds (harness/catalogue/tolerance.hpp). The oracle reports, per element of O (query i,

@@ -38,6 +38,7 @@ std::string_view to_string(Distribution::Kind kind) {
     case Distribution::Kind::offsets: return "offsets";
     case Distribution::Kind::mask: return "mask";
     case Distribution::Kind::doubly_stochastic: return "doubly_stochastic";
+    case Distribution::Kind::derived: return "derived";
   }
   return "?";
 }
@@ -151,6 +152,20 @@ void check_op(const Op& op, std::vector<std::string>& out) {
   if (op.device_unaligned_oracle && op.sample_axis.empty())
     out.push_back(where + " sets .device_unaligned_oracle but no sample_axis: with nothing sampled it is never "
                           "used; remove it or name the axis");
+  // Derived inputs and derive_inputs go together: looked at in the default shapes' tensors.
+  if (op.tensors && !op.dtypes.empty()) {
+    bool derived = false;
+    for (const Shape& s : op.default_shapes) {
+      if (op.invalid && op.invalid(s)) continue;  // reported below
+      for (const TensorSpec& t : op.tensors(s, op.dtypes.front()))
+        derived = derived || (!t.is_output && t.init.kind == Distribution::Kind::derived);
+    }
+    if (derived && !op.derive_inputs)
+      out.push_back(where + " has inputs of Distribution::derived but no .derive_inputs to compute them");
+    if (!derived && op.derive_inputs && !op.default_shapes.empty())
+      out.push_back(where + " sets .derive_inputs but none of its inputs is Distribution::derived (at its default "
+                            "shapes): mark the inputs it writes derived, or remove it");
+  }
   auto check_shapes = [&](const std::vector<Shape>& shapes, const char* which) {
     for (const Shape& s : shapes) {
       bool fits = s.axes.size() == op.axes.size();

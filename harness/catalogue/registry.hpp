@@ -76,6 +76,10 @@ struct Distribution {
     // permutation matrices (Birkhoff: every doubly stochastic matrix is one): mixing matrices
     // whose rows and columns each sum to 1, as a hyper-connection's residual map. (floating)
     doubly_stochastic,
+    // Not drawn: computed from the op's drawn inputs by Op::derive_inputs once they are on the
+    // device, for an input that must agree with others (a backward op's forward output and
+    // log-sum-exp, made from its Q, K and V).                                   (any type)
+    derived,
   } kind = Kind::normal;
   double a = 0, b = 1;
   double ignore_fraction = 0;       // integers only
@@ -97,6 +101,7 @@ struct Distribution {
   static Distribution offsets(std::int64_t total) { return {.kind = Kind::offsets, .total = total}; }
   static Distribution mask(double true_fraction) { return {.kind = Kind::mask, .a = true_fraction}; }
   static Distribution doubly_stochastic(std::int64_t n) { return {.kind = Kind::doubly_stochastic, .period = n}; }
+  static Distribution derived() { return {.kind = Kind::derived}; }
 };
 
 std::string_view to_string(Distribution::Kind kind);
@@ -197,6 +202,16 @@ struct DeviceOracleArgs {
   cudaStream_t stream;
 };
 
+// What an op's derive_inputs sees: the case, and every tensor on the device in the order of the
+// op's tensors(shape, dtype), the drawn inputs filled and the derived ones to be written.
+struct DeriveInputsArgs {
+  const Shape& shape;
+  DType dtype;
+  const std::vector<TensorSpec>& specs;
+  const std::vector<void*>& tensors;  // device pointers, one per spec (outputs not yet written)
+  cudaStream_t stream;
+};
+
 struct Op {
   std::string name;
   std::string description;
@@ -236,6 +251,11 @@ struct Op {
   // rows so, with the loss and dh whole. Checked at registration (a positional oracle and a sample
   // axis) and when a case is planned (no aligned input).
   bool unaligned_from_whole_inputs = false;
+  // Set by an op with inputs of Distribution::derived (and only by one): writes them on `stream`
+  // from the drawn inputs, after every input is drawn and before any is copied for the oracle,
+  // which sees the derived values as it sees any input. A group with derived inputs is prepared
+  // in its turn, never ahead (harness/worker/case_runner_prefetch.cpp).
+  std::function<void(const DeriveInputsArgs&)> derive_inputs;
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;

@@ -316,6 +316,7 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
     g->buffers.push_back(std::make_unique<DeviceBuffer>(t.numel() * elem_size(t.elem_type(req.dtype))));
     if (!t.is_output) fill_input(op, req, specs, i, g->buffers[i]->ptr);
   }
+  if (op.derive_inputs) derive_inputs(op, req, specs, *g);
   cuda_check(cudaStreamSynchronize(stream_), "synchronize after filling inputs");
 
   if (!prefetched) {
@@ -335,17 +336,32 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   return g;  // the oracle stage runs on until the caller enters the next
 }
 
-// Draws input `i` of the case on the device.
+// Draws input `i` of the case on the device. A derived input is poisoned instead, so that one its
+// op's derive_inputs leaves unwritten reads as poison to the oracle and to every variant.
 void CaseRunner::fill_input(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs, std::size_t i,
                             void* device) {
   const TensorSpec& t = specs[i];
   const ElemType type = t.elem_type(req.dtype);
+  if (t.init.kind == Distribution::Kind::derived) {
+    cuda_check(poison(device, t.numel() * elem_size(type), type, stream_), "poison a derived input");
+    return;
+  }
   try {
     cuda_check(fill_tensor(device, t.numel(), type, t.init, req.seed, i, stream_), "fill inputs");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("op '{}', input '{}' ({}, {} draws): {}", op.name, t.name,
                                             to_string(type), to_string(t.init.kind), e.what()));
   }
+}
+
+// The op's derived inputs, computed on the device from the drawn ones (Op::derive_inputs).
+void CaseRunner::derive_inputs(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs,
+                               const Group& g) {
+  ScopedRange range{"derive inputs"};
+  std::vector<void*> tensors;
+  for (const auto& b : g.buffers) tensors.push_back(b->ptr);
+  op.derive_inputs(DeriveInputsArgs{req.shape, req.dtype, specs, tensors, stream_});
+  cuda_check(cudaGetLastError(), "derive inputs");
 }
 
 // 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.

@@ -60,6 +60,7 @@ class CaseRunner {
   std::unique_ptr<Group> prepare_group(const Op& op, const CaseRequest& request,
                                        const std::vector<TensorSpec>& specs, std::string key,
                                        StageTimer& timer);
+  void derive_inputs(const Op& op, const CaseRequest& request, const std::vector<TensorSpec>& specs, const Group& g);
   void fill_input(const Op& op, const CaseRequest& request, const std::vector<TensorSpec>& specs, std::size_t i,
                   void* device);
   std::optional<GroupOracle> take_prefetch(const std::string& key, StageTimer& timer);

@@ -47,7 +47,8 @@ std::optional<GroupOracle> CaseRunner::take_prefetch(const std::string& key, Sta
 // of that group's host half started on a background thread (group_prefetch.hpp). Nothing is
 // prepared ahead under the events timer (its samples include the host's launch time, which a busy
 // host would stretch), for a group that does not run here, for an op whose oracle is Python's, or
-// for one whose oracle reads its inputs on the device; an input that does not fit beside this group's leaves the group to itself.
+// for one whose oracle reads its inputs on the device, for one with derived inputs (they need
+// every drawn input at once on the device, which would not fit beside this group's); an input that does not fit beside this group's leaves the group to itself.
 void CaseRunner::prefetch_next_group(const CaseRequest& current) {
   if (!next_request_) return;
   const CaseRequest next = std::move(*next_request_);
@@ -59,6 +60,7 @@ void CaseRunner::prefetch_next_group(const CaseRequest& current) {
   // An op defined in a Python file has its oracle in Python: on a background thread it would hold
   // the interpreter's lock while the current group's Python variants wait for it to launch.
   if (op_from_python_file(Registry::instance(), next.op)) return;
+  if (op->derive_inputs) return;
   std::string key = input_group_key(next);
   if (key == input_group_key(current)) return;
   try {

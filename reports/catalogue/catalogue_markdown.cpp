@@ -55,6 +55,7 @@ std::string distribution_text(const Distribution& d, const Shape& example) {
     case K::doubly_stochastic:
       return fmt::format("{0}x{0} doubly stochastic blocks (random mixtures of the {0}! permutations)",
                          d.period);
+    case K::derived: return "derived from the other inputs (the op's derive_inputs)";
   }
   return "?";
 }

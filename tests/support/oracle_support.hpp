@@ -33,7 +33,8 @@ inline const Op& registered_op(const std::string& name) {
 // Host inputs for `specs`: floating tensors drawn from their own distribution (normal or
 // uniform, seeded), integer and bool tensors with the device's own draws (labels with their
 // ignore fraction, position ids, masks, permutations, offsets) and doubly stochastic blocks, so the oracle sees what a
-// case would give it.
+// case would give it. A derived input (made on the device by the op's derive_inputs) is drawn
+// normal(0, 1) here: a test that needs it consistent with the others computes it itself.
 inline std::vector<HostTensor> host_inputs(const std::vector<TensorSpec>& specs, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> out;

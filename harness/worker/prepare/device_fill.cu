@@ -111,6 +111,8 @@ cudaError_t copy_host_draws(void* ptr, const std::vector<double>& values, ElemTy
 cudaError_t fill_tensor(void* ptr, std::int64_t count, ElemType type, const Distribution& dist,
                         std::uint64_t seed, std::uint64_t stream_id, cudaStream_t stream) {
   if (auto problem = distribution_problem(dist, type, count)) throw std::invalid_argument(*problem);
+  if (dist.kind == Distribution::Kind::derived)
+    throw std::invalid_argument("a derived input is computed by the op's derive_inputs, not drawn");
   if (count == 0) return cudaSuccess;
   const std::uint64_t key = draws::fill_key(seed, stream_id);
   const auto as_doubles = [](const std::vector<std::int64_t>& v) { return std::vector<double>(v.begin(), v.end()); };

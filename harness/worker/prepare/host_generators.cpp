@@ -110,6 +110,8 @@ std::optional<std::string> distribution_problem(const Distribution& d, ElemType 
     case K::mask:
       if (d.a < 0 || d.a > 1) return fmt::format("mask true fraction must be in [0, 1], got {}", d.a);
       return std::nullopt;
+    case K::derived:
+      return std::nullopt;  // written by the op's derive_inputs, not drawn
     case K::doubly_stochastic:
       if (!is_floating(type))
         return fmt::format("doubly_stochastic needs a floating element type, not {}", elem);

@@ -202,6 +202,34 @@ TEST(RegistryProblems, ADeviceOracleForUnalignedOutputsNeedsASampleAxis) {
   EXPECT_TRUE(HasProblem(r, {"op 'op_a'", ".device_unaligned_oracle but no sample_axis"}));
 }
 
+// Derived inputs (Distribution::derived) and the function that computes them come together.
+TEST(RegistryProblems, DerivedInputsAndDeriveInputsComeTogether) {
+  Op op = sound_op("op_a");
+  op.default_shapes = {Shape{{{"rows", 4}, {"layout", "bshd"}}}};
+  op.tensors = [](const Shape&, DType) {
+    return std::vector<TensorSpec>{{.name = "x", .dims = {4}},
+                                   {.name = "stat", .dims = {4}, .init = Distribution::derived()},
+                                   {.name = "y", .dims = {4}, .is_output = true}};
+  };
+  Registry without;
+  without.add(op);
+  EXPECT_TRUE(HasProblem(without, {"op 'op_a'", "Distribution::derived", "no .derive_inputs"}));
+  op.derive_inputs = [](const DeriveInputsArgs&) {};
+  Registry sound;
+  sound.add(op);
+  EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
+  // A derive_inputs with nothing to derive.
+  Op plain = sound_op("op_b");
+  plain.default_shapes = op.default_shapes;
+  plain.tensors = [](const Shape&, DType) {
+    return std::vector<TensorSpec>{{.name = "x", .dims = {4}}, {.name = "y", .dims = {4}, .is_output = true}};
+  };
+  plain.derive_inputs = op.derive_inputs;
+  Registry stray;
+  stray.add(plain);
+  EXPECT_TRUE(HasProblem(stray, {"op 'op_b'", "sets .derive_inputs but none of its inputs"}));
+}
+
 TEST(RegistryProblems, TunableNamedLikeAnAxisOfItsOpClashes) {
   Registry r;
   r.add(sound_op("op_a"));
