@@ -422,6 +422,9 @@ std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases
   double worst_bytes = 0;
   int too_big = 0;
   for (const auto& c : cases) {
+    // A case its variant refuses allocates nothing: it is skipped, with the variant's reason.
+    const Variant* v = registry.find_variant(c.op, c.variant);
+    if (v && v->refuse && v->refuse(c.shape, c.dtype)) continue;
     const double b = case_device_bytes(c, registry);
     if (b > usable) {
       ++too_big;

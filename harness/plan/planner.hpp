@@ -74,7 +74,8 @@ AxisAssignment parse_axis_for(std::string_view text, const Registry& registry);
 double case_device_bytes(const CaseRequest& c, const Registry& registry);
 
 // nullopt if every case fits in `device_bytes` (with headroom for the L2 flush buffer and the
-// context); otherwise a message naming the largest case that does not fit and what to do.
+// context); otherwise a message naming the largest case that does not fit and what to do. Cases
+// their variant refuses (Variant::refuse) are left out: they allocate nothing and are skipped.
 std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases,
                                            const Registry& registry, double device_bytes,
                                            const std::string& device_name);

@@ -329,7 +329,7 @@ TEST(PlanCases, TensorsTooLargeFor64BitSizesAreRefused) {
 TEST(CaseDeviceBytes, HugeShapesGiveHugeBytesNotAWrappedNumber) {
   CaseRequest c;
   c.op = kOp;
-  c.variant = "fused_v2_vec16";
+  c.variant = kBaseline;  // refuses no shape (a refused case is left out of check_cases_fit)
   c.dtype = DType::fp32;
   c.shape = rmsnorm_shape(std::int64_t(1) << 31, std::int64_t(1) << 31);  // 2^62 elements per tensor
   EXPECT_GT(case_device_bytes(c, registry()), 3e19);
@@ -389,6 +389,25 @@ TEST(CheckCasesFit, BoundaryFollowsTheUsableFraction) {
   ASSERT_TRUE(message.has_value());
   EXPECT_TRUE(Mentions(*message, "1 case(s)"));
   EXPECT_TRUE(Mentions(*message, "fused_v2_vec16"));
+}
+
+// A case whose variant refuses it (attention_bwd's materialised baseline at 16k tokens: more than
+// its 60 GiB of workspace) is skipped when run, so it does not stop the plan; the fused variant's
+// case at the same shape is counted as any other.
+TEST(CheckCasesFit, ACaseItsVariantRefusesIsLeftOut) {
+  CaseRequest c;
+  c.op = "attention_bwd";
+  c.dtype = DType::bf16;
+  c.shape = Shape{{{"batch", 1}, {"seq", 16384}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128},
+                   {"causal", "1"}, {"window", 0}, {"softcap", "0"}}};
+  c.variant = "baseline_materialised_cublaslt";
+  const Variant* baseline = registry().find_variant(c.op, c.variant);
+  ASSERT_TRUE(baseline && baseline->refuse && baseline->refuse(c.shape, c.dtype));
+  ASSERT_GT(case_device_bytes(c, registry()), 80.0 * (1ull << 30));
+  EXPECT_EQ(check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
+  c.variant = "fused_v1_fa2_mma_atomic_dq";
+  EXPECT_EQ(check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
+  EXPECT_TRUE(check_cases_fit({c}, registry(), 1.0 * (1ull << 30), "Fake GPU").has_value());  // 0.4 GiB usable
 }
 
 // ---- repro ------------------------------------------------------------------------------
