@@ -34,6 +34,17 @@ std::string speedup_cell(double speedup, const std::string& math_note) {
 
 std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
 
+// The rate a case is judged by: GB/s for a memory-bound case, TFLOP/s for a compute-bound one (its
+// bound at the executed intensity), and its % of that roof; "-" where nothing was timed.
+std::string rate_cell(const CaseRecord& r) {
+  if (!r.derived) return "-";
+  return r.derived->bound == "compute" ? fmt::format("{:.1f} TF/s", r.derived->tflops)
+                                       : fmt::format("{:.0f} GB/s", r.derived->bandwidth_gbps);
+}
+std::string roof_cell(const CaseRecord& r) {
+  return r.derived ? fmt::format("{:.1f}", r.derived->pct_of_roofline) : "-";
+}
+
 std::string kernels_cell(std::int64_t kernels) { return kernels < 0 ? "?" : std::to_string(kernels); }
 
 std::string mib_cell(std::int64_t bytes) {
@@ -49,13 +60,13 @@ void print_speedups(std::ostream& out, const Report& report) {
                      "so and the next row is the fastest of the baseline's):\n"
                      "{:<14} {:<5} {:<16} {:<14} {:>12} {:>7} {:>6}  {:<30} {:<14} {:<8} {:>12} {:>7} {:>6} {:>6} {:>8}\n",
                      "op", "dtype", "shape", "baseline math", "baseline_us", "kernels", "mem_MiB", "fastest fused",
-                     "math", "uses", "fused_us", "kernels", "mem_MiB", "%DRAM", "speedup");
+                     "math", "uses", "fused_us", "kernels", "mem_MiB", "%roof", "speedup");
   for (const auto& r : rows)
     out << fmt::format("{:<14} {:<5} {:<16} {:<14} {:>12.2f} {:>7} {:>6}  {:<30} {:<14} {:<8} {:>12.2f} {:>7} {:>6} {:>6.1f} {:>8}\n",
                        r.op, to_string(r.dtype), r.shape_label, or_dash(r.baseline_math), r.baseline_us,
                        kernels_cell(r.baseline_kernels), mib_cell(r.baseline_memory_bytes), r.best_variant,
                        or_dash(r.best_math), or_dash(uses_text(r.best_uses)), r.best_us, kernels_cell(r.best_kernels),
-                       mib_cell(r.best_memory_bytes), r.best_pct_of_copy, speedup_cell(r.speedup, r.math_note));
+                       mib_cell(r.best_memory_bytes), r.best_pct_of_roofline, speedup_cell(r.speedup, r.math_note));
 }
 
 }  // namespace
@@ -64,8 +75,8 @@ void print_progress(std::ostream& out, const CaseRecord& r, std::size_t total, s
   std::string line = fmt::format("[{:>4}/{}] {:<58} {:<12}", r.index + 1, total, r.nvtx_range, status_cell(r));
   if (r.timing) {
     line += fmt::format(" {:>10} us", time_cell(r));
-    if (r.derived) line += fmt::format(" {:>8.1f} GB/s {:>5.1f}% of DRAM roof", r.derived->bandwidth_gbps,
-                                       r.derived->pct_of_bandwidth_ceiling);
+    if (r.derived) line += fmt::format(" {:>12} {:>5.1f}% of the {} roof", rate_cell(r), r.derived->pct_of_roofline,
+                                       r.derived->bound == "compute" ? "compute" : "DRAM");
     if (r.derived) {
       if (const std::string note = executed_work_note(*r.derived); !note.empty()) line += " [" + note + "]";
     }
@@ -105,8 +116,8 @@ void print_summary(std::ostream& out, const Report& report, const std::vector<Co
     for (std::size_t k = 0; k < columns.size(); ++k) s += fmt::format(" {:>{}}", cell(k), widths[k]);
     return s;
   };
-  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>{}}", "op",
-                     "variant", "dtype", "shape", "math", "uses", "status", "median_us", "GB/s", "%DRAM", "noise%",
+  out << fmt::format("\n{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>11} {:>6} {:>6} {:>{}}", "op",
+                     "variant", "dtype", "shape", "math", "uses", "status", "median_us", "rate", "%roof", "noise%",
                      "speedup", speedup_width)
       << extra_cells([&](std::size_t k) { return columns[k].name; }) << "\n";
   int passed = 0, failed = 0, skipped = 0;
@@ -115,11 +126,9 @@ void print_summary(std::ostream& out, const Report& report, const std::vector<Co
     passed += r.disposition == Disposition::passed;
     failed += r.disposition == Disposition::failed;
     skipped += r.disposition == Disposition::skipped;
-    const bool d = r.derived.has_value();
-    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>9} {:>7} {:>6} {:>{}}", r.op,
+    out << fmt::format("{:<12} {:<28} {:<5} {:<12} {:<14} {:<8} {:<12} {:>10} {:>11} {:>6} {:>6} {:>{}}", r.op,
                        r.variant, to_string(r.dtype), shown_shape(r), or_dash(r.math), or_dash(uses_text(r.uses)),
-                       status_cell(r), time_cell(r), optional_cell(d, d ? r.derived->bandwidth_gbps : 0, "{:.0f}"),
-                       optional_cell(d, d ? r.derived->pct_of_bandwidth_ceiling : 0, "{:.1f}"),
+                       status_cell(r), time_cell(r), rate_cell(r), roof_cell(r),
                        optional_cell(r.timing.has_value(), r.timing ? 100 * r.timing->span.noise : 0, "{:.2f}"),
                        speedups[i], speedup_width)
         << extra_cells([&](std::size_t k) { return extra[i][k]; }) << "\n";

@@ -104,5 +104,36 @@ TEST(RunOutput, SummaryTableHasMathAndUsesColumnsAndNamesOtherMathInTheSpeedup) 
   EXPECT_LT(tf32_row, smem_row);
 }
 
+// A case is judged by the roof of its bound: a compute-bound case's rate in TFLOP/s and its % of the
+// compute roof, a memory-bound one's in GB/s and its % of the DRAM roof, in the table and the
+// progress line alike (never a compute-bound case's bandwidth against the DRAM roof).
+TEST(RunOutput, TheRateAndRoofAreThoseOfTheCasesBound) {
+  CaseRecord gemm = timed_case("fused_v3_tf32", Role::fused, "tf32", 100);
+  gemm.derived->bound = "compute";
+  gemm.derived->tflops = 412.5;
+  gemm.derived->bandwidth_gbps = 149;
+  gemm.derived->pct_of_roofline = 51.0;
+  gemm.derived->pct_of_bandwidth_ceiling = 4.8;
+  CaseRecord copy = timed_case("fused_v2_smem_tiled", Role::fused, "fp32", 1000);
+  copy.derived->bound = "memory";
+  copy.derived->tflops = 0.5;
+  copy.derived->bandwidth_gbps = 2900;
+  copy.derived->pct_of_roofline = 93.1;
+  copy.derived->pct_of_bandwidth_ceiling = 93.1;
+  Report report;
+  report.cases = {gemm, copy};
+  std::ostringstream out;
+  print_summary(out, report);
+  const std::string text = out.str();
+  const std::string g = row_of(text, "fused_v3_tf32"), c = row_of(text, "fused_v2_smem_tiled");
+  EXPECT_NE(g.find("412.5 TF/s   51.0"), std::string::npos) << g;
+  EXPECT_EQ(g.find("149"), std::string::npos) << g;
+  EXPECT_NE(c.find("2900 GB/s   93.1"), std::string::npos) << c;
+  const std::string line = line_for(gemm, std::nullopt);
+  EXPECT_NE(line.find("412.5 TF/s  51.0% of the compute roof"), std::string::npos) << line;
+  EXPECT_NE(line_for(copy, std::nullopt).find("2900 GB/s  93.1% of the DRAM roof"), std::string::npos)
+      << line_for(copy, std::nullopt);
+}
+
 }  // namespace
 }  // namespace kwb::cli
