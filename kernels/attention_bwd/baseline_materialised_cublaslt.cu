@@ -149,15 +149,6 @@ __global__ void probs_and_score_grads(const float* __restrict__ scores,
   }
 }
 
-// Element i of a [b, h, s, d] tensor comes from head (h_i / group) of a [b, s, src_heads, d] one:
-// repeat_kv's expansion (group = h / kv_heads) or a plain transpose (group 1).
-__device__ __forceinline__ std::int64_t bshd_index(std::int64_t i, std::int64_t s, std::int64_t h,
-                                                   std::int64_t d, std::int64_t src_heads,
-                                                   std::int64_t group) {
-  const std::int64_t e = i % d, t = (i / d) % s, hh = (i / (d * s)) % h, bb = i / (d * s * h);
-  return ((bb * s + t) * src_heads + hh / group) * d + e;
-}
-
 // Element i of a [b, s, out_heads, d] tensor, read from query head (out head * group + g) of a
 // [b, h, s, d] one: a plain transpose (group 1, g 0) or term g of repeat_kv's backward sum.
 __device__ __forceinline__ std::int64_t bhsd_index(std::int64_t i, std::int64_t s, std::int64_t h,

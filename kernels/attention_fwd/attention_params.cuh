@@ -1,4 +1,4 @@
-// What every attention_fwd kernel reads from a case: the dims, the mask (causal, sliding window,
+// What every attention kernel (attention_fwd's and attention_bwd's) reads from a case: the dims, the mask (causal, sliding window,
 // as reference/attention.hpp defines it) and the logit transform (scale, soft-cap), on host and
 // device alike, so that the baseline's softmax and the flash kernels mask identically; and the
 // dtype dispatch every variant registers (fp16 and bf16: the op has no fp32 cases).
@@ -52,5 +52,14 @@ struct AttentionParams {
     return j >= first_key(i) && j < end_key(i);
   }
 };
+
+// Element i of a [b, h, s, d] tensor comes from head (h_i / group) of a [b, s, src_heads, d] one:
+// repeat_kv's expansion (group = h / kv_heads) or a plain transpose (group 1). The materialised
+// baselines' copies between the ops' bshd layout and the batched GEMMs' bhsd.
+__device__ __forceinline__ std::int64_t bshd_index(std::int64_t i, std::int64_t s, std::int64_t h, std::int64_t d,
+                                                   std::int64_t src_heads, std::int64_t group) {
+  const std::int64_t e = i % d, t = (i / d) % s, hh = (i / (d * s)) % h, bb = i / (d * s * h);
+  return ((bb * s + t) * src_heads + hh / group) * d + e;
+}
 
 }  // namespace kwb

@@ -132,14 +132,6 @@ __global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ pro
   if (threadIdx.x == 0) lse[r] = m + logf(sum);
 }
 
-// Element i of a [b, h, s, d] tensor comes from head (h_i / group) of a [b, s, src_heads, d] one:
-// repeat_kv's expansion (group = h / kv_heads) or a plain transpose (group 1).
-__device__ __forceinline__ std::int64_t bshd_index(std::int64_t i, std::int64_t s, std::int64_t h, std::int64_t d,
-                                                   std::int64_t src_heads, std::int64_t group) {
-  const std::int64_t e = i % d, t = (i / d) % s, hh = (i / (d * s)) % h, bb = i / (d * s * h);
-  return ((bb * s + t) * src_heads + hh / group) * d + e;
-}
-
 struct Plans {
   std::unique_ptr<LtMatmul> scores, output;
 };
