@@ -41,6 +41,15 @@ struct AttentionMask {
   bool visible(std::int64_t i, std::int64_t j, std::int64_t seq) const {
     return j >= first_key(i) && j < end_key(i, seq);
   }
+  // The other way round, for a backward's dK and dV: the queries that see key j, [first, end).
+  std::int64_t first_query(std::int64_t j) const {
+    if (causal) return j;
+    return window > 0 ? (j - window + 1 > 0 ? j - window + 1 : 0) : 0;
+  }
+  std::int64_t end_query(std::int64_t j, std::int64_t seq) const {
+    const std::int64_t end = window > 0 ? j + window : seq;
+    return end < seq ? end : seq;
+  }
   // Visible (query, key) pairs of one (batch, head): the work model's count.
   double visible_pairs(std::int64_t seq) const {
     double pairs = 0;

@@ -133,14 +133,6 @@ struct Inputs {
     return static_cast<std::size_t>((b * seq + i) * heads + h);
   }
   double lse_at(std::int64_t b, std::int64_t h, std::int64_t i) const { return lse[(b * heads + h) * seq + i]; }
-  // Queries that see key j: [first, end).
-  std::int64_t first_query(std::int64_t j) const {
-    if (mask.causal) return j;
-    return mask.window > 0 ? std::max<std::int64_t>(0, j - mask.window + 1) : 0;
-  }
-  std::int64_t end_query(std::int64_t j) const {
-    return mask.window > 0 ? std::min(seq, j + mask.window) : seq;
-  }
 };
 
 // What one visible (query i, key j) pair gives every output, in fp64.
@@ -218,8 +210,8 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
   std::int64_t lo = in.seq, hi = 0;
   for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t j = rows[static_cast<std::size_t>(r)];
-    lo = std::min(lo, in.first_query(j));
-    hi = std::max(hi, in.end_query(j));
+    lo = std::min(lo, in.mask.first_query(j));
+    hi = std::max(hi, in.mask.end_query(j, in.seq));
     const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.kv_heads + g) * d);
     for (HostTensor* t : {&dk, &dv}) {
       std::fill_n(t->values.begin() + static_cast<std::ptrdiff_t>(at), d, 0.0);

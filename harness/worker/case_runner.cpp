@@ -336,8 +336,8 @@ std::unique_ptr<CaseRunner::Group> CaseRunner::prepare_group(const Op& op, const
   return g;  // the oracle stage runs on until the caller enters the next
 }
 
-// Draws input `i` of the case on the device. A derived input is poisoned instead, so that one its
-// op's derive_inputs leaves unwritten reads as poison to the oracle and to every variant.
+// Draws input `i` of the case on the device. A derived input is poisoned instead, so that an
+// element its op's derive_inputs leaves unwritten is found (derive_inputs refuses the case).
 void CaseRunner::fill_input(const Op& op, const CaseRequest& req, const std::vector<TensorSpec>& specs, std::size_t i,
                             void* device) {
   const TensorSpec& t = specs[i];
@@ -362,6 +362,18 @@ void CaseRunner::derive_inputs(const Op& op, const CaseRequest& req, const std::
   for (const auto& b : g.buffers) tensors.push_back(b->ptr);
   op.derive_inputs(DeriveInputsArgs{req.shape, req.dtype, specs, tensors, stream_});
   cuda_check(cudaGetLastError(), "derive inputs");
+  // An element the derivation left unwritten still holds the poison and would reach the oracle
+  // and every variant alike, where NaN against NaN compares as a match: the case is refused.
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& t = specs[i];
+    if (t.is_output || t.init.kind != Distribution::Kind::derived) continue;
+    const ScanCounts counts = scan_output(g.buffers[i]->ptr, t.numel(), t.elem_type(req.dtype), stream_);
+    if (counts.unwritten > 0 || counts.nonfinite > 0)
+      throw std::invalid_argument(fmt::format(
+          "op '{}': its derive_inputs left {} of the {} elements of input '{}' unwritten and made {} non-finite; "
+          "it must write every element of a derived input with a finite value",
+          op.name, counts.unwritten, t.numel(), t.name, counts.nonfinite));
+  }
 }
 
 // 3. The variant's prepare(), synchronised so that a fault in it is reported as its own.

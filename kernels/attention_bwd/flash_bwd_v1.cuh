@@ -44,19 +44,6 @@ constexpr int bwd_smem_bytes(int elem_bytes = 2) {
   return (2 * BN * D + 2 * 2 * BM * D + BN * BM) * elem_bytes + 2 * 2 * BM * 4;
 }
 
-// The queries that see key j: [first_query(j), end_query(j)), the inverse of first_key and
-// end_key (attention_params.cuh: visible(i, j) iff first_key(i) <= j < end_key(i)). Causal: i >= j
-// (and i < j + w with a window); window without causal: |i - j| < w; none: every query.
-__host__ __device__ inline std::int64_t first_query(const AttentionParams& p, std::int64_t j) {
-  if (p.causal) return j;
-  if (p.window > 0) return j - p.window + 1 > 0 ? j - p.window + 1 : 0;
-  return 0;
-}
-__host__ __device__ inline std::int64_t end_query(const AttentionParams& p, std::int64_t j) {
-  if (p.window > 0) return j + p.window < p.seq ? j + p.window : p.seq;
-  return p.seq;
-}
-
 // AttentionParams::visible(i, j) and i < seq (query rows past seq, a tail tile's padding), in
 // 32-bit arithmetic on the offset i - j, for the per-element mask: causal j <= i; window w:
 // i - j < w and, without causal, j - i < w (a window of seq or more hides nothing, so it is
@@ -226,8 +213,8 @@ __global__ void __launch_bounds__(BN / 16 * 32)
   // Query tiles that see any key of this tile (the queries seeing key j form an interval whose ends
   // grow with j, and consecutive intervals overlap: their union is one interval).
   const int last_key = (n0 + BN < seq ? n0 + BN : seq) - 1;
-  const int tile_begin = static_cast<int>(first_query(p, n0) / BM);
-  const int q_tiles = static_cast<int>((end_query(p, last_key) + BM - 1) / BM) - tile_begin;
+  const int tile_begin = static_cast<int>(p.first_query(n0) / BM);
+  const int q_tiles = static_cast<int>((p.end_query(last_key) + BM - 1) / BM) - tile_begin;
   const int steps = group * q_tiles;  // (head of the group, query tile), tile fastest
 
   // One step's Q and dO tiles (rows past seq zero-filled) and its lse and D rows into `stage`.

@@ -51,6 +51,16 @@ struct AttentionParams {
   __host__ __device__ bool visible(std::int64_t i, std::int64_t j) const {
     return j >= first_key(i) && j < end_key(i);
   }
+  // The queries that see key j: [first_query(j), end_query(j)), the inverse of the two above
+  // (AttentionMask's, reference/attention.hpp). Causal: i >= j (and i < j + w with a window); a
+  // window without causal: |i - j| < w; none: every query.
+  __host__ __device__ std::int64_t first_query(std::int64_t j) const {
+    if (causal) return j;
+    return window > 0 && j - window + 1 > 0 ? j - window + 1 : 0;
+  }
+  __host__ __device__ std::int64_t end_query(std::int64_t j) const {
+    return window > 0 && j + window < seq ? j + window : seq;
+  }
 };
 
 // Element i of a [b, h, s, d] tensor comes from head (h_i / group) of a [b, s, src_heads, d] one:

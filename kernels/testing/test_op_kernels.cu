@@ -59,6 +59,32 @@ KWB_REGISTER_VARIANT(Variant{
     .test_only = true,
 });
 
+// ---- test_derived_copy: y = 2 x derived (all of it, or the first half), z = y -----------------
+
+template <class T>
+__global__ void double_kernel(const T* x, T* y, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+    y[i] = from_float<T>(2.0f * to_float(x[i]));
+}
+
+template <class T>
+__global__ void copy_kernel(const T* y, T* z, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+    z[i] = y[i];
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = testing_ops::kDerivedCopy,
+    .name = "test_simple",
+    .role = Role::fused,
+    .description = "TEST ONLY: z = y, a thread per element",
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) {
+      const std::int64_t n = a.shape.at("n");
+      copy_kernel<T><<<blocks_for(n, kThreads), kThreads, 0, a.stream>>>(a.tensor<const T>("y"), a.tensor<T>("z"), n);
+    }),
+    .test_only = true,
+});
+
 // ---- test_label_nll: a warp per row ---------------------------------------------------------
 
 template <class T>
@@ -137,4 +163,16 @@ KWB_REGISTER_VARIANT(Variant{
 });
 
 }  // namespace
+namespace testing_ops {
+
+void derived_copy_derive(const DeriveInputsArgs& a) {
+  const std::int64_t n = a.shape.at("n"), written = a.shape.choice("written") == "all" ? n : n / 2;
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    double_kernel<T><<<blocks_for(written, kThreads), kThreads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]),
+                                                                              static_cast<T*>(a.tensors[1]), written);
+  });
+}
+
+}  // namespace testing_ops
 }  // namespace kwb

@@ -88,12 +88,12 @@ TEST(AttentionBwdInputs, TheDerivedOAndLseAreTheForwardsOfTheCasesQKV) {
 TEST(AttentionBwdInputs, CasesWithDerivedInputsVerifyInEveryVariant) {
   KWB_REQUIRE_GPU();
   for (const Shape& s : {attention_shape(2, 130, 4, 2, 64, "1", 0, "50"), attention_shape(1, 2048, 8, 2, 128, "1")})
-    for (const Variant* v : Registry::instance().variants("attention_bwd", /*include_test_only=*/false)) {
-      SCOPED_TRACE(s.to_assignments() + " " + v->name);
-      const CaseRecord r =
-          test::run_in_process("attention_bwd", v->name, DType::bf16, s, std::string(kVerifyOnlyPreset), 7);
-      ASSERT_EQ(r.disposition, Disposition::passed) << r.reason;
-    }
+    for (const Variant* v : Registry::instance().variants("attention_bwd", /*include_test_only=*/false))
+      for (DType dtype : {DType::bf16, DType::fp16}) {
+        SCOPED_TRACE(s.to_assignments() + " " + v->name + " " + std::string(to_string(dtype)));
+        const CaseRecord r = test::run_in_process("attention_bwd", v->name, dtype, s, std::string(kVerifyOnlyPreset), 7);
+        ASSERT_EQ(r.disposition, Disposition::passed) << r.reason;
+      }
 }
 
 }  // namespace

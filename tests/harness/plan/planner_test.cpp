@@ -329,7 +329,7 @@ TEST(PlanCases, TensorsTooLargeFor64BitSizesAreRefused) {
 TEST(CaseDeviceBytes, HugeShapesGiveHugeBytesNotAWrappedNumber) {
   CaseRequest c;
   c.op = kOp;
-  c.variant = kBaseline;  // refuses no shape (a refused case is left out of check_cases_fit)
+  c.variant = kBaseline;  // refuses no shape: check_cases_fit below counts it (it leaves refused cases out)
   c.dtype = DType::fp32;
   c.shape = rmsnorm_shape(std::int64_t(1) << 31, std::int64_t(1) << 31);  // 2^62 elements per tensor
   EXPECT_GT(case_device_bytes(c, registry()), 3e19);
