@@ -43,6 +43,7 @@ Json report_to_json(const Report& report) {
                         {"best_workspace_bytes", r.best_workspace_bytes},
                         {"best_memory_bytes", r.best_memory_bytes},
                         {"best_pct_of_copy", r.best_pct_of_copy},
+                        {"best_pct_of_roofline", r.best_pct_of_roofline},
                         {"baseline_uses", r.baseline_uses},
                         {"baseline_math", r.baseline_math},
                         {"best_uses", r.best_uses},

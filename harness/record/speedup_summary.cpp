@@ -33,7 +33,6 @@ SpeedupRow make_row(const CaseRecord& base, const CaseRecord& best) {
   row.best_memory_bytes = extra_memory_bytes(best);
   row.best_pct_of_copy = best.derived ? best.derived->pct_of_bandwidth_ceiling : 0;
   row.best_pct_of_roofline = best.derived ? best.derived->pct_of_roofline : 0;
-  row.best_bound = best.derived ? best.derived->bound : "";
   row.best_uses = best.uses;
   row.best_math = best.math;
   row.math_note = math_comparison(best.math, base.math);

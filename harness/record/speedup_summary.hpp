@@ -27,7 +27,6 @@ struct SpeedupRow {
   std::int64_t best_kernels = -1;
   double best_pct_of_copy = 0;         // of the bandwidth ceiling
   double best_pct_of_roofline = 0;     // of the roof of its bound (DRAM or the compute unit's)
-  std::string best_bound;              // "memory" or "compute" (DerivedMetrics::bound)
   double speedup = 0;                  // baseline_us / best_us
   std::int64_t best_workspace_bytes = 0;
   std::int64_t baseline_workspace_bytes = 0;

@@ -120,7 +120,7 @@ Table op_table(const OpGroup& g) {
 
 Table speedup_table(const ReviewModel& m) {
   Table t{{"op", "dtype", "shape", "mode", "baseline", "math", "uses", "us", "kernels", "device memory",
-           "best fused", "math", "uses", "us", "kernels", "device memory", "% of DRAM roof", "speedup"},
+           "best fused", "math", "uses", "us", "kernels", "device memory", "% of roof", "speedup"},
           {},
           {false, false, false, false, false, false, false, true, true, true, false, false, false, true, true, true,
            true, true}};
@@ -133,7 +133,7 @@ Table speedup_table(const ReviewModel& m) {
                       format_bytes(static_cast<double>(r.baseline_memory_bytes)), r.best_variant, dash(r.best_math),
                       dash(uses_text(r.best_uses)), fmt::format("{:.2f}", r.best_us), kernels(r.best_kernels),
                       format_bytes(static_cast<double>(r.best_memory_bytes)),
-                      fmt::format("{:.1f}", r.best_pct_of_copy), speedup_text(r.speedup, r.math_note)});
+                      fmt::format("{:.1f}", r.best_pct_of_roofline), speedup_text(r.speedup, r.math_note)});
   return t;
 }
 
