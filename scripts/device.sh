@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers python extra main (build always runs).
+# stages warm graph peers bwdpeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -276,6 +276,17 @@ if want peers && [ -f .peers/torch_peers.py ]; then
   echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
+if want bwdpeers; then
+# attention_bwd's peers (PyTorch SDPA's FlashAttention-2 and cuDNN backwards at the op's default
+# shapes SDPA can express), then the op's own bf16 run, in one call so the figures compare.
+log "attention_bwd: SDPA backward peers, then kwb run --op attention_bwd --dtype bf16"
+timeout 150 python3 scripts/peers/attention_bwd_peers.py > "$OUT/attention-bwd-peers.txt" 2>&1; echo "peers: exit $?"
+cut -c1-200 "$OUT/attention-bwd-peers.txt"
+timeout -s INT "${KWB_BWD_LIMIT:-330}" ./build/kwb run --op attention_bwd --dtype bf16 --time-report \
+  --out "$OUT/attention-bwd" > "$OUT/attention-bwd.txt" 2>&1; echo "kwb run: exit $?"
+grep -E "^attention_bwd|passed, " "$OUT/attention-bwd.txt" | cut -c1-200
+fi
+
 if want tune; then
 # kwb tune on each OP:VARIANT of $KWB_TUNE at $KWB_TUNE_AXES (default: the mHC target shape), then a
 # plain `kwb run --tuning` of the same case: the record must name the tuned configuration.
@@ -404,7 +415,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt 2>/dev/null | \
+  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt attention-bwd attention-bwd*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \
