@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
-#include <string>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/device_types.cuh"
@@ -20,13 +19,6 @@ struct ForwardDims {
   bool causal;
   float softcap, scale;
 };
-
-// Index of the tensor named `name` among the op's specs.
-std::size_t tensor_index(const DeriveInputsArgs& a, const std::string& name) {
-  for (std::size_t i = 0; i < a.specs.size(); ++i)
-    if (a.specs[i].name == name) return i;
-  throw std::logic_error("attention_bwd has no tensor '" + name + "'");
-}
 
 __device__ float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
@@ -82,7 +74,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 
 }  // namespace
 
-void attention_bwd_derive_inputs(const DeriveInputsArgs& a) {
+void attention_bwd_derive_inputs(const LaunchArgs& a) {
   const auto axes = AttentionAxes::of(a.shape);
   if (axes.head_dim > 32 * kMaxPerLane) throw std::invalid_argument("attention_bwd's inputs: head_dim above 128");
   const ForwardDims p{axes.batch,  axes.seq,    axes.heads, axes.kv_heads, axes.head_dim, axes.window, axes.causal,
@@ -93,9 +85,7 @@ void attention_bwd_derive_inputs(const DeriveInputsArgs& a) {
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     forward_rows<T><<<blocks, kWarpsPerBlock * 32, 0, a.stream>>>(
-        static_cast<const T*>(a.tensors[tensor_index(a, "q")]), static_cast<const T*>(a.tensors[tensor_index(a, "k")]),
-        static_cast<const T*>(a.tensors[tensor_index(a, "v")]), static_cast<T*>(a.tensors[tensor_index(a, "o")]),
-        static_cast<float*>(a.tensors[tensor_index(a, "lse")]), p);
+        a.tensor<const T>("q"), a.tensor<const T>("k"), a.tensor<const T>("v"), a.tensor<T>("o"), a.tensor<float>("lse"), p);
   });
   cuda_check(cudaGetLastError(), "attention_bwd's inputs (the forward's O and lse)");
 }

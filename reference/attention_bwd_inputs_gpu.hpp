@@ -14,6 +14,6 @@
 namespace kwb::ref {
 
 // Writes `o` and `lse` of attention_bwd's tensors from `q`, `k` and `v` on args.stream.
-void attention_bwd_derive_inputs(const DeriveInputsArgs& args);
+void attention_bwd_derive_inputs(const LaunchArgs& args);
 
 }  // namespace kwb::ref

@@ -202,16 +202,6 @@ struct DeviceOracleArgs {
   cudaStream_t stream;
 };
 
-// What an op's derive_inputs sees: the case, and every tensor on the device in the order of the
-// op's tensors(shape, dtype), the drawn inputs filled and the derived ones to be written.
-struct DeriveInputsArgs {
-  const Shape& shape;
-  DType dtype;
-  const std::vector<TensorSpec>& specs;
-  const std::vector<void*>& tensors;  // device pointers, one per spec (outputs not yet written)
-  cudaStream_t stream;
-};
-
 struct Op {
   std::string name;
   std::string description;
@@ -251,11 +241,12 @@ struct Op {
   // rows so, with the loss and dh whole. Checked at registration (a positional oracle and a sample
   // axis) and when a case is planned (no aligned input).
   bool unaligned_from_whole_inputs = false;
-  // Set by an op with inputs of Distribution::derived (and only by one): writes them on `stream`
-  // from the drawn inputs, after every input is drawn and before any is copied for the oracle,
+  // Set by an op with inputs of Distribution::derived (and only by one): writes them on the stream
+  // from the drawn inputs, read by name as a variant reads them (LaunchArgs, no workspace or
+  // state; the outputs not yet written), after every input is drawn and before any is copied for the oracle,
   // which sees the derived values as it sees any input. A group with derived inputs is prepared
   // in its turn, never ahead (harness/worker/case_runner_prefetch.cpp).
-  std::function<void(const DeriveInputsArgs&)> derive_inputs;
+  std::function<void(const LaunchArgs&)> derive_inputs;
   // Axis whose indices are independent, along which verification may sample (empty: verify
   // everything, never sample). Tensors say which of their dims runs along it (sample_dim).
   std::string sample_axis;

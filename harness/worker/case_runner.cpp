@@ -360,7 +360,8 @@ void CaseRunner::derive_inputs(const Op& op, const CaseRequest& req, const std::
   ScopedRange range{"derive inputs"};
   std::vector<void*> tensors;
   for (const auto& b : g.buffers) tensors.push_back(b->ptr);
-  op.derive_inputs(DeriveInputsArgs{req.shape, req.dtype, specs, tensors, stream_});
+  op.derive_inputs(LaunchArgs{.shape = req.shape, .dtype = req.dtype, .tensors = tensors, .workspace = nullptr,
+                              .stream = stream_, .specs = &specs, .seed = req.seed});
   cuda_check(cudaGetLastError(), "derive inputs");
   // An element the derivation left unwritten still holds the poison and would reach the oracle
   // and every variant alike, where NaN against NaN compares as a match: the case is refused.

@@ -165,12 +165,12 @@ KWB_REGISTER_VARIANT(Variant{
 }  // namespace
 namespace testing_ops {
 
-void derived_copy_derive(const DeriveInputsArgs& a) {
+void derived_copy_derive(const LaunchArgs& a) {
   const std::int64_t n = a.shape.at("n"), written = a.shape.choice("written") == "all" ? n : n / 2;
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    double_kernel<T><<<blocks_for(written, kThreads), kThreads, 0, a.stream>>>(static_cast<const T*>(a.tensors[0]),
-                                                                              static_cast<T*>(a.tensors[1]), written);
+    double_kernel<T><<<blocks_for(written, kThreads), kThreads, 0, a.stream>>>(a.tensor<const T>("x"),
+                                                                              a.tensor<T>("y"), written);
   });
 }
 

@@ -30,6 +30,6 @@ struct BhsdScaleAxes {
 
 // test_derived_copy's derive_inputs (kernels/testing/test_op_kernels.cu): y = 2 x, over every
 // element, or (axis written=half, a planted defect) over the first half only.
-void derived_copy_derive(const DeriveInputsArgs& args);
+void derived_copy_derive(const LaunchArgs& args);
 
 }  // namespace kwb::testing_ops

@@ -51,7 +51,8 @@ void expect_forward_of_inputs(const Shape& s, DType dtype, std::uint64_t seed) {
       cuda_check(cudaMemcpy(pointers[i], raw.data(), bytes, cudaMemcpyHostToDevice), "copy input");
     }
   }
-  ref::attention_bwd_derive_inputs({s, dtype, specs, pointers, nullptr});
+  ref::attention_bwd_derive_inputs(
+      LaunchArgs{.shape = s, .dtype = dtype, .tensors = pointers, .workspace = nullptr, .stream = nullptr, .specs = &specs});
   cuda_check(cudaDeviceSynchronize(), "derive");
   std::vector<HostTensor> derived;
   for (std::size_t i : {std::size_t{3}, std::size_t{4}}) {

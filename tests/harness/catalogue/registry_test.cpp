@@ -214,7 +214,7 @@ TEST(RegistryProblems, DerivedInputsAndDeriveInputsComeTogether) {
   Registry without;
   without.add(op);
   EXPECT_TRUE(HasProblem(without, {"op 'op_a'", "Distribution::derived", "no .derive_inputs"}));
-  op.derive_inputs = [](const DeriveInputsArgs&) {};
+  op.derive_inputs = [](const LaunchArgs&) {};
   Registry sound;
   sound.add(op);
   EXPECT_TRUE(sound.problems().empty()) << sound.problems().front();
