@@ -81,7 +81,7 @@ sanitize_one() {  # tool, op list, extra axes -> sanitize-<tool>-<name>.txt and 
 specs=()
 for op in ${ops//,/ }; do specs+=("$op|--shapes edge"); done
 [ "${KWB_SANITIZE_TEST_OPS:-1}" = 1 ] && \
-  specs+=("test_colsum,test_label_nll,test_bhsd_scale|" "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512")
+  specs+=("test_colsum,test_label_nll,test_bhsd_scale,test_derived_copy|" "test_seq_sum|--axis layout=bshd,bhsd --axis causal=0,1 --axis block=128,512")
 running=0
 for tool in ${KWB_SANITIZE_TOOLS:-memcheck racecheck}; do
   for spec in "${specs[@]}"; do
