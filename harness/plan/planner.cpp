@@ -402,15 +402,23 @@ std::vector<CaseRequest> plan_cases(const PlanRequest& request, const Registry& 
   return build_cases(req, selection);
 }
 
-double case_device_bytes(const CaseRequest& c, const Registry& registry) {
+namespace {
+// The bytes of the op's tensors at the case's shape, and the variant's workspace when asked for.
+double case_bytes(const CaseRequest& c, const Registry& registry, bool with_workspace) {
   const Op* op = registry.find_op(c.op);
   const Variant* v = registry.find_variant(c.op, c.variant);
   if (!op || !v) return 0;
   long double bytes = 0;
   for (const auto& t : op->tensors(c.shape, c.dtype))
     bytes += element_count(t) * static_cast<long double>(t.element_bytes(c.dtype));
-  if (v->workspace_bytes) bytes += static_cast<long double>(v->workspace_bytes(c.shape, c.dtype));
+  if (with_workspace && v->workspace_bytes)
+    bytes += static_cast<long double>(v->workspace_bytes(c.shape, c.dtype));
   return static_cast<double>(bytes);
+}
+}  // namespace
+
+double case_device_bytes(const CaseRequest& c, const Registry& registry) {
+  return case_bytes(c, registry, true);
 }
 
 std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases,
@@ -422,10 +430,13 @@ std::optional<std::string> check_cases_fit(const std::vector<CaseRequest>& cases
   double worst_bytes = 0;
   int too_big = 0;
   for (const auto& c : cases) {
-    // A case its variant refuses allocates nothing: it is skipped, with the variant's reason.
+    // A case its variant refuses is skipped with the variant's reason, and its workspace is never
+    // allocated (a variant may refuse precisely because that workspace is too large). Its tensors
+    // still count: a shape whose own inputs and outputs cannot fit is too large for every variant,
+    // and saying so beats a skip that blames one kernel.
     const Variant* v = registry.find_variant(c.op, c.variant);
-    if (v && v->refuse && v->refuse(c.shape, c.dtype)) continue;
-    const double b = case_device_bytes(c, registry);
+    const bool refused = v && v->refuse && v->refuse(c.shape, c.dtype);
+    const double b = case_bytes(c, registry, !refused);
     if (b > usable) {
       ++too_big;
       if (b > worst_bytes) worst_bytes = b, worst = &c;

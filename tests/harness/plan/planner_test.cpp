@@ -329,7 +329,7 @@ TEST(PlanCases, TensorsTooLargeFor64BitSizesAreRefused) {
 TEST(CaseDeviceBytes, HugeShapesGiveHugeBytesNotAWrappedNumber) {
   CaseRequest c;
   c.op = kOp;
-  c.variant = kBaseline;  // refuses no shape: check_cases_fit below counts it (it leaves refused cases out)
+  c.variant = kBaseline;  // refuses no shape: check_cases_fit below counts its workspace too
   c.dtype = DType::fp32;
   c.shape = rmsnorm_shape(std::int64_t(1) << 31, std::int64_t(1) << 31);  // 2^62 elements per tensor
   EXPECT_GT(case_device_bytes(c, registry()), 3e19);
@@ -392,9 +392,9 @@ TEST(CheckCasesFit, BoundaryFollowsTheUsableFraction) {
 }
 
 // A case whose variant refuses it (attention_bwd's materialised baseline at 16k tokens: more than
-// its 60 GiB of workspace) is skipped when run, so it does not stop the plan; the fused variant's
-// case at the same shape is counted as any other.
-TEST(CheckCasesFit, ACaseItsVariantRefusesIsLeftOut) {
+// its 60 GiB of workspace) is skipped when run, so its workspace does not stop the plan; the fused
+// variant's case at the same shape is counted as any other.
+TEST(CheckCasesFit, ACaseItsVariantRefusesIsCountedWithoutItsWorkspace) {
   CaseRequest c;
   c.op = "attention_bwd";
   c.dtype = DType::bf16;
@@ -408,6 +408,19 @@ TEST(CheckCasesFit, ACaseItsVariantRefusesIsLeftOut) {
   c.variant = "fused_v1_fa2_mma_atomic_dq";
   EXPECT_EQ(check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
   EXPECT_TRUE(check_cases_fit({c}, registry(), 1.0 * (1ull << 30), "Fake GPU").has_value());  // 0.4 GiB usable
+}
+
+// A refusal does not hide a shape whose own tensors cannot fit: rmsnorm_fwd's register-row variant
+// refuses 1M columns, yet 1M x 1M fp32 (8 TiB of x and y) is too large for any variant, and the
+// message says so in GiB rather than the run skipping the case with the kernel's reason.
+TEST(CheckCasesFit, ARefusedCaseWhoseTensorsDoNotFitStillStopsThePlan) {
+  const CaseRequest c = one_case("fused_v2_vec16", DType::fp32, 1 << 20, 1 << 20);
+  const Variant* v = registry().find_variant(kOp, c.variant);
+  ASSERT_TRUE(v && v->refuse && v->refuse(c.shape, c.dtype));
+  const auto message = check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU");
+  ASSERT_TRUE(message.has_value());
+  EXPECT_TRUE(Mentions(*message, "rows=1048576,cols=1048576"));
+  EXPECT_TRUE(Mentions(*message, "GiB"));
 }
 
 // ---- repro ------------------------------------------------------------------------------
