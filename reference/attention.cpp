@@ -39,6 +39,7 @@
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/attention_catalogue.hpp"
 #include "reference/attention_fp64_gpu.hpp"
+#include "reference/attention_tile.hpp"
 
 namespace kwb {
 
@@ -123,9 +124,11 @@ std::vector<Shape> attention_default_shapes() {
 // element 0.7-0.93x its bound over 1e4 elements, ~1.05x over 5e5, where 1-2 fail) and lse is the
 // output that names the defect. Simulated real kernels: the flash kernels' P rounding at 0.14-0.3x
 // the bound on O (lse < 0.01x), the eager baseline at 0.42-0.58x on O and <= 0.41x on lse.
-Tolerance output_tolerance(const AttentionAxes& a, DType dtype) {
+}  // namespace
+
+Tolerance attention_output_tolerance(std::int64_t max_keys, DType dtype) {
   const ElemType out = elem_type_of(dtype);
-  const double keys = static_cast<double>(a.max_keys());
+  const double keys = static_cast<double>(max_keys);
   Tolerance t;
   t.atol = 4 * std::sqrt(keys) * subnormal_rounding(out);
   t.rtol = rounding_rtol(out);
@@ -133,6 +136,9 @@ Tolerance output_tolerance(const AttentionAxes& a, DType dtype) {
   t.root_sum_sq_scale = rounded_terms_scale(out);
   return t;
 }
+namespace {
+
+Tolerance output_tolerance(const AttentionAxes& a, DType dtype) { return attention_output_tolerance(a.max_keys(), dtype); }
 Tolerance lse_tolerance(const AttentionAxes& a, DType dtype) {
   const double keys = static_cast<double>(a.max_keys());
   Tolerance t = default_tolerance(ElemType::fp32);
@@ -155,26 +161,8 @@ std::vector<TensorSpec> attention_tensors(const Shape& s, DType dtype) {
   };
 }
 
-// A tile of queries of one (batch, kv head): up to kTileQueries (sampled row, head) pairs that
-// read the same K and V rows. Looping over keys outside and queries inside fetches each key row
-// once per tile instead of once per query: at s = 16384 a query row alone would stream 8 MB of
-// fp64 K and V from DRAM, and the oracle would be memory-bound by two orders of magnitude.
-constexpr std::int64_t kTileQueries = 64;
+}  // namespace
 
-struct QueryRef {
-  const double* q;
-  double* o;
-  double* lse;
-  std::int64_t position;  // the query's index in the sequence (its sampled row's original index)
-  double* o_abs_sum;      // d values: sum_j p_j |v_je|
-  double* o_root_sum_sq;  // d values: sqrt(sum_j p_j^2 (v_je^2 + g_j^2 (v_je - o_e)^2))
-  double* lse_root_sum_sq;  // sqrt(sum_j (p_j g_j)^2)
-};
-
-// The same arithmetic as attention_row (reference/attention.hpp), for a tile of queries, plus
-// the error magnitudes of output_tolerance; `logits` and `sensitivity` hold queries.size() * seq
-// values, `moments` 2 * d per query. R of O expands as sum p^2 v^2 (1 + g^2) - 2 o sum p^2 g^2 v
-// + o^2 sum p^2 g^2 so that one pass over the keys (o is known only at its end) gives it.
 void attention_tile(const std::vector<QueryRef>& queries, const double* k, const double* v, std::int64_t seq,
                     std::int64_t d, std::int64_t kv_stride, const AttentionMask& mask, double softcap,
                     std::vector<double>& logits, std::vector<double>& sensitivity, std::vector<double>& moments) {
@@ -244,6 +232,8 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
     *queries[u].lse_root_sum_sq = std::sqrt(sum_pg2[u]) * inv;
   }
 }
+
+namespace {
 
 // in: q [b, n, h, d] (the n sampled rows), k and v [b, seq, kvh, d] whole; out: o [b, n, h, d],
 // lse [b, h, n]. rows[r] is the position of sampled row r. The true seq is K's dim 1. Tasks are

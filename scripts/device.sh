@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers bwdpeers python extra main (build always runs).
+# stages warm graph peers bwdpeers decodepeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -288,6 +288,22 @@ cut -c1-200 "$OUT/attention-bwd-peers.txt"
 timeout -s INT "${KWB_BWD_LIMIT:-330}" ./build/kwb run --op attention_bwd --dtype bf16 --time-report \
   --out "$OUT/attention-bwd" > "$OUT/attention-bwd.txt" 2>&1; echo "kwb run: exit $?"
 grep -E "^attention_bwd|passed, " "$OUT/attention-bwd.txt" | cut -c1-200
+fi
+
+if want decodepeers; then
+# paged_attention_decode's peers (gather + SDPA, SDPA on a contiguous cache, FlashAttention's paged
+# kernel where installed) at the op's default shapes, then the op's own bf16 run and a sweep of
+# fused_v2's tunables at two shapes, in one call so the figures compare.
+log "paged_attention_decode: peers, then kwb run --op paged_attention_decode --dtype bf16"
+timeout 150 python3 scripts/peers/paged_decode_peers.py > "$OUT/paged-decode-peers.txt" 2>&1; echo "peers: exit $?"
+cut -c1-200 "$OUT/paged-decode-peers.txt"
+timeout -s INT "${KWB_DECODE_LIMIT:-200}" ./build/kwb run --op paged_attention_decode --dtype bf16 --time-report \
+  --out "$OUT/paged-decode" > "$OUT/paged-decode.txt" 2>&1; echo "kwb run: exit $?"
+grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode.txt" | cut -c1-200
+timeout -s INT 120 ./build/kwb run --op paged_attention_decode --variant fused_v2_flash_decode_split_kv --dtype bf16 \
+  --axis batch=8,32 --axis context=16384,4096 --axis blocks_per_sm=1,2,4 --axis stages=2,3,4 \
+  --out "$OUT/paged-decode-tune" > "$OUT/paged-decode-tune.txt" 2>&1; echo "tunables: exit $?"
+grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c1-200
 fi
 
 if want tune; then

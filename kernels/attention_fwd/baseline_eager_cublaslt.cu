@@ -86,25 +86,6 @@ std::optional<std::string> refuse(const Shape& s, DType dtype) {
   return std::nullopt;
 }
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// Every thread gets the block's max or sum; scratch holds 32 floats.
-template <bool kMax>
-__device__ float block_reduce(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = kMax ? warp_max(v) : warp_sum(v);
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  const int warps = blockDim.x >> 5;
-  v = lane < warps ? scratch[lane] : (kMax ? -INFINITY : 0.0f);
-  return kMax ? warp_max(v) : warp_sum(v);
-}
-
 // One block per score row r = (b * h + head) * s + i: the logit of each key (scale, soft-cap,
 // -inf where masked), the row's max and sum of exponentials in fp32, P = exp(l - max) / sum in
 // the dtype, and lse[r] = max + log(sum) ([b, h, s] is the rows' order).
@@ -122,10 +103,10 @@ __global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ pro
   };
   float m = -INFINITY;
   for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = fmaxf(m, logit(j));
-  m = block_reduce<true>(m, scratch);
+  m = block_max(m, scratch);
   float sum = 0;
   for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) sum += expf(logit(j) - m);
-  sum = block_reduce<false>(sum, scratch);
+  sum = block_sum(sum, scratch);
   const float inv = 1.0f / sum;
   for (std::int64_t j = threadIdx.x; j < p.seq; j += blockDim.x)
     out[j] = from_float<T>(j >= lo && j < hi ? expf(logit(j) - m) * inv : 0.0f);

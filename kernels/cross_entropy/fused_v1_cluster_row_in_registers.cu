@@ -57,23 +57,6 @@ constexpr int kMaxCluster = 8;            // the portable cluster size on Hopper
 constexpr int kTargetVectorsPerCta = 2048;  // 512 threads x 4 vectors: clusters grow past this
 constexpr float kLog2e = 1.4426950408889634f;
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// The block's max in every thread; `scratch` holds 32 floats, blockDim.x a multiple of 32.
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = warp_max(v);
-  __syncthreads();  // scratch may still be read by a previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : -INFINITY;
-  return warp_max(v);
-}
-
 // One cluster of C CTAs per row (blockIdx.x = row * C + rank). VPT: 16-byte vectors per thread,
 // a compile-time count so the slice stays in registers.
 template <class T, int VPT>

@@ -31,22 +31,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kUnroll = 4;  // 16-byte loads in flight per thread per step
 constexpr int kMaxThreads = 512;  // 2 CTAs per SM at <= 64 registers
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = warp_max(v);
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : -INFINITY;
-  return warp_max(v);
-}
-
 __global__ void count_valid_kernel(const int* labels, std::int64_t tokens, std::int64_t vocab, float* n_valid) {
   __shared__ float scratch[32];
   float count = 0;

@@ -1,0 +1,316 @@
+// The flash-decoding kernels of paged_attention_decode (fused_v1 runs one key split, fused_v2
+// several and the combine): one block per (key split, kv head x 16-row tile of its queries,
+// sequence), 4 warps.
+//
+// A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 8 for
+// Llama-3 decoding), so they fill one m16 tile of mma.sync A fragments (a second tile, a second
+// block, past 16) and every warp holds all of them. The warps divide the keys instead: the block
+// streams 64-key tiles of K and V through a cp.async ring, each row fetched from its page through
+// the block table (any page size: the address is computed per row), and warp w takes keys
+// 16 w .. 16 w + 15 of each tile: S (16 x 16) = Q K^T, an online softmax of its own (attention_fwd's
+// OnlineSoftmax, flash_softmax.cuh), P rounded to T as the A operand, O (16 x D) += P V. At the end
+// the four warps' (max, sum, O) merge through shared memory into the block's, which is either the
+// output (one split) or a partial (normalised O and its log2-sum-exp, fp32) that combine_splits
+// merges per output row.
+//
+// Why split: decoding reads each sequence's K and V once, so the work is memory-bound and only
+// enough blocks in flight reach the DRAM roof. batch * kv_heads blocks (256 at b32 h32/8) fill an
+// H100's 132 SMs twice; b8 at 16k tokens gives 64 blocks, half the SMs idle, unless each sequence's
+// keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1) bytes per
+// split and output row, next to 4 d bytes of K and V per key.
+//
+// Masking: a row at position L - q_len + t sees keys j <= that position. AttentionParams with
+// seq = the split's end and causal set gives exactly that (end_key(pos) = min(pos + 1, end)), so
+// the rows' positions are the mask's "query index"; padding rows (past the kv head's queries) take
+// position L - 1 and are never written.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/flash_mma.cuh"
+#include "kernels/attention_fwd/flash_softmax.cuh"
+
+namespace kwb {
+namespace flash_decode {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kRows = 16;              // query rows per block: one m16 tile
+constexpr int kTileKeys = kWarps * 16;  // keys per ring stage: 16 per warp
+constexpr int kMaxStages = 4;
+
+// What every block of a launch shares (a kernel argument, by value).
+struct DecodeParams {
+  std::int64_t heads = 0, kv_heads = 0, page_size = 0, pages_per_seq = 0;
+  int q_len = 0, group = 0, rows = 0, m_tiles = 0;  // rows = group * q_len query rows per kv head
+  int splits = 1;                                  // key splits per (sequence, kv head)
+  std::int64_t split_keys = 0;                     // keys per split, a multiple of kTileKeys
+  AttentionParams mask;                            // causal, scale; seq is set per block
+};
+
+template <int D>
+constexpr int smem_bytes(int stages) {
+  return (kRows * D + 2 * stages * kTileKeys * D) * 2;  // Q (16, D) + stages x [K, V (64, D)], 2-byte T
+}
+
+// Output row (b, t, head) of o [b, q_len, h, D], from query row r of kv head kv (r = g q_len + t:
+// the group's heads outer, as the baseline's [b, h, q_len, D] copy orders them).
+__device__ __forceinline__ std::int64_t output_row(const DecodeParams& p, std::int64_t b, int kv, int r) {
+  const int g = r / p.q_len, t = r - g * p.q_len;
+  return (b * p.q_len + t) * p.heads + kv * p.group + g;
+}
+
+// Copies keys [k0, k0 + 64) of a sequence (rows at or past `end` zero-filled) from K and V's pages
+// into swizzled [64][D] tiles. Each thread copies the same rows of K and V, so one table lookup
+// serves both.
+template <class T, int D>
+__device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
+                                             const std::int32_t* table, std::int64_t k0, std::int64_t end,
+                                             const DecodeParams& p, int kv) {
+  constexpr int kChunksPerRow = D / 8;
+  static_assert(kTileKeys * kChunksPerRow % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kTileKeys * kChunksPerRow / kThreads; ++i) {
+    const int chunk = i * kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+    const std::int64_t j = k0 + row;
+    const bool valid = j < end;
+    std::int64_t at = 0;
+    if (valid) {  // 32-bit division: a context and a page fit in int (paged_attention_decode's invalid())
+      const int page_size = static_cast<int>(p.page_size), token = static_cast<int>(j);
+      const int page_of_seq = token / page_size;
+      const std::int64_t page = table[page_of_seq];
+      at = ((page * page_size + (token - page_of_seq * page_size)) * p.kv_heads + kv) * D + col;
+    }
+    const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
+    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + at, valid);
+    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + at, valid);
+  }
+}
+
+// partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) when
+// p.splits > 1; else o is written directly.
+template <class T, int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
+                 const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
+                 T* __restrict__ o, float* __restrict__ partial_o, float* __restrict__ partial_lse, DecodeParams p,
+                 int stages) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16, D)
+  T* k_ring = q_tile + kRows * D;              // (stages, 64, D)
+  T* v_ring = k_ring + stages * kTileKeys * D;  // (stages, 64, D)
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, c = lane % 4;
+  const int split = blockIdx.x;
+  const int kv = blockIdx.y / p.m_tiles, m_tile = blockIdx.y % p.m_tiles;
+  const std::int64_t b = blockIdx.z;
+  const std::int64_t length = context_lens[b];
+  const std::int64_t key_begin = split * p.split_keys;
+  const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
+  // A split past the sequence's end holds no key; combine_splits reads only the splits that do.
+  if (key_begin >= key_end) return;
+  const std::int32_t* table = block_tables + b * p.pages_per_seq;
+  const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
+
+  // Q's 16 rows of this tile (rows past the kv head's queries zero-filled), with tile 0.
+  {
+    constexpr int kChunksPerRow = D / 8;
+    for (int chunk = threadIdx.x; chunk < kRows * kChunksPerRow; chunk += kThreads) {
+      const int i = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+      const int r = m_tile * kRows + i;
+      const bool valid = r < p.rows;
+      const T* src = valid ? q + output_row(p, b, kv, r) * D + col : q;
+      flash::cp_async_16(flash::smem_address(q_tile + flash::swizzle<D>(i, col)), src, valid);
+    }
+  }
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < tiles)
+      load_kv_tile<T, D>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, table,
+                         key_begin + s * kTileKeys, key_end, p, kv);
+    flash::cp_async_commit();
+  }
+
+  AttentionParams mask = p.mask;
+  mask.seq = key_end;
+  const flash::LogitMap logit = flash::LogitMap::of(mask);
+  std::int64_t row_of[2];  // the positions of this thread's two rows (g and g + 8)
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = m_tile * kRows + g + 8 * half;
+    row_of[half] = r < p.rows ? length - p.q_len + r % p.q_len : length - 1;
+  }
+  // Keys past the split's end, or past the earliest query's position, need the per-element mask.
+  const std::int64_t first_masked = length - p.q_len + 1 < key_end ? length - p.q_len + 1 : key_end;
+
+  std::uint32_t q_frag[D / 16][4];
+  float o_acc[D / 8][4];
+  flash::OnlineSoftmax softmax;
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o_acc[j][e] = 0;
+
+  for (int it = 0; it < tiles; ++it) {
+    const int ahead = it + stages - 1;
+    if (ahead < tiles) {
+      const int stage = ahead % stages;
+      load_kv_tile<T, D>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache, table,
+                         key_begin + static_cast<std::int64_t>(ahead) * kTileKeys, key_end, p, kv);
+    }
+    flash::cp_async_commit();
+    // it + stages groups committed; all but the newest stages - 1 done: tile `it` has landed.
+    if (stages == 4) flash::cp_async_wait<3>();
+    else if (stages == 3) flash::cp_async_wait<2>();
+    else flash::cp_async_wait<1>();
+    __syncthreads();
+
+    if (it == 0) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const int m = lane / 8, row = (m & 1) * 8 + lane % 8, col = kk * 16 + (m >> 1) * 8;
+        flash::ldmatrix_x4(q_frag[kk], flash::smem_address(q_tile + flash::swizzle<D>(row, col)));
+      }
+    }
+    const int stage = it % stages;
+    const T* k_tile = k_ring + stage * kTileKeys * D;
+    const T* v_tile = v_ring + stage * kTileKeys * D;
+    const std::int64_t k0 = key_begin + static_cast<std::int64_t>(it) * kTileKeys + warp * 16;
+
+    // S = Q K^T over this warp's 16 keys.
+    float s_acc[2][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int m = lane / 8, row = warp * 16 + (m >> 1) * 8 + lane % 8, col = kk * 16 + (m & 1) * 8;
+      std::uint32_t bk[4];
+      flash::ldmatrix_x4(bk, flash::smem_address(k_tile + flash::swizzle<D>(row, col)));
+      mma_16816<T>(s_acc[0], q_frag[kk], bk[0], bk[1]);
+      mma_16816<T>(s_acc[1], q_frag[kk], bk[2], bk[3]);
+    }
+    float rescale[2];
+    softmax.step<16>([&](int j, int e) -> float& { return s_acc[j][e]; }, logit, mask, k0 + 16 > first_masked,
+                     row_of, k0, c, rescale);
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      o_acc[j][0] *= rescale[0];
+      o_acc[j][1] *= rescale[0];
+      o_acc[j][2] *= rescale[1];
+      o_acc[j][3] *= rescale[1];
+    }
+    // O += P V: P's A fragment is S's two C fragments, rounded to T.
+    std::uint32_t a[4];
+    a[0] = flash::pack2<T>(s_acc[0][0], s_acc[0][1]);
+    a[1] = flash::pack2<T>(s_acc[0][2], s_acc[0][3]);
+    a[2] = flash::pack2<T>(s_acc[1][0], s_acc[1][1]);
+    a[3] = flash::pack2<T>(s_acc[1][2], s_acc[1][3]);
+#pragma unroll
+    for (int jp = 0; jp < D / 16; ++jp) {
+      const int m = lane / 8, row = warp * 16 + (m & 1) * 8 + lane % 8, col = jp * 16 + (m >> 1) * 8;
+      std::uint32_t bv[4];
+      flash::ldmatrix_x4_trans(bv, flash::smem_address(v_tile + flash::swizzle<D>(row, col)));
+      mma_16816<T>(o_acc[2 * jp], a, bv[0], bv[1]);
+      mma_16816<T>(o_acc[2 * jp + 1], a, bv[2], bv[3]);
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  flash::cp_async_wait<0>();
+  __syncthreads();
+
+  // Merge the four warps' (max, sum, O) through shared memory (the ring is free now).
+  float* red_o = reinterpret_cast<float*>(k_ring);  // (4, 16, D)
+  float* red_max = red_o + kWarps * kRows * D;      // (4, 16)
+  float* red_sum = red_max + kWarps * kRows;        // (4, 16)
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int i = g + 8 * half;
+    const float total = softmax.total(half);
+    if (c == 0) {
+      red_max[warp * kRows + i] = softmax.row_max[half];
+      red_sum[warp * kRows + i] = total;
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      red_o[(warp * kRows + i) * D + j * 8 + 2 * c] = o_acc[j][2 * half];
+      red_o[(warp * kRows + i) * D + j * 8 + 2 * c + 1] = o_acc[j][2 * half + 1];
+    }
+  }
+  __syncthreads();
+
+  // Thread t: row t / 8, D / 8 columns from (t % 8) D / 8.
+  constexpr int kCols = D / 8;
+  const int i = threadIdx.x / 8, col0 = (threadIdx.x % 8) * kCols;
+  const int r = m_tile * kRows + i;
+  if (r >= p.rows) return;
+  float row_max = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) row_max = fmaxf(row_max, red_max[w * kRows + i]);
+  // A row none of whose keys lies in this split (a later token's key past the earliest query's
+  // position) has max -inf: weights 0, sum 0, O 0 and log-sum-exp -inf, which the combine weighs 0.
+  const float use_max = row_max == -INFINITY ? 0.0f : row_max;
+  float weight[kWarps], sum = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) {
+    weight[w] = flash::fast_exp2(red_max[w * kRows + i] - use_max);
+    sum += weight[w] * red_sum[w * kRows + i];
+  }
+  const float inv = sum > 0 ? 1.0f / sum : 0.0f;
+  const std::int64_t out_row = output_row(p, b, kv, r);
+  float value[kCols];
+#pragma unroll
+  for (int e = 0; e < kCols; ++e) {
+    float acc = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[(w * kRows + i) * D + col0 + e];
+    value[e] = acc * inv;
+  }
+  if (p.splits == 1) {
+    T* out = o + out_row * D + col0;
+#pragma unroll
+    for (int e = 0; e < kCols; e += 2)
+      *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(value[e], value[e + 1]);
+  } else {
+    float* out = partial_o + (out_row * p.splits + split) * D + col0;
+#pragma unroll
+    for (int e = 0; e < kCols; e += 4)
+      *reinterpret_cast<float4*>(out + e) = make_float4(value[e], value[e + 1], value[e + 2], value[e + 3]);
+    if (col0 == 0) partial_lse[out_row * p.splits + split] = sum > 0 ? row_max + log2f(sum) : -INFINITY;
+  }
+}
+
+// One warp per output row (b, t, head): the splits that hold keys of sequence b, weighed by
+// 2^(lse_s - max lse), their normalised partial outputs summed and rounded to T.
+template <class T, int D>
+__global__ void __launch_bounds__(kThreads)
+    combine_splits(const float* __restrict__ partial_o, const float* __restrict__ partial_lse,
+                   const std::int32_t* __restrict__ context_lens, T* __restrict__ o, DecodeParams p,
+                   std::int64_t out_rows) {
+  const std::int64_t out_row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (out_row >= out_rows) return;
+  const std::int64_t b = out_row / (p.q_len * p.heads);
+  const int used = static_cast<int>((context_lens[b] + p.split_keys - 1) / p.split_keys);
+  const float* lse = partial_lse + out_row * p.splits;
+  float max_lse = -INFINITY;
+  for (int s = lane; s < used; s += 32) max_lse = fmaxf(max_lse, lse[s]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
+  constexpr int kPerLane = D / 32;
+  float acc[kPerLane] = {}, sum = 0;
+  for (int s = 0; s < used; ++s) {
+    const float w = flash::fast_exp2(lse[s] - max_lse);  // split 0 always holds a visible key: max finite
+    sum += w;
+    const float* part = partial_o + (out_row * p.splits + s) * D + lane * kPerLane;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) acc[e] += w * part[e];
+  }
+  const float inv = 1.0f / sum;
+  T* out = o + out_row * D + lane * kPerLane;
+#pragma unroll
+  for (int e = 0; e < kPerLane; e += 2)
+    *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(acc[e] * inv, acc[e + 1] * inv);
+}
+
+}  // namespace flash_decode
+}  // namespace kwb
