@@ -301,7 +301,7 @@ timeout -s INT "${KWB_DECODE_LIMIT:-200}" ./build/kwb run --op paged_attention_d
   --out "$OUT/paged-decode" > "$OUT/paged-decode.txt" 2>&1; echo "kwb run: exit $?"
 grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode.txt" | cut -c1-200
 timeout -s INT 120 ./build/kwb run --op paged_attention_decode --variant fused_v2_flash_decode_split_kv --dtype bf16 \
-  --axis batch=8,32 --axis context=16384,4096 --axis blocks_per_sm=1,2,4 --axis stages=2,3,4 \
+  --axis batch=8,32 --axis context=16384,4096 --axis waves=1,2 --axis stages=2,3,4 \
   --out "$OUT/paged-decode-tune" > "$OUT/paged-decode-tune.txt" 2>&1; echo "tunables: exit $?"
 grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c1-200
 fi

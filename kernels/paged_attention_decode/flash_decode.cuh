@@ -1,17 +1,19 @@
 // The flash-decoding kernels of paged_attention_decode (fused_v1 runs one key split, fused_v2
-// several and the combine): one block per (key split, kv head x 16-row tile of its queries,
-// sequence), 4 warps.
+// several and the combine): one block per (key split, kv head x M tiles of 16 query rows,
+// sequence), 4 warps per tile.
 //
 // A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 8 for
-// Llama-3 decoding), so they fill one m16 tile of mma.sync A fragments (a second tile, a second
-// block, past 16) and every warp holds all of them. The warps divide the keys instead: the block
-// streams 64-key tiles of K and V through a cp.async ring, each row fetched from its page through
-// the block table (any page size: the address is computed per row), and warp w takes keys
-// 16 w .. 16 w + 15 of each tile: S (16 x 16) = Q K^T, an online softmax of its own (attention_fwd's
-// OnlineSoftmax, flash_softmax.cuh), P rounded to T as the A operand, O (16 x D) += P V. At the end
-// the four warps' (max, sum, O) merge through shared memory into the block's, which is either the
-// output (one split) or a partial (normalised O and its log2-sum-exp, fp32) that combine_splits
-// merges per output row.
+// Llama-3 decoding), so they fill one m16 tile of mma.sync A fragments, and the four warps of a
+// tile all hold it. The warps divide the keys instead: the block streams 64-key tiles of K and V
+// through a cp.async ring, each row fetched from its page through the block table (any page size:
+// the address is computed per row, one tile ahead, so the table's latency is off the copy's
+// path), and warp w of a tile takes keys 16 w .. 16 w + 15 of each: S (16 x 16) = Q K^T, an online
+// softmax of its own (attention_fwd's OnlineSoftmax, flash_softmax.cuh), P rounded to T as the A
+// operand, O (16 x D) += P V. With more than 16 rows (speculative decoding's q_len times the
+// group) M = 2 tiles share the block and its ring, so K and V are still read once; past 32 rows
+// the next 32 take another block. At the end each tile's four warps merge (max, sum, O) through
+// shared memory into the block's, which is either the output (one split) or a partial (normalised
+// O and its log2-sum-exp, fp32) that combine_splits merges per output row.
 //
 // Why split: decoding reads each sequence's K and V once, so the work is memory-bound and only
 // enough blocks in flight reach the DRAM roof. batch * kv_heads blocks (256 at b32 h32/8) fill an
@@ -34,24 +36,25 @@
 namespace kwb {
 namespace flash_decode {
 
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
-constexpr int kRows = 16;              // query rows per block: one m16 tile
-constexpr int kTileKeys = kWarps * 16;  // keys per ring stage: 16 per warp
+constexpr int kWarps = 4;                // per 16-row tile
+constexpr int kRows = 16;                 // query rows per tile: one m16 fragment
+constexpr int kTileKeys = kWarps * 16;    // keys per ring stage: 16 per warp
 constexpr int kMaxStages = 4;
+constexpr int kMaxTilesPerBlock = 2;
 
 // What every block of a launch shares (a kernel argument, by value).
 struct DecodeParams {
   std::int64_t heads = 0, kv_heads = 0, page_size = 0, pages_per_seq = 0;
-  int q_len = 0, group = 0, rows = 0, m_tiles = 0;  // rows = group * q_len query rows per kv head
-  int splits = 1;                                  // key splits per (sequence, kv head)
-  std::int64_t split_keys = 0;                     // keys per split, a multiple of kTileKeys
-  AttentionParams mask;                            // causal, scale; seq is set per block
+  int q_len = 0, group = 0, rows = 0;  // rows = group * q_len query rows per kv head
+  int row_blocks = 1;                  // blocks per kv head along its rows (M tiles each)
+  int splits = 1;                      // key splits per (sequence, kv head)
+  std::int64_t split_keys = 0;         // keys per split, a multiple of kTileKeys
+  AttentionParams mask;                // causal, scale; seq is set per block
 };
 
-template <int D>
+template <int D, int M>
 constexpr int smem_bytes(int stages) {
-  return (kRows * D + 2 * stages * kTileKeys * D) * 2;  // Q (16, D) + stages x [K, V (64, D)], 2-byte T
+  return (M * kRows * D + 2 * stages * kTileKeys * D) * 2;  // Q (16 M, D) + stages x [K, V (64, D)], 2-byte T
 }
 
 // Output row (b, t, head) of o [b, q_len, h, D], from query row r of kv head kv (r = g q_len + t:
@@ -61,51 +64,71 @@ __device__ __forceinline__ std::int64_t output_row(const DecodeParams& p, std::i
   return (b * p.q_len + t) * p.heads + kv * p.group + g;
 }
 
-// Copies keys [k0, k0 + 64) of a sequence (rows at or past `end` zero-filled) from K and V's pages
-// into swizzled [64][D] tiles. Each thread copies the same rows of K and V, so one table lookup
-// serves both.
-template <class T, int D>
-__device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
-                                             const std::int32_t* table, std::int64_t k0, std::int64_t end,
-                                             const DecodeParams& p, int kv) {
-  constexpr int kChunksPerRow = D / 8;
-  static_assert(kTileKeys * kChunksPerRow % kThreads == 0, "every thread copies the same number of chunks");
+// Rows of a 64-key tile each thread copies: chunk i * threads + t of the tile's 16-byte chunks.
+template <int D, int M>
+constexpr int rows_per_thread() {
+  return kTileKeys * (D / 8) / (kWarps * 32 * M);
+}
+
+// Where this thread's rows of keys [k0, k0 + 64) sit in a cache of the sequence's pages (`table`):
+// the element offset of each row of kv head kv, or -1 past `end`. Computed a tile ahead of its
+// copy, so the table's loads are in flight while the block computes.
+template <int D, int M>
+__device__ __forceinline__ void locate_rows(std::int64_t (&at)[rows_per_thread<D, M>()], const std::int32_t* table,
+                                            std::int64_t k0, std::int64_t end, const DecodeParams& p, int kv) {
+  constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
 #pragma unroll
-  for (int i = 0; i < kTileKeys * kChunksPerRow / kThreads; ++i) {
-    const int chunk = i * kThreads + static_cast<int>(threadIdx.x);
-    const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+  for (int i = 0; i < rows_per_thread<D, M>(); ++i) {
+    const int row = (i * kThreads + static_cast<int>(threadIdx.x)) / kChunksPerRow;
     const std::int64_t j = k0 + row;
-    const bool valid = j < end;
-    std::int64_t at = 0;
-    if (valid) {  // 32-bit division: a context and a page fit in int (paged_attention_decode's invalid())
+    at[i] = -1;
+    if (j < end) {  // 32-bit division: a context and a page fit in int (paged_attention_decode's invalid())
       const int page_size = static_cast<int>(p.page_size), token = static_cast<int>(j);
       const int page_of_seq = token / page_size;
       const std::int64_t page = table[page_of_seq];
-      at = ((page * page_size + (token - page_of_seq * page_size)) * p.kv_heads + kv) * D + col;
+      at[i] = ((page * page_size + (token - page_of_seq * page_size)) * p.kv_heads + kv) * D;
     }
+  }
+}
+
+// Copies the rows locate_rows found into swizzled [64][D] tiles of K and V (rows past the end
+// zero-filled, so that they add 0 * 0 to S and 0 to P V, never NaN from stale memory).
+template <class T, int D, int M>
+__device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
+                                             const std::int64_t (&at)[rows_per_thread<D, M>()]) {
+  constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
+#pragma unroll
+  for (int i = 0; i < rows_per_thread<D, M>(); ++i) {
+    const int chunk = i * kThreads + static_cast<int>(threadIdx.x);
+    const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+    const bool valid = at[i] >= 0;
+    const std::int64_t from = valid ? at[i] + col : 0;
     const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
-    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + at, valid);
-    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + at, valid);
+    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
+    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
   }
 }
 
 // partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) when
 // p.splits > 1; else o is written directly.
-template <class T, int D>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int D, int M>
+__global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                  const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
                  T* __restrict__ o, float* __restrict__ partial_o, float* __restrict__ partial_lse, DecodeParams p,
                  int stages) {
+  constexpr int kThreads = kWarps * 32 * M;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16, D)
-  T* k_ring = q_tile + kRows * D;              // (stages, 64, D)
+  T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16 M, D)
+  T* k_ring = q_tile + M * kRows * D;          // (stages, 64, D)
   T* v_ring = k_ring + stages * kTileKeys * D;  // (stages, 64, D)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tile = warp / kWarps, quarter = warp % kWarps;  // the warp's row tile and key quarter
   const int g = lane / 4, c = lane % 4;
   const int split = blockIdx.x;
-  const int kv = blockIdx.y / p.m_tiles, m_tile = blockIdx.y % p.m_tiles;
+  const int kv = blockIdx.y / p.row_blocks;
+  const int first_row = (blockIdx.y % p.row_blocks) * M * kRows;  // of the kv head's rows
   const std::int64_t b = blockIdx.z;
   const std::int64_t length = context_lens[b];
   const std::int64_t key_begin = split * p.split_keys;
@@ -115,31 +138,35 @@ __global__ void __launch_bounds__(kThreads)
   const std::int32_t* table = block_tables + b * p.pages_per_seq;
   const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
 
-  // Q's 16 rows of this tile (rows past the kv head's queries zero-filled), with tile 0.
+  // Q's rows of this block (rows past the kv head's queries zero-filled), with tile 0.
   {
     constexpr int kChunksPerRow = D / 8;
-    for (int chunk = threadIdx.x; chunk < kRows * kChunksPerRow; chunk += kThreads) {
+    for (int chunk = threadIdx.x; chunk < M * kRows * kChunksPerRow; chunk += kThreads) {
       const int i = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
-      const int r = m_tile * kRows + i;
+      const int r = first_row + i;
       const bool valid = r < p.rows;
       const T* src = valid ? q + output_row(p, b, kv, r) * D + col : q;
       flash::cp_async_16(flash::smem_address(q_tile + flash::swizzle<D>(i, col)), src, valid);
     }
   }
+  std::int64_t rows_at[rows_per_thread<D, M>()];
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < tiles)
-      load_kv_tile<T, D>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, table,
-                         key_begin + s * kTileKeys, key_end, p, kv);
+    if (s < tiles) {
+      locate_rows<D, M>(rows_at, table, key_begin + s * kTileKeys, key_end, p, kv);
+      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at);
+    }
     flash::cp_async_commit();
   }
+  if (stages - 1 < tiles)
+    locate_rows<D, M>(rows_at, table, key_begin + static_cast<std::int64_t>(stages - 1) * kTileKeys, key_end, p, kv);
 
   AttentionParams mask = p.mask;
   mask.seq = key_end;
   const flash::LogitMap logit = flash::LogitMap::of(mask);
-  std::int64_t row_of[2];  // the positions of this thread's two rows (g and g + 8)
+  std::int64_t row_of[2];  // the positions of this thread's two rows (g and g + 8 of its tile)
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int r = m_tile * kRows + g + 8 * half;
+    const int r = first_row + tile * kRows + g + 8 * half;
     row_of[half] = r < p.rows ? length - p.q_len + r % p.q_len : length - 1;
   }
   // Keys past the split's end, or past the earliest query's position, need the per-element mask.
@@ -154,13 +181,17 @@ __global__ void __launch_bounds__(kThreads)
     for (int e = 0; e < 4; ++e) o_acc[j][e] = 0;
 
   for (int it = 0; it < tiles; ++it) {
+    // Copy the tile located last iteration, then locate the next one (its table loads overlap
+    // the wait and the compute below).
     const int ahead = it + stages - 1;
     if (ahead < tiles) {
       const int stage = ahead % stages;
-      load_kv_tile<T, D>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache, table,
-                         key_begin + static_cast<std::int64_t>(ahead) * kTileKeys, key_end, p, kv);
+      load_kv_tile<T, D, M>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache,
+                            rows_at);
     }
     flash::cp_async_commit();
+    if (ahead + 1 < tiles)
+      locate_rows<D, M>(rows_at, table, key_begin + static_cast<std::int64_t>(ahead + 1) * kTileKeys, key_end, p, kv);
     // it + stages groups committed; all but the newest stages - 1 done: tile `it` has landed.
     if (stages == 4) flash::cp_async_wait<3>();
     else if (stages == 3) flash::cp_async_wait<2>();
@@ -170,20 +201,20 @@ __global__ void __launch_bounds__(kThreads)
     if (it == 0) {
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        const int m = lane / 8, row = (m & 1) * 8 + lane % 8, col = kk * 16 + (m >> 1) * 8;
+        const int m = lane / 8, row = tile * kRows + (m & 1) * 8 + lane % 8, col = kk * 16 + (m >> 1) * 8;
         flash::ldmatrix_x4(q_frag[kk], flash::smem_address(q_tile + flash::swizzle<D>(row, col)));
       }
     }
     const int stage = it % stages;
     const T* k_tile = k_ring + stage * kTileKeys * D;
     const T* v_tile = v_ring + stage * kTileKeys * D;
-    const std::int64_t k0 = key_begin + static_cast<std::int64_t>(it) * kTileKeys + warp * 16;
+    const std::int64_t k0 = key_begin + static_cast<std::int64_t>(it) * kTileKeys + quarter * 16;
 
     // S = Q K^T over this warp's 16 keys.
     float s_acc[2][4] = {};
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const int m = lane / 8, row = warp * 16 + (m >> 1) * 8 + lane % 8, col = kk * 16 + (m & 1) * 8;
+      const int m = lane / 8, row = quarter * 16 + (m >> 1) * 8 + lane % 8, col = kk * 16 + (m & 1) * 8;
       std::uint32_t bk[4];
       flash::ldmatrix_x4(bk, flash::smem_address(k_tile + flash::swizzle<D>(row, col)));
       mma_16816<T>(s_acc[0], q_frag[kk], bk[0], bk[1]);
@@ -207,7 +238,7 @@ __global__ void __launch_bounds__(kThreads)
     a[3] = flash::pack2<T>(s_acc[1][2], s_acc[1][3]);
 #pragma unroll
     for (int jp = 0; jp < D / 16; ++jp) {
-      const int m = lane / 8, row = warp * 16 + (m & 1) * 8 + lane % 8, col = jp * 16 + (m >> 1) * 8;
+      const int m = lane / 8, row = quarter * 16 + (m & 1) * 8 + lane % 8, col = jp * 16 + (m >> 1) * 8;
       std::uint32_t bv[4];
       flash::ldmatrix_x4_trans(bv, flash::smem_address(v_tile + flash::swizzle<D>(row, col)));
       mma_16816<T>(o_acc[2 * jp], a, bv[0], bv[1]);
@@ -218,10 +249,13 @@ __global__ void __launch_bounds__(kThreads)
   flash::cp_async_wait<0>();
   __syncthreads();
 
-  // Merge the four warps' (max, sum, O) through shared memory (the ring is free now).
-  float* red_o = reinterpret_cast<float*>(k_ring);  // (4, 16, D)
-  float* red_max = red_o + kWarps * kRows * D;      // (4, 16)
-  float* red_sum = red_max + kWarps * kRows;        // (4, 16)
+  // Merge each tile's four warps' (max, sum, O) through shared memory: O in the ring, the maxima
+  // and sums where Q was (both free now; smem_bytes leaves room at any `stages` >= 2).
+  float* red_o = reinterpret_cast<float*>(k_ring);            // (4 M warps, 16, D)
+  float* red_max = reinterpret_cast<float*>(q_tile);          // (4 M, 16)
+  float* red_sum = red_max + kWarps * M * kRows;              // (4 M, 16)
+  static_assert(2 * kWarps * kRows * 4 <= kRows * D * 2, "the maxima and sums fit where Q was");
+  static_assert(kWarps * M * kRows * D * 4 <= 2 * 2 * kTileKeys * D * 2, "the warps' O fit in a 2-stage ring");
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int i = g + 8 * half;
@@ -238,22 +272,24 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
-  // Thread t: row t / 8, D / 8 columns from (t % 8) D / 8.
+  // Thread t: row t / 8 of the block's 16 M, D / 8 columns from (t % 8) D / 8; its tile's warps
+  // are 4 (row / 16) .. + 3.
   constexpr int kCols = D / 8;
   const int i = threadIdx.x / 8, col0 = (threadIdx.x % 8) * kCols;
-  const int r = m_tile * kRows + i;
+  const int r = first_row + i;
   if (r >= p.rows) return;
+  const int w0 = (i / kRows) * kWarps, ii = i % kRows;
   float row_max = -INFINITY;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) row_max = fmaxf(row_max, red_max[w * kRows + i]);
+  for (int w = 0; w < kWarps; ++w) row_max = fmaxf(row_max, red_max[(w0 + w) * kRows + ii]);
   // A row none of whose keys lies in this split (a later token's key past the earliest query's
   // position) has max -inf: weights 0, sum 0, O 0 and log-sum-exp -inf, which the combine weighs 0.
   const float use_max = row_max == -INFINITY ? 0.0f : row_max;
   float weight[kWarps], sum = 0;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) {
-    weight[w] = flash::fast_exp2(red_max[w * kRows + i] - use_max);
-    sum += weight[w] * red_sum[w * kRows + i];
+    weight[w] = flash::fast_exp2(red_max[(w0 + w) * kRows + ii] - use_max);
+    sum += weight[w] * red_sum[(w0 + w) * kRows + ii];
   }
   const float inv = sum > 0 ? 1.0f / sum : 0.0f;
   const std::int64_t out_row = output_row(p, b, kv, r);
@@ -262,7 +298,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int e = 0; e < kCols; ++e) {
     float acc = 0;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[(w * kRows + i) * D + col0 + e];
+    for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[((w0 + w) * kRows + ii) * D + col0 + e];
     value[e] = acc * inv;
   }
   if (p.splits == 1) {
@@ -281,12 +317,14 @@ __global__ void __launch_bounds__(kThreads)
 
 // One warp per output row (b, t, head): the splits that hold keys of sequence b, weighed by
 // 2^(lse_s - max lse), their normalised partial outputs summed and rounded to T.
+constexpr int kCombineWarps = 4;
+
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kCombineWarps * 32)
     combine_splits(const float* __restrict__ partial_o, const float* __restrict__ partial_lse,
                    const std::int32_t* __restrict__ context_lens, T* __restrict__ o, DecodeParams p,
                    std::int64_t out_rows) {
-  const std::int64_t out_row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const std::int64_t out_row = static_cast<std::int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (out_row >= out_rows) return;
   const std::int64_t b = out_row / (p.q_len * p.heads);

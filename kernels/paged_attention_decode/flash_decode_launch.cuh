@@ -1,6 +1,7 @@
 // How fused_v1 and fused_v2 launch flash_decode.cuh's kernels: the split plan (how many key splits
-// per sequence and kv head, from the GPU's SM count, made once in prepare()), the workspace of the
-// split outputs, and the launch of the decode kernel and, with splits, the combine.
+// per sequence and kv head, from the GPU's SM count and the kernel's occupancy, made once in
+// prepare()), the workspace of the split outputs, and the launch of the decode kernel and, with
+// splits, the combine.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/typed_launch.cuh"
@@ -24,8 +28,14 @@ using paged_decode::PagedDecodeAxes;
 // The most blocks a split plan aims at (4 per SM on 256 SMs): bounds the workspace without the GPU.
 constexpr std::int64_t kMaxBlocks = 1024;
 
-inline std::int64_t m_tiles(const PagedDecodeAxes& a) { return (a.group() * a.q_len + kRows - 1) / kRows; }
-inline std::int64_t base_blocks(const PagedDecodeAxes& a) { return a.batch * a.kv_heads * m_tiles(a); }
+// Row tiles of 16 per kv head, M of them per block (2 where there are two or more), and the
+// blocks along the rows.
+inline std::int64_t row_tiles(const PagedDecodeAxes& a) { return (a.group() * a.q_len + kRows - 1) / kRows; }
+inline int tiles_per_block(const PagedDecodeAxes& a) { return row_tiles(a) >= 2 ? kMaxTilesPerBlock : 1; }
+inline std::int64_t row_blocks(const PagedDecodeAxes& a) {
+  return (row_tiles(a) + tiles_per_block(a) - 1) / tiles_per_block(a);
+}
+inline std::int64_t base_blocks(const PagedDecodeAxes& a) { return a.batch * a.kv_heads * row_blocks(a); }
 
 // The most splits any GPU's plan uses: one key tile each at least, and no more than kMaxBlocks
 // blocks in all once the batch already gives one each.
@@ -35,23 +45,49 @@ inline std::int64_t max_splits(const PagedDecodeAxes& a) {
 }
 
 // partial_o (D fp32 per split and output row) and partial_lse (one each), 256-byte aligned.
+inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
+  const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
+  return (rows * static_cast<std::size_t>(a.head_dim) * 4 + 255) / 256 * 256;
+}
 inline std::size_t split_workspace_bytes(const Shape& s, DType) {
   const auto a = PagedDecodeAxes::of(s);
   if (max_splits(a) == 1) return 0;
-  const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
-  return (rows * static_cast<std::size_t>(a.head_dim) * 4 + 255) / 256 * 256 + rows * 4;
+  return partial_o_bytes(a) + static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4;
 }
 
 inline std::optional<std::string> refuse(const Shape& s, DType) {
   const auto a = PagedDecodeAxes::of(s);
-  if (a.batch > 65535 || a.kv_heads * m_tiles(a) > 65535)
-    return "batch and kv_heads * ceil(heads / kv_heads * q_len / 16) must be at most 65535 (grid z and y)";
+  if (a.batch > 65535 || a.kv_heads * row_blocks(a) > 65535)
+    return "batch and kv_heads * ceil(heads / kv_heads * q_len / 32) must be at most 65535 (grid z and y)";
   return std::nullopt;
 }
 
-// Splits so that about sms * blocks_per_sm blocks run, none with less than one key tile; the keys
-// of a split are a whole number of tiles.
-inline DecodeParams plan(const PagedDecodeAxes& a, bool split, std::int64_t blocks_per_sm) {
+template <class T, int D, int M>
+auto* kernel_of() {
+  auto* kernel = &flash_decode<T, D, M>;
+  // Once per instantiation: allow the largest ring any `stages` asks for.
+  static const cudaError_t attribute =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<D, M>(kMaxStages));
+  cuda_check(attribute, "cudaFuncSetAttribute (flash_decode shared memory)");
+  return kernel;
+}
+
+// Blocks of this configuration one SM holds at once (shared memory decides: 2 at 3 stages, d128).
+template <class T, int D, int M>
+int resident_blocks(int stages) {
+  int blocks = 0;
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_of<T, D, M>(), kWarps * 32 * M,
+                                                           smem_bytes<D, M>(stages)),
+             "flash_decode occupancy");
+  return std::max(blocks, 1);
+}
+
+// The plan: with `waves` > 0, as many key splits as fill that many waves of the GPU's resident
+// blocks (SMs x blocks per SM) without starting a partial one, whole key tiles each; else one.
+// Splitting past a wave's slots leaves a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100
+// (264 slots at 2 per SM) takes 4 splits (256 blocks), not 5 (320: a second wave of 56).
+template <class T, int D, int M>
+DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   DecodeParams p;
   p.heads = a.heads;
   p.kv_heads = a.kv_heads;
@@ -60,14 +96,14 @@ inline DecodeParams plan(const PagedDecodeAxes& a, bool split, std::int64_t bloc
   p.q_len = static_cast<int>(a.q_len);
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
-  p.m_tiles = static_cast<int>(m_tiles(a));
+  p.row_blocks = static_cast<int>(row_blocks(a));
   std::int64_t splits = 1;
-  if (split) {
+  if (waves > 0) {
     int device = 0, sms = 0;
     cuda_check(cudaGetDevice(&device), "cudaGetDevice");
     cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-    const std::int64_t wanted = (sms * blocks_per_sm + base_blocks(a) - 1) / base_blocks(a);
-    splits = std::clamp<std::int64_t>(wanted, 1, max_splits(a));
+    const std::int64_t slots = static_cast<std::int64_t>(waves) * sms * resident_blocks<T, D, M>(stages);
+    splits = std::clamp<std::int64_t>(slots / base_blocks(a), 1, max_splits(a));
   }
   const std::int64_t tiles = (a.context + kTileKeys - 1) / kTileKeys;
   p.split_keys = (tiles + splits - 1) / splits * kTileKeys;
@@ -81,43 +117,58 @@ inline DecodeParams plan(const PagedDecodeAxes& a, bool split, std::int64_t bloc
   return p;
 }
 
-template <class T, int D>
-void launch_d(const LaunchArgs& a, const DecodeParams& p, int stages) {
+template <class T, int D, int M>
+void launch_config(const LaunchArgs& a, const DecodeParams& p, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
-  auto* kernel = &flash_decode<T, D>;
-  static const cudaError_t attribute =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<D>(kMaxStages));
-  cuda_check(attribute, "cudaFuncSetAttribute (flash_decode shared memory)");
   const std::int64_t out_rows = axes.batch * axes.q_len * axes.heads;
   float* partial_o = static_cast<float*>(a.workspace);
-  float* partial_lse = p.splits > 1
-      ? reinterpret_cast<float*>(static_cast<char*>(a.workspace) +
-                                 (static_cast<std::size_t>(out_rows * max_splits(axes) * D) * 4 + 255) / 256 * 256)
-      : nullptr;
-  const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.m_tiles),
+  float* partial_lse =
+      p.splits > 1 ? reinterpret_cast<float*>(static_cast<char*>(a.workspace) + partial_o_bytes(axes)) : nullptr;
+  const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                   static_cast<unsigned>(axes.batch));
   const auto* lengths = a.tensor<const std::int32_t>("context_lens");
-  kernel<<<grid, kThreads, smem_bytes<D>(stages), a.stream>>>(
+  auto* kernel = kernel_of<T, D, M>();
+  kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
       a.tensor<const std::int32_t>("block_tables"), lengths, a.tensor<T>("o"), partial_o, partial_lse, p, stages);
   if (p.splits > 1)
-    combine_splits<T, D><<<static_cast<unsigned>((out_rows + kWarps - 1) / kWarps), kThreads, 0, a.stream>>>(
-        partial_o, partial_lse, lengths, a.tensor<T>("o"), p, out_rows);
+    combine_splits<T, D><<<static_cast<unsigned>((out_rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
+                           0, a.stream>>>(partial_o, partial_lse, lengths, a.tensor<T>("o"), p, out_rows);
 }
 
-// prepare(): the plan, once per case (the SM count is a driver call).
-inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
-  const std::int64_t blocks_per_sm = split ? a.tunable("blocks_per_sm") : 1;
-  return std::make_shared<DecodeParams>(plan(PagedDecodeAxes::of(a.shape), split, blocks_per_sm));
+// Calls fn.template operator()<T, D, M>() for the case's dtype, head_dim and tiles per block.
+template <class Fn>
+decltype(auto) dispatch(const LaunchArgs& a, Fn&& fn) {
+  const auto axes = PagedDecodeAxes::of(a.shape);
+  const bool two = tiles_per_block(axes) == 2;
+  auto by_d = [&]<class T>() -> decltype(auto) {
+    if (axes.head_dim == 64) return two ? fn.template operator()<T, 64, 2>() : fn.template operator()<T, 64, 1>();
+    return two ? fn.template operator()<T, 128, 2>() : fn.template operator()<T, 128, 1>();
+  };
+  if (a.dtype == DType::bf16) return by_d.template operator()<__nv_bfloat16>();
+  if (a.dtype == DType::fp16) return by_d.template operator()<__half>();
+  throw std::invalid_argument("flash decode: bf16 and fp16 only");
 }
 
-template <class T>
-void launch(const LaunchArgs& a) {
-  const DecodeParams& p = a.state_as<DecodeParams>();
+inline int checked_stages(const LaunchArgs& a) {
   const int stages = static_cast<int>(a.tunable("stages"));
   if (stages < 2 || stages > kMaxStages) throw std::invalid_argument("flash decode: stages must be 2, 3 or 4");
-  if (a.shape.at("head_dim") == 64) launch_d<T, 64>(a, p, stages);
-  else launch_d<T, 128>(a, p, stages);
+  return stages;
+}
+
+// prepare(): the plan, once per case (the SM count and the occupancy are driver calls).
+inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
+  const int stages = checked_stages(a);
+  const int waves = split ? static_cast<int>(a.tunable("waves")) : 0;
+  return dispatch(a, [&]<class T, int D, int M>() -> std::shared_ptr<void> {
+    return std::make_shared<DecodeParams>(plan<T, D, M>(PagedDecodeAxes::of(a.shape), waves, stages));
+  });
+}
+
+inline void launch(const LaunchArgs& a) {
+  const DecodeParams& p = a.state_as<DecodeParams>();
+  const int stages = checked_stages(a);
+  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, p, stages); });
 }
 
 }  // namespace flash_decode

@@ -7,6 +7,8 @@
 // resident per SM (100 KiB of ring at 3 stages): one wave on an H100's 132 SMs with 8 SMs idle,
 // ~170 us at 3.2 TB/s if each SM's two blocks keep ~100 KB in flight. Where batch * kv_heads is
 // small (b8: 64 blocks) most SMs idle and the bandwidth falls with them: fused_v2's splits.
+// Past 16 query rows a kv head (speculative decoding's q_len times the group) two row tiles share
+// a block and its ring of K and V.
 #include "kernels/paged_attention_decode/flash_decode_launch.cuh"
 
 namespace kwb {
@@ -18,8 +20,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one block per (sequence, kv head): K/V rows gathered from pages by cp.async, warps dividing "
                    "each 64-key tile, mma.sync, per-warp online softmax merged at the end",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>(
-        []<class T>(const LaunchArgs& a) { flash_decode::launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
     .refuse = flash_decode::refuse,
     .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
     .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, false); },
