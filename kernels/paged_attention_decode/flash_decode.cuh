@@ -71,23 +71,28 @@ constexpr int rows_per_thread() {
 }
 
 // Where this thread's rows of keys [k0, k0 + 64) sit in a cache of the sequence's pages (`table`):
-// the element offset of each row of kv head kv, or -1 past `end`. Computed a tile ahead of its
-// copy, so the table's loads are in flight while the block computes.
+// each row's page (-1 past `end`) and its offset inside the page's rows of kv head kv. Run a tile
+// ahead of its copy, and the page is only read by that copy, so the table's loads stay in flight
+// through the wait and the compute in between instead of stalling the thread where they are made.
 template <int D, int M>
-__device__ __forceinline__ void locate_rows(std::int64_t (&at)[rows_per_thread<D, M>()], const std::int32_t* table,
-                                            std::int64_t k0, std::int64_t end, const DecodeParams& p, int kv) {
+struct TileRows {
+  std::int32_t page[rows_per_thread<D, M>()];
+  std::int64_t within[rows_per_thread<D, M>()];
+};
+
+template <int D, int M>
+__device__ __forceinline__ void locate_rows(TileRows<D, M>& rows, const std::int32_t* table, std::int64_t k0,
+                                            std::int64_t end, const DecodeParams& p, int kv) {
   constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
 #pragma unroll
   for (int i = 0; i < rows_per_thread<D, M>(); ++i) {
     const int row = (i * kThreads + static_cast<int>(threadIdx.x)) / kChunksPerRow;
     const std::int64_t j = k0 + row;
-    at[i] = -1;
-    if (j < end) {  // 32-bit division: a context and a page fit in int (paged_attention_decode's invalid())
-      const int page_size = static_cast<int>(p.page_size), token = static_cast<int>(j);
-      const int page_of_seq = token / page_size;
-      const std::int64_t page = table[page_of_seq];
-      at[i] = ((page * page_size + (token - page_of_seq * page_size)) * p.kv_heads + kv) * D;
-    }
+    // 32-bit division: a context and a page fit in int (paged_attention_decode's invalid()).
+    const int page_size = static_cast<int>(p.page_size), token = static_cast<int>(j < end ? j : 0);
+    const int page_of_seq = token / page_size;
+    rows.page[i] = j < end ? table[page_of_seq] : -1;
+    rows.within[i] = (static_cast<std::int64_t>(token - page_of_seq * page_size) * p.kv_heads + kv) * D;
   }
 }
 
@@ -95,14 +100,15 @@ __device__ __forceinline__ void locate_rows(std::int64_t (&at)[rows_per_thread<D
 // zero-filled, so that they add 0 * 0 to S and 0 to P V, never NaN from stale memory).
 template <class T, int D, int M>
 __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
-                                             const std::int64_t (&at)[rows_per_thread<D, M>()]) {
+                                             const TileRows<D, M>& rows, const DecodeParams& p) {
   constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
+  const std::int64_t page_elems = p.page_size * p.kv_heads * D;
 #pragma unroll
   for (int i = 0; i < rows_per_thread<D, M>(); ++i) {
     const int chunk = i * kThreads + static_cast<int>(threadIdx.x);
     const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
-    const bool valid = at[i] >= 0;
-    const std::int64_t from = valid ? at[i] + col : 0;
+    const bool valid = rows.page[i] >= 0;
+    const std::int64_t from = valid ? rows.page[i] * page_elems + rows.within[i] + col : 0;
     const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
     flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
     flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
@@ -149,11 +155,11 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
       flash::cp_async_16(flash::smem_address(q_tile + flash::swizzle<D>(i, col)), src, valid);
     }
   }
-  std::int64_t rows_at[rows_per_thread<D, M>()];
+  TileRows<D, M> rows_at;
   for (int s = 0; s < stages - 1; ++s) {
     if (s < tiles) {
       locate_rows<D, M>(rows_at, table, key_begin + s * kTileKeys, key_end, p, kv);
-      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at);
+      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at, p);
     }
     flash::cp_async_commit();
   }
@@ -187,7 +193,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
     if (ahead < tiles) {
       const int stage = ahead % stages;
       load_kv_tile<T, D, M>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache,
-                            rows_at);
+                            rows_at, p);
     }
     flash::cp_async_commit();
     if (ahead + 1 < tiles)
