@@ -139,13 +139,20 @@ Tolerance attention_output_tolerance(std::int64_t max_keys, DType dtype) {
 namespace {
 
 Tolerance output_tolerance(const AttentionAxes& a, DType dtype) { return attention_output_tolerance(a.max_keys(), dtype); }
-Tolerance lse_tolerance(const AttentionAxes& a, DType dtype) {
-  const double keys = static_cast<double>(a.max_keys());
+
+}  // namespace
+
+Tolerance attention_lse_tolerance(std::int64_t max_keys, DType dtype) {
+  const double keys = static_cast<double>(max_keys);
   Tolerance t = default_tolerance(ElemType::fp32);
   t.atol += unit_roundoff(ElemType::fp32) * (keys / 4 + 16);
   t.root_sum_sq_scale = rounded_terms_scale(elem_type_of(dtype));
   return t;
 }
+
+namespace {
+
+Tolerance lse_tolerance(const AttentionAxes& a, DType dtype) { return attention_lse_tolerance(a.max_keys(), dtype); }
 
 std::vector<TensorSpec> attention_tensors(const Shape& s, DType dtype) {
   const auto a = AttentionAxes::of(s);
@@ -233,34 +240,25 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
   }
 }
 
-namespace {
-
-// in: q [b, n, h, d] (the n sampled rows), k and v [b, seq, kvh, d] whole; out: o [b, n, h, d],
-// lse [b, h, n]. rows[r] is the position of sampled row r. The true seq is K's dim 1. Tasks are
-// (batch, kv head, tile of sampled rows) with all the group's query heads, handed to threads
-// one at a time (causal rows differ in cost).
-void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, const std::vector<HostTensor>& in,
-                      std::vector<HostTensor>& out) {
-  const auto a = AttentionAxes::of(s);
-  const std::int64_t n = a.seq, seq = in[1].dims[1], h = a.heads, kvh = a.kv_heads, d = a.head_dim;
+// in: q [b, n, h, d] (the n sampled rows, a.seq = n), k and v [b, seq, kvh, d] whole; out: o
+// [b, n, h, d], lse [b, h, n] and their magnitudes. rows[r] is the position of sampled row r.
+// Tasks are (batch, kv head, tile of sampled rows) with all the group's query heads, handed to
+// threads one at a time (causal rows differ in cost).
+void attention_oracle_rows(const AttentionAxes& a, const std::int64_t* rows, std::int64_t seq, const double* q,
+                           const double* k, const double* v, const AttentionOracleOut& out) {
+  const std::int64_t n = a.seq, h = a.heads, kvh = a.kv_heads, d = a.head_dim;
   const std::int64_t group = h / kvh;
   const std::int64_t rows_per_tile = std::max<std::int64_t>(1, kTileQueries / group);
   const std::int64_t row_tiles = (n + rows_per_tile - 1) / rows_per_tile;
   const std::int64_t tasks = a.batch * kvh * row_tiles;
   const AttentionMask mask = a.mask();
-  HostTensor& o = out[0];
-  HostTensor& lse = out[1];
-  o.abs_sum.assign(o.values.size(), 0.0);
-  o.root_sum_sq.assign(o.values.size(), 0.0);
-  lse.root_sum_sq.assign(lse.values.size(), 0.0);
   // On the worker's GPU when it pays (every query of a full verification, or 16k keys a row):
   // the same formulas, agreeing to rounding (reference/attention_fp64_gpu.hpp).
   const double keys = static_cast<double>(a.window > 0 ? std::min(seq, a.causal ? a.window : 2 * a.window - 1) : seq);
   const double multiply_adds = 5.0 * static_cast<double>(a.batch * n * h * d) * keys;
-  if (oracle_step_on_gpu(multiply_adds, "attention_fwd's oracle") &&
-      ref::attention_fp64_gpu(a, {in[0].values.data(), in[1].values.data(), in[2].values.data(), rows.data(), n, seq,
-                                  o.values.data(), lse.values.data(), o.abs_sum.data(), o.root_sum_sq.data(),
-                                  lse.root_sum_sq.data()}))
+  if (oracle_step_on_gpu(multiply_adds, "attention's oracle") &&
+      ref::attention_fp64_gpu(a, {q, k, v, rows, n, seq, out.o, out.lse, out.o_abs_sum, out.o_root_sum_sq,
+                                  out.lse_root_sum_sq}))
     return;
   std::atomic<std::int64_t> next{0};
   auto work = [&] {
@@ -274,13 +272,11 @@ void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, con
       for (std::int64_t r = tile * rows_per_tile; r < std::min(n, (tile + 1) * rows_per_tile); ++r)
         for (std::int64_t head = kv * group; head < (kv + 1) * group; ++head) {
           const std::int64_t o_at = ((b * n + r) * h + head) * d, lse_at = (b * h + head) * n + r;
-          queries.push_back({in[0].values.data() + o_at, o.values.data() + o_at, lse.values.data() + lse_at,
-                             rows[static_cast<std::size_t>(r)], o.abs_sum.data() + o_at, o.root_sum_sq.data() + o_at,
-                             lse.root_sum_sq.data() + lse_at});
+          queries.push_back({q + o_at, out.o + o_at, out.lse + lse_at, rows[r], out.o_abs_sum + o_at,
+                             out.o_root_sum_sq + o_at, out.lse_root_sum_sq + lse_at});
         }
-      attention_tile(queries, in[1].values.data() + (b * seq * kvh + kv) * d,
-                     in[2].values.data() + (b * seq * kvh + kv) * d, seq, d, kvh * d, mask, a.softcap, logits,
-                     sensitivity, moments);
+      attention_tile(queries, k + (b * seq * kvh + kv) * d, v + (b * seq * kvh + kv) * d, seq, d, kvh * d, mask,
+                     a.softcap, logits, sensitivity, moments);
     }
   };
   const std::int64_t threads = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, tasks);
@@ -288,6 +284,22 @@ void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, con
   for (std::int64_t i = 1; i < threads; ++i) pool.emplace_back(work);
   work();
   for (auto& th : pool) th.join();
+}
+
+namespace {
+
+// The registered positional oracle: the true seq is K's dim 1.
+void attention_oracle(const Shape& s, const std::vector<std::int64_t>& rows, const std::vector<HostTensor>& in,
+                      std::vector<HostTensor>& out) {
+  HostTensor& o = out[0];
+  HostTensor& lse = out[1];
+  o.abs_sum.assign(o.values.size(), 0.0);
+  o.root_sum_sq.assign(o.values.size(), 0.0);
+  lse.root_sum_sq.assign(lse.values.size(), 0.0);
+  attention_oracle_rows(AttentionAxes::of(s), rows.data(), in[1].dims[1], in[0].values.data(), in[1].values.data(),
+                        in[2].values.data(),
+                        {o.values.data(), lse.values.data(), o.abs_sum.data(), o.root_sum_sq.data(),
+                         lse.root_sum_sq.data()});
 }
 
 KWB_REGISTER_OP(Op{

@@ -36,9 +36,27 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
                     std::int64_t d, std::int64_t kv_stride, const AttentionMask& mask, double softcap,
                     std::vector<double>& logits, std::vector<double>& sensitivity, std::vector<double>& moments);
 
+// The fp64 outputs of attention_oracle_rows, in its layouts (see there).
+struct AttentionOracleOut {
+  double* o;
+  double* lse;
+  double* o_abs_sum;
+  double* o_root_sum_sq;
+  double* lse_root_sum_sq;
+};
+
+// attention_fwd's oracle on raw arrays: q [a.batch, a.seq, h, d] holding the rows at positions
+// rows[0 .. a.seq) of sequences of `seq` keys, k and v [a.batch, seq, kv_heads, d]; out o like q,
+// lse [a.batch, h, a.seq], and their error magnitudes (attention_output_tolerance's and
+// attention_lse_tolerance's). On the worker's GPU where that pays, else threaded on the host.
+void attention_oracle_rows(const AttentionAxes& a, const std::int64_t* rows, std::int64_t seq, const double* q,
+                           const double* k, const double* v, const AttentionOracleOut& out);
+
 // The error bound of an attention output O in `dtype` whose rows see at most `max_keys` keys, for
 // kernels that round P (and, the eager baselines, the raw scores) to the dtype and accumulate
 // P V in fp32 on the tensor cores (reference/attention.cpp says which rounding each term covers).
 Tolerance attention_output_tolerance(std::int64_t max_keys, DType dtype);
+// The bound of its log-sum-exp (fp32, from fp32 row sums).
+Tolerance attention_lse_tolerance(std::int64_t max_keys, DType dtype);
 
 }  // namespace kwb

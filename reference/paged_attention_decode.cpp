@@ -7,8 +7,8 @@
 // Scale 1 / sqrt(d); no soft-cap or window. bf16 and fp16 only, as attention_fwd.
 //
 // Work model. Decoding is memory-bound: each sequence's keys and values are read once for q_len
-// queries per head, so FLOPs per byte of KV are about heads / kv_heads (8 for Llama-3's GQA, 1 for
-// MHA), far under any GPU's ridge point. Bytes: the K and V rows of the L_b tokens each sequence
+// queries per head, so FLOPs per byte of KV are about heads / kv_heads (4 for Llama-3-8B's h32/8, 1
+// for MHA), far under any GPU's ridge point. Bytes: the K and V rows of the L_b tokens each sequence
 // holds (not the pool's unused slots), q and o once, the block-table entries of the pages in use
 // and the lengths. FLOPs: 4 h d per visible (query, key) pair, as attention_fwd counts them,
 // q_len L_b - q_len (q_len - 1) / 2 pairs per head of sequence b. At b32 ctx4096 h32/8 d128 bf16
@@ -156,9 +156,12 @@ std::optional<std::string> paged_decode_invalid(const Shape& s) {
 
 // Llama-3-8B's decode heads (h32/8, d128) with vLLM's default page of 16 tokens: the issue's
 // context >= 4096 at batch 32 and 8, long single sequences, ragged lengths at large batch,
-// speculative decoding's q_len 4, multi-head (h32/32) and d64 with 64-token pages.
+// speculative decoding's q_len 4, multi-head (h32/32) and d64 with 64-token pages. The first,
+// b24 ctx5000 (a context no page or tile divides), is the catalogue's example: its axis values
+// are distinct, so the page names every tensor's dims by their axes.
 std::vector<Shape> paged_decode_default_shapes() {
   return {
+      paged_decode_shape(24, 1, 5000, 32, 8, 128, 16),
       paged_decode_shape(32, 1, 4096, 32, 8, 128, 16),
       paged_decode_shape(8, 1, 16384, 32, 8, 128, 16),
       paged_decode_shape(64, 1, 8192, 32, 8, 128, 16, "ragged"),
@@ -172,13 +175,16 @@ std::vector<Shape> paged_decode_default_shapes() {
 
 // One token (one slot of one page), exactly one page, one past a page, a page of 1 token and one
 // of 7 (no power of two), q_len above 1 with ragged lengths clamped to it, query rows past one
-// 16-row tile (h16/4 x q_len 8 = 32 rows a kv head), long odd contexts, multi-query (kv_heads 1).
+// 16-row tile (h16/4 x q_len 8 = 32 rows a kv head: two tiles in a block), past two (h32/4 x q_len
+// 5 = 40 rows: a second block along the rows, whose second tile is all padding), long odd
+// contexts, multi-query (kv_heads 1).
 std::vector<Shape> paged_decode_edge_shapes() {
   return {
       paged_decode_shape(1, 1, 1, 1, 1, 64, 16),           paged_decode_shape(2, 1, 16, 2, 1, 64, 16),
       paged_decode_shape(3, 1, 17, 4, 2, 128, 16, "ragged"), paged_decode_shape(2, 3, 5, 8, 2, 128, 1, "ragged"),
       paged_decode_shape(5, 2, 300, 3, 1, 64, 7, "ragged"),  paged_decode_shape(1, 1, 4099, 8, 8, 128, 32),
       paged_decode_shape(4, 8, 129, 16, 4, 128, 64, "ragged"), paged_decode_shape(3, 1, 1000, 64, 8, 128, 16),
+      paged_decode_shape(2, 5, 100, 32, 4, 64, 16, "ragged"),
   };
 }
 

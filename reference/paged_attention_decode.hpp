@@ -19,6 +19,7 @@
 #include <string>
 
 #include "harness/catalogue/types.hpp"
+#include "reference/ragged_lengths.hpp"
 
 #if defined(__CUDACC__)
 #define KWB_PAGED_HD __host__ __device__
@@ -32,17 +33,11 @@ namespace paged_decode {
 inline constexpr const char* kOp = "paged_attention_decode";
 
 // Context lengths, a choice axis: "equal" gives every sequence `context` tokens; "ragged" draws
-// them from a stated distribution, uniform over (context / 4, context]: L_b = context -
-// floor(3 context f_b / 4) with f_b = frac(b phi) (phi the golden ratio, in 24-bit fixed point: a
-// low-discrepancy sequence, so that any batch spreads evenly over the range in a scrambled
-// order), never below q_len; sequence 0 always holds `context`. A formula of the shape, not a
-// draw, so that the work model counts exactly the keys each case reads.
+// them uniform over (context / 4, context] (ragged_length, reference/ragged_lengths.hpp), never
+// below q_len; sequence 0 always holds `context`.
 KWB_PAGED_HD inline std::int64_t context_length(std::int64_t b, std::int64_t context, std::int64_t q_len, bool ragged) {
   if (!ragged) return context;
-  // frac(b phi) in 24-bit fixed point; 3 context f < 2^57 for any context below 2^31.
-  const std::uint64_t f = ((static_cast<std::uint64_t>(b) * 2654435769ull) & 0xffffffffull) >> 8;
-  const std::int64_t cut = static_cast<std::int64_t>((static_cast<std::uint64_t>(3 * context) * f) >> 26);
-  const std::int64_t length = context - cut;
+  const std::int64_t length = ragged_length(b, context);
   return length > q_len ? length : q_len;
 }
 

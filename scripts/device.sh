@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers bwdpeers decodepeers python extra main (build always runs).
+# stages warm graph peers bwdpeers decodepeers varlenpeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -304,6 +304,17 @@ timeout -s INT 120 ./build/kwb run --op paged_attention_decode --variant fused_v
   --axis batch=8,32 --axis context=16384,4096 --axis waves=1,2 --axis stages=2,3,4 \
   --out "$OUT/paged-decode-tune" > "$OUT/paged-decode-tune.txt" 2>&1; echo "tunables: exit $?"
 grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c1-200
+fi
+
+if want varlenpeers; then
+# attention_varlen_fwd's peers (PyTorch's varlen_attn and the FlashAttention-2 op under it) at the
+# op's default shapes, then the op's own bf16 run, in one call so the figures compare.
+log "attention_varlen_fwd: peers, then kwb run --op attention_varlen_fwd --dtype bf16"
+timeout 150 python3 scripts/peers/attention_varlen_peers.py > "$OUT/varlen-peers.txt" 2>&1; echo "peers: exit $?"
+cut -c1-200 "$OUT/varlen-peers.txt"
+timeout -s INT "${KWB_VARLEN_LIMIT:-200}" ./build/kwb run --op attention_varlen_fwd --dtype bf16 --time-report \
+  --out "$OUT/varlen" > "$OUT/varlen.txt" 2>&1; echo "kwb run: exit $?"
+grep -E "^attention_varlen_fwd|passed, " "$OUT/varlen.txt" | cut -c1-200
 fi
 
 if want tune; then

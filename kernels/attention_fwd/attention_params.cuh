@@ -23,6 +23,25 @@ struct AttentionParams {
   std::int64_t window = 0;  // 0: none
   float softcap = 0;        // 0: none
   float scale = 0;          // 1 / sqrt(head_dim)
+  // Packed sequences (attention_varlen_fwd): sequence b holds tokens [cu_seqlens[b],
+  // cu_seqlens[b + 1]) of `total`, and seq is the longest; lse is [heads, total]. Null: the dense
+  // [batch, seq] layout, lse [batch, heads, seq].
+  const std::int32_t* cu_seqlens = nullptr;
+  std::int64_t total = 0;
+
+  // Where sequence `batch` starts among the tokens, its length made the block's seq (a kernel's
+  // own copy of the params). Dense: batch * seq, seq unchanged.
+  __device__ std::int64_t enter_sequence(std::int64_t batch) {
+    if (!cu_seqlens) return batch * seq;
+    const std::int64_t start = cu_seqlens[batch];
+    seq = cu_seqlens[batch + 1] - start;
+    return start;
+  }
+  // lse's element of (batch, head, row) for a sequence starting at `start`.
+  __host__ __device__ std::int64_t lse_index(std::int64_t batch, std::int64_t head, std::int64_t start,
+                                             std::int64_t row) const {
+    return cu_seqlens ? head * total + start + row : (batch * heads + head) * seq + row;
+  }
 
   static AttentionParams of(const AttentionAxes& axes) {
     AttentionParams p;

@@ -37,8 +37,7 @@
 #include <string>
 
 #include "kernels/attention_fwd/attention_params.cuh"
-#include "kernels/common/block_reduce.cuh"
-#include "kernels/common/cublaslt_matmul.cuh"
+#include "kernels/attention_fwd/eager_attention.cuh"
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {
@@ -52,70 +51,9 @@ struct transpose_o_to_bshd;
 
 namespace {
 
-constexpr double kMaxWorkspaceGiB = 60;
-
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-struct Buffers {
-  std::size_t qt, kx, vx, scores, probs, ot, total;
-};
-Buffers buffers(const AttentionAxes& p, DType dtype) {
-  const std::size_t e = elem_size(elem_type_of(dtype));
-  const std::size_t bh = static_cast<std::size_t>(p.batch * p.heads);
-  const std::size_t head = align_up(bh * static_cast<std::size_t>(p.seq * p.head_dim) * e);
-  const std::size_t square = align_up(bh * static_cast<std::size_t>(p.seq) * static_cast<std::size_t>(p.seq) * e);
-  Buffers b{};
-  b.qt = kLtWorkspaceBytes;
-  b.kx = b.qt + head;
-  b.vx = b.kx + head;
-  b.scores = b.vx + head;
-  b.probs = b.scores + square;
-  b.ot = b.probs + square;
-  b.total = b.ot + head;
-  return b;
-}
-
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
-  const double gib = static_cast<double>(buffers(AttentionAxes::of(s), dtype).total) / double(1 << 30);
-  if (gib > kMaxWorkspaceGiB) {
-    char text[96];  // no fmt in nvcc-compiled files
-    std::snprintf(text, sizeof text, "materialised scores would need %.1f GiB (more than %.0f GiB)", gib,
-                  kMaxWorkspaceGiB);
-    return std::string(text);
-  }
-  return std::nullopt;
+  return eager_attention::refuse_large(eager_attention::buffers(AttentionAxes::of(s), dtype));
 }
-
-// One block per score row r = (b * h + head) * s + i: the logit of each key (scale, soft-cap,
-// -inf where masked), the row's max and sum of exponentials in fp32, P = exp(l - max) / sum in
-// the dtype, and lse[r] = max + log(sum) ([b, h, s] is the rows' order).
-template <class T>
-__global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ probs, float* __restrict__ lse,
-                               AttentionParams p) {
-  __shared__ float scratch[32];
-  const std::int64_t r = blockIdx.x, i = r % p.seq;
-  const T* row = scores + r * p.seq;
-  T* out = probs + r * p.seq;
-  const std::int64_t lo = p.first_key(i), hi = p.end_key(i);
-  auto logit = [&](std::int64_t j) {
-    const float s = to_float(row[j]) * p.scale;
-    return p.softcap > 0 ? p.softcap * tanhf(s / p.softcap) : s;
-  };
-  float m = -INFINITY;
-  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = fmaxf(m, logit(j));
-  m = block_max(m, scratch);
-  float sum = 0;
-  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) sum += expf(logit(j) - m);
-  sum = block_sum(sum, scratch);
-  const float inv = 1.0f / sum;
-  for (std::int64_t j = threadIdx.x; j < p.seq; j += blockDim.x)
-    out[j] = from_float<T>(j >= lo && j < hi ? expf(logit(j) - m) * inv : 0.0f);
-  if (threadIdx.x == 0) lse[r] = m + logf(sum);
-}
-
-struct Plans {
-  std::unique_ptr<LtMatmul> scores, output;
-};
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
@@ -128,7 +66,7 @@ void launch_typed(const LaunchArgs& a) {
   const T* v = a.tensor<const T>("v");
   T* o = a.tensor<T>("o");
   float* lse = a.tensor<float>("lse");
-  const Buffers b = buffers(axes, a.dtype);
+  const eager_attention::Buffers b = eager_attention::buffers(axes, a.dtype);
   char* ws = static_cast<char*>(a.workspace);
   T* qt = reinterpret_cast<T*>(ws + b.qt);
   T* kx = reinterpret_cast<T*>(ws + b.kx);
@@ -139,37 +77,15 @@ void launch_typed(const LaunchArgs& a) {
   eager_map<step::repeat_kv_transpose_k>(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
   eager_map<step::repeat_kv_transpose_v>(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
   eager_map<step::transpose_q>(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });
-  const Plans& plans = a.state_as<Plans>();
+  const auto& plans = a.state_as<eager_attention::Plans>();
   plans.scores->run(kx, qt, scores, a.workspace, a.stream);
-  masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs, lse, p);
+  eager_attention::masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs, lse, p);
   plans.output->run(vx, probs, ot, a.workspace, a.stream);
   eager_map<step::transpose_o_to_bshd>(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
 }
 
-// Column-major per (b, h), batch stride between heads of the bhsd buffers:
-//   S (row-major s x s) = Q K^T  is  S^T = K^T(op) Q: m = n = s, k = d, A = K (trans), B = Q.
-//   O (row-major s x d) = P V    is  O^T = V^T P^T:   m = d, n = s, k = s, A = V, B = P.
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const auto p = AttentionAxes::of(a.shape);
-  const std::int64_t s = p.seq, d = p.head_dim;
-  const ElemType t = elem_type_of(a.dtype);
-  auto plans = std::make_shared<Plans>();
-  LtMatmulSpec qk;
-  qk.trans_a = true;
-  qk.m = s, qk.n = s, qk.k = d;
-  qk.lda = d, qk.ldb = d, qk.ldd = s;
-  qk.ab_type = t, qk.cd_type = t;
-  qk.batch = static_cast<int>(p.batch * p.heads);
-  qk.stride_a = s * d, qk.stride_b = s * d, qk.stride_d = s * s;
-  plans->scores = std::make_unique<LtMatmul>(qk);
-  LtMatmulSpec pv;
-  pv.m = d, pv.n = s, pv.k = s;
-  pv.lda = d, pv.ldb = s, pv.ldd = d;
-  pv.ab_type = t, pv.cd_type = t;
-  pv.batch = static_cast<int>(p.batch * p.heads);
-  pv.stride_a = s * d, pv.stride_b = s * s, pv.stride_d = s * d;
-  plans->output = std::make_unique<LtMatmul>(pv);
-  return plans;
+  return eager_attention::prepare_plans(AttentionAxes::of(a.shape), a.dtype);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -180,7 +96,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "softmax (scale, soft-cap, mask, lse), cuBLASLt P V, copy back to bshd",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType dtype) { return buffers(AttentionAxes::of(s), dtype).total; },
+    .workspace_bytes = [](const Shape& s, DType dtype) { return eager_attention::buffers(AttentionAxes::of(s), dtype).total; },
     .uses = {"cuBLASLt"},
     .prepare = prepare,
 });

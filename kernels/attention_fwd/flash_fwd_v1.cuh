@@ -59,16 +59,21 @@ __global__ void __launch_bounds__(BM / 16 * 32)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
+  const std::int64_t head = blockIdx.y, batch = blockIdx.z;
+  // Packed sequences: this one's first token and its length (p.seq from here on); the grid covers
+  // the longest, so a shorter (or empty) sequence's extra tiles leave at once.
+  const std::int64_t start = p.enter_sequence(batch);
   const std::int64_t seq = p.seq, heads = p.heads, kv_heads = p.kv_heads;
   const std::int64_t q_tiles = (seq + BM - 1) / BM;
+  if (static_cast<std::int64_t>(blockIdx.x) >= q_tiles) return;
   // Causal: the longest rows (last tiles) first, so that short tiles fill the tail of the grid.
   const std::int64_t q_tile_index = p.causal ? q_tiles - 1 - blockIdx.x : blockIdx.x;
-  const std::int64_t q0 = q_tile_index * BM, head = blockIdx.y, batch = blockIdx.z;
+  const std::int64_t q0 = q_tile_index * BM;
   const std::int64_t kv = head / (heads / kv_heads);
   const std::int64_t q_stride = heads * D, kv_stride = kv_heads * D;
-  const T* q_base = q + (batch * seq * heads + head) * D;
-  const T* k_base = k + (batch * seq * kv_heads + kv) * D;
-  const T* v_base = v + (batch * seq * kv_heads + kv) * D;
+  const T* q_base = q + (start * heads + head) * D;
+  const T* k_base = k + (start * kv_heads + kv) * D;
+  const T* v_base = v + (start * kv_heads + kv) * D;
 
   // Keys any row of the tile sees (first_key and end_key grow with the row).
   const std::int64_t last_row = (q0 + BM < seq ? q0 + BM : seq) - 1;
@@ -177,7 +182,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 
-  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[j][e]; }, p, batch, head, row_of, c, o, lse);
+  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[j][e]; }, p, batch, head, start, row_of, c, o, lse);
 }
 
 }  // namespace flash

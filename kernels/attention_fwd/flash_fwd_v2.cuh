@@ -313,7 +313,8 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   // Epilogue: O / l in T, lse in fp32 (flash_softmax.cuh).
-  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[4 * j + e]; }, p, batch, head, row_of, c, o, lse);
+  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[4 * j + e]; }, p, batch, head, batch * p.seq, row_of,
+                     c, o, lse);
 }
 
 }  // namespace flash

@@ -114,15 +114,16 @@ struct OnlineSoftmax {
 };
 
 // The end of a flash kernel, for a warp's two rows: O / l rounded to T with 4-byte stores (rows
-// past seq skipped) and lse = (m + log2 l) ln 2 in fp32 (the natural log, as FlashAttention saves
+// past seq skipped; packed sequences too, AttentionParams::cu_seqlens) and lse = (m + log2 l) ln 2 in fp32 (the natural log, as FlashAttention saves
 // it). o_at(j, e) is element e of the thread's O accumulators for columns 8 j .. 8 j + 7 (the
 // m16n8 C layout, as for S).
 template <class T, int D, class At>
 __device__ __forceinline__ void store_output(const OnlineSoftmax& softmax, At&& o_at, const AttentionParams& p,
-                                             std::int64_t batch, std::int64_t head, const std::int64_t (&row_of)[2],
-                                             int c, T* __restrict__ o, float* __restrict__ lse) {
-  T* o_base = o + (batch * p.seq * p.heads + head) * D;
-  float* lse_base = lse + (batch * p.heads + head) * p.seq;
+                                             std::int64_t batch, std::int64_t head, std::int64_t start,
+                                             const std::int64_t (&row_of)[2], int c, T* __restrict__ o,
+                                             float* __restrict__ lse) {
+  T* o_base = o + (start * p.heads + head) * D;  // `start`: the sequence's first token (enter_sequence)
+  float* lse_base = lse + p.lse_index(batch, head, start, 0);
   const std::int64_t q_stride = p.heads * D;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {

@@ -32,42 +32,14 @@
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "kernels/attention_fwd/attention_params.cuh"
-#include "kernels/attention_fwd/flash_fwd_v1.cuh"
+#include "kernels/attention_fwd/flash_fwd_v1_launch.cuh"
 
 namespace kwb {
 namespace {
 
-template <class T, int D, int BM, int BN>
-void launch_config(const LaunchArgs& a, const AttentionParams& p, int stages) {
-  auto* kernel = &flash::flash_fwd_v1<T, D, BM, BN>;
-  // Once per instantiation: allow the largest ring any `stages` asks for (at most 224 KiB).
-  static const cudaError_t attribute = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, flash::smem_bytes<D, BM, BN>(flash::kMaxStages));
-  cuda_check(attribute, "cudaFuncSetAttribute (flash_fwd_v1 shared memory)");
-  const dim3 grid(static_cast<unsigned>((p.seq + BM - 1) / BM), static_cast<unsigned>(p.heads),
-                  static_cast<unsigned>(p.batch));
-  kernel<<<grid, BM / 16 * 32, flash::smem_bytes<D, BM, BN>(stages), a.stream>>>(
-      a.tensor<const T>("q"), a.tensor<const T>("k"), a.tensor<const T>("v"), a.tensor<T>("o"),
-      a.tensor<float>("lse"), p, stages);
-}
-
-template <class T, int D>
-void launch_tiles(const LaunchArgs& a, const AttentionParams& p) {
-  const std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
-  const int stages = static_cast<int>(a.tunable("stages"));
-  if (stages < 2 || stages > flash::kMaxStages) throw std::invalid_argument("fused_v1: stages must be 2 or 3");
-  if (bm == 128 && bn == 64) return launch_config<T, D, 128, 64>(a, p, stages);
-  if (bm == 128 && bn == 128) return launch_config<T, D, 128, 128>(a, p, stages);
-  if (bm == 64 && bn == 64) return launch_config<T, D, 64, 64>(a, p, stages);
-  if (bm == 64 && bn == 128) return launch_config<T, D, 64, 128>(a, p, stages);
-  throw std::invalid_argument("fused_v1: q_tile and k_tile must be 64 or 128");
-}
-
 template <class T>
 void launch(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
-  if (p.head_dim == 64) launch_tiles<T, 64>(a, p);
-  else launch_tiles<T, 128>(a, p);
+  flash::launch_flash_fwd_v1<T>(a, AttentionParams::of(AttentionAxes::of(a.shape)));
 }
 
 std::optional<std::string> refuse(const Shape& s, DType) {
@@ -84,9 +56,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "mma.sync m16n8k16 for both GEMMs, online softmax in registers, causal/window tiles skipped",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
-    .tunables = {{"q_tile", {128, 64}, "query rows per block (16 per warp: 8 or 4 warps)"},
-                 {"k_tile", {64, 128}, "keys per shared-memory tile"},
-                 {"stages", {2, 3}, "K/V tiles in flight in the cp.async ring"}},
+    .tunables = flash::flash_fwd_v1_tunables(),
 });
 
 }  // namespace

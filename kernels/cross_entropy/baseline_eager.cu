@@ -47,19 +47,6 @@ namespace {
 
 constexpr int kNllThreads = 32;  // PyTorch's NLL_LOSS_THREADS: the reduction runs in one block
 
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < static_cast<int>(blockDim.x >> 5) ? scratch[lane] : -INFINITY;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
 // logp[r, :] = x[r, :] - max - log(sum exp(x - max)): one block per row, three sweeps of the row
 // (PyTorch's persistent softmax keeps short rows in registers; rows of 32K+ are swept like this).
 __global__ void log_softmax_kernel(const float* x, float* logp, std::int64_t vocab) {

@@ -16,9 +16,10 @@
 // is kinder than eager torch by three passes over the scores; the scores are small next to the
 // gathered cache (q_len x group rows against d columns per key).
 //
-// Napkin math (b32 ctx4096 h32/8 d128 bf16): the gather reads 537 MB of pages and writes 537 MB,
-// the two GEMMs read it again (537 MB), the scores are 16 MB: ~1.6 GB of traffic, ~0.55 ms at
-// 3 TB/s against ~0.18 ms for one read.
+// Napkin math (b32 ctx4096 h32/8 d128 bf16): the gather reads 537 MB of pages and writes 537 MB
+// (16-byte vectors, as torch's indexing copies them), the two GEMMs read it again (537 MB), the
+// scores are 8 MB: ~1.6 GB of traffic, ~0.55 ms at 3 TB/s against ~0.18 ms for one read. (The
+// first cut copied 2 bytes a thread: 1.55 ms per gather at b32, 93% of the baseline's time.)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -107,14 +108,18 @@ __global__ void length_masked_softmax(const T* __restrict__ scores, T* __restric
     out[j] = from_float<T>(j < visible ? expf(to_float(in[j]) * scale - m) * inv : 0.0f);
 }
 
-// Where element i of the gathered [b, kvh, Lp, d] cache comes from: token j of sequence bb's pages.
+// Where 16-byte chunk i of the gathered [b, kvh, Lp, d] cache comes from: chunk c of token j of
+// sequence bb's pages, kv head kv (an element offset). One thread per 16 bytes, as PyTorch's
+// index kernels copy whole vectors: per element, the index arithmetic alone would bound the
+// gather far under the DRAM roof.
 struct PageGather {
   const std::int32_t* tables;
   std::int64_t pages_per_seq, page_size, padded, kv_heads, d;
-  __device__ std::int64_t operator()(std::int64_t i) const {
-    const std::int64_t e = i % d, j = (i / d) % padded, kv = (i / (d * padded)) % kv_heads;
-    const std::int64_t bb = i / (d * padded * kv_heads);
-    return paged_decode::cache_row(tables + bb * pages_per_seq, j, page_size, kv_heads, kv, d) + e;
+  __device__ std::int64_t source(std::int64_t i) const {
+    const std::int64_t chunks = d / 8;
+    const std::int64_t c = i % chunks, j = (i / chunks) % padded, kv = (i / (chunks * padded)) % kv_heads;
+    const std::int64_t bb = i / (chunks * padded * kv_heads);
+    return paged_decode::cache_row(tables + bb * pages_per_seq, j, page_size, kv_heads, kv, d) + c * 8;
   }
 };
 
@@ -144,9 +149,13 @@ void launch_typed(const LaunchArgs& a) {
   T* probs = reinterpret_cast<T*>(ws + b.probs);
   T* ot = reinterpret_cast<T*>(ws + b.ot);
   const PageGather cache_index{tables, pages_per_seq, page_size, padded, kvh, d};
-  const std::int64_t gathered = axes.batch * kvh * padded * d, qo = axes.batch * h * q_len * d;
-  eager_map<step::gather_k_pages>(gathered, a.stream, [=] __device__(std::int64_t i) { kg[i] = k_cache[cache_index(i)]; });
-  eager_map<step::gather_v_pages>(gathered, a.stream, [=] __device__(std::int64_t i) { vg[i] = v_cache[cache_index(i)]; });
+  const std::int64_t chunks = axes.batch * kvh * padded * d / 8, qo = axes.batch * h * q_len * d;
+  const auto* k16 = reinterpret_cast<const uint4*>(k_cache);
+  const auto* v16 = reinterpret_cast<const uint4*>(v_cache);
+  auto* kg16 = reinterpret_cast<uint4*>(kg);
+  auto* vg16 = reinterpret_cast<uint4*>(vg);
+  eager_map<step::gather_k_pages>(chunks, a.stream, [=] __device__(std::int64_t i) { kg16[i] = k16[cache_index.source(i) / 8]; });
+  eager_map<step::gather_v_pages>(chunks, a.stream, [=] __device__(std::int64_t i) { vg16[i] = v16[cache_index.source(i) / 8]; });
   eager_map<step::transpose_q_to_bhsd>(qo, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, q_len, h, d, h, 1)]; });
   const Plans& plans = a.state_as<Plans>();
   plans.scores->run(kg, qt, scores, a.workspace, a.stream);

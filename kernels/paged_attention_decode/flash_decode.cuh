@@ -2,8 +2,8 @@
 // several and the combine): one block per (key split, kv head x M tiles of 16 query rows,
 // sequence), 4 warps per tile.
 //
-// A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 8 for
-// Llama-3 decoding), so they fill one m16 tile of mma.sync A fragments, and the four warps of a
+// A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 4 for
+// Llama-3-8B decoding), so they fill one m16 tile of mma.sync A fragments, and the four warps of a
 // tile all hold it. The warps divide the keys instead: the block streams 64-key tiles of K and V
 // through a cp.async ring, each row fetched from its page through the block table (any page size:
 // the address is computed per row, one tile ahead, so the table's latency is off the copy's
@@ -17,8 +17,8 @@
 //
 // Why split: decoding reads each sequence's K and V once, so the work is memory-bound and only
 // enough blocks in flight reach the DRAM roof. batch * kv_heads blocks (256 at b32 h32/8) fill an
-// H100's 132 SMs twice; b8 at 16k tokens gives 64 blocks, half the SMs idle, unless each sequence's
-// keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1) bytes per
+// H100's 132 SMs twice; b8 at 16k tokens gives 64 blocks, 68 of the 132 SMs idle, unless each
+// sequence's keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1) bytes per
 // split and output row, next to 4 d bytes of K and V per key.
 //
 // Masking: a row at position L - q_len + t sees keys j <= that position. AttentionParams with

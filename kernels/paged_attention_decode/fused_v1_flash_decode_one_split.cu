@@ -18,7 +18,7 @@ KWB_REGISTER_VARIANT(Variant{
     .op = paged_decode::kOp,
     .name = "fused_v1_flash_decode_one_split",
     .role = Role::fused,
-    .description = "one block per (sequence, kv head): K/V rows gathered from pages by cp.async, warps dividing "
+    .description = "one block per (sequence, kv head, up to 32 query rows): K/V rows gathered from pages by cp.async, warps dividing "
                    "each 64-key tile, mma.sync, per-warp online softmax merged at the end",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
     .refuse = flash_decode::refuse,

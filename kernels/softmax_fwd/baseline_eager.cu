@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/block_reduce.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/rows_cols_op.hpp"
 
@@ -32,12 +33,6 @@ struct cast_y_to_dtype;
 }  // namespace step
 
 namespace {
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
 
 // out[r] = max_c in[r * cols + c]: one block per row, as a framework's last-dim amax.
 __global__ void row_max_kernel(const float* in, float* out, std::int64_t cols) {

@@ -1,0 +1,123 @@
+// The materialised attention both eager baselines run (attention_fwd's and attention_varlen_fwd's,
+// which pads its packed sequences to the longest first): the workspace of bhsd copies and the
+// b * h * s^2 scores and probabilities, the cuBLASLt plans of S = Q K^T and O = P V batched over
+// (batch, head), and the masked softmax between them.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/common/block_reduce.cuh"
+#include "kernels/common/cublaslt_matmul.cuh"
+
+namespace kwb {
+namespace eager_attention {
+
+constexpr double kMaxWorkspaceGiB = 60;
+
+inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Byte offsets into the workspace (cuBLASLt's share first); `extra` bytes after ot for a caller's
+// own buffer (the varlen baseline's padded lse).
+struct Buffers {
+  std::size_t qt, kx, vx, scores, probs, ot, extra, total;
+};
+inline Buffers buffers(const AttentionAxes& p, DType dtype, std::size_t extra_bytes = 0) {
+  const std::size_t e = elem_size(elem_type_of(dtype));
+  const std::size_t bh = static_cast<std::size_t>(p.batch * p.heads);
+  const std::size_t head = align_up(bh * static_cast<std::size_t>(p.seq * p.head_dim) * e);
+  const std::size_t square = align_up(bh * static_cast<std::size_t>(p.seq) * static_cast<std::size_t>(p.seq) * e);
+  Buffers b{};
+  b.qt = kLtWorkspaceBytes;
+  b.kx = b.qt + head;
+  b.vx = b.kx + head;
+  b.scores = b.vx + head;
+  b.probs = b.scores + square;
+  b.ot = b.probs + square;
+  b.extra = b.ot + head;
+  b.total = b.extra + align_up(extra_bytes);
+  return b;
+}
+
+inline std::optional<std::string> refuse_large(const Buffers& b) {
+  const double gib = static_cast<double>(b.total) / double(1 << 30);
+  if (gib > kMaxWorkspaceGiB) {
+    char text[96];  // no fmt in nvcc-compiled files
+    std::snprintf(text, sizeof text, "materialised scores would need %.1f GiB (more than %.0f GiB)", gib,
+                  kMaxWorkspaceGiB);
+    return std::string(text);
+  }
+  return std::nullopt;
+}
+
+// One block per score row r = (b * h + head) * s + i of [b, h, s, s] scores: the logit of each key
+// (scale, soft-cap, -inf where masked), the row's max and sum of exponentials in fp32, P = exp(l -
+// max) / sum in the dtype, and lse[r] = max + log(sum) ([b, h, s] is the rows' order). With packed
+// sequences (p.cu_seqlens) s is the longest and sequence b's own length masks the keys past it; its
+// rows past that length are padding: P 0, lse left alone.
+template <class T>
+__global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ probs, float* __restrict__ lse,
+                               AttentionParams p) {
+  __shared__ float scratch[32];
+  const std::int64_t padded = p.seq;
+  const std::int64_t r = blockIdx.x, i = r % padded;
+  const T* row = scores + r * padded;
+  T* out = probs + r * padded;
+  p.enter_sequence(r / (padded * p.heads));  // packed: p.seq becomes this sequence's length
+  if (i >= p.seq) {
+    for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x) out[j] = from_float<T>(0.0f);
+    return;
+  }
+  const std::int64_t lo = p.first_key(i), hi = p.end_key(i);
+  auto logit = [&](std::int64_t j) {
+    const float s = to_float(row[j]) * p.scale;
+    return p.softcap > 0 ? p.softcap * tanhf(s / p.softcap) : s;
+  };
+  float m = -INFINITY;
+  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = fmaxf(m, logit(j));
+  m = block_max(m, scratch);
+  float sum = 0;
+  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) sum += expf(logit(j) - m);
+  sum = block_sum(sum, scratch);
+  const float inv = 1.0f / sum;
+  for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x)
+    out[j] = from_float<T>(j >= lo && j < hi ? expf(logit(j) - m) * inv : 0.0f);
+  if (threadIdx.x == 0) lse[r] = m + logf(sum);
+}
+
+struct Plans {
+  std::unique_ptr<LtMatmul> scores, output;
+};
+
+// Column-major per (b, h), batch stride between heads of the bhsd buffers:
+//   S (row-major s x s) = Q K^T  is  S^T = K^T(op) Q: m = n = s, k = d, A = K (trans), B = Q.
+//   O (row-major s x d) = P V    is  O^T = V^T P^T:   m = d, n = s, k = s, A = V, B = P.
+inline std::shared_ptr<void> prepare_plans(const AttentionAxes& p, DType dtype) {
+  const std::int64_t s = p.seq, d = p.head_dim;
+  const ElemType t = elem_type_of(dtype);
+  auto plans = std::make_shared<Plans>();
+  LtMatmulSpec qk;
+  qk.trans_a = true;
+  qk.m = s, qk.n = s, qk.k = d;
+  qk.lda = d, qk.ldb = d, qk.ldd = s;
+  qk.ab_type = t, qk.cd_type = t;
+  qk.batch = static_cast<int>(p.batch * p.heads);
+  qk.stride_a = s * d, qk.stride_b = s * d, qk.stride_d = s * s;
+  plans->scores = std::make_unique<LtMatmul>(qk);
+  LtMatmulSpec pv;
+  pv.m = d, pv.n = s, pv.k = s;
+  pv.lda = d, pv.ldb = s, pv.ldd = d;
+  pv.ab_type = t, pv.cd_type = t;
+  pv.batch = static_cast<int>(p.batch * p.heads);
+  pv.stride_a = s * d, pv.stride_b = s * s, pv.stride_d = s * d;
+  plans->output = std::make_unique<LtMatmul>(pv);
+  return plans;
+}
+
+}  // namespace eager_attention
+}  // namespace kwb
