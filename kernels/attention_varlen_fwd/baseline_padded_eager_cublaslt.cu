@@ -83,21 +83,20 @@ void launch_typed(const LaunchArgs& a) {
   T* ot = reinterpret_cast<T*>(ws + b.ot);
   float* lse_padded = reinterpret_cast<float*>(ws + b.extra);  // [b, h, s]
   const PaddedIndex at{p.cu_seqlens, s, h, d};
-  const T zero = from_float<T>(0.0f);
   eager_map<step::pad_transpose_q>(n, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    qt[i] = row >= 0 ? q[(row * h + hh) * d + e] : zero;
+    qt[i] = row >= 0 ? q[(row * h + hh) * d + e] : from_float<T>(0.0f);
   });
   eager_map<step::pad_repeat_kv_k>(n, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    kx[i] = row >= 0 ? k[(row * kvh + hh / group) * d + e] : zero;
+    kx[i] = row >= 0 ? k[(row * kvh + hh / group) * d + e] : from_float<T>(0.0f);
   });
   eager_map<step::pad_repeat_kv_v>(n, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    vx[i] = row >= 0 ? v[(row * kvh + hh / group) * d + e] : zero;
+    vx[i] = row >= 0 ? v[(row * kvh + hh / group) * d + e] : from_float<T>(0.0f);
   });
   const auto& plans = a.state_as<eager_attention::Plans>();
   plans.scores->run(kx, qt, scores, a.workspace, a.stream);

@@ -55,20 +55,21 @@ for b, s, h, kvh, d, causal, kind in SHAPES:
     v = torch.randn(total, kvh, d, device="cuda", dtype=dt)
     impls = []
     if varlen_attn is not None:
-        note = ""
-        try:
-            fn = lambda: varlen_attn(q, k, v, cu, cu, longest, longest, is_causal=causal, enable_gqa=kvh != h)
-            fn()
-        except TypeError:
-            try:  # newer signatures: a causal window instead of is_causal
-                fn = lambda: varlen_attn(q, k, v, cu, cu, longest, longest,
-                                         window_size=(-1, 0) if causal else (-1, -1), enable_gqa=kvh != h)
+        # The signature moved between PyTorch releases (is_causal, then a window; enable_gqa later):
+        # the first form this one takes, K and V expanded to every query head where it has no GQA.
+        ke, ve = k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1)
+        causal_forms = [{"window_size": (-1, 0) if causal else (-1, -1)}, {"is_causal": causal}]
+        forms = [(k, v, dict(c, enable_gqa=kvh != h), "") for c in causal_forms]
+        forms += [(ke, ve, c, "kv expanded to every query head before timing") for c in causal_forms]
+        for k_, v_, extra, note in forms:
+            fn = (lambda k_=k_, v_=v_, extra=extra:
+                  varlen_attn(q, k_, v_, cu, cu, longest, longest, **extra))
+            try:
                 fn()
             except TypeError:
-                ke, ve = k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1)
-                fn = lambda: varlen_attn(q, ke, ve, cu, cu, longest, longest, is_causal=causal)
-                note = "kv expanded to every query head before timing"
-        impls.append(("varlen_attn", fn, note))
+                continue
+            impls.append(("varlen_attn", fn, note))
+            break
     impls.append(("aten_flash_forward", lambda: torch.ops.aten._flash_attention_forward(
         q, k, v, cu, cu, longest, longest, 0.0, causal, False), ""))
     for name, fn, note in impls:
