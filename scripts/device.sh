@@ -279,43 +279,33 @@ if want peers && [ -f .peers/torch_peers.py ]; then
   echo "exit $?"; grep -v '^{' "$OUT/peers.txt" | tail -20
 fi
 
-if want bwdpeers; then
-# attention_bwd's peers (PyTorch SDPA's FlashAttention-2 and cuDNN backwards at the op's default
-# shapes SDPA can express), then the op's own bf16 run, in one call so the figures compare.
-log "attention_bwd: SDPA backward peers, then kwb run --op attention_bwd --dtype bf16"
-timeout 150 python3 scripts/peers/attention_bwd_peers.py > "$OUT/attention-bwd-peers.txt" 2>&1; echo "peers: exit $?"
-cut -c1-200 "$OUT/attention-bwd-peers.txt"
-timeout -s INT "${KWB_BWD_LIMIT:-330}" ./build/kwb run --op attention_bwd --dtype bf16 --time-report \
-  --out "$OUT/attention-bwd" > "$OUT/attention-bwd.txt" 2>&1; echo "kwb run: exit $?"
-grep -E "^attention_bwd|passed, " "$OUT/attention-bwd.txt" | cut -c1-200
-fi
+# An op's PyTorch peers, then the op's own bf16 run (default shapes, time report), in one call so
+# the figures compare: peers_then_run OP PEER_SCRIPT NAME LIMIT_SECONDS.
+peers_then_run() {
+  local op=$1 script=$2 name=$3 limit=$4
+  log "$op: peers, then kwb run --op $op --dtype bf16"
+  timeout 150 python3 "$script" > "$OUT/$name-peers.txt" 2>&1; echo "peers: exit $?"
+  cut -c1-200 "$OUT/$name-peers.txt"
+  timeout -s INT "$limit" ./build/kwb run --op "$op" --dtype bf16 --time-report \
+    --out "$OUT/$name" > "$OUT/$name.txt" 2>&1; echo "kwb run: exit $?"
+  grep -E "^$op|passed, " "$OUT/$name.txt" | cut -c1-200
+}
 
+# attention_bwd: PyTorch SDPA's FlashAttention-2 and cuDNN backwards at the shapes SDPA can express.
+want bwdpeers && peers_then_run attention_bwd scripts/peers/attention_bwd_peers.py attention-bwd "${KWB_BWD_LIMIT:-330}"
+
+# paged_attention_decode: gather + SDPA, SDPA on a contiguous cache, FlashAttention's paged kernel
+# where installed; then a sweep of fused_v2's tunables at two shapes.
 if want decodepeers; then
-# paged_attention_decode's peers (gather + SDPA, SDPA on a contiguous cache, FlashAttention's paged
-# kernel where installed) at the op's default shapes, then the op's own bf16 run and a sweep of
-# fused_v2's tunables at two shapes, in one call so the figures compare.
-log "paged_attention_decode: peers, then kwb run --op paged_attention_decode --dtype bf16"
-timeout 150 python3 scripts/peers/paged_decode_peers.py > "$OUT/paged-decode-peers.txt" 2>&1; echo "peers: exit $?"
-cut -c1-200 "$OUT/paged-decode-peers.txt"
-timeout -s INT "${KWB_DECODE_LIMIT:-200}" ./build/kwb run --op paged_attention_decode --dtype bf16 --time-report \
-  --out "$OUT/paged-decode" > "$OUT/paged-decode.txt" 2>&1; echo "kwb run: exit $?"
-grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode.txt" | cut -c1-200
+peers_then_run paged_attention_decode scripts/peers/paged_decode_peers.py paged-decode "${KWB_DECODE_LIMIT:-200}"
 timeout -s INT 120 ./build/kwb run --op paged_attention_decode --variant fused_v2_flash_decode_split_kv --dtype bf16 \
   --axis batch=8,32 --axis context=16384,4096 --axis waves=1,2 --axis stages=2,3,4 \
   --out "$OUT/paged-decode-tune" > "$OUT/paged-decode-tune.txt" 2>&1; echo "tunables: exit $?"
 grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c1-200
 fi
 
-if want varlenpeers; then
-# attention_varlen_fwd's peers (PyTorch's varlen_attn and the FlashAttention-2 op under it) at the
-# op's default shapes, then the op's own bf16 run, in one call so the figures compare.
-log "attention_varlen_fwd: peers, then kwb run --op attention_varlen_fwd --dtype bf16"
-timeout 150 python3 scripts/peers/attention_varlen_peers.py > "$OUT/varlen-peers.txt" 2>&1; echo "peers: exit $?"
-cut -c1-200 "$OUT/varlen-peers.txt"
-timeout -s INT "${KWB_VARLEN_LIMIT:-200}" ./build/kwb run --op attention_varlen_fwd --dtype bf16 --time-report \
-  --out "$OUT/varlen" > "$OUT/varlen.txt" 2>&1; echo "kwb run: exit $?"
-grep -E "^attention_varlen_fwd|passed, " "$OUT/varlen.txt" | cut -c1-200
-fi
+# attention_varlen_fwd: PyTorch's varlen_attn and the FlashAttention-2 op under it.
+want varlenpeers && peers_then_run attention_varlen_fwd scripts/peers/attention_varlen_peers.py varlen "${KWB_VARLEN_LIMIT:-200}"
 
 if want tune; then
 # kwb tune on each OP:VARIANT of $KWB_TUNE at $KWB_TUNE_AXES (default: the mHC target shape), then a
@@ -445,7 +435,8 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/smoke/report.json" ] && cp "$OUT/smoke/report.json" "$OUT/smoke-report.json"
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
-  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt attention-bwd attention-bwd*.txt 2>/dev/null | \
+  ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt attention-bwd attention-bwd*.txt \
+        paged-decode paged-decode*.txt varlen varlen*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \

@@ -94,29 +94,36 @@ struct Plans {
   std::unique_ptr<LtMatmul> scores, output;
 };
 
-// Column-major per (b, h), batch stride between heads of the bhsd buffers:
-//   S (row-major s x s) = Q K^T  is  S^T = K^T(op) Q: m = n = s, k = d, A = K (trans), B = Q.
-//   O (row-major s x d) = P V    is  O^T = V^T P^T:   m = d, n = s, k = s, A = V, B = P.
-inline std::shared_ptr<void> prepare_plans(const AttentionAxes& p, DType dtype) {
-  const std::int64_t s = p.seq, d = p.head_dim;
+// The two products over `batch` (batch, head) or (batch, kv head) pairs, each of `rows` queries
+// against `keys` keys, from row-major bhsd-like buffers, column-major as cuBLASLt sees them:
+//   S (rows x keys) = Q K^T  is  S^T = K^T(op) Q: m = keys, n = rows, k = d, A = K (trans), B = Q.
+//   O (rows x d)    = P V    is  O^T = V^T P^T:   m = d, n = rows, k = keys, A = V, B = P.
+// Self-attention has rows = keys = s; paged decoding a kv head's group x q_len queries.
+inline std::shared_ptr<void> prepare_plans(std::int64_t batch, std::int64_t rows, std::int64_t keys, std::int64_t d,
+                                           DType dtype) {
   const ElemType t = elem_type_of(dtype);
   auto plans = std::make_shared<Plans>();
   LtMatmulSpec qk;
   qk.trans_a = true;
-  qk.m = s, qk.n = s, qk.k = d;
-  qk.lda = d, qk.ldb = d, qk.ldd = s;
+  qk.m = keys, qk.n = rows, qk.k = d;
+  qk.lda = d, qk.ldb = d, qk.ldd = keys;
   qk.ab_type = t, qk.cd_type = t;
-  qk.batch = static_cast<int>(p.batch * p.heads);
-  qk.stride_a = s * d, qk.stride_b = s * d, qk.stride_d = s * s;
+  qk.batch = static_cast<int>(batch);
+  qk.stride_a = keys * d, qk.stride_b = rows * d, qk.stride_d = rows * keys;
   plans->scores = std::make_unique<LtMatmul>(qk);
   LtMatmulSpec pv;
-  pv.m = d, pv.n = s, pv.k = s;
-  pv.lda = d, pv.ldb = s, pv.ldd = d;
+  pv.m = d, pv.n = rows, pv.k = keys;
+  pv.lda = d, pv.ldb = keys, pv.ldd = d;
   pv.ab_type = t, pv.cd_type = t;
-  pv.batch = static_cast<int>(p.batch * p.heads);
-  pv.stride_a = s * d, pv.stride_b = s * s, pv.stride_d = s * d;
+  pv.batch = static_cast<int>(batch);
+  pv.stride_a = keys * d, pv.stride_b = rows * keys, pv.stride_d = rows * d;
   plans->output = std::make_unique<LtMatmul>(pv);
   return plans;
+}
+
+// Self-attention over [batch, heads, seq, d] buffers.
+inline std::shared_ptr<void> prepare_plans(const AttentionAxes& p, DType dtype) {
+  return prepare_plans(p.batch * p.heads, p.seq, p.seq, p.head_dim, dtype);
 }
 
 }  // namespace eager_attention

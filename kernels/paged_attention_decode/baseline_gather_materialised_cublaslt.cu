@@ -31,8 +31,8 @@
 #include <string>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/eager_attention.cuh"
 #include "kernels/common/block_reduce.cuh"
-#include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/paged_attention_decode.hpp"
 
@@ -123,10 +123,6 @@ struct PageGather {
   }
 };
 
-struct Plans {
-  std::unique_ptr<LtMatmul> scores, output;
-};
-
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const auto axes = PagedDecodeAxes::of(a.shape);
@@ -157,7 +153,7 @@ void launch_typed(const LaunchArgs& a) {
   eager_map<step::gather_k_pages>(chunks, a.stream, [=] __device__(std::int64_t i) { kg16[i] = k16[cache_index.source(i) / 8]; });
   eager_map<step::gather_v_pages>(chunks, a.stream, [=] __device__(std::int64_t i) { vg16[i] = v16[cache_index.source(i) / 8]; });
   eager_map<step::transpose_q_to_bhsd>(qo, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, q_len, h, d, h, 1)]; });
-  const Plans& plans = a.state_as<Plans>();
+  const auto& plans = a.state_as<eager_attention::Plans>();
   plans.scores->run(kg, qt, scores, a.workspace, a.stream);
   length_masked_softmax<T><<<static_cast<unsigned>(axes.batch * kvh * rows), 256, 0, a.stream>>>(
       scores, probs, lengths, padded, kvh, rows, static_cast<int>(q_len), 1.0f / std::sqrt(static_cast<float>(d)));
@@ -165,31 +161,11 @@ void launch_typed(const LaunchArgs& a) {
   eager_map<step::transpose_o_to_bshd>(qo, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, q_len, h, d, h, 1)] = ot[i]; });
 }
 
-// Column-major per (b, kv head), batch stride between kv heads:
-//   S (row-major rows x Lp) = Q K^T  is  S^T = K^T(op) Q: m = Lp, n = rows, k = d, A = K (trans), B = Q.
-//   O (row-major rows x d)  = P V    is  O^T = V^T P^T:   m = d, n = rows, k = Lp, A = V, B = P.
+// The two products per (sequence, kv head): its group x q_len query rows against the padded keys.
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
   const auto axes = PagedDecodeAxes::of(a.shape);
-  const std::int64_t d = axes.head_dim, padded = axes.pages_per_seq() * axes.page_size;
-  const std::int64_t rows = axes.group() * axes.q_len;
-  const ElemType t = elem_type_of(a.dtype);
-  auto plans = std::make_shared<Plans>();
-  LtMatmulSpec qk;
-  qk.trans_a = true;
-  qk.m = padded, qk.n = rows, qk.k = d;
-  qk.lda = d, qk.ldb = d, qk.ldd = padded;
-  qk.ab_type = t, qk.cd_type = t;
-  qk.batch = static_cast<int>(axes.batch * axes.kv_heads);
-  qk.stride_a = padded * d, qk.stride_b = rows * d, qk.stride_d = rows * padded;
-  plans->scores = std::make_unique<LtMatmul>(qk);
-  LtMatmulSpec pv;
-  pv.m = d, pv.n = rows, pv.k = padded;
-  pv.lda = d, pv.ldb = padded, pv.ldd = d;
-  pv.ab_type = t, pv.cd_type = t;
-  pv.batch = static_cast<int>(axes.batch * axes.kv_heads);
-  pv.stride_a = padded * d, pv.stride_b = rows * padded, pv.stride_d = rows * d;
-  plans->output = std::make_unique<LtMatmul>(pv);
-  return plans;
+  return eager_attention::prepare_plans(axes.batch * axes.kv_heads, axes.group() * axes.q_len,
+                                        axes.pages_per_seq() * axes.page_size, axes.head_dim, a.dtype);
 }
 
 KWB_REGISTER_VARIANT(Variant{
