@@ -67,13 +67,8 @@ void launch_typed(const LaunchArgs& a) {
   T* o = a.tensor<T>("o");
   float* lse = a.tensor<float>("lse");
   const eager_attention::Buffers b = eager_attention::buffers(axes, a.dtype);
-  char* ws = static_cast<char*>(a.workspace);
-  T* qt = reinterpret_cast<T*>(ws + b.qt);
-  T* kx = reinterpret_cast<T*>(ws + b.kx);
-  T* vx = reinterpret_cast<T*>(ws + b.vx);
-  T* scores = reinterpret_cast<T*>(ws + b.scores);
-  T* probs = reinterpret_cast<T*>(ws + b.probs);
-  T* ot = reinterpret_cast<T*>(ws + b.ot);
+  const eager_attention::Views<T> w = eager_attention::views<T>(a.workspace, b);
+  T *qt = w.qt, *kx = w.kx, *vx = w.vx, *scores = w.scores, *probs = w.probs, *ot = w.ot;
   eager_map<step::repeat_kv_transpose_k>(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
   eager_map<step::repeat_kv_transpose_v>(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
   eager_map<step::transpose_q>(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });

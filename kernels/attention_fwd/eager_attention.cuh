@@ -44,6 +44,18 @@ inline Buffers buffers(const AttentionAxes& p, DType dtype, std::size_t extra_by
   return b;
 }
 
+// The workspace's buffers as typed pointers.
+template <class T>
+struct Views {
+  T *qt, *kx, *vx, *scores, *probs, *ot;
+};
+template <class T>
+Views<T> views(void* workspace, const Buffers& b) {
+  char* ws = static_cast<char*>(workspace);
+  return {reinterpret_cast<T*>(ws + b.qt),     reinterpret_cast<T*>(ws + b.kx),    reinterpret_cast<T*>(ws + b.vx),
+          reinterpret_cast<T*>(ws + b.scores), reinterpret_cast<T*>(ws + b.probs), reinterpret_cast<T*>(ws + b.ot)};
+}
+
 inline std::optional<std::string> refuse_large(const Buffers& b) {
   const double gib = static_cast<double>(b.total) / double(1 << 30);
   if (gib > kMaxWorkspaceGiB) {

@@ -74,14 +74,9 @@ void launch_typed(const LaunchArgs& a) {
   T* o = a.tensor<T>("o");
   float* lse = a.tensor<float>("lse");
   const eager_attention::Buffers b = padded_buffers(a.shape, a.dtype);
-  char* ws = static_cast<char*>(a.workspace);
-  T* qt = reinterpret_cast<T*>(ws + b.qt);
-  T* kx = reinterpret_cast<T*>(ws + b.kx);
-  T* vx = reinterpret_cast<T*>(ws + b.vx);
-  T* scores = reinterpret_cast<T*>(ws + b.scores);
-  T* probs = reinterpret_cast<T*>(ws + b.probs);
-  T* ot = reinterpret_cast<T*>(ws + b.ot);
-  float* lse_padded = reinterpret_cast<float*>(ws + b.extra);  // [b, h, s]
+  const eager_attention::Views<T> w = eager_attention::views<T>(a.workspace, b);
+  T *qt = w.qt, *kx = w.kx, *vx = w.vx, *scores = w.scores, *probs = w.probs, *ot = w.ot;
+  float* lse_padded = reinterpret_cast<float*>(static_cast<char*>(a.workspace) + b.extra);  // [b, h, s]
   const PaddedIndex at{p.cu_seqlens, s, h, d};
   eager_map<step::pad_transpose_q>(n, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
