@@ -32,15 +32,12 @@
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"
+#include "kernels/paged_attention_decode/split_plan.hpp"
 
 namespace kwb {
 namespace flash_decode {
 
-constexpr int kWarps = 4;                // per 16-row tile
-constexpr int kRows = 16;                 // query rows per tile: one m16 fragment
-constexpr int kTileKeys = kWarps * 16;    // keys per ring stage: 16 per warp
-constexpr int kMaxStages = 4;
-constexpr int kMaxTilesPerBlock = 2;
+constexpr int kMaxStages = 4;  // kWarps, kRows, kTileKeys: split_plan.hpp
 
 // What every block of a launch shares (a kernel argument, by value).
 struct DecodeParams {

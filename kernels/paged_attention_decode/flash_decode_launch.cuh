@@ -18,42 +18,11 @@
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/typed_launch.cuh"
 #include "kernels/paged_attention_decode/flash_decode.cuh"
+#include "kernels/paged_attention_decode/split_plan.hpp"
 #include "reference/paged_attention_decode.hpp"
 
 namespace kwb {
 namespace flash_decode {
-
-using paged_decode::PagedDecodeAxes;
-
-// The most blocks a split plan aims at (4 per SM on 256 SMs): bounds the workspace without the GPU.
-constexpr std::int64_t kMaxBlocks = 1024;
-
-// Row tiles of 16 per kv head, M of them per block (2 where there are two or more), and the
-// blocks along the rows.
-inline std::int64_t row_tiles(const PagedDecodeAxes& a) { return (a.group() * a.q_len + kRows - 1) / kRows; }
-inline int tiles_per_block(const PagedDecodeAxes& a) { return row_tiles(a) >= 2 ? kMaxTilesPerBlock : 1; }
-inline std::int64_t row_blocks(const PagedDecodeAxes& a) {
-  return (row_tiles(a) + tiles_per_block(a) - 1) / tiles_per_block(a);
-}
-inline std::int64_t base_blocks(const PagedDecodeAxes& a) { return a.batch * a.kv_heads * row_blocks(a); }
-
-// The most splits any GPU's plan uses: one key tile each at least, and no more than kMaxBlocks
-// blocks in all once the batch already gives one each.
-inline std::int64_t max_splits(const PagedDecodeAxes& a) {
-  const std::int64_t tiles = (a.context + kTileKeys - 1) / kTileKeys;
-  return std::max<std::int64_t>(1, std::min(tiles, kMaxBlocks / base_blocks(a)));
-}
-
-// partial_o (D fp32 per split and output row) and partial_lse (one each), 256-byte aligned.
-inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
-  const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
-  return (rows * static_cast<std::size_t>(a.head_dim) * 4 + 255) / 256 * 256;
-}
-inline std::size_t split_workspace_bytes(const Shape& s, DType) {
-  const auto a = PagedDecodeAxes::of(s);
-  if (max_splits(a) == 1) return 0;
-  return partial_o_bytes(a) + static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4;
-}
 
 inline std::optional<std::string> refuse(const Shape& s, DType) {
   const auto a = PagedDecodeAxes::of(s);
@@ -97,17 +66,16 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  std::int64_t splits = 1;
+  std::int64_t slots = 0;
   if (waves > 0) {
     int device = 0, sms = 0;
     cuda_check(cudaGetDevice(&device), "cudaGetDevice");
     cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-    const std::int64_t slots = static_cast<std::int64_t>(waves) * sms * resident_blocks<T, D, M>(stages);
-    splits = std::clamp<std::int64_t>(slots / base_blocks(a), 1, max_splits(a));
+    slots = static_cast<std::int64_t>(waves) * sms * resident_blocks<T, D, M>(stages);
   }
-  const std::int64_t tiles = (a.context + kTileKeys - 1) / kTileKeys;
-  p.split_keys = (tiles + splits - 1) / splits * kTileKeys;
-  p.splits = static_cast<int>((a.context + p.split_keys - 1) / p.split_keys);
+  const KeySplit split = key_split(a, split_count(a, slots));
+  p.split_keys = split.split_keys;
+  p.splits = split.splits;
   AttentionParams& m = p.mask;
   m.heads = a.heads;
   m.kv_heads = a.kv_heads;

@@ -1,0 +1,73 @@
+// The host arithmetic of paged_attention_decode's flash-decoding launch (flash_decode_launch.cuh),
+// plain C++ so that CPU tests check it: how a kv head's query rows fall into 16-row tiles and
+// blocks, how many key splits a plan may use (which sizes the workspace), how the splits divide
+// the keys, and where the partial outputs sit in the workspace.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "reference/paged_attention_decode.hpp"
+
+namespace kwb {
+namespace flash_decode {
+
+using paged_decode::PagedDecodeAxes;
+
+constexpr int kWarps = 4;                // per 16-row tile
+constexpr int kRows = 16;                // query rows per tile: one m16 fragment
+constexpr int kTileKeys = kWarps * 16;   // keys per ring stage: 16 per warp
+constexpr int kMaxTilesPerBlock = 2;
+// The most blocks a split plan aims at (4 per SM on 256 SMs): bounds the workspace without the GPU.
+constexpr std::int64_t kMaxBlocks = 1024;
+
+// Row tiles of 16 per kv head, M of them per block (2 where there are two or more), and the
+// blocks along the rows.
+inline std::int64_t row_tiles(const PagedDecodeAxes& a) { return (a.group() * a.q_len + kRows - 1) / kRows; }
+inline int tiles_per_block(const PagedDecodeAxes& a) { return row_tiles(a) >= 2 ? kMaxTilesPerBlock : 1; }
+inline std::int64_t row_blocks(const PagedDecodeAxes& a) {
+  return (row_tiles(a) + tiles_per_block(a) - 1) / tiles_per_block(a);
+}
+inline std::int64_t base_blocks(const PagedDecodeAxes& a) { return a.batch * a.kv_heads * row_blocks(a); }
+
+// The most splits any GPU's plan uses: one key tile each at least, and no more than kMaxBlocks
+// blocks in all once the batch already gives one each.
+inline std::int64_t max_splits(const PagedDecodeAxes& a) {
+  const std::int64_t tiles = (a.context + kTileKeys - 1) / kTileKeys;
+  return std::max<std::int64_t>(1, std::min(tiles, kMaxBlocks / base_blocks(a)));
+}
+
+// Splits that fill `slots` resident blocks (waves x SMs x blocks per SM; 0: no splitting) without
+// starting a partial wave, within max_splits.
+inline std::int64_t split_count(const PagedDecodeAxes& a, std::int64_t slots) {
+  if (slots <= 0) return 1;
+  return std::clamp<std::int64_t>(slots / base_blocks(a), 1, max_splits(a));
+}
+
+// Keys per split (whole key tiles) for `splits` asked, and the splits that then hold keys of the
+// longest sequence (never more than asked).
+struct KeySplit {
+  std::int64_t split_keys = 0;
+  int splits = 1;
+};
+inline KeySplit key_split(const PagedDecodeAxes& a, std::int64_t splits) {
+  const std::int64_t tiles = (a.context + kTileKeys - 1) / kTileKeys;
+  KeySplit k;
+  k.split_keys = (tiles + splits - 1) / splits * kTileKeys;
+  k.splits = static_cast<int>((a.context + k.split_keys - 1) / k.split_keys);
+  return k;
+}
+
+// partial_o (D fp32 per split and output row) and partial_lse (one each) after it, 256-byte aligned.
+inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
+  const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
+  return (rows * static_cast<std::size_t>(a.head_dim) * 4 + 255) / 256 * 256;
+}
+inline std::size_t split_workspace_bytes(const PagedDecodeAxes& a) {
+  if (max_splits(a) == 1) return 0;
+  return partial_o_bytes(a) + static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4;
+}
+
+}  // namespace flash_decode
+}  // namespace kwb

@@ -1,0 +1,75 @@
+// paged_attention_decode's split plan (kernels/paged_attention_decode/split_plan.hpp): the row
+// tiles and blocks a kv head's queries take, the splits a GPU's resident blocks ask for (whole
+// waves, within the workspace's bound), keys per split that cover the context in whole tiles with
+// no split empty for the longest sequence, and a workspace that holds what the kernels index.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "kernels/paged_attention_decode/split_plan.hpp"
+
+namespace kwb::flash_decode {
+namespace {
+
+PagedDecodeAxes axes(std::int64_t batch, std::int64_t q_len, std::int64_t context, std::int64_t heads,
+                     std::int64_t kv_heads, std::int64_t head_dim = 128) {
+  return PagedDecodeAxes::of(paged_decode::paged_decode_shape(batch, q_len, context, heads, kv_heads, head_dim, 16));
+}
+
+TEST(PagedDecodeSplitPlan, QueryRowsFillTilesOfSixteenTwoABlock) {
+  EXPECT_EQ(row_tiles(axes(1, 1, 64, 32, 8)), 1);   // 4 rows
+  EXPECT_EQ(tiles_per_block(axes(1, 1, 64, 32, 8)), 1);
+  const auto a32 = axes(1, 8, 64, 16, 4);            // 4 x 8 = 32 rows
+  EXPECT_EQ(row_tiles(a32), 2);
+  EXPECT_EQ(tiles_per_block(a32), 2);
+  EXPECT_EQ(row_blocks(a32), 1);
+  const auto a40 = axes(1, 5, 64, 32, 4);            // 8 x 5 = 40 rows: tiles 0-1, then 2 and a padding tile
+  EXPECT_EQ(row_tiles(a40), 3);
+  EXPECT_EQ(row_blocks(a40), 2);
+  EXPECT_EQ(base_blocks(a40), 1 * 4 * 2);
+}
+
+TEST(PagedDecodeSplitPlan, SplitsFillWholeWavesWithinTheWorkspacesBound) {
+  // b8 h32/8: 64 blocks; an H100's 264 slots (132 SMs x 2) take 4 splits, not 5 (a tail wave).
+  const auto b8 = axes(8, 1, 16384, 32, 8);
+  EXPECT_EQ(split_count(b8, 264), 4);
+  EXPECT_EQ(split_count(b8, 0), 1);                  // fused_v1: no splitting
+  // A batch that already fills the slots is not split.
+  EXPECT_EQ(split_count(axes(32, 1, 4096, 32, 8), 264), 1);
+  // One sequence of few keys: no more splits than key tiles.
+  const auto short_one = axes(1, 1, 100, 32, 8);     // 2 key tiles
+  EXPECT_EQ(split_count(short_one, 264), 2);
+  // Never past the blocks the workspace was sized for.
+  const auto one = axes(1, 1, 1 << 20, 1, 1);
+  EXPECT_EQ(max_splits(one), kMaxBlocks);
+  EXPECT_EQ(split_count(one, 100000), kMaxBlocks);
+}
+
+TEST(PagedDecodeSplitPlan, KeySplitsCoverTheContextInWholeTilesNoneEmpty) {
+  for (std::int64_t context : {1, 63, 64, 65, 1000, 4099, 16384, 32768})
+    for (std::int64_t asked : {1, 2, 3, 4, 5, 7, 33, 64}) {
+      const auto a = axes(1, 1, context, 32, 8);
+      if (asked > max_splits(a)) continue;
+      const KeySplit k = key_split(a, asked);
+      SCOPED_TRACE(testing::Message() << "context " << context << ", " << asked << " splits asked");
+      EXPECT_EQ(k.split_keys % kTileKeys, 0);
+      EXPECT_LE(k.splits, asked);
+      EXPECT_GE(k.split_keys * k.splits, context);             // every key in a split
+      EXPECT_LT(k.split_keys * (k.splits - 1), context);       // the last split holds a key
+    }
+}
+
+TEST(PagedDecodeSplitPlan, TheWorkspaceHoldsEveryPartialTheKernelsIndex) {
+  for (const auto& a : {axes(8, 1, 16384, 32, 8), axes(1, 1, 32768, 32, 8), axes(3, 4, 1000, 16, 4, 64)}) {
+    const std::int64_t splits = max_splits(a), out_rows = a.batch * a.q_len * a.heads;
+    ASSERT_GT(splits, 1);
+    // partial_o [out_rows, splits, D] fp32 then partial_lse [out_rows, splits] fp32, 256-aligned.
+    EXPECT_GE(partial_o_bytes(a), static_cast<std::size_t>(out_rows * splits * a.head_dim * 4));
+    EXPECT_EQ(partial_o_bytes(a) % 256, 0u);
+    EXPECT_EQ(split_workspace_bytes(a), partial_o_bytes(a) + static_cast<std::size_t>(out_rows * splits * 4));
+  }
+  EXPECT_EQ(split_workspace_bytes(axes(1, 1, 64, 32, 8)), 0u);  // one tile: never split
+}
+
+}  // namespace
+}  // namespace kwb::flash_decode
