@@ -305,7 +305,7 @@ grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c
 fi
 
 # attention_varlen_fwd: PyTorch's varlen_attn and the FlashAttention-2 op under it.
-want varlenpeers && peers_then_run attention_varlen_fwd scripts/peers/attention_varlen_peers.py varlen "${KWB_VARLEN_LIMIT:-200}"
+want varlenpeers && peers_then_run attention_varlen_fwd scripts/peers/attention_varlen_peers.py varlen "${KWB_VARLEN_LIMIT:-330}"
 
 if want tune; then
 # kwb tune on each OP:VARIANT of $KWB_TUNE at $KWB_TUNE_AXES (default: the mHC target shape), then a

@@ -114,9 +114,10 @@ struct OnlineSoftmax {
 };
 
 // The end of a flash kernel, for a warp's two rows: O / l rounded to T with 4-byte stores (rows
-// past seq skipped; packed sequences too, AttentionParams::cu_seqlens) and lse = (m + log2 l) ln 2 in fp32 (the natural log, as FlashAttention saves
-// it). o_at(j, e) is element e of the thread's O accumulators for columns 8 j .. 8 j + 7 (the
-// m16n8 C layout, as for S).
+// past seq skipped) and lse = (m + log2 l) ln 2 in fp32 (the natural log, as FlashAttention saves
+// it), dense or packed (AttentionParams::cu_seqlens; `start` is the sequence's first token).
+// o_at(j, e) is element e of the thread's O accumulators for columns 8 j .. 8 j + 7 (the m16n8 C
+// layout, as for S).
 template <class T, int D, class At>
 __device__ __forceinline__ void store_output(const OnlineSoftmax& softmax, At&& o_at, const AttentionParams& p,
                                              std::int64_t batch, std::int64_t head, std::int64_t start,

@@ -45,16 +45,18 @@ eager_attention::Buffers padded_buffers(const Shape& s, DType dtype) {
   return eager_attention::buffers(a, dtype, static_cast<std::size_t>(a.batch * a.heads * a.seq) * sizeof(float));
 }
 
-// Element i of a padded [b, heads, s, d] copy: its sequence bb, head hh, token t and dim e, and
-// the packed row it comes from (-1 past the sequence's length).
+// Unit i of a padded [b, heads, s, units] copy (a unit: 16 bytes of a head's d values, or one lse
+// value): its sequence bb, head hh, token t and unit e, and the packed row it comes from (-1 past
+// the sequence's length). The copies move 16 bytes a thread, as torch's pad and index kernels
+// copy whole vectors: per 2-byte element the index arithmetic alone would bound them.
 struct PaddedIndex {
   const std::int32_t* cu_seqlens;
-  std::int64_t s, heads, d;
+  std::int64_t s, heads, units;
   __device__ std::int64_t packed_row(std::int64_t i, std::int64_t& hh, std::int64_t& e) const {
-    e = i % d;
-    const std::int64_t t = (i / d) % s;
-    hh = (i / (d * s)) % heads;
-    const std::int64_t bb = i / (d * s * heads);
+    e = i % units;
+    const std::int64_t t = (i / units) % s;
+    hh = (i / (units * s)) % heads;
+    const std::int64_t bb = i / (units * s * heads);
     const std::int64_t start = cu_seqlens[bb];
     return t < cu_seqlens[bb + 1] - start ? start + t : -1;
   }
@@ -77,33 +79,43 @@ void launch_typed(const LaunchArgs& a) {
   const eager_attention::Views<T> w = eager_attention::views<T>(a.workspace, b);
   T *qt = w.qt, *kx = w.kx, *vx = w.vx, *scores = w.scores, *probs = w.probs, *ot = w.ot;
   float* lse_padded = reinterpret_cast<float*>(static_cast<char*>(a.workspace) + b.extra);  // [b, h, s]
-  const PaddedIndex at{p.cu_seqlens, s, h, d};
-  eager_map<step::pad_transpose_q>(n, a.stream, [=] __device__(std::int64_t i) {
+  const std::int64_t c = d / 8;  // 16-byte chunks of a head's row
+  const PaddedIndex at{p.cu_seqlens, s, h, c};
+  const auto* q16 = reinterpret_cast<const uint4*>(q);
+  const auto* k16 = reinterpret_cast<const uint4*>(k);
+  const auto* v16 = reinterpret_cast<const uint4*>(v);
+  auto* qt16 = reinterpret_cast<uint4*>(qt);
+  auto* kx16 = reinterpret_cast<uint4*>(kx);
+  auto* vx16 = reinterpret_cast<uint4*>(vx);
+  const std::int64_t chunks = n / 8;
+  eager_map<step::pad_transpose_q>(chunks, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    qt[i] = row >= 0 ? q[(row * h + hh) * d + e] : from_float<T>(0.0f);
+    qt16[i] = row >= 0 ? q16[(row * h + hh) * c + e] : make_uint4(0, 0, 0, 0);
   });
-  eager_map<step::pad_repeat_kv_k>(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::pad_repeat_kv_k>(chunks, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    kx[i] = row >= 0 ? k[(row * kvh + hh / group) * d + e] : from_float<T>(0.0f);
+    kx16[i] = row >= 0 ? k16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
   });
-  eager_map<step::pad_repeat_kv_v>(n, a.stream, [=] __device__(std::int64_t i) {
+  eager_map<step::pad_repeat_kv_v>(chunks, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    vx[i] = row >= 0 ? v[(row * kvh + hh / group) * d + e] : from_float<T>(0.0f);
+    vx16[i] = row >= 0 ? v16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
   });
   const auto& plans = a.state_as<eager_attention::Plans>();
   plans.scores->run(kx, qt, scores, a.workspace, a.stream);
   eager_attention::masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs,
                                                                                                 lse_padded, p);
   plans.output->run(vx, probs, ot, a.workspace, a.stream);
-  eager_map<step::unpad_o>(n, a.stream, [=] __device__(std::int64_t i) {
+  auto* o16 = reinterpret_cast<uint4*>(o);
+  const auto* ot16 = reinterpret_cast<const uint4*>(ot);
+  eager_map<step::unpad_o>(chunks, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;
     const std::int64_t row = at.packed_row(i, hh, e);
-    if (row >= 0) o[(row * h + hh) * d + e] = ot[i];
+    if (row >= 0) o16[(row * h + hh) * c + e] = ot16[i];
   });
-  // lse_padded [b, h, s] -> lse [h, total]: the same walk with d = 1.
+  // lse_padded [b, h, s] -> lse [h, total]: the same walk, one value a unit.
   const PaddedIndex rows{p.cu_seqlens, s, h, 1};
   eager_map<step::unpad_lse>(p.batch * h * s, a.stream, [=] __device__(std::int64_t i) {
     std::int64_t hh, e;

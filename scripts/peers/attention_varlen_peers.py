@@ -57,16 +57,18 @@ for b, s, h, kvh, d, causal, kind in SHAPES:
     if varlen_attn is not None:
         # The signature moved between PyTorch releases (is_causal, then a window; enable_gqa later):
         # the first form this one takes, K and V expanded to every query head where it has no GQA.
-        ke, ve = k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1)
+        gqa = {"enable_gqa": True} if kvh != h else {}
+        ke, ve = (k, v) if kvh == h else (k.repeat_interleave(h // kvh, dim=1), v.repeat_interleave(h // kvh, dim=1))
         causal_forms = [{"window_size": (-1, 0) if causal else (-1, -1)}, {"is_causal": causal}]
-        forms = [(k, v, dict(c, enable_gqa=kvh != h), "") for c in causal_forms]
-        forms += [(ke, ve, c, "kv expanded to every query head before timing") for c in causal_forms]
+        forms = [(k, v, dict(c, **gqa), "") for c in causal_forms]
+        if kvh != h:
+            forms += [(ke, ve, c, "kv expanded to every query head before timing") for c in causal_forms]
         for k_, v_, extra, note in forms:
             fn = (lambda k_=k_, v_=v_, extra=extra:
                   varlen_attn(q, k_, v_, cu, cu, longest, longest, **extra))
             try:
                 fn()
-            except TypeError:
+            except Exception:  # this form is not this PyTorch's (or it cannot run it): the next
                 continue
             impls.append(("varlen_attn", fn, note))
             break
