@@ -47,6 +47,7 @@
 #include <string>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/eager_attention.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 
@@ -65,9 +66,7 @@ struct sum_kv_group_dv_to_bshd;
 
 namespace {
 
-constexpr double kMaxWorkspaceGiB = 60;
-
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+using eager_attention::align_up;
 
 // Byte offsets into the workspace; cuBLASLt's share comes first.
 struct Buffers {
@@ -102,17 +101,8 @@ Buffers buffers(const AttentionAxes& p, DType dtype) {
 }
 
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
-  const double gib =
-      static_cast<double>(buffers(AttentionAxes::of(s), dtype).total) / double(1 << 30);
-  if (gib > kMaxWorkspaceGiB) {
-    char text[128];  // no fmt in nvcc-compiled files
-    std::snprintf(
-        text, sizeof text,
-        "materialised scores and their gradients would need %.1f GiB (more than %.0f GiB)", gib,
-        kMaxWorkspaceGiB);
-    return std::string(text);
-  }
-  return std::nullopt;
+  return eager_attention::refuse_workspace(buffers(AttentionAxes::of(s), dtype).total,
+                                           "materialised scores and their gradients");
 }
 
 // One block per score row r = (b * h + head) * s + i ([b, h, s] is lse's and D's order): for each

@@ -56,15 +56,18 @@ Views<T> views(void* workspace, const Buffers& b) {
           reinterpret_cast<T*>(ws + b.scores), reinterpret_cast<T*>(ws + b.probs), reinterpret_cast<T*>(ws + b.ot)};
 }
 
+// A materialised baseline's refusal of a workspace past kMaxWorkspaceGiB: "<what> would need
+// X GiB (more than 60 GiB)", what being the buffers that grow (its scores, a gathered cache).
+inline std::optional<std::string> refuse_workspace(std::size_t bytes, const char* what) {
+  const double gib = static_cast<double>(bytes) / double(1 << 30);
+  if (gib <= kMaxWorkspaceGiB) return std::nullopt;
+  char text[160];  // no fmt in nvcc-compiled files
+  std::snprintf(text, sizeof text, "%s would need %.1f GiB (more than %.0f GiB)", what, gib, kMaxWorkspaceGiB);
+  return std::string(text);
+}
+
 inline std::optional<std::string> refuse_large(const Buffers& b) {
-  const double gib = static_cast<double>(b.total) / double(1 << 30);
-  if (gib > kMaxWorkspaceGiB) {
-    char text[96];  // no fmt in nvcc-compiled files
-    std::snprintf(text, sizeof text, "materialised scores would need %.1f GiB (more than %.0f GiB)", gib,
-                  kMaxWorkspaceGiB);
-    return std::string(text);
-  }
-  return std::nullopt;
+  return refuse_workspace(b.total, "materialised scores");
 }
 
 // One block per score row r = (b * h + head) * s + i of [b, h, s, s] scores: the logit of each key

@@ -48,9 +48,7 @@ namespace {
 
 using paged_decode::PagedDecodeAxes;
 
-constexpr double kMaxWorkspaceGiB = 60;
-
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+using eager_attention::align_up;
 
 struct Buffers {
   std::size_t kg, vg, qt, scores, probs, ot, total;
@@ -73,13 +71,8 @@ Buffers buffers(const PagedDecodeAxes& a, DType dtype) {
 
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
   const auto a = PagedDecodeAxes::of(s);
-  const double gib = static_cast<double>(buffers(a, dtype).total) / double(1 << 30);
-  if (gib > kMaxWorkspaceGiB) {
-    char text[96];  // no fmt in nvcc-compiled files
-    std::snprintf(text, sizeof text, "the gathered cache would need %.1f GiB (more than %.0f GiB)", gib,
-                  kMaxWorkspaceGiB);
-    return std::string(text);
-  }
+  if (auto too_large = eager_attention::refuse_workspace(buffers(a, dtype).total, "the gathered cache"))
+    return too_large;
   if (a.batch * a.kv_heads > 65535) return "batch * kv_heads must be at most 65535 (cuBLASLt's batch count)";
   return std::nullopt;
 }

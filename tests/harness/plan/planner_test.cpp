@@ -1,7 +1,8 @@
-// Filters -> cases against the real catalogue (rmsnorm_fwd and its variants), the memory check
-// and the repro command line.
+// Filters -> cases against the real catalogue (rmsnorm_fwd and its variants) and the repro
+// command line (the memory check: case_memory_test.cpp).
 #include "harness/plan/planner.hpp"
 #include "harness/plan/counter_sets.hpp"
+#include "tests/harness/plan/rmsnorm_plan_cases.hpp"
 #include "tests/support/plan_errors.hpp"
 
 #include <gtest/gtest.h>
@@ -17,21 +18,7 @@ namespace kwb {
 namespace planner_test {
 namespace {
 
-constexpr const char* kOp = "rmsnorm_fwd";
-constexpr const char* kBaseline = "baseline_eager_8_launches";
-const std::vector<std::string> kOrdinary = {kBaseline, "fused_v1_row_per_block", "fused_v2_vec16"};
-const std::vector<std::string> kTestOnly = {"test_fault_illegal_address", "test_fault_device_assert",
-                                            "test_hang"};
-
-const Registry& registry() { return Registry::instance(); }
-
-PlanRequest rmsnorm_request() {
-  PlanRequest r;
-  r.ops = {kOp};
-  return r;
-}
-
-Shape rmsnorm_shape(std::int64_t rows, std::int64_t cols) { return Shape{{{"rows", rows}, {"cols", cols}}}; }
+using namespace rmsnorm_plan;
 
 std::set<std::string> variant_names(const std::vector<CaseRequest>& cases) {
   std::set<std::string> out;
@@ -250,19 +237,7 @@ TEST(PlanCases, DtypeFilterKeepsOnlyThoseDtypesInTheOpsOrder) {
   EXPECT_EQ(cases.back().dtype, DType::bf16);
 }
 
-// ---- memory -----------------------------------------------------------------------------
-
-CaseRequest one_case(const std::string& variant, DType dtype, std::int64_t rows, std::int64_t cols) {
-  PlanRequest r = rmsnorm_request();
-  r.variants = {variant};
-  r.dtypes = {dtype};
-  r.axes = {parse_axis_assignment("rows=" + std::to_string(rows)),
-            parse_axis_assignment("cols=" + std::to_string(cols))};
-  r.include_test_variants = variant.rfind("test_", 0) == 0;
-  auto cases = plan_cases(r, registry());
-  EXPECT_EQ(cases.size(), 1u);
-  return cases.at(0);
-}
+// ---- repeated names and the plan's limits ------------------------------------------------
 
 TEST(PlanCases, RepeatedOpVariantAndDtypeCountOnce) {
   PlanRequest once = rmsnorm_request();
@@ -324,103 +299,6 @@ TEST(PlanCases, TensorsTooLargeFor64BitSizesAreRefused) {
   } catch (const PlanError& e) {
     EXPECT_NE(std::string(e.what()).find("64-bit"), std::string::npos) << e.what();
   }
-}
-
-TEST(CaseDeviceBytes, HugeShapesGiveHugeBytesNotAWrappedNumber) {
-  CaseRequest c;
-  c.op = kOp;
-  c.variant = kBaseline;  // refuses no shape: check_cases_fit below counts its workspace too
-  c.dtype = DType::fp32;
-  c.shape = rmsnorm_shape(std::int64_t(1) << 31, std::int64_t(1) << 31);  // 2^62 elements per tensor
-  EXPECT_GT(case_device_bytes(c, registry()), 3e19);
-  EXPECT_TRUE(check_cases_fit({c}, registry(), 80e9, "GPU").has_value());
-}
-
-TEST(CaseDeviceBytes, IsTheTensorsPlusTheVariantsWorkspace) {
-  const std::int64_t rows = 16384, cols = 4096;
-  for (DType dtype : kAllDTypes) {
-    // x and y are rows x cols, weight is cols.
-    const double tensors = static_cast<double>(2 * rows * cols + cols) * static_cast<double>(dtype_size(dtype));
-    EXPECT_EQ(case_device_bytes(one_case("fused_v2_vec16", dtype, rows, cols), registry()), tensors);
-    EXPECT_EQ(case_device_bytes(one_case("fused_v1_row_per_block", dtype, rows, cols), registry()), tensors);
-
-    const CaseRequest base = one_case(kBaseline, dtype, rows, cols);
-    const Variant* v = registry().find_variant(kOp, kBaseline);
-    ASSERT_TRUE(v->workspace_bytes);
-    const double workspace = static_cast<double>(v->workspace_bytes(base.shape, dtype));
-    // The eager baseline keeps fp32 intermediates of the whole tensor: at least one rows x cols.
-    EXPECT_GE(workspace, static_cast<double>(rows * cols * 4));
-    EXPECT_EQ(case_device_bytes(base, registry()), tensors + workspace) << to_string(dtype);
-  }
-}
-
-TEST(CheckCasesFit, NulloptWhenEveryCaseFits) {
-  const auto cases = plan_cases(rmsnorm_request(), registry());
-  EXPECT_EQ(check_cases_fit(cases, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
-}
-
-TEST(CheckCasesFit, NamesTheLargestCaseThatDoesNotFit) {
-  // Prepare: 16384 x 16384 fp32 needs 2 GiB of tensors (fused) and more with the baseline's
-  // workspace; a fake 2 GiB device leaves 1.3 GiB usable, so all three are too big.
-  PlanRequest r = rmsnorm_request();
-  r.variants = kOrdinary;
-  r.dtypes = {DType::fp32};
-  r.axes = {parse_axis_assignment("cols=16k")};
-  const auto cases = plan_cases(r, registry());
-  ASSERT_EQ(cases.size(), 3u);
-  // Run.
-  const auto message = check_cases_fit(cases, registry(), 2.0 * (1ull << 30), "Fake GPU");
-  // Verify.
-  ASSERT_TRUE(message.has_value());
-  EXPECT_TRUE(Mentions(*message, "3 case(s)"));
-  EXPECT_TRUE(Mentions(*message, "Fake GPU"));
-  EXPECT_TRUE(Mentions(*message, "rmsnorm_fwd:baseline_eager_8_launches:fp32"));
-  EXPECT_TRUE(Mentions(*message, "rows=16384,cols=16384"));
-  EXPECT_TRUE(Mentions(*message, "GiB"));
-}
-
-TEST(CheckCasesFit, BoundaryFollowsTheUsableFraction) {
-  // usable = 0.9 * device - 512 MiB: a device just big enough fits, one a little smaller does not.
-  const CaseRequest c = one_case("fused_v2_vec16", DType::bf16, 65536, 8192);
-  const double need = case_device_bytes(c, registry());
-  const double exact_device = (need + 512.0 * (1 << 20)) / 0.9;
-  EXPECT_EQ(check_cases_fit({c}, registry(), exact_device * 1.001, "Fake GPU"), std::nullopt);
-  const auto message = check_cases_fit({c}, registry(), exact_device * 0.999, "Fake GPU");
-  ASSERT_TRUE(message.has_value());
-  EXPECT_TRUE(Mentions(*message, "1 case(s)"));
-  EXPECT_TRUE(Mentions(*message, "fused_v2_vec16"));
-}
-
-// A case whose variant refuses it (attention_bwd's materialised baseline at 16k tokens: more than
-// its 60 GiB of workspace) is skipped when run, so its workspace does not stop the plan; the fused
-// variant's case at the same shape is counted as any other.
-TEST(CheckCasesFit, ACaseItsVariantRefusesIsCountedWithoutItsWorkspace) {
-  CaseRequest c;
-  c.op = "attention_bwd";
-  c.dtype = DType::bf16;
-  c.shape = Shape{{{"batch", 1}, {"seq", 16384}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128},
-                   {"causal", "1"}, {"window", 0}, {"softcap", "0"}}};
-  c.variant = "baseline_materialised_cublaslt";
-  const Variant* baseline = registry().find_variant(c.op, c.variant);
-  ASSERT_TRUE(baseline && baseline->refuse && baseline->refuse(c.shape, c.dtype));
-  ASSERT_GT(case_device_bytes(c, registry()), 80.0 * (1ull << 30));
-  EXPECT_EQ(check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
-  c.variant = "fused_v1_fa2_mma_atomic_dq";
-  EXPECT_EQ(check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU"), std::nullopt);
-  EXPECT_TRUE(check_cases_fit({c}, registry(), 1.0 * (1ull << 30), "Fake GPU").has_value());  // 0.4 GiB usable
-}
-
-// A refusal does not hide a shape whose own tensors cannot fit: rmsnorm_fwd's register-row variant
-// refuses 1M columns, yet 1M x 1M fp32 (8 TiB of x and y) is too large for any variant, and the
-// message says so in GiB rather than the run skipping the case with the kernel's reason.
-TEST(CheckCasesFit, ARefusedCaseWhoseTensorsDoNotFitStillStopsThePlan) {
-  const CaseRequest c = one_case("fused_v2_vec16", DType::fp32, 1 << 20, 1 << 20);
-  const Variant* v = registry().find_variant(kOp, c.variant);
-  ASSERT_TRUE(v && v->refuse && v->refuse(c.shape, c.dtype));
-  const auto message = check_cases_fit({c}, registry(), 80.0 * (1ull << 30), "Fake 80 GiB GPU");
-  ASSERT_TRUE(message.has_value());
-  EXPECT_TRUE(Mentions(*message, "rows=1048576,cols=1048576"));
-  EXPECT_TRUE(Mentions(*message, "GiB"));
 }
 
 // ---- repro ------------------------------------------------------------------------------
