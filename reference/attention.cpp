@@ -187,7 +187,7 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* kj = k + j * kv_stride;
     for (std::size_t u = 0; u < nq; ++u) {
-      if (!mask.visible(queries[u].position, j, seq)) continue;
+      if (!queries[u].sees(mask, j, seq)) continue;
       const double* q = queries[u].q;
       double part[4] = {0, 0, 0, 0};  // four partial sums: no latency-bound chain of adds
       std::int64_t e = 0;
@@ -205,7 +205,7 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* vj = v + j * kv_stride;
     for (std::size_t u = 0; u < nq; ++u) {
-      if (!mask.visible(queries[u].position, j, seq)) continue;
+      if (!queries[u].sees(mask, j, seq)) continue;
       const std::size_t at = u * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j);
       const double p = std::exp(logits[at] - max_logit[u]), g = sensitivity[at];
       const double p2 = p * p, p2g2 = p2 * g * g, p2_1g2 = p2 + p2g2;
@@ -225,6 +225,12 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
     }
   }
   for (std::size_t u = 0; u < nq; ++u) {
+    if (sum[u] == 0) {  // no key seen: O = 0 (filled above), lse = -inf, nothing rounded
+      std::fill(queries[u].o_root_sum_sq, queries[u].o_root_sum_sq + d, 0.0);
+      *queries[u].lse = -INFINITY;
+      *queries[u].lse_root_sum_sq = 0;
+      continue;
+    }
     const double inv = 1.0 / sum[u], inv2 = inv * inv;
     const double* v2 = moments.data() + 2 * d * u;
     const double* gv = v2 + d;
@@ -245,7 +251,8 @@ void attention_tile(const std::vector<QueryRef>& queries, const double* k, const
 // Tasks are (batch, kv head, tile of sampled rows) with all the group's query heads, handed to
 // threads one at a time (causal rows differ in cost).
 void attention_oracle_rows(const AttentionAxes& a, const std::int64_t* rows, std::int64_t seq, const double* q,
-                           const double* k, const double* v, const AttentionOracleOut& out) {
+                           const double* k, const double* v, const AttentionOracleOut& out,
+                           const BlockMaskView& blocks) {
   const std::int64_t n = a.seq, h = a.heads, kvh = a.kv_heads, d = a.head_dim;
   const std::int64_t group = h / kvh;
   const std::int64_t rows_per_tile = std::max<std::int64_t>(1, kTileQueries / group);
@@ -256,7 +263,7 @@ void attention_oracle_rows(const AttentionAxes& a, const std::int64_t* rows, std
   // the same formulas, agreeing to rounding (reference/attention_fp64_gpu.hpp).
   const double keys = static_cast<double>(a.window > 0 ? std::min(seq, a.causal ? a.window : 2 * a.window - 1) : seq);
   const double multiply_adds = 5.0 * static_cast<double>(a.batch * n * h * d) * keys;
-  if (oracle_step_on_gpu(multiply_adds, "attention's oracle") &&
+  if (!blocks.kept && oracle_step_on_gpu(multiply_adds, "attention's oracle") &&
       ref::attention_fp64_gpu(a, {q, k, v, rows, n, seq, out.o, out.lse, out.o_abs_sum, out.o_root_sum_sq,
                                   out.lse_root_sum_sq}))
     return;
@@ -272,8 +279,11 @@ void attention_oracle_rows(const AttentionAxes& a, const std::int64_t* rows, std
       for (std::int64_t r = tile * rows_per_tile; r < std::min(n, (tile + 1) * rows_per_tile); ++r)
         for (std::int64_t head = kv * group; head < (kv + 1) * group; ++head) {
           const std::int64_t o_at = ((b * n + r) * h + head) * d, lse_at = (b * h + head) * n + r;
+          const double* kept_blocks =
+              blocks.kept ? blocks.kept + ((b * h + head) * blocks.blocks + rows[r] / blocks.block) * blocks.blocks
+                          : nullptr;
           queries.push_back({q + o_at, out.o + o_at, out.lse + lse_at, rows[r], out.o_abs_sum + o_at,
-                             out.o_root_sum_sq + o_at, out.lse_root_sum_sq + lse_at});
+                             out.o_root_sum_sq + o_at, out.lse_root_sum_sq + lse_at, kept_blocks, blocks.block});
         }
       attention_tile(queries, k + (b * seq * kvh + kv) * d, v + (b * seq * kvh + kv) * d, seq, d, kvh * d, mask,
                      a.softcap, logits, sensitivity, moments);

@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers bwdpeers decodepeers varlenpeers python extra main (build always runs).
+# stages warm graph peers bwdpeers decodepeers varlenpeers sparsepeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -78,7 +78,7 @@ sanitize_one() {  # tool, op list, extra axes -> sanitize-<tool>-<name>.txt and 
   # "Internal Sanitizer Error" is the tool stopping, not a finding: racecheck does so inside
   # cuBLASLt's kernels even with them excluded (docs/notebook/2026-11-26-counters-sample-readable-shapes.md),
   # and the process's later cases then fail; the verdict names it apart from hazards.
-  echo "$tool $name: exit $rc ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c 'Internal Sanitizer Error' "$OUT/sanitize-$tool-$name.txt") sanitizer stops, $(grep -c ' failed ' "$OUT/sanitize-$tool-$name.txt") failed cases, $(grep -o '[0-9]* passed' "$OUT/sanitize-$tool-$name.txt" | tail -1))" \
+  echo "$tool $name: exit $rc ($(grep -c -E '^========= (Invalid|Race|Error)' "$OUT/sanitize-$tool-$name.txt") sanitizer reports, $(grep -c 'Internal Sanitizer Error' "$OUT/sanitize-$tool-$name.txt") sanitizer stops, cases: $(grep -o '[0-9]* passed, [0-9]* failed' "$OUT/sanitize-$tool-$name.txt" | tail -1))" \
     | tee -a "$OUT/sanitize-verdicts.txt"
 }
 specs=()
@@ -284,7 +284,7 @@ fi
 peers_then_run() {
   local op=$1 script=$2 name=$3 limit=$4
   log "$op: peers, then kwb run --op $op --dtype bf16"
-  timeout 150 python3 "$script" > "$OUT/$name-peers.txt" 2>&1; echo "peers: exit $?"
+  timeout "${KWB_PEERS_LIMIT:-150}" python3 "$script" > "$OUT/$name-peers.txt" 2>&1; echo "peers: exit $?"
   cut -c1-200 "$OUT/$name-peers.txt"
   timeout -s INT "$limit" ./build/kwb run --op "$op" --dtype bf16 --time-report \
     --out "$OUT/$name" > "$OUT/$name.txt" 2>&1; echo "kwb run: exit $?"
@@ -305,6 +305,11 @@ grep -E "^paged_attention_decode|passed, " "$OUT/paged-decode-tune.txt" | cut -c
 fi
 
 # attention_varlen_fwd: PyTorch's varlen_attn and the FlashAttention-2 op under it.
+# block_sparse_attention_fwd: FlexAttention (compiled, the same block mask) and dense SDPA FA2; the
+# compiles take most of the peers' time (KWB_PEERS_LIMIT, default here 300 s).
+want sparsepeers && KWB_PEERS_LIMIT=${KWB_PEERS_LIMIT:-300} \
+  peers_then_run block_sparse_attention_fwd scripts/peers/block_sparse_peers.py block-sparse "${KWB_SPARSE_LIMIT:-240}"
+
 want varlenpeers && peers_then_run attention_varlen_fwd scripts/peers/attention_varlen_peers.py varlen "${KWB_VARLEN_LIMIT:-330}"
 
 if want tune; then

@@ -135,6 +135,10 @@ struct TensorSpec {
   // dtype (harness/catalogue/tolerance.hpp has helpers that scale with a reduction length). Unset: the
   // default table for the output's element type.
   std::optional<Tolerance> tolerance;
+  // Outputs where -inf is a value, not a fault: the log-sum-exp of a row that sees no key. The
+  // elements compared must still equal the oracle's (-inf where it says -inf); the device scan
+  // of a sampled output then counts only NaN and +inf outside the sample as faults.
+  bool minus_inf_is_value = false;
 
   std::int64_t numel() const;
   ElemType elem_type(DType case_dtype) const { return resolve(elem, case_dtype); }

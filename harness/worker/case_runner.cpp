@@ -423,7 +423,7 @@ VerifyResult CaseRunner::verify_outputs(const Op&, const CaseRequest& req,
     if (!t.is_output) continue;
     const ElemType type = t.elem_type(req.dtype);
     OutputToCheck out{t.name, type, tolerance_for(t, req.dtype), t.numel(), group_->oracle.plan.gathers(t),
-                      scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_)};
+                      scan_output(group_->buffers[i]->ptr, t.numel(), type, stream_), t.minus_inf_is_value};
     const auto got = group_->copy_to_host(group_->buffers[i]->ptr, t, elem_size(type));
     const HostTensor& expected = group_->oracle.expected[out_index++];
     verifier.compare(out, got, expected.values, {expected.abs_sum, expected.root_sum_sq});

@@ -28,6 +28,10 @@ struct AttentionParams {
   // [batch, seq] layout, lse [batch, heads, seq].
   const std::int32_t* cu_seqlens = nullptr;
   std::int64_t total = 0;
+  // Block-sparse attention (block_sparse_attention_fwd): block_mask [batch, heads, blocks, blocks],
+  // nonzero where query block i / block may see key block j / block. Null: no block mask.
+  const std::uint8_t* block_mask = nullptr;
+  std::int64_t block = 0, blocks = 0;
 
   // Where sequence `batch` starts among the tokens, its length made the block's seq (a kernel's
   // own copy of the params). Dense: batch * seq, seq unchanged.
@@ -41,6 +45,12 @@ struct AttentionParams {
   __host__ __device__ std::int64_t lse_index(std::int64_t batch, std::int64_t head, std::int64_t start,
                                              std::int64_t row) const {
     return cu_seqlens ? head * total + start + row : (batch * heads + head) * seq + row;
+  }
+
+  // The block mask's row of query block `q_block` of (batch, head): blocks entries.
+  __host__ __device__ const std::uint8_t* block_mask_row(std::int64_t batch, std::int64_t head,
+                                                          std::int64_t q_block) const {
+    return block_mask + ((batch * heads + head) * blocks + q_block) * blocks;
   }
 
   static AttentionParams of(const AttentionAxes& axes) {

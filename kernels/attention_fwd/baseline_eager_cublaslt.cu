@@ -38,45 +38,12 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
-#include "kernels/common/eager_ops.cuh"
 
 namespace kwb {
-// The eager steps, in launch order (kernel names read eager_map_kernel<repeat_kv_transpose_k>, ...).
-namespace step {
-struct repeat_kv_transpose_k;
-struct repeat_kv_transpose_v;
-struct transpose_q;
-struct transpose_o_to_bshd;
-}  // namespace step
-
 namespace {
 
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
   return eager_attention::refuse_large(eager_attention::buffers(AttentionAxes::of(s), dtype));
-}
-
-template <class T>
-void launch_typed(const LaunchArgs& a) {
-  const auto axes = AttentionAxes::of(a.shape);
-  const AttentionParams p = AttentionParams::of(axes);
-  const std::int64_t h = p.heads, kvh = p.kv_heads, s = p.seq, d = p.head_dim, group = h / kvh;
-  const std::int64_t n = p.batch * h * s * d;
-  const T* q = a.tensor<const T>("q");
-  const T* k = a.tensor<const T>("k");
-  const T* v = a.tensor<const T>("v");
-  T* o = a.tensor<T>("o");
-  float* lse = a.tensor<float>("lse");
-  const eager_attention::Buffers b = eager_attention::buffers(axes, a.dtype);
-  const eager_attention::Views<T> w = eager_attention::views<T>(a.workspace, b);
-  T *qt = w.qt, *kx = w.kx, *vx = w.vx, *scores = w.scores, *probs = w.probs, *ot = w.ot;
-  eager_map<step::repeat_kv_transpose_k>(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
-  eager_map<step::repeat_kv_transpose_v>(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
-  eager_map<step::transpose_q>(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });
-  const auto& plans = a.state_as<eager_attention::Plans>();
-  plans.scores->run(kx, qt, scores, a.workspace, a.stream);
-  eager_attention::masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs, lse, p);
-  plans.output->run(vx, probs, ot, a.workspace, a.stream);
-  eager_map<step::transpose_o_to_bshd>(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
 }
 
 std::shared_ptr<void> prepare(const LaunchArgs& a) {
@@ -89,7 +56,10 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::baseline,
     .description = "materialised scores as HF eager attention: repeat_kv copies, cuBLASLt Q K^T, one masked "
                    "softmax (scale, soft-cap, mask, lse), cuBLASLt P V, copy back to bshd",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
+      const auto axes = AttentionAxes::of(a.shape);
+      eager_attention::self_attention<T>(a, axes, AttentionParams::of(axes));
+    }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType dtype) { return eager_attention::buffers(AttentionAxes::of(s), dtype).total; },
     .uses = {"cuBLASLt"},

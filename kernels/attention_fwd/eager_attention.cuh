@@ -14,8 +14,17 @@
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
+#include "kernels/common/eager_ops.cuh"
 
 namespace kwb {
+// The eager steps, in launch order (kernel names read eager_map_kernel<repeat_kv_transpose_k>, ...).
+namespace step {
+struct repeat_kv_transpose_k;
+struct repeat_kv_transpose_v;
+struct transpose_q;
+struct transpose_o_to_bshd;
+}  // namespace step
+
 namespace eager_attention {
 
 constexpr double kMaxWorkspaceGiB = 60;
@@ -74,7 +83,9 @@ inline std::optional<std::string> refuse_large(const Buffers& b) {
 // (scale, soft-cap, -inf where masked), the row's max and sum of exponentials in fp32, P = exp(l -
 // max) / sum in the dtype, and lse[r] = max + log(sum) ([b, h, s] is the rows' order). With packed
 // sequences (p.cu_seqlens) s is the longest and sequence b's own length masks the keys past it; its
-// rows past that length are padding: P 0, lse left alone.
+// rows past that length are padding: P 0, lse left alone. With a block mask (p.block_mask) a key
+// also needs its block kept; a row that keeps none sees no key: P 0 and lse -inf (FlexAttention's
+// convention, where an eager softmax over only -inf would give NaN).
 template <class T>
 __global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ probs, float* __restrict__ lse,
                                AttentionParams p) {
@@ -83,26 +94,31 @@ __global__ void masked_softmax(const T* __restrict__ scores, T* __restrict__ pro
   const std::int64_t r = blockIdx.x, i = r % padded;
   const T* row = scores + r * padded;
   T* out = probs + r * padded;
-  p.enter_sequence(r / (padded * p.heads));  // packed: p.seq becomes this sequence's length
+  const std::int64_t batch = r / (padded * p.heads), head = (r / padded) % p.heads;
+  p.enter_sequence(batch);  // packed: p.seq becomes this sequence's length
   if (i >= p.seq) {
     for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x) out[j] = from_float<T>(0.0f);
     return;
   }
   const std::int64_t lo = p.first_key(i), hi = p.end_key(i);
+  const std::uint8_t* kept = p.block_mask ? p.block_mask_row(batch, head, i / p.block) : nullptr;
+  auto sees = [&](std::int64_t j) { return j >= lo && j < hi && (!kept || kept[j / p.block]); };
   auto logit = [&](std::int64_t j) {
     const float s = to_float(row[j]) * p.scale;
     return p.softcap > 0 ? p.softcap * tanhf(s / p.softcap) : s;
   };
   float m = -INFINITY;
-  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = fmaxf(m, logit(j));
+  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
+    if (sees(j)) m = fmaxf(m, logit(j));
   m = block_max(m, scratch);
   float sum = 0;
-  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) sum += expf(logit(j) - m);
+  for (std::int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
+    if (sees(j)) sum += expf(logit(j) - m);
   sum = block_sum(sum, scratch);
-  const float inv = 1.0f / sum;
+  const float inv = sum > 0 ? 1.0f / sum : 0.0f;
   for (std::int64_t j = threadIdx.x; j < padded; j += blockDim.x)
-    out[j] = from_float<T>(j >= lo && j < hi ? expf(logit(j) - m) * inv : 0.0f);
-  if (threadIdx.x == 0) lse[r] = m + logf(sum);
+    out[j] = from_float<T>(sees(j) ? expf(logit(j) - m) * inv : 0.0f);
+  if (threadIdx.x == 0) lse[r] = sum > 0 ? m + logf(sum) : -INFINITY;
 }
 
 struct Plans {
@@ -139,6 +155,31 @@ inline std::shared_ptr<void> prepare_plans(std::int64_t batch, std::int64_t rows
 // Self-attention over [batch, heads, seq, d] buffers.
 inline std::shared_ptr<void> prepare_plans(const AttentionAxes& p, DType dtype) {
   return prepare_plans(p.batch * p.heads, p.seq, p.seq, p.head_dim, dtype);
+}
+
+// The materialised self-attention of bshd q, k, v into o and lse, as attention_fwd's baseline
+// describes it (baseline_eager_cublaslt.cu): three copies to bhsd (K and V repeated to every query
+// head), cuBLASLt S = Q K^T, masked_softmax under p's mask (and its block mask, when set), cuBLASLt
+// O = P V, the copy back. The case's state is prepare_plans(axes)'s; its workspace buffers(axes).
+template <class T>
+void self_attention(const LaunchArgs& a, const AttentionAxes& axes, const AttentionParams& p) {
+  const std::int64_t h = p.heads, kvh = p.kv_heads, s = p.seq, d = p.head_dim, group = h / kvh;
+  const std::int64_t n = p.batch * h * s * d;
+  const T* q = a.tensor<const T>("q");
+  const T* k = a.tensor<const T>("k");
+  const T* v = a.tensor<const T>("v");
+  T* o = a.tensor<T>("o");
+  float* lse = a.tensor<float>("lse");
+  const Views<T> w = views<T>(a.workspace, buffers(axes, a.dtype));
+  T *qt = w.qt, *kx = w.kx, *vx = w.vx, *scores = w.scores, *probs = w.probs, *ot = w.ot;
+  eager_map<step::repeat_kv_transpose_k>(n, a.stream, [=] __device__(std::int64_t i) { kx[i] = k[bshd_index(i, s, h, d, kvh, group)]; });
+  eager_map<step::repeat_kv_transpose_v>(n, a.stream, [=] __device__(std::int64_t i) { vx[i] = v[bshd_index(i, s, h, d, kvh, group)]; });
+  eager_map<step::transpose_q>(n, a.stream, [=] __device__(std::int64_t i) { qt[i] = q[bshd_index(i, s, h, d, h, 1)]; });
+  const auto& plans = a.state_as<Plans>();
+  plans.scores->run(kx, qt, scores, a.workspace, a.stream);
+  masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs, lse, p);
+  plans.output->run(vx, probs, ot, a.workspace, a.stream);
+  eager_map<step::transpose_o_to_bshd>(n, a.stream, [=] __device__(std::int64_t i) { o[bshd_index(i, s, h, d, h, 1)] = ot[i]; });
 }
 
 }  // namespace eager_attention

@@ -29,6 +29,40 @@ constexpr int smem_bytes(int stages, int elem_bytes = 2) {
   return (BM * D + 2 * stages * BN * D) * elem_bytes;  // Q (BM, D) + stages x [K (BN, D), V (BN, D)]
 }
 
+// Block-sparse attention: a block's list of the key tiles its query tile visits (uint16 each) and
+// their flags (a byte each) after the ring, for every key tile of the sequence. kMaxListedTiles
+// keeps the largest ring plus the list within an SM's 227 KiB (224 KiB + 3 KiB).
+constexpr int kMaxListedTiles = 1024;
+template <int BN>
+__host__ __device__ constexpr int tile_list_bytes(std::int64_t seq) {
+  return static_cast<int>(3 * (((seq + BN - 1) / BN + 15) / 16 * 16));
+}
+
+// Fills list[0 .. n) with the key tiles of [tile_begin, tile_begin + dense_tiles) whose key block
+// the block mask keeps for this query tile (one query block: block % BM == 0), as offsets from
+// tile_begin, ascending; returns n (0: the rows see no key). Every thread flags a share of the
+// tiles, then each warp counts the flags with ballots (warp 0 also writes the list): at 1024
+// tiles, 32 rounds of a shared-memory read and a ballot.
+template <int BN, int kThreads>
+__device__ __forceinline__ int list_kept_tiles(const AttentionParams& p, std::int64_t batch, std::int64_t head,
+                                               std::int64_t q0, std::int64_t tile_begin, int dense_tiles,
+                                               std::uint16_t* list, std::uint8_t* flags) {
+  const std::uint8_t* row = p.block_mask_row(batch, head, q0 / p.block);
+  for (int t = static_cast<int>(threadIdx.x); t < dense_tiles; t += kThreads)
+    flags[t] = row[(tile_begin + t) * BN / p.block] != 0;
+  __syncthreads();
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  int n = 0;
+  for (int base = 0; base < dense_tiles; base += 32) {
+    const bool kept = base + lane < dense_tiles && flags[base + lane];
+    const unsigned ballot = __ballot_sync(0xffffffffu, kept);
+    if (threadIdx.x < 32 && kept) list[n + __popc(ballot & ((1u << lane) - 1))] = static_cast<std::uint16_t>(base + lane);
+    n += __popc(ballot);
+  }
+  __syncthreads();  // the list is written before any thread reads it
+  return n;
+}
+
 // Copies rows [r0, r0 + R) of a matrix whose rows are `row_stride` elements apart (D contiguous
 // values each) into a swizzled [R][D] tile; rows at or past `rows` are zero-filled, so that a
 // tail tile's padding contributes 0 * 0 to S and 0 to P V (never NaN from stale memory).
@@ -79,13 +113,23 @@ __global__ void __launch_bounds__(BM / 16 * 32)
   const std::int64_t last_row = (q0 + BM < seq ? q0 + BM : seq) - 1;
   const std::int64_t key_begin = p.first_key(q0), key_end = p.end_key(last_row);
   const std::int64_t tile_begin = key_begin / BN;
-  const int tiles = static_cast<int>((key_end + BN - 1) / BN - tile_begin);
+  int tiles = static_cast<int>((key_end + BN - 1) / BN - tile_begin);
+  // Block-sparse: only the tiles of kept key blocks, listed after the ring.
+  const std::uint16_t* kept_tiles = nullptr;
+  if (p.block_mask) {
+    auto* list = reinterpret_cast<std::uint16_t*>(v_ring + stages * BN * D);
+    auto* flags = reinterpret_cast<std::uint8_t*>(list + tile_list_bytes<BN>(seq) / 3);
+    tiles = list_kept_tiles<BN, kThreads>(p, batch, head, q0, tile_begin, tiles, list, flags);
+    kept_tiles = list;
+  }
+  // The key tile of iteration `it`.
+  auto tile_at = [&](int it) -> std::int64_t { return tile_begin + (kept_tiles ? kept_tiles[it] : it); };
 
   // Prologue: Q and the first `stages - 1` key tiles, one commit group each (Q rides with tile 0).
   load_tile<T, D, BM, kThreads>(q_tile, q_base, q0, seq, q_stride);
   for (int s = 0; s < stages - 1; ++s) {
     if (s < tiles) {
-      const std::int64_t k0 = (tile_begin + s) * BN;
+      const std::int64_t k0 = tile_at(s) * BN;
       load_tile<T, D, BN, kThreads>(k_ring + s * BN * D, k_base, k0, seq, kv_stride);
       load_tile<T, D, BN, kThreads>(v_ring + s * BN * D, v_base, k0, seq, kv_stride);
     }
@@ -108,7 +152,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
     const int ahead = it + stages - 1;
     if (ahead < tiles) {
       const int stage = ahead % stages;
-      const std::int64_t k0 = (tile_begin + ahead) * BN;
+      const std::int64_t k0 = tile_at(ahead) * BN;
       load_tile<T, D, BN, kThreads>(k_ring + stage * BN * D, k_base, k0, seq, kv_stride);
       load_tile<T, D, BN, kThreads>(v_ring + stage * BN * D, v_base, k0, seq, kv_stride);
     }
@@ -128,7 +172,7 @@ __global__ void __launch_bounds__(BM / 16 * 32)
     const int stage = it % stages;
     const T* k_tile = k_ring + stage * BN * D;
     const T* v_tile = v_ring + stage * BN * D;
-    const std::int64_t k0 = (tile_begin + it) * BN;
+    const std::int64_t k0 = tile_at(it) * BN;
 
     // S = Q K^T: (16, BN) per warp.
     float s_acc[BN / 8][4];

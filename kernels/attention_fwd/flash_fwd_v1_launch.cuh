@@ -1,6 +1,7 @@
 // How a variant launches flash_fwd_v1.cuh's kernel with its tunables (q_tile, k_tile, stages):
-// attention_fwd's fused_v1 on dense sequences and attention_varlen_fwd's on packed ones (the
-// params' cu_seqlens set), one grid of ceil(seq / q_tile) x heads x batch blocks either way.
+// attention_fwd's fused_v1 on dense sequences, attention_varlen_fwd's on packed ones (the params'
+// cu_seqlens set) and block_sparse_attention_fwd's under a block mask (the params' block_mask set),
+// one grid of ceil(seq / q_tile) x heads x batch blocks every way.
 #pragma once
 
 #include <cstdint>
@@ -17,20 +18,34 @@ namespace flash {
 template <class T, int D, int BM, int BN>
 void launch_config(const LaunchArgs& a, const AttentionParams& p, int stages) {
   auto* kernel = &flash_fwd_v1<T, D, BM, BN>;
-  // Once per instantiation: allow the largest ring any `stages` asks for (at most 224 KiB).
-  static const cudaError_t attribute = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<D, BM, BN>(kMaxStages));
+  // Once per instantiation: allow the largest ring any `stages` asks for (at most 224 KiB) and the
+  // longest key-tile list of a block mask (3 KiB).
+  static const cudaError_t attribute =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           smem_bytes<D, BM, BN>(kMaxStages) + 3 * kMaxListedTiles);
   cuda_check(attribute, "cudaFuncSetAttribute (flash_fwd_v1 shared memory)");
+  int list_bytes = 0;
+  if (p.block_mask) {
+    if ((p.seq + BN - 1) / BN > kMaxListedTiles)
+      throw std::invalid_argument("fused_v1: a block-masked sequence may span at most 1024 key tiles");
+    if (p.block % BM != 0 || p.block % BN != 0)
+      throw std::invalid_argument("fused_v1: q_tile and k_tile must divide the mask's block");
+    list_bytes = tile_list_bytes<BN>(p.seq);
+  }
   const dim3 grid(static_cast<unsigned>((p.seq + BM - 1) / BM), static_cast<unsigned>(p.heads),
                   static_cast<unsigned>(p.batch));
-  kernel<<<grid, BM / 16 * 32, smem_bytes<D, BM, BN>(stages), a.stream>>>(
+  kernel<<<grid, BM / 16 * 32, smem_bytes<D, BM, BN>(stages) + list_bytes, a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k"), a.tensor<const T>("v"), a.tensor<T>("o"),
       a.tensor<float>("lse"), p, stages);
 }
 
 template <class T, int D>
 void launch_tiles(const LaunchArgs& a, const AttentionParams& p) {
-  const std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
+  std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
+  // A block mask's query tile lies in one query block and its key tiles in one key block each: a
+  // tile the block does not divide is cut to 64 (every block is a multiple of 64).
+  if (p.block_mask && p.block % bm != 0) bm = 64;
+  if (p.block_mask && p.block % bn != 0) bn = 64;
   const int stages = static_cast<int>(a.tunable("stages"));
   if (stages < 2 || stages > kMaxStages) throw std::invalid_argument("fused_v1: stages must be 2 or 3");
   if (bm == 128 && bn == 64) return launch_config<T, D, 128, 64>(a, p, stages);

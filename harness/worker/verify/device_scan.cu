@@ -23,24 +23,28 @@ __device__ __forceinline__ bool equals_pattern(const T& v, unsigned char byte) {
 template <class T>
 __global__ void scan_kernel(const T* data, std::int64_t count, unsigned char poison,
                             unsigned long long* counts) {
-  unsigned long long nonfinite = 0, unwritten = 0;
+  unsigned long long nonfinite = 0, unwritten = 0, minus_inf = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const T v = data[i];
     if (equals_pattern(v, poison)) {
       ++unwritten;
     } else if constexpr (!std::is_integral_v<T>) {
-      if (!isfinite(to_float<T>(v))) ++nonfinite;
+      const float x = to_float<T>(v);
+      if (!isfinite(x)) ++nonfinite;
+      if (x == -INFINITY) ++minus_inf;
     }
   }
   // Warp sums, then one atomic per warp.
   for (int offset = 16; offset > 0; offset >>= 1) {
     nonfinite += __shfl_down_sync(0xffffffffu, nonfinite, offset);
     unwritten += __shfl_down_sync(0xffffffffu, unwritten, offset);
+    minus_inf += __shfl_down_sync(0xffffffffu, minus_inf, offset);
   }
   if ((threadIdx.x & 31) == 0 && (nonfinite | unwritten)) {
     atomicAdd(&counts[0], nonfinite);
     atomicAdd(&counts[1], unwritten);
+    atomicAdd(&counts[2], minus_inf);
   }
 }
 
@@ -50,8 +54,8 @@ ScanCounts scan_output(const void* ptr, std::int64_t count, ElemType type, cudaS
   ScanCounts out;
   if (count == 0) return out;
   unsigned long long* counts = nullptr;
-  cuda_check(cudaMalloc(&counts, 2 * sizeof(unsigned long long)), "allocate scan counters");
-  unsigned long long host[2] = {0, 0};
+  unsigned long long host[3] = {0, 0, 0};
+  cuda_check(cudaMalloc(&counts, sizeof host), "allocate scan counters");
   cudaError_t status = cudaMemsetAsync(counts, 0, sizeof host, stream);
   if (status == cudaSuccess) {
     const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((count + 255) / 256, 4096));
@@ -68,6 +72,7 @@ ScanCounts scan_output(const void* ptr, std::int64_t count, ElemType type, cudaS
   cuda_check(status, "scan outputs for NaN/Inf and poison");
   out.nonfinite = static_cast<std::int64_t>(host[0]);
   out.unwritten = static_cast<std::int64_t>(host[1]);
+  out.minus_inf = static_cast<std::int64_t>(host[2]);
   return out;
 }
 

@@ -14,6 +14,7 @@ namespace kwb {
 struct ScanCounts {
   std::int64_t nonfinite = 0;  // NaN or Inf, poison excluded (floating types only)
   std::int64_t unwritten = 0;  // elements equal to the poison pattern of the type
+  std::int64_t minus_inf = 0;  // of the non-finite, -Inf
 };
 
 // Scans `count` elements of `type` at `device_ptr` on `stream` and waits for the counts.

@@ -43,7 +43,7 @@ void check_magnitudes(const OutputToCheck& out, std::size_t n, const ErrorMagnit
 // (harness/catalogue/parallel_chunks.hpp), so the sums and the first mismatches do not depend on
 // the number of host threads.
 struct ChunkTally {
-  std::int64_t checked = 0, unwritten = 0, nonfinite = 0, nonfinite_mismatches = 0, mismatches = 0;
+  std::int64_t checked = 0, unwritten = 0, nonfinite = 0, minus_inf = 0, nonfinite_mismatches = 0, mismatches = 0;
   std::int64_t nonzero_refs = 0, nonzero_outputs = 0;
   double max_abs_err = 0, max_rel_err = 0, worst_bound_fraction = 0, err_sq = 0, ref_sq = 0;
   std::vector<Mismatch> first_mismatches;  // at most kMismatchesKept, in element order
@@ -70,6 +70,7 @@ ChunkTally tally_chunk(const OutputToCheck& out, std::span<const unsigned char> 
     } else {
       if (value != 0) ++t.nonzero_outputs;
       if (!std::isfinite(value)) ++t.nonfinite;
+      if (value == -INFINITY) ++t.minus_inf;
       if (std::isfinite(value) != std::isfinite(ref) ||
           (!std::isfinite(ref) && !(std::isnan(ref) && std::isnan(value)) && value != ref)) {
         ++t.nonfinite_mismatches;
@@ -121,11 +122,12 @@ void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> 
   parallel_chunks(n, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
     tallies[static_cast<std::size_t>(c)] = tally_chunk(out, got, expected, magnitudes, begin, end, keep);
   });
-  std::int64_t host_unwritten = 0, host_nonfinite = 0;
+  std::int64_t host_unwritten = 0, host_nonfinite = 0, host_minus_inf = 0;
   for (const ChunkTally& t : tallies) {
     o.elements_checked += t.checked;
     host_unwritten += t.unwritten;
     host_nonfinite += t.nonfinite;
+    host_minus_inf += t.minus_inf;
     o.nonfinite_mismatches += t.nonfinite_mismatches;
     o.mismatches += t.mismatches;
     o.max_abs_err = std::max(o.max_abs_err, t.max_abs_err);
@@ -142,11 +144,15 @@ void Verifier::compare(const OutputToCheck& out, std::span<const unsigned char> 
   o.unwritten = host_unwritten;
   if (out.scan) {
     // The scan saw the whole tensor: its counts include what the comparison saw. Non-finite
-    // elements beyond those sit where nothing was compared, against an oracle taken as finite.
+    // elements beyond those sit where nothing was compared, against an oracle taken as finite
+    // (-inf excepted where the output declares it a value).
     o.device_scanned = true;
     o.nonfinite = std::max(out.scan->nonfinite, host_nonfinite);
     o.unwritten = std::max(out.scan->unwritten, host_unwritten);
-    o.nonfinite_mismatches += o.nonfinite - host_nonfinite;
+    const std::int64_t unseen_nonfinite = o.nonfinite - host_nonfinite;
+    const std::int64_t unseen_minus_inf = std::max<std::int64_t>(0, out.scan->minus_inf - host_minus_inf);
+    o.nonfinite_mismatches +=
+        out.minus_inf_is_value ? std::max<std::int64_t>(0, unseen_nonfinite - unseen_minus_inf) : unseen_nonfinite;
   }
   o.passed = o.elements_checked > 0 && o.mismatches == 0 && o.nonfinite_mismatches == 0 && o.unwritten == 0;
 

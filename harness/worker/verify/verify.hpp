@@ -30,6 +30,7 @@ struct OutputToCheck {
   std::int64_t elements_total = 0;  // of the whole tensor (>= the elements compared)
   bool sampled = false;
   std::optional<ScanCounts> scan;   // the device scan of the whole tensor, when it ran
+  bool minus_inf_is_value = false;  // TensorSpec::minus_inf_is_value
 };
 
 // The oracle's per-element magnitudes of one output (HostTensor::abs_sum, ::root_sum_sq), one

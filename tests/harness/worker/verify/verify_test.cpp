@@ -418,6 +418,35 @@ TEST(VerifierOutputs, ANanTheScanFoundOutsideTheSampleFailsAndIsCounted) {
       << failure_reason(r);
 }
 
+// An lse of rows that see no key (block-sparse attention) holds -inf outside the sample: a value
+// where the output declares it so, a fault where it does not; a NaN stays a fault either way, and
+// a sampled -inf must still match the oracle's.
+TEST(VerifierOutputs, MinusInfOutsideTheSampleIsAValueOnlyWhereTheOutputSaysSo) {
+  std::vector<double> y = random_reference(DType::fp32, 100, 33);
+  y[7] = -INFINITY;  // one empty row inside the sample, oracle and kernel agreeing
+  auto check = [&](bool minus_inf_is_value, ScanCounts scan, const std::vector<double>& got) {
+    Verifier v;
+    OutputToCheck out{"lse", ElemType::fp32, default_tolerance(DType::fp32), 1000, true, scan};
+    out.minus_inf_is_value = minus_inf_is_value;
+    v.compare(out, encode(got, DType::fp32), y);
+    return v.finish(10, 100);
+  };
+  // The scan found the sampled -inf and 5 more elsewhere.
+  const ScanCounts five_more{.nonfinite = 6, .unwritten = 0, .minus_inf = 6};
+  EXPECT_TRUE(check(true, five_more, y).passed);
+  const VerifyResult undeclared = check(false, five_more, y);
+  EXPECT_FALSE(undeclared.passed);
+  EXPECT_EQ(undeclared.nonfinite_mismatches, 5);
+  // A NaN elsewhere besides: one fault even where -inf is a value.
+  const VerifyResult with_nan = check(true, {.nonfinite = 7, .unwritten = 0, .minus_inf = 6}, y);
+  EXPECT_FALSE(with_nan.passed);
+  EXPECT_EQ(with_nan.nonfinite_mismatches, 1);
+  // A sampled row the kernel left finite where the oracle says -inf.
+  std::vector<double> finite = y;
+  finite[7] = -3.0;
+  EXPECT_FALSE(check(true, {.nonfinite = 5, .unwritten = 0, .minus_inf = 5}, finite).passed);
+}
+
 TEST(VerifierOutputs, PoisonTheScanFoundOutsideTheSampleFails) {
   const std::vector<double> y = random_reference(DType::fp32, 64, 41);
   Verifier v;
