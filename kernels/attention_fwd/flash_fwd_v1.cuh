@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/block_mask_tiles.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"
 
@@ -27,40 +28,6 @@ constexpr int kMaxStages = 3;
 template <int D, int BM, int BN>
 constexpr int smem_bytes(int stages, int elem_bytes = 2) {
   return (BM * D + 2 * stages * BN * D) * elem_bytes;  // Q (BM, D) + stages x [K (BN, D), V (BN, D)]
-}
-
-// Block-sparse attention: a block's list of the key tiles its query tile visits (uint16 each) and
-// their flags (a byte each) after the ring, for every key tile of the sequence. kMaxListedTiles
-// keeps the largest ring plus the list within an SM's 227 KiB (224 KiB + 3 KiB).
-constexpr int kMaxListedTiles = 1024;
-template <int BN>
-__host__ __device__ constexpr int tile_list_bytes(std::int64_t seq) {
-  return static_cast<int>(3 * (((seq + BN - 1) / BN + 15) / 16 * 16));
-}
-
-// Fills list[0 .. n) with the key tiles of [tile_begin, tile_begin + dense_tiles) whose key block
-// the block mask keeps for this query tile (one query block: block % BM == 0), as offsets from
-// tile_begin, ascending; returns n (0: the rows see no key). Every thread flags a share of the
-// tiles, then each warp counts the flags with ballots (warp 0 also writes the list): at 1024
-// tiles, 32 rounds of a shared-memory read and a ballot.
-template <int BN, int kThreads>
-__device__ __forceinline__ int list_kept_tiles(const AttentionParams& p, std::int64_t batch, std::int64_t head,
-                                               std::int64_t q0, std::int64_t tile_begin, int dense_tiles,
-                                               std::uint16_t* list, std::uint8_t* flags) {
-  const std::uint8_t* row = p.block_mask_row(batch, head, q0 / p.block);
-  for (int t = static_cast<int>(threadIdx.x); t < dense_tiles; t += kThreads)
-    flags[t] = row[(tile_begin + t) * BN / p.block] != 0;
-  __syncthreads();
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  int n = 0;
-  for (int base = 0; base < dense_tiles; base += 32) {
-    const bool kept = base + lane < dense_tiles && flags[base + lane];
-    const unsigned ballot = __ballot_sync(0xffffffffu, kept);
-    if (threadIdx.x < 32 && kept) list[n + __popc(ballot & ((1u << lane) - 1))] = static_cast<std::uint16_t>(base + lane);
-    n += __popc(ballot);
-  }
-  __syncthreads();  // the list is written before any thread reads it
-  return n;
 }
 
 // Copies rows [r0, r0 + R) of a matrix whose rows are `row_stride` elements apart (D contiguous

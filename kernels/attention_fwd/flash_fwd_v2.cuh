@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/block_mask_tiles.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"
 #include "kernels/common/hopper/mbarrier.cuh"
@@ -96,7 +97,18 @@ __global__ void __launch_bounds__(384, 1)
   const std::int64_t last_row = (q0 + L::kBM < seq ? q0 + L::kBM : seq) - 1;
   const std::int64_t key_begin = p.first_key(q0), key_end = p.end_key(last_row);
   const std::int64_t tile_begin = key_begin / BN;
-  const int tiles = static_cast<int>((key_end + BN - 1) / BN - tile_begin);
+  int tiles = static_cast<int>((key_end + BN - 1) / BN - tile_begin);
+  // Block-sparse: only the tiles of kept key blocks, listed after the barriers (every thread
+  // takes part, before the roles part).
+  const std::uint16_t* kept_tiles = nullptr;
+  if (p.block_mask) {
+    auto* list = reinterpret_cast<std::uint16_t*>(smem + L::kBarriers + L::kBarrierCount * 8);
+    auto* flags = reinterpret_cast<std::uint8_t*>(list + tile_list_bytes<BN>(seq) / 3);
+    tiles = list_kept_tiles<BN, L::kThreads>(p, batch, head, q0, tile_begin, tiles, list, flags);
+    kept_tiles = list;
+  }
+  // The key tile of iteration `it`.
+  auto tile_at = [&](int it) -> std::int64_t { return tile_begin + (kept_tiles ? kept_tiles[it] : it); };
 
   if (threadIdx.x == 0) {
     hopper::mbar_init(q_full, 1);
@@ -127,7 +139,7 @@ __global__ void __launch_bounds__(384, 1)
         // A fresh barrier counts as having completed the phase before phase 0: the first pass
         // over the ring does not wait.
         hopper::mbar_wait(&k_empty[pos.slot], pos.phase ^ 1);
-        const int k0 = static_cast<int>((tile_begin + it) * BN);
+        const int k0 = static_cast<int>(tile_at(it) * BN);
         unsigned char* k_tile = k_smem + pos.slot * L::kKVBytes;
         unsigned char* v_tile = v_smem + pos.slot * L::kKVBytes;
         hopper::mbar_arrive_expect_tx(&k_full[pos.slot], L::kKVBytes);
@@ -174,7 +186,7 @@ __global__ void __launch_bounds__(384, 1)
   // Masked logits (only on tiles that straddle an edge of the block's rows), online softmax:
   // s becomes P (fp32); rescale = what O's rows must be multiplied by.
   auto softmax_tile = [&](float(&s)[BN / 2], int tile, float(&rescale)[2]) {
-    const std::int64_t k0 = (tile_begin + tile) * BN;
+    const std::int64_t k0 = tile_at(tile) * BN;
     const bool needs_mask = tile_needs_mask(p, q0, q0 + L::kBM - 1, k0, BN);
     softmax.step<BN>([&](int j, int e) -> float& { return s[4 * j + e]; }, logit, p, needs_mask, row_of, k0, c,
                      rescale);

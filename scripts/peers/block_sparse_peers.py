@@ -2,9 +2,9 @@
 """Peers for block_sparse_attention_fwd at its default shapes, timed as torch_peers.py times its
 peers (Triton's do_bench, median), one JSON line per figure:
 
-- flex_attention: PyTorch's FlexAttention, compiled (torch.compile), with a BlockMask made by
-  create_block_mask from the op's own block mask (the same kept blocks, at the op's block size) and,
-  under causal, the causal mask_mod inside the diagonal blocks; grouped-query heads by enable_gqa;
+- flex_attention: PyTorch's FlexAttention, compiled (torch.compile), with a BlockMask of the op's
+  own kept blocks at the op's block size (BlockMask.from_kv_blocks) and, under causal, the causal
+  mask_mod inside the diagonal blocks; grouped-query heads by enable_gqa;
   the log-sum-exp returned as the op returns it. The BlockMask is built once, outside the timing.
 - sdpa_flash_dense: PyTorch SDPA's FlashAttention-2 backend on the same shape with no block mask,
   the dense attention the sparse kernels are measured against (its TFLOP/s counts every visible
@@ -70,8 +70,33 @@ def kept_pairs(kept, seq, block, causal):
     return pairs
 
 
+def flex_block_mask(kept, block, causal, seq):
+    """FlexAttention's BlockMask of the op's kept blocks, built from the block lists themselves
+    (BlockMask.from_kv_blocks: no mask_mod evaluated per element, which at 16k tokens would
+    materialise b h s^2 values): kept blocks off the diagonal are full blocks; under causal the kept
+    diagonal blocks are partial ones, masked inside by the causal mask_mod."""
+    kept_t = torch.tensor(kept, dtype=torch.bool, device="cuda")
+    n = kept_t.shape[-1]
+    diagonal = torch.eye(n, dtype=torch.bool, device="cuda") if causal else torch.zeros(n, n, dtype=torch.bool,
+                                                                                          device="cuda")
+    partial, full = kept_t & diagonal, kept_t & ~diagonal
+
+    def lists(m):  # per row: how many blocks, and their indices first (ascending), the rest after
+        order = torch.argsort((~m).to(torch.int8), dim=-1, stable=True)
+        return m.sum(-1).to(torch.int32), order.to(torch.int32)
+
+    kv_num, kv_idx = lists(partial)
+    full_num, full_idx = lists(full)
+    mask_mod = (lambda b, h, q_idx, kv_idx: q_idx >= kv_idx) if causal else None
+    try:
+        return BlockMask.from_kv_blocks(kv_num, kv_idx, full_num, full_idx, BLOCK_SIZE=block, mask_mod=mask_mod,
+                                        seq_lengths=(seq, seq))
+    except TypeError:  # a PyTorch without seq_lengths
+        return BlockMask.from_kv_blocks(kv_num, kv_idx, full_num, full_idx, BLOCK_SIZE=block, mask_mod=mask_mod)
+
+
 try:
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import BlockMask, flex_attention
     flex = torch.compile(flex_attention)
 except Exception as error:  # an older PyTorch: say so once, time SDPA alone
     print(json.dumps({"op": "block_sparse_attention_fwd", "impl": "flex_attention", "error": str(error)[:200]}),
@@ -90,14 +115,11 @@ for b, s, h, kvh, d, causal, block, density in SHAPES:
     impls = []
     if flex is not None:
         try:
-            kept_gpu = torch.tensor(kept, dtype=torch.bool, device="cuda")
-
-            def mask_mod(bi, hi, qi, ki, kept_gpu=kept_gpu, block=block, causal=causal):
-                keep = kept_gpu[bi, hi, qi // block, ki // block]
-                return keep & (qi >= ki) if causal else keep
-
-            bm = create_block_mask(mask_mod, b, h, s, s, device="cuda", BLOCK_SIZE=block)
-            fn = (lambda bm=bm: flex(q, k, v, block_mask=bm, enable_gqa=kvh != h, return_lse=True))
+            bm = flex_block_mask(kept, block, causal, s)
+            # Its kernel's tiles must divide the block: 64-token blocks need 64-row tiles.
+            options = {"BLOCK_M": block, "BLOCK_N": block} if block < 128 else None
+            fn = (lambda bm=bm, options=options:
+                  flex(q, k, v, block_mask=bm, enable_gqa=kvh != h, return_lse=True, kernel_options=options))
             impls.append(("flex_attention", fn, flops))
         except Exception as error:
             print(json.dumps({"op": "block_sparse_attention_fwd", "impl": "flex_attention", "shape": label,
