@@ -158,8 +158,7 @@ std::optional<std::string> block_sparse_invalid(const Shape& shape) {
 // ~16k tokens a case, Llama-3-8B's heads (h32/8, d128), FlexAttention's block of 128: half the
 // blocks kept, causal and not (the density 0.5), a long sequence at 50% and at 10%, d64,
 // a 64-token block, and density 100, which is dense attention_fwd with the mask read: the throughput
-// per kept block compares against it in the same run. The first is the catalogue's example: its
-// axis values are distinct, so the page names every tensor's dims by their axes.
+// per kept block compares against it in the same run.
 std::vector<Shape> block_sparse_default_shapes() {
   return {
       block_sparse_shape(4, 4096, 32, 8, 128, "1", 128, 50),  block_sparse_shape(4, 4096, 32, 8, 128, "0", 128, 50),
@@ -171,13 +170,15 @@ std::vector<Shape> block_sparse_default_shapes() {
 
 // A single token; sequences one past a block and around 128; every block masked (density 0) and
 // rows of blocks that keep none (density 10-50: tests/reference/block_sparse_attention_oracle_test.cpp
-// checks that these shapes hold such rows); soft-caps; blocks of 64, 128 and 192; multi-query heads.
+// checks that these shapes hold such rows); soft-caps; blocks of 64, 128, 192 and 256 (fused_v2
+// takes multiples of 128: four of these shapes); multi-query heads.
 std::vector<Shape> block_sparse_edge_shapes() {
   return {
       block_sparse_shape(1, 1, 1, 1, 64, "0", 64, 100),         block_sparse_shape(2, 3, 4, 1, 128, "1", 64, 50),
       block_sparse_shape(1, 200, 3, 1, 128, "0", 64, 25, "50"), block_sparse_shape(2, 129, 2, 1, 64, "1", 64, 50),
       block_sparse_shape(1, 257, 2, 2, 128, "1", 128, 50, "30"), block_sparse_shape(1, 331, 2, 1, 64, "0", 64, 10),
       block_sparse_shape(1, 300, 2, 2, 128, "0", 128, 0),       block_sparse_shape(1, 450, 4, 2, 128, "1", 192, 60),
+      block_sparse_shape(2, 400, 4, 2, 64, "0", 256, 40),       block_sparse_shape(1, 385, 2, 1, 128, "1", 128, 30),
   };
 }
 

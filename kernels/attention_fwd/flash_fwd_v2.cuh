@@ -87,11 +87,22 @@ __global__ void __launch_bounds__(384, 1)
   std::uint64_t* k_empty = bars + 1 + 2 * L::kStages;
   std::uint64_t* v_empty = bars + 1 + 3 * L::kStages;
 
-  // The block's work, as in fused_v1: causal runs the longest rows (last tiles) first.
+  // The block's work, as in fused_v1: causal runs the longest rows (last tiles) first. Packed
+  // sequences: this one's first token and its length (p.seq from here on); the grid covers the
+  // longest, so a shorter (or empty) sequence's extra tiles leave at once, before any barrier.
+  const std::int64_t head = blockIdx.y, batch = blockIdx.z;
+  const std::int64_t start = p.enter_sequence(batch);
   const std::int64_t seq = p.seq, heads = p.heads;
   const std::int64_t q_tiles = (seq + L::kBM - 1) / L::kBM;
+  if (static_cast<std::int64_t>(blockIdx.x) >= q_tiles) return;
   const std::int64_t q_tile_index = p.causal ? q_tiles - 1 - blockIdx.x : blockIdx.x;
-  const std::int64_t q0 = q_tile_index * L::kBM, head = blockIdx.y, batch = blockIdx.z;
+  const std::int64_t q0 = q_tile_index * L::kBM;
+  // TMA coordinates {d, head, row, batch}: dense, (q0 or k0, batch); packed, the maps span the
+  // [total, heads, d] tokens as one batch, so rows are offset by the sequence's start. Rows past
+  // the sequence's end are the next sequence's tokens (finite): keys there are masked like any key
+  // past seq, and query rows there are computed but never stored.
+  const int row0 = static_cast<int>(p.cu_seqlens ? start : 0);
+  const int batch_coord = static_cast<int>(p.cu_seqlens ? 0 : batch);
   const std::int64_t kv = head / (heads / p.kv_heads);
   // Keys any row of the tile sees (first_key and end_key grow with the row).
   const std::int64_t last_row = (q0 + L::kBM < seq ? q0 + L::kBM : seq) - 1;
@@ -133,24 +144,24 @@ __global__ void __launch_bounds__(384, 1)
       hopper::mbar_arrive_expect_tx(q_full, L::kQBytes);
       for (int slab = 0; slab < L::kSlabs; ++slab)
         hopper::tma_load(q_smem + slab * L::kQSlabBytes, &q_map, q_full, slab * 64, static_cast<int>(head),
-                         static_cast<int>(q0), static_cast<int>(batch));
+                         row0 + static_cast<int>(q0), batch_coord);
       hopper::RingPosition<L::kStages> pos;
       for (int it = 0; it < tiles; ++it) {
         // A fresh barrier counts as having completed the phase before phase 0: the first pass
         // over the ring does not wait.
         hopper::mbar_wait(&k_empty[pos.slot], pos.phase ^ 1);
-        const int k0 = static_cast<int>(tile_at(it) * BN);
+        const int k0 = row0 + static_cast<int>(tile_at(it) * BN);
         unsigned char* k_tile = k_smem + pos.slot * L::kKVBytes;
         unsigned char* v_tile = v_smem + pos.slot * L::kKVBytes;
         hopper::mbar_arrive_expect_tx(&k_full[pos.slot], L::kKVBytes);
         for (int slab = 0; slab < L::kSlabs; ++slab)
           hopper::tma_load(k_tile + slab * L::kKVSlabBytes, &k_map, &k_full[pos.slot], slab * 64,
-                           static_cast<int>(kv), k0, static_cast<int>(batch));
+                           static_cast<int>(kv), k0, batch_coord);
         hopper::mbar_wait(&v_empty[pos.slot], pos.phase ^ 1);
         hopper::mbar_arrive_expect_tx(&v_full[pos.slot], L::kKVBytes);
         for (int slab = 0; slab < L::kSlabs; ++slab)
           hopper::tma_load(v_tile + slab * L::kKVSlabBytes, &v_map, &v_full[pos.slot], slab * 64,
-                           static_cast<int>(kv), k0, static_cast<int>(batch));
+                           static_cast<int>(kv), k0, batch_coord);
         pos.advance();
       }
     }
@@ -325,8 +336,8 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   // Epilogue: O / l in T, lse in fp32 (flash_softmax.cuh).
-  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[4 * j + e]; }, p, batch, head, batch * p.seq, row_of,
-                     c, o, lse);
+  store_output<T, D>(softmax, [&](int j, int e) { return o_acc[4 * j + e]; }, p, batch, head, start, row_of, c, o,
+                     lse);
 }
 
 }  // namespace flash

@@ -1,7 +1,8 @@
 // How a variant launches flash_fwd_v2.cuh's kernel (sm_90a): the case's three TMA tensor maps,
 // built once in prepare() outside timing, and the launch over its tunables (k_tile,
-// tiles_in_flight). attention_fwd's fused_v2 runs it on dense sequences, block_sparse_attention_fwd's
-// under a block mask (the params' block_mask set: a key-tile list after the ring in shared memory).
+// tiles_in_flight). attention_fwd's fused_v2 runs it on dense sequences, attention_varlen_fwd's on
+// packed ones (the params' cu_seqlens set) and block_sparse_attention_fwd's under a block mask (the
+// params' block_mask set: a key-tile list after the ring in shared memory).
 #pragma once
 
 #include <cuda.h>
@@ -42,8 +43,14 @@ inline CUtensorMap head_map(const void* base, ElemType type, const AttentionPara
                                     {d * e, h * d * e, s * h * d * e}, {64, 1, rows, 1});
 }
 
-// prepare(): the maps of q, k and v for a case of these params.
-inline std::shared_ptr<void> prepare_flash_fwd_v2(const LaunchArgs& a, const AttentionParams& p) {
+// prepare(): the maps of q, k and v for a case of these params. Packed sequences (p.cu_seqlens)
+// are mapped as one batch of `total` rows; the kernel offsets each sequence's rows by its start.
+inline std::shared_ptr<void> prepare_flash_fwd_v2(const LaunchArgs& a, const AttentionParams& params) {
+  AttentionParams p = params;
+  if (p.cu_seqlens) {
+    p.seq = p.total;
+    p.batch = 1;
+  }
   const ElemType type = elem_type_of(a.dtype);
   auto st = std::make_shared<V2State>();
   st->q = a.tensor<const void>("q");

@@ -62,9 +62,23 @@ std::string distribution_text(const Distribution& d, const Shape& example) {
 
 std::string elem_text(ElemType e) { return e == ElemType::case_dtype ? "dtype" : std::string(to_string(e)); }
 
-std::string dims_text(const TensorSpec& t, const Shape& example) {
+// Dim `index` of the tensor named `name` at another shape of the op (nullopt where the op cannot
+// give that shape's tensors or the tensor's rank changes).
+DimAt dim_of(const Op* op, DType dtype, const std::string& name, std::size_t index) {
+  if (!op) return {};
+  return [op, dtype, name, index](const Shape& shape) -> std::optional<std::int64_t> {
+    try {
+      for (const TensorSpec& t : op->tensors(shape, dtype))
+        if (t.name == name && index < t.dims.size()) return t.dims[index];
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  };
+}
+
+std::string dims_text(const TensorSpec& t, const Shape& example, const Op& op, DType dtype) {
   std::vector<std::string> dims;
-  for (auto d : t.dims) dims.push_back(symbolic_dim(d, example));
+  for (std::size_t i = 0; i < t.dims.size(); ++i) dims.push_back(symbolic_dim(t.dims[i], example, dim_of(&op, dtype, t.name, i)));
   return "[" + joined(dims, ", ") + "]";
 }
 
@@ -83,13 +97,15 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
                                             : std::to_string(a.default_value);
     out += fmt::format("| `{}` | {} | {} |\n", a.name, cell(value), cell(a.help));
   }
-  const auto tensors = op.tensors(example, op.dtypes.empty() ? DType::fp32 : op.dtypes.front());
+  const DType first_dtype = op.dtypes.empty() ? DType::fp32 : op.dtypes.front();
+  const auto tensors = op.tensors(example, first_dtype);
   out += "\n| tensor | | dims | element | values |\n|---|---|---|---|---|\n";
   for (const auto& t : tensors)
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", t.name, t.is_output ? "out" : "in", dims_text(t, example),
-                       elem_text(t.elem), t.is_output ? "" : cell(distribution_text(t.init, example)));
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", t.name, t.is_output ? "out" : "in",
+                       dims_text(t, example, op, first_dtype), elem_text(t.elem),
+                       t.is_output ? "" : cell(distribution_text(t.init, example)));
   out += fmt::format("\nBytes (each input read once, each output written once; s = dtype size): {}",
-                     bytes_formula(tensors, example));
+                     bytes_formula(tensors, example, &op, first_dtype));
   if (op.work) {
     const DType d = op.dtypes.empty() ? DType::fp32 : op.dtypes.front();
     const double model = op.work(example, d).bytes;
@@ -127,29 +143,40 @@ Shape example_shape(const Op& op) {
   return s;
 }
 
-std::string symbolic_dim(std::int64_t dim, const Shape& example) {
+std::string symbolic_dim(std::int64_t dim, const Shape& example, const DimAt& at) {
   std::vector<std::pair<std::string, std::int64_t>> ints;
   for (const auto& [name, value] : example.axes)
     if (!value.is_choice()) ints.push_back({name, value.integer()});
+  // Whether the dim is `expected` at the example with axis `name` doubled (always, without `at`).
+  auto follows = [&](const std::string& name, std::int64_t expected) {
+    if (!at) return true;
+    Shape doubled = example;
+    for (auto& [axis, value] : doubled.axes)
+      if (axis == name) value = AxisValue(2 * value.integer());
+    const auto got = at(doubled);
+    return got && *got == expected;
+  };
   for (const auto& [name, v] : ints)
-    if (v == dim) return name;
+    if (v == dim && follows(name, 2 * v)) return name;
   for (const auto& [name, v] : ints)
-    if (v % 2 == 0 && v / 2 == dim) return name + "/2";
+    if (v % 2 == 0 && v / 2 == dim && follows(name, v)) return name + "/2";
   for (const auto& [name, v] : ints)
-    if (v + 1 == dim) return name + "+1";
+    if (v + 1 == dim && follows(name, 2 * v + 1)) return name + "+1";
   for (std::size_t i = 0; i < ints.size(); ++i)
     for (std::size_t j = i + 1; j < ints.size(); ++j)
-      if (ints[i].second * ints[j].second == dim) return ints[i].first + "·" + ints[j].first;
+      if (ints[i].second * ints[j].second == dim && follows(ints[i].first, 2 * dim) && follows(ints[j].first, 2 * dim))
+        return ints[i].first + "·" + ints[j].first;
   return std::to_string(dim);
 }
 
-std::string bytes_formula(const std::vector<TensorSpec>& tensors, const Shape& example) {
+std::string bytes_formula(const std::vector<TensorSpec>& tensors, const Shape& example, const Op* op, DType dtype) {
   // Terms grouped by element size, like terms added: 2·rows·cols + cols.
   std::map<std::string, std::map<std::string, int>> by_size;  // size text -> term -> count
   std::vector<std::string> size_order;
   for (const auto& t : tensors) {
     std::vector<std::string> factors;
-    for (auto d : t.dims) factors.push_back(symbolic_dim(d, example));
+    for (std::size_t i = 0; i < t.dims.size(); ++i)
+      factors.push_back(symbolic_dim(t.dims[i], example, dim_of(op, dtype, t.name, i)));
     const std::string term = factors.empty() ? "1" : joined(factors, "·");
     const std::string size = t.elem == ElemType::case_dtype ? "s" : std::to_string(elem_size(t.elem));
     if (!by_size.count(size)) size_order.push_back(size);

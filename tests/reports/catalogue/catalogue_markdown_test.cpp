@@ -22,6 +22,19 @@ TEST(CatalogueMarkdown, DimsAreWrittenInAxisNamesProductsAndHalves) {
   EXPECT_EQ(symbolic_dim(7, kExample), "7");
 }
 
+TEST(CatalogueMarkdown, ADimIsNamedOnlyByAnAxisItFollows) {
+  // heads = kv_heads = 32 at this example: a [tokens, kv_heads] dim must not read "heads", and a
+  // count of 32 that follows neither (tokens / 256) must stay a number.
+  const Shape example{{{"tokens", 8192}, {"heads", 32}, {"kv_heads", 32}}};
+  const DimAt kv_heads_dim = [](const Shape& s) -> std::optional<std::int64_t> { return s.at("kv_heads"); };
+  const DimAt chunk_count = [](const Shape& s) -> std::optional<std::int64_t> { return s.at("tokens") / 256; };
+  EXPECT_EQ(symbolic_dim(32, example, kv_heads_dim), "kv_heads");
+  EXPECT_EQ(symbolic_dim(32, example, chunk_count), "32");
+  EXPECT_EQ(symbolic_dim(32, example), "heads");  // without a probe: the first axis of that value
+  const DimAt twice_heads = [](const Shape& s) -> std::optional<std::int64_t> { return s.at("tokens") * s.at("heads"); };
+  EXPECT_EQ(symbolic_dim(8192 * 32, example, twice_heads), "tokens·heads");
+}
+
 TEST(CatalogueMarkdown, BytesFormulaGroupsTermsByElementSize) {
   const std::vector<TensorSpec> tensors = {
       {.name = "x", .dims = {8192, 32, 128}},
