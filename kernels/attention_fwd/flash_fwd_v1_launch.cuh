@@ -41,11 +41,7 @@ void launch_config(const LaunchArgs& a, const AttentionParams& p, int stages) {
 
 template <class T, int D>
 void launch_tiles(const LaunchArgs& a, const AttentionParams& p) {
-  std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
-  // A block mask's query tile lies in one query block and its key tiles in one key block each: a
-  // tile the block does not divide is cut to 64 (every block is a multiple of 64).
-  if (p.block_mask && p.block % bm != 0) bm = 64;
-  if (p.block_mask && p.block % bn != 0) bn = 64;
+  const std::int64_t bm = a.tunable("q_tile"), bn = a.tunable("k_tile");
   const int stages = static_cast<int>(a.tunable("stages"));
   if (stages < 2 || stages > kMaxStages) throw std::invalid_argument("fused_v1: stages must be 2 or 3");
   if (bm == 128 && bn == 64) return launch_config<T, D, 128, 64>(a, p, stages);

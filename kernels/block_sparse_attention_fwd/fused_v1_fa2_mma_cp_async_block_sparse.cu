@@ -4,7 +4,9 @@
 // its key tiles in shared memory and lists the kept ones with warp ballots; the cp.async ring and
 // the loop then run over that list instead of every tile in the causal range, so a dropped block
 // costs neither its loads nor its GEMMs. A row block that keeps nothing writes O = 0 and lse = -inf
-// (the online softmax's sum stays 0). Tiles are cut to 64 where the block does not divide them.
+// (the online softmax's sum stays 0). A query tile lies in one query block: q_tile defaults to 128
+// where the block is a multiple of 128, else 64 (a q_tile or k_tile named that does not divide the
+// block is refused at launch with that reason).
 //
 // Napkin math (b4 s4096 h32/8 d128 causal, density 50, bf16): 1.4e11 FLOPs of kept pairs; at
 // attention_fwd fused_v1's ~210 TFLOP/s on dense causal shapes, ~0.65 ms. What is lost to sparsity:
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v1_launch.cuh"
@@ -33,6 +36,19 @@ void launch(const LaunchArgs& a) {
   flash::launch_flash_fwd_v1<T>(a, p);
 }
 
+// flash_fwd_v1's tunables, q_tile's default by the block: 128 where it divides the block, else 64.
+std::vector<Tunable> tunables() {
+  std::vector<Tunable> t = flash::flash_fwd_v1_tunables();
+  for (Tunable& tunable : t)
+    if (tunable.name == "q_tile") {
+      tunable.shape_default = [](const Shape& shape, DType) -> std::int64_t {
+        return BlockSparseAxes::of(shape).block % 128 == 0 ? 128 : 64;
+      };
+      tunable.default_rule = "128 where it divides the block, else 64";
+    }
+  return t;
+}
+
 std::optional<std::string> refuse(const Shape& shape, DType) {
   if (BlockSparseAxes::of(shape).attention.seq > 64 * flash::kMaxListedTiles)
     return "the key-tile list lives in shared memory: seq must be at most 65536";
@@ -47,7 +63,7 @@ KWB_REGISTER_VARIANT(Variant{
                    "tiles its mask row keeps (ballots in shared memory), then streams just those",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
     .refuse = refuse,
-    .tunables = flash::flash_fwd_v1_tunables(),
+    .tunables = tunables(),
 });
 
 }  // namespace
