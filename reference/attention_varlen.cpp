@@ -105,7 +105,7 @@ void varlen_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vecto
 std::optional<std::string> varlen_invalid(const Shape& s) {
   if (auto problem = attention_invalid(s)) return problem;
   const auto v = VarlenAxes::of(s);
-  if (v.attention.batch > 65535) return "batch must be at most 65535 (grid z)";
+  if (v.attention.batch > 65535 || v.attention.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
   if (v.total() > (std::int64_t{1} << 31) - 1) return "the packed tokens must number fewer than 2^31 (int32 offsets)";
   return std::nullopt;
 }

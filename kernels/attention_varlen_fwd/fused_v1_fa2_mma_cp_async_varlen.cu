@@ -10,8 +10,6 @@
 // tokens' tiles are real) leave at once, costing a launch slot each, not a tile of work.
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v1_launch.cuh"
@@ -32,12 +30,6 @@ void launch(const LaunchArgs& a) {
   flash::launch_flash_fwd_v1<T>(a, p);
 }
 
-std::optional<std::string> refuse(const Shape& s, DType) {
-  const auto axes = AttentionAxes::of(s);
-  if (axes.batch > 65535 || axes.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
-  return std::nullopt;
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = varlen::kOp,
     .name = "fused_v1_fa2_mma_cp_async_varlen",
@@ -45,7 +37,6 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "attention_fwd's FlashAttention-2 kernel on packed sequences: each block offset by its "
                    "sequence's start, masked by its length, tiles past the end skipped",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
-    .refuse = refuse,
     .tunables = flash::flash_fwd_v1_tunables(),
     // The packed length, summed once per case rather than per launch.
     .prepare = [](const LaunchArgs& a) -> std::shared_ptr<void> {

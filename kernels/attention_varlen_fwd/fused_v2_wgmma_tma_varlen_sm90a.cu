@@ -32,8 +32,7 @@ AttentionParams params(const LaunchArgs& a) {
 
 std::optional<std::string> refuse(const Shape& s, DType) {
   const auto v = varlen::VarlenAxes::of(s);
-  if (v.attention.batch > 65535 || v.attention.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
-  // TMA coordinates are 32-bit signed: the packed rows, plus a tile past the last.
+  // (batch and heads within the grid: the op's own check.) TMA coordinates are 32-bit signed: the packed rows, plus a tile past the last.
   if (v.total() > (std::int64_t{1} << 31) - 256) return "the packed tokens must fit a 32-bit TMA coordinate";
   return std::nullopt;
 }

@@ -15,6 +15,7 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
+#include "kernels/block_sparse_attention_fwd/block_sparse_params.cuh"
 #include "reference/block_sparse_attention.hpp"
 
 namespace kwb {
@@ -24,12 +25,7 @@ using block_sparse::BlockSparseAxes;
 
 template <class T>
 void launch(const LaunchArgs& a) {
-  const auto s = BlockSparseAxes::of(a.shape);
-  AttentionParams p = AttentionParams::of(s.attention);
-  p.block_mask = a.tensor<const std::uint8_t>("block_mask");
-  p.block = s.block;
-  p.blocks = s.blocks();
-  eager_attention::self_attention<T>(a, s.attention, p);
+  eager_attention::self_attention<T>(a, BlockSparseAxes::of(a.shape).attention, block_sparse::params_of(a));
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -19,22 +19,13 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v1_launch.cuh"
+#include "kernels/block_sparse_attention_fwd/block_sparse_params.cuh"
 #include "reference/block_sparse_attention.hpp"
 
 namespace kwb {
 namespace {
 
 using block_sparse::BlockSparseAxes;
-
-template <class T>
-void launch(const LaunchArgs& a) {
-  const auto s = BlockSparseAxes::of(a.shape);
-  AttentionParams p = AttentionParams::of(s.attention);
-  p.block_mask = a.tensor<const std::uint8_t>("block_mask");
-  p.block = s.block;
-  p.blocks = s.blocks();
-  flash::launch_flash_fwd_v1<T>(a, p);
-}
 
 // flash_fwd_v1's tunables, q_tile's default by the block: 128 where it divides the block, else 64.
 std::vector<Tunable> tunables() {
@@ -61,7 +52,9 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "attention_fwd's FlashAttention-2 kernel over the kept blocks only: each block lists the key "
                    "tiles its mask row keeps (ballots in shared memory), then streams just those",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
+      flash::launch_flash_fwd_v1<T>(a, block_sparse::params_of(a));
+    }),
     .refuse = refuse,
     .tunables = tunables(),
 });

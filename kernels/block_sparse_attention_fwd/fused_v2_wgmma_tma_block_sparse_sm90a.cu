@@ -16,21 +16,13 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v2_launch.cuh"
+#include "kernels/block_sparse_attention_fwd/block_sparse_params.cuh"
 #include "reference/block_sparse_attention.hpp"
 
 namespace kwb {
 namespace {
 
 using block_sparse::BlockSparseAxes;
-
-AttentionParams params(const LaunchArgs& a) {
-  const auto s = BlockSparseAxes::of(a.shape);
-  AttentionParams p = AttentionParams::of(s.attention);
-  p.block_mask = a.tensor<const std::uint8_t>("block_mask");
-  p.block = s.block;
-  p.blocks = s.blocks();
-  return p;
-}
 
 std::optional<std::string> refuse(const Shape& shape, DType) {
   const auto s = BlockSparseAxes::of(shape);
@@ -47,11 +39,11 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "attention_fwd's FlashAttention-3-style kernel (TMA producer, wgmma consumers in ping-pong) over "
                    "the kept blocks only: the producer copies, and the consumers compute, just the listed key tiles",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
-      flash::launch_flash_fwd_v2<T>(a, params(a));
+      flash::launch_flash_fwd_v2<T>(a, block_sparse::params_of(a));
     }),
     .refuse = refuse,
     .tunables = flash::flash_fwd_v2_tunables(),
-    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_fwd_v2(a, params(a)); },
+    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_fwd_v2(a, block_sparse::params_of(a)); },
 });
 
 }  // namespace
