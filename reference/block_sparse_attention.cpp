@@ -5,8 +5,8 @@
 // Work model. FLOPs = 4 d per visible (query, key) pair inside a kept block, summed over every
 // (batch, head): kept blocks only, as the throughput per kept block compares it with dense
 // attention_fwd (density 100 is attention_fwd's own count). Bytes: every tensor once (q, k, v and
-// the mask read; o and lse written). At b4 s4096 h32/8 d128 causal density 50 that is ~1.4e11 FLOPs
-// against 0.27 GB: compute-bound, the roof is the dtype's tensor cores.
+// the mask read; o and lse written). At b4 s4096 h32/8 d128 causal density 50 that is ~2.8e11 FLOPs
+// against 0.34 GB: compute-bound, the roof is the dtype's tensor cores.
 //
 // Verification samples along `seq` as attention_fwd's: q, o and lse at the sampled query rows, k,
 // v and the mask whole. The oracle is attention_fwd's tile arithmetic (attention_oracle_rows)

@@ -56,6 +56,10 @@ struct Tunable {
   std::string help;
   std::function<std::int64_t(const Shape&, DType)> shape_default = {};
   std::string default_rule = {};
+  // Why this value cannot run at a shape (a tile the mask's block does not divide), or nullopt: a
+  // case asking for it is skipped with the reason, as a variant's refuse() skips a shape, so a
+  // sweep over the tunable's values records a skip, not a failure. Unset: every value runs.
+  std::function<std::optional<std::string>(const Shape&, DType, std::int64_t value)> refuse_value = {};
 };
 
 // How the generator fills one input tensor. Values are drawn on the device from a counter-based

@@ -60,6 +60,8 @@ std::optional<std::string> refusal(const Op& op, const Variant& variant, const C
     if (given == req.tunables.end() ||
         std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
       return "no declared value of tunable '" + t.name + "' in the request";
+    if (t.refuse_value)
+      if (auto why = t.refuse_value(req.shape, req.dtype, given->second)) return why;
   }
   if (std::find(op.dtypes.begin(), op.dtypes.end(), req.dtype) == op.dtypes.end())
     return std::string("the op does not define ") + std::string(to_string(req.dtype));

@@ -1,5 +1,7 @@
-// What every attention kernel (attention_fwd's and attention_bwd's) reads from a case: the dims, the mask (causal, sliding window,
-// as reference/attention.hpp defines it) and the logit transform (scale, soft-cap), on host and
+// What every attention kernel (attention_fwd's and attention_bwd's, and those of the packed and
+// block-sparse forwards) reads from a case: the dims, the mask (causal, sliding window, as
+// reference/attention.hpp defines it; packed sequences' offsets; a block mask) and the logit
+// transform (scale, soft-cap), on host and
 // device alike, so that the baseline's softmax and the flash kernels mask identically; and the
 // dtype dispatch every variant registers (fp16 and bf16: the op has no fp32 cases).
 #pragma once

@@ -12,7 +12,7 @@ namespace kwb {
 namespace flash {
 
 // The list of the key tiles a block visits (uint16 each) and their flags (a byte each), in shared
-// memory after the kernel's ring, for every key tile of the sequence. kMaxListedTiles keeps
+// memory after the kernel's ring (fused_v1) or its barriers (fused_v2), for every key tile of the sequence. kMaxListedTiles keeps
 // fused_v1's largest ring plus the list within an SM's 227 KiB (224 KiB + 3 KiB).
 constexpr int kMaxListedTiles = 1024;
 template <int BN>

@@ -22,9 +22,11 @@
 // swizzle (what wgmma descriptors read), each slab 1024-byte aligned:
 //   Q    (D/64, 128, 64)        K ring (stages, D/64, BN, 64)     V ring (stages, D/64, BN, 64)
 //   barriers: q_full, then k_full, v_full, k_empty, v_empty per stage
+//   then, under a block mask, the list of kept key tiles (block_mask_tiles.cuh)
 // A tail tile (keys or queries past seq) is zero-filled by the TMA, so it adds 0 * 0 to S and
 // 0 to P V; its keys are masked to -inf like any other hidden key, and O rows past seq are not
-// written.
+// written. With packed sequences the rows past a sequence's end are the next sequence's tokens
+// (finite; zero-filled only past the last): masked and not written the same way.
 #pragma once
 
 #include <cuda.h>

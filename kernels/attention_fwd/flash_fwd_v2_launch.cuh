@@ -2,7 +2,7 @@
 // built once in prepare() outside timing, and the launch over its tunables (k_tile,
 // tiles_in_flight). attention_fwd's fused_v2 runs it on dense sequences, attention_varlen_fwd's on
 // packed ones (the params' cu_seqlens set) and block_sparse_attention_fwd's under a block mask (the
-// params' block_mask set: a key-tile list after the ring in shared memory).
+// params' block_mask set: a key-tile list after the barriers in shared memory).
 #pragma once
 
 #include <cuda.h>
@@ -34,7 +34,8 @@ struct V2State {
 
 // Q [b, s, h, d] and K, V [b, s, kv_h, d] as 4-D tensors {d, head, row, batch} (innermost first):
 // one box is 64 values of d (128 bytes, the swizzle's width) of one head for `rows` rows, so a
-// box lands as a (rows, 64) slab of 128-byte rows. Rows past seq are zero-filled.
+// box lands as a (rows, 64) slab of 128-byte rows. Rows past the map's end (seq; total when the
+// sequences are packed) are zero-filled.
 inline CUtensorMap head_map(const void* base, ElemType type, const AttentionParams& p, std::int64_t heads,
                             std::uint32_t rows) {
   const std::uint64_t e = elem_size(type), d = static_cast<std::uint64_t>(p.head_dim);

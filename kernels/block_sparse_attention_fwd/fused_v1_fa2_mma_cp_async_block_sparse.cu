@@ -5,13 +5,13 @@
 // the loop then run over that list instead of every tile in the causal range, so a dropped block
 // costs neither its loads nor its GEMMs. A row block that keeps nothing writes O = 0 and lse = -inf
 // (the online softmax's sum stays 0). A query tile lies in one query block: q_tile defaults to 128
-// where the block is a multiple of 128, else 64 (a q_tile or k_tile named that does not divide the
-// block is refused at launch with that reason).
+// where the block is a multiple of 128, else 64; a q_tile or k_tile that does not divide the block
+// is skipped with that reason.
 //
-// Napkin math (b4 s4096 h32/8 d128 causal, density 50, bf16): 1.4e11 FLOPs of kept pairs; at
-// attention_fwd fused_v1's ~210 TFLOP/s on dense causal shapes, ~0.65 ms. What is lost to sparsity:
-// the mask row (32 bytes) and the list (one ballot round) per block, and fewer tiles per block to
-// hide the ring's fill behind: near 1 - 1 / tiles of dense throughput.
+// Napkin math (b4 s4096 h32/8 d128 causal, density 50, bf16): 2.8e11 FLOPs of kept pairs; at
+// attention_fwd fused_v1's ~210 TFLOP/s on dense causal shapes, ~1.3 ms. What is lost to sparsity:
+// the mask row (32 bytes) and the list (a ballot round per 32 key tiles) per block, and fewer
+// tiles per block to hide the ring's fill behind: near 1 - 1 / tiles of dense throughput.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,16 +27,26 @@ namespace {
 
 using block_sparse::BlockSparseAxes;
 
-// flash_fwd_v1's tunables, q_tile's default by the block: 128 where it divides the block, else 64.
+// flash_fwd_v1's tunables, as a block mask takes them: a query tile lies in one query block and a
+// key tile in one key block, so q_tile and k_tile must divide the block (a case asking otherwise is
+// skipped with that reason), and q_tile defaults to 128 where it divides the block, else 64.
 std::vector<Tunable> tunables() {
   std::vector<Tunable> t = flash::flash_fwd_v1_tunables();
-  for (Tunable& tunable : t)
+  for (Tunable& tunable : t) {
+    if (tunable.name != "q_tile" && tunable.name != "k_tile") continue;
+    tunable.refuse_value = [name = tunable.name](const Shape& shape, DType, std::int64_t value)
+        -> std::optional<std::string> {
+      const std::int64_t block = BlockSparseAxes::of(shape).block;
+      if (block % value == 0) return std::nullopt;
+      return name + " " + std::to_string(value) + " does not divide the mask's block of " + std::to_string(block);
+    };
     if (tunable.name == "q_tile") {
       tunable.shape_default = [](const Shape& shape, DType) -> std::int64_t {
         return BlockSparseAxes::of(shape).block % 128 == 0 ? 128 : 64;
       };
       tunable.default_rule = "128 where it divides the block, else 64";
     }
+  }
   return t;
 }
 

@@ -8,7 +8,7 @@
 // Why: fused_v1's block-sparse kernel (mma.sync) holds ~95% of its own dense throughput per kept
 // block, but that is ~180 TFLOP/s, where FlexAttention reaches ~320 at density 50 (measured
 // 2026-11-27); this kernel's dense form runs ~340-390. Napkin math (b4 s4096 h32/8 d128 causal,
-// density 50): 1.4e11 FLOPs of kept pairs at ~330 TFLOP/s, ~0.84 ms. The query tile is 128 rows:
+// density 50): 2.8e11 FLOPs of kept pairs at ~330 TFLOP/s, ~0.84 ms. The query tile is 128 rows:
 // blocks must be multiples of 128 (FlexAttention's default block is 128).
 #include <cstdint>
 #include <optional>

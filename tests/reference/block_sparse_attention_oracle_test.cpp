@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/catalogue/registry.hpp"
+#include "harness/worker/case_runner_parts.hpp"
 #include "reference/attention.hpp"
 #include "reference/block_sparse_attention.hpp"
 #include "tests/support/oracle_support.hpp"
@@ -187,6 +188,34 @@ TEST(BlockSparseShapes, EdgeShapesHoldRowsThatSeeNoKeyAndRowsThatSeeSome) {
   EXPECT_GE(all_empty, 1);
   EXPECT_GE(mixed, 3);
   EXPECT_GE(with_empty_rows, 4);
+}
+
+TEST(BlockSparseTunables, ATileTheBlockDoesNotDivideIsSkippedWithItsReasonAndTheDefaultFitsTheBlock) {
+  // fused_v1's query tile lies in one query block: at 64-token blocks q_tile 128 cannot run. The
+  // case is refused before the device (a sweep records a skip), and the default is 64 there.
+  const Variant* v1 = nullptr;
+  for (const Variant* v : Registry::instance().variants(block_sparse::kOp, false))
+    if (v->name == "fused_v1_fa2_mma_cp_async_block_sparse") v1 = v;
+  ASSERT_NE(v1, nullptr);
+  for (std::int64_t block : {64, 128, 192}) {
+    const Shape s = shape(1, 1024, 4, 2, 128, "1", block, 50);
+    CaseRequest req{.op = block_sparse::kOp, .variant = v1->name, .dtype = DType::bf16, .shape = s};
+    req.tunables = default_tunables(*v1, s, DType::bf16);
+    EXPECT_EQ(case_runner_detail::refusal(sparse(), *v1, req), std::nullopt) << "default at block " << block;
+    for (auto& [name, value] : req.tunables)
+      if (name == "q_tile") {
+        EXPECT_EQ(value, block % 128 == 0 ? 128 : 64) << block;
+        value = 128;
+      }
+    const auto why = case_runner_detail::refusal(sparse(), *v1, req);
+    if (block % 128 == 0) {
+      EXPECT_EQ(why, std::nullopt) << block;
+    } else {
+      ASSERT_TRUE(why.has_value()) << block;
+      EXPECT_NE(why->find("q_tile 128 does not divide the mask's block of " + std::to_string(block)), std::string::npos)
+          << *why;
+    }
+  }
 }
 
 }  // namespace

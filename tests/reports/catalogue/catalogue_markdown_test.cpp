@@ -31,8 +31,10 @@ TEST(CatalogueMarkdown, ADimIsNamedOnlyByAnAxisItFollows) {
   EXPECT_EQ(symbolic_dim(32, example, kv_heads_dim), "kv_heads");
   EXPECT_EQ(symbolic_dim(32, example, chunk_count), "32");
   EXPECT_EQ(symbolic_dim(32, example), "heads");  // without a probe: the first axis of that value
-  const DimAt twice_heads = [](const Shape& s) -> std::optional<std::int64_t> { return s.at("tokens") * s.at("heads"); };
-  EXPECT_EQ(symbolic_dim(8192 * 32, example, twice_heads), "tokens·heads");
+  const DimAt tokens_times_heads = [](const Shape& s) -> std::optional<std::int64_t> {
+    return s.at("tokens") * s.at("heads");
+  };
+  EXPECT_EQ(symbolic_dim(8192 * 32, example, tokens_times_heads), "tokens·heads");
 }
 
 TEST(CatalogueMarkdown, BytesFormulaGroupsTermsByElementSize) {
