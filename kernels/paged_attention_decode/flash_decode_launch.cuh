@@ -52,9 +52,11 @@ int resident_blocks(int stages) {
 }
 
 // The plan: with `waves` > 0, as many key splits as fill that many waves of the GPU's resident
-// blocks (SMs x blocks per SM) without starting a partial one, whole key tiles each; else one.
-// Splitting past a wave's slots leaves a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100
-// (264 slots at 2 per SM) takes 4 splits (256 blocks), not 5 (320: a second wave of 56).
+// blocks (SMs x blocks per SM) without starting a partial one, whole key tiles each, counting the
+// blocks that hold keys (plan_split, split_plan.hpp); else one. Splitting past a wave's slots leaves
+// a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100 (264 slots at 2 per SM) takes 4 splits
+// (256 blocks), not 5 (320: a second wave of 56). Ragged lengths split finer: b16 q4 ctx8192 h32/8
+// counts the short sequences' real splits only.
 template <class T, int D, int M>
 DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   DecodeParams p;
@@ -73,7 +75,7 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
     cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
     slots = static_cast<std::int64_t>(waves) * sms * resident_blocks<T, D, M>(stages);
   }
-  const KeySplit split = key_split(a, split_count(a, slots));
+  const KeySplit split = plan_split(a, slots);
   p.split_keys = split.split_keys;
   p.splits = split.splits;
   AttentionParams& m = p.mask;

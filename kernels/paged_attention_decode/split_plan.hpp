@@ -1,7 +1,8 @@
 // The host arithmetic of paged_attention_decode's flash-decoding launch (flash_decode_launch.cuh),
 // plain C++ so that CPU tests check it: how a kv head's query rows fall into 16-row tiles and
 // blocks, how many key splits a plan may use (which sizes the workspace), how the splits divide
-// the keys, and where the partial outputs sit in the workspace.
+// the keys and how many the GPU's resident blocks ask for (counting only the blocks that hold
+// keys), and where the partial outputs sit in the workspace.
 #pragma once
 
 #include <algorithm>
@@ -38,13 +39,6 @@ inline std::int64_t max_splits(const PagedDecodeAxes& a) {
   return std::max<std::int64_t>(1, std::min(tiles, kMaxBlocks / base_blocks(a)));
 }
 
-// Splits that fill `slots` resident blocks (waves x SMs x blocks per SM; 0: no splitting) without
-// starting a partial wave, within max_splits.
-inline std::int64_t split_count(const PagedDecodeAxes& a, std::int64_t slots) {
-  if (slots <= 0) return 1;
-  return std::clamp<std::int64_t>(slots / base_blocks(a), 1, max_splits(a));
-}
-
 // Keys per split (whole key tiles) for `splits` asked, and the splits that then hold keys of the
 // longest sequence (never more than asked).
 struct KeySplit {
@@ -57,6 +51,33 @@ inline KeySplit key_split(const PagedDecodeAxes& a, std::int64_t splits) {
   k.split_keys = (tiles + splits - 1) / splits * kTileKeys;
   k.splits = static_cast<int>((a.context + k.split_keys - 1) / k.split_keys);
   return k;
+}
+
+// The blocks of a plan that hold keys: each (sequence, kv head, row block) takes the splits of
+// `split_keys` its own length fills. The grid covers the longest sequence; a shorter one's blocks
+// past its end exit at once and hold no slot for long.
+inline std::int64_t blocks_with_keys(const PagedDecodeAxes& a, std::int64_t split_keys) {
+  std::int64_t splits = 0;
+  for (std::int64_t b = 0; b < a.batch; ++b) splits += (a.length(b) + split_keys - 1) / split_keys;
+  return splits * a.kv_heads * row_blocks(a);
+}
+
+// The plan's split for `slots` resident blocks (waves x SMs x blocks per SM; 0: no splitting): the
+// fewest keys per split (whole key tiles, at most max_splits splits of the longest sequence) whose
+// blocks holding keys fit the slots, so that the work fills whole waves and starts no partial one.
+// With equal lengths that is slots / base_blocks splits; with ragged ones the short sequences'
+// empty splits are not counted, so the splits are finer and the longest sequence's blocks, the
+// critical path, shorter. blocks_with_keys only grows as the split shrinks, so the search stops at
+// the first split that overflows.
+inline KeySplit plan_split(const PagedDecodeAxes& a, std::int64_t slots) {
+  KeySplit best = key_split(a, 1);
+  if (slots <= 0) return best;
+  for (std::int64_t tiles = best.split_keys / kTileKeys - 1; tiles >= 1; --tiles) {
+    const std::int64_t split_keys = tiles * kTileKeys, splits = (a.context + split_keys - 1) / split_keys;
+    if (splits > max_splits(a) || blocks_with_keys(a, split_keys) > slots) break;
+    best = {split_keys, static_cast<int>(splits)};
+  }
+  return best;
 }
 
 // partial_o (D fp32 per split and output row) and partial_lse (one each) after it, 256-byte aligned.

@@ -1,6 +1,6 @@
 // paged_attention_decode's split plan (kernels/paged_attention_decode/split_plan.hpp): the row
 // tiles and blocks a kv head's queries take, the splits a GPU's resident blocks ask for (whole
-// waves, within the workspace's bound), keys per split that cover the context in whole tiles with
+// waves of the blocks that hold keys, within the workspace's bound), keys per split that cover the context in whole tiles with
 // no split empty for the longest sequence, and a workspace that holds what the kernels index.
 #include <gtest/gtest.h>
 
@@ -32,17 +32,47 @@ TEST(PagedDecodeSplitPlan, QueryRowsFillTilesOfSixteenTwoABlock) {
 TEST(PagedDecodeSplitPlan, SplitsFillWholeWavesWithinTheWorkspacesBound) {
   // b8 h32/8: 64 blocks; an H100's 264 slots (132 SMs x 2) take 4 splits, not 5 (a tail wave).
   const auto b8 = axes(8, 1, 16384, 32, 8);
-  EXPECT_EQ(split_count(b8, 264), 4);
-  EXPECT_EQ(split_count(b8, 0), 1);                  // fused_v1: no splitting
+  EXPECT_EQ(plan_split(b8, 264).splits, 4);
+  EXPECT_EQ(plan_split(b8, 264).split_keys, 4096);
+  EXPECT_EQ(plan_split(b8, 0).splits, 1);                  // fused_v1: no splitting
   // A batch that already fills the slots is not split.
-  EXPECT_EQ(split_count(axes(32, 1, 4096, 32, 8), 264), 1);
+  EXPECT_EQ(plan_split(axes(32, 1, 4096, 32, 8), 264).splits, 1);
   // One sequence of few keys: no more splits than key tiles.
   const auto short_one = axes(1, 1, 100, 32, 8);     // 2 key tiles
-  EXPECT_EQ(split_count(short_one, 264), 2);
+  EXPECT_EQ(plan_split(short_one, 264).splits, 2);
   // Never past the blocks the workspace was sized for.
   const auto one = axes(1, 1, 1 << 20, 1, 1);
   EXPECT_EQ(max_splits(one), kMaxBlocks);
-  EXPECT_EQ(split_count(one, 100000), kMaxBlocks);
+  EXPECT_EQ(plan_split(one, 100000).splits, kMaxBlocks);
+}
+
+TEST(PagedDecodeSplitPlan, RaggedBatchesCountOnlyTheBlocksThatHoldKeys) {
+  // b16 q4 ctx8192 h32/8, lengths uniform over (2048, 8192]: 128 (sequence, kv head) pairs. Sized
+  // on the longest sequence, 264 slots take 2 splits of 4096 keys, and the short sequences leave
+  // their second split empty: 224 blocks hold keys. Counting those, the split is finer (3392 keys:
+  // 264 blocks, the wave exactly) and the longest sequence's blocks, the critical path, 17% shorter.
+  const auto a = PagedDecodeAxes::of(paged_decode::paged_decode_shape(16, 4, 8192, 32, 8, 128, 16, "ragged"));
+  EXPECT_EQ(blocks_with_keys(a, 4096), 224);
+  const KeySplit k = plan_split(a, 264);
+  EXPECT_EQ(k.split_keys, 3392);
+  EXPECT_EQ(k.splits, 3);
+  EXPECT_EQ(blocks_with_keys(a, k.split_keys), 264);
+  // One key tile finer would start a second wave.
+  EXPECT_GT(blocks_with_keys(a, k.split_keys - kTileKeys), 264);
+  // Equal lengths: every block holds keys, and the plan is slots / base_blocks splits.
+  const auto equal = PagedDecodeAxes::of(paged_decode::paged_decode_shape(16, 4, 8192, 32, 8, 128, 16, "equal"));
+  EXPECT_EQ(plan_split(equal, 264).splits, 264 / base_blocks(equal));
+  EXPECT_EQ(blocks_with_keys(equal, plan_split(equal, 264).split_keys), base_blocks(equal) * (264 / base_blocks(equal)));
+  // Every plan covers the longest sequence in whole tiles, none of its splits empty, within the
+  // workspace's bound.
+  for (const auto& shape : {a, equal, axes(8, 1, 16384, 32, 8), axes(1, 1, 100, 32, 8)})
+    for (std::int64_t slots : {0, 132, 264, 528, 100000}) {
+      const KeySplit p = plan_split(shape, slots);
+      EXPECT_EQ(p.split_keys % kTileKeys, 0);
+      EXPECT_LE(p.splits, max_splits(shape));
+      EXPECT_GE(p.split_keys * p.splits, shape.context);
+      EXPECT_LT(p.split_keys * (p.splits - 1), shape.context);
+    }
 }
 
 TEST(PagedDecodeSplitPlan, KeySplitsCoverTheContextInWholeTilesNoneEmpty) {
