@@ -24,6 +24,7 @@
 
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
+#include "reference/attention_catalogue.hpp"
 #include "reference/attention_tile.hpp"
 #include "reference/block_sparse_attention_mask_gpu.hpp"
 
@@ -92,19 +93,21 @@ Shape block_sparse_shape(std::int64_t batch, std::int64_t seq, std::int64_t head
                 {"causal", causal}, {"softcap", softcap}, {"block", block}, {"density", density}}};
 }
 
+// attention_fwd's axes without the window (the block mask is the op's sparsity), then the mask's.
 std::vector<AxisSpec> block_sparse_axes() {
-  return {{"batch", 4, {}, "sequences", {}, "b"},
-          {"seq", 4096, {}, "tokens per sequence (queries = keys: self-attention)", {}, "s"},
-          {"heads", 32, {}, "query heads (each with its own block mask)", {}, "h"},
-          {"kv_heads", 8, {}, "key/value heads; divides heads (grouped-query attention)", {}, "/"},
-          {"head_dim", 128, {}, "d: 64 or 128", {}, "d"},
-          {"causal", 0, {}, "1: query i sees keys j <= i, and blocks above the diagonal are dropped", {"0", "1"},
-           "causal"},
-          {"softcap", 0, {}, "logit soft-cap: cap * tanh(s / cap); 0: none", {"0", "30", "50"}, "cap"},
-          {"block", 128, {}, "block size of the mask in tokens, each way: a multiple of 64 (FlexAttention's default 128)",
-           {}, "block"},
-          {"density", 50, {}, "percent of the visible blocks kept (0-100), each by a hash of its index", {},
-           "density"}};
+  std::vector<AxisSpec> axes;
+  for (AxisSpec& axis : attention_axes()) {
+    if (axis.name == "window") continue;
+    if (axis.name == "heads") axis.help = "query heads (each with its own block mask)";
+    if (axis.name == "kv_heads") axis.default_value = 8;
+    if (axis.name == "causal") axis.help = "1: query i sees keys j <= i, and blocks above the diagonal are dropped";
+    axes.push_back(std::move(axis));
+  }
+  axes.push_back({"block", 128, {}, "block size of the mask in tokens, each way: a multiple of 64 (FlexAttention's "
+                                    "default 128)", {}, "block"});
+  axes.push_back({"density", 50, {}, "percent of the visible blocks kept (0-100), each by a hash of its index", {},
+                  "density"});
+  return axes;
 }
 
 std::vector<TensorSpec> block_sparse_tensors(const Shape& shape, DType dtype) {
