@@ -154,6 +154,11 @@ std::optional<std::string> block_sparse_invalid(const Shape& shape) {
   if (a.head_dim != 64 && a.head_dim != 128) return "head_dim must be 64 or 128";
   if (s.block < 64 || s.block % 64 != 0) return "block must be a positive multiple of 64 (64, 128, 256, ...)";
   if (s.density < 0 || s.density > 100) return "density must be a percentage, 0 to 100";
+  // The mask has batch x heads x blocks^2 entries, and the work model and the tolerance walk them
+  // on the host: a 1M-token sequence in 64-token blocks would be 2^28 per head.
+  if (static_cast<double>(a.batch * a.heads) * static_cast<double>(s.blocks()) * static_cast<double>(s.blocks()) >
+      static_cast<double>(std::int64_t{1} << 30))
+    return "the block mask would hold more than 2^30 entries (batch x heads x (seq / block)^2): use a larger block";
   if (a.batch > 65535 || a.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
   return std::nullopt;
 }

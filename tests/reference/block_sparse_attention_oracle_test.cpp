@@ -190,6 +190,21 @@ TEST(BlockSparseShapes, EdgeShapesHoldRowsThatSeeNoKeyAndRowsThatSeeSome) {
   EXPECT_GE(with_empty_rows, 4);
 }
 
+TEST(BlockSparseShapes, BadShapesSayWhatAndHowToFix) {
+  const Op& op = sparse();
+  EXPECT_EQ(op.invalid(shape(4, 4096, 32, 8, 128, "1", 128, 50)), std::nullopt);
+  const auto block = op.invalid(shape(1, 1024, 4, 4, 128, "1", 96, 50));
+  ASSERT_TRUE(block.has_value());
+  EXPECT_NE(block->find("multiple of 64"), std::string::npos) << *block;
+  const auto density = op.invalid(shape(1, 1024, 4, 4, 128, "1", 128, 101));
+  ASSERT_TRUE(density.has_value());
+  EXPECT_NE(density->find("0 to 100"), std::string::npos) << *density;
+  // 2^20 tokens in 64-token blocks: 2^28 mask entries a head, refused before any walk over them.
+  const auto huge = op.invalid(shape(1, 1 << 20, 32, 8, 128, "1", 64, 50));
+  ASSERT_TRUE(huge.has_value());
+  EXPECT_NE(huge->find("use a larger block"), std::string::npos) << *huge;
+}
+
 TEST(BlockSparseTunables, ATileTheBlockDoesNotDivideIsSkippedWithItsReasonAndTheDefaultFitsTheBlock) {
   // fused_v1's query tile lies in one query block: at 64-token blocks q_tile 128 cannot run. The
   // case is refused before the device (a sweep records a skip), and the default is 64 there.
