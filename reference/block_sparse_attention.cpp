@@ -158,7 +158,8 @@ std::optional<std::string> block_sparse_invalid(const Shape& shape) {
   // on the host: a 1M-token sequence in 64-token blocks would be 2^28 per head.
   if (static_cast<double>(a.batch * a.heads) * static_cast<double>(s.blocks()) * static_cast<double>(s.blocks()) >
       static_cast<double>(std::int64_t{1} << 30))
-    return "the block mask would hold more than 2^30 entries (batch x heads x (seq / block)^2): use a larger block";
+    return "the block mask would hold more than 2^30 entries (batch x heads x ceil(seq / block)^2): use a larger "
+           "block";
   if (a.batch > 65535 || a.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
   return std::nullopt;
 }

@@ -313,6 +313,12 @@ struct Variant {
   std::function<void(const LaunchArgs&)> reset;
 };
 
+// Whether the op takes the shape (its `invalid` says nothing). The planner asks before it sizes a
+// case's tensors or work: an invalid shape is planned (the worker records it as skipped, with the
+// op's reason) but never walked, since an op's tensors() or work() may cost in proportion to a
+// size its invalid() exists to refuse (block_sparse_attention_fwd's mask).
+inline bool op_takes_shape(const Op& op, const Shape& shape) { return !op.invalid || !op.invalid(shape); }
+
 // The default of a tunable at a shape: shape_default's pick, else the first value.
 std::int64_t default_value(const Tunable& t, const Shape& shape, DType dtype);
 // Every tunable of v at its default for the shape.

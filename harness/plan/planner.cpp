@@ -360,10 +360,14 @@ std::vector<CaseRequest> build_cases(const PlanRequest& req, const Selection& s)
     for (DType dtype : op->dtypes) {
       if (!req.dtypes.empty() && !contains(req.dtypes, dtype)) continue;
       for (const Shape& shape : shapes_for(*op, req.axes, req.shape_set)) {
-        check_tensor_sizes(*op, dtype, shape);
-        // The work model too, at every planned shape: one that cannot answer (an op from a Python
-        // file whose work() raises) refuses the plan here, not the run after its cases were measured.
-        op->work(shape, dtype);
+        // A shape the op refuses is planned (the worker skips it with the op's reason) but not
+        // sized (op_takes_shape).
+        if (op_takes_shape(*op, shape)) {
+          check_tensor_sizes(*op, dtype, shape);
+          // The work model too, at every planned shape: one that cannot answer (an op from a Python
+          // file whose work() raises) refuses the plan here, not the run after its cases were measured.
+          op->work(shape, dtype);
+        }
         for (const Variant* v : s.variants[i])
           for (TunableValues& tunables : tunable_points(*v, req.axes, shape, dtype)) {
             CaseRequest c;
@@ -407,7 +411,7 @@ namespace {
 double case_bytes(const CaseRequest& c, const Registry& registry, bool with_workspace) {
   const Op* op = registry.find_op(c.op);
   const Variant* v = registry.find_variant(c.op, c.variant);
-  if (!op || !v) return 0;
+  if (!op || !v || !op_takes_shape(*op, c.shape)) return 0;  // never allocated: the worker skips it
   long double bytes = 0;
   for (const auto& t : op->tensors(c.shape, c.dtype))
     bytes += element_count(t) * static_cast<long double>(t.element_bytes(c.dtype));

@@ -57,7 +57,8 @@ std::vector<std::vector<std::size_t>> Session::input_groups(const std::vector<st
       double bytes = 0;
       for (std::size_t i : group)
         if (const Op* op = Registry::instance().find_op(cases_[i].op))
-          bytes += op->work ? op->work(cases_[i].shape, cases_[i].dtype).bytes : 0;
+          if (op->work && op_takes_shape(*op, cases_[i].shape))  // a refused shape costs nothing
+            bytes += op->work(cases_[i].shape, cases_[i].dtype).bytes;
       return bytes;
     };
     std::vector<std::pair<double, std::size_t>> order;

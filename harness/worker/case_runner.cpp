@@ -60,8 +60,6 @@ std::optional<std::string> refusal(const Op& op, const Variant& variant, const C
     if (given == req.tunables.end() ||
         std::find(t.values.begin(), t.values.end(), given->second) == t.values.end())
       return "no declared value of tunable '" + t.name + "' in the request";
-    if (t.refuse_value)
-      if (auto why = t.refuse_value(req.shape, req.dtype, given->second)) return why;
   }
   if (std::find(op.dtypes.begin(), op.dtypes.end(), req.dtype) == op.dtypes.end())
     return std::string("the op does not define ") + std::string(to_string(req.dtype));
@@ -69,6 +67,12 @@ std::optional<std::string> refusal(const Op& op, const Variant& variant, const C
     if (auto why = op.invalid(req.shape)) return why;
   if (variant.refuse)
     if (auto why = variant.refuse(req.shape, req.dtype)) return why;
+  // A tunable value this (valid) shape cannot take: after the op's and the variant's reasons,
+  // which say more about a shape that fails both.
+  for (const auto& [name, value] : req.tunables)
+    for (const Tunable& t : variant.tunables)
+      if (t.name == name && t.refuse_value)
+        if (auto why = t.refuse_value(req.shape, req.dtype, value)) return why;
   return std::nullopt;
 }
 

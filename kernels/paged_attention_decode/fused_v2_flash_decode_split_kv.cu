@@ -1,8 +1,8 @@
 // paged_attention_decode fused_v2_flash_decode_split_kv: flash-decoding. fused_v1's kernel with
 // each sequence's keys cut into splits of whole 64-key tiles, as many as fill `waves` waves of the
 // GPU's resident blocks without a partial one (from the SM count and the kernel's occupancy, once
-// per case; only the blocks that hold keys count, so ragged batches split finer); each split writes its normalised O and log2-sum-exp in fp32, and a second kernel
-// merges them per output row, weighing split s by 2^(lse_s - max lse). Splits past a short
+// per case; only the blocks that hold keys count, so ragged batches split finer); each split
+// writes its normalised O and log2-sum-exp in fp32, and a second kernel merges them per output row, weighing split s by 2^(lse_s - max lse). Splits past a short
 // sequence's end exit at once and the combine skips them.
 //
 // Napkin math (b8 ctx16384 h32/8 d128 bf16): 537 MB of K and V; 64 (sequence, kv head) pairs

@@ -1,9 +1,11 @@
 // paged_attention_decode's split plan (kernels/paged_attention_decode/split_plan.hpp): the row
 // tiles and blocks a kv head's queries take, the splits a GPU's resident blocks ask for (whole
-// waves of the blocks that hold keys, within the workspace's bound), keys per split that cover the context in whole tiles with
-// no split empty for the longest sequence, and a workspace that holds what the kernels index.
+// waves of the blocks that hold keys, within the workspace's bound), keys per split that cover the
+// context in whole tiles with no split empty for the longest sequence, and a workspace that holds
+// what the kernels index.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/paged_attention_decode/split_plan.hpp"
@@ -62,16 +64,26 @@ TEST(PagedDecodeSplitPlan, RaggedBatchesCountOnlyTheBlocksThatHoldKeys) {
   // Equal lengths: every block holds keys, and the plan is slots / base_blocks splits.
   const auto equal = PagedDecodeAxes::of(paged_decode::paged_decode_shape(16, 4, 8192, 32, 8, 128, 16, "equal"));
   EXPECT_EQ(plan_split(equal, 264).splits, 264 / base_blocks(equal));
-  EXPECT_EQ(blocks_with_keys(equal, plan_split(equal, 264).split_keys), base_blocks(equal) * (264 / base_blocks(equal)));
+  EXPECT_EQ(blocks_with_keys(equal, plan_split(equal, 264).split_keys),
+            base_blocks(equal) * (264 / base_blocks(equal)));
   // Every plan covers the longest sequence in whole tiles, none of its splits empty, within the
   // workspace's bound.
   for (const auto& shape : {a, equal, axes(8, 1, 16384, 32, 8), axes(1, 1, 100, 32, 8)})
     for (std::int64_t slots : {0, 132, 264, 528, 100000}) {
       const KeySplit p = plan_split(shape, slots);
-      EXPECT_EQ(p.split_keys % kTileKeys, 0);
       EXPECT_LE(p.splits, max_splits(shape));
       EXPECT_GE(p.split_keys * p.splits, shape.context);
       EXPECT_LT(p.split_keys * (p.splits - 1), shape.context);
+      if (slots == 0) continue;
+      // The blocks holding keys fit the slots (one split always runs), one tile finer does not fit
+      // (or passes the workspace's bound), and never coarser than splitting on the longest sequence.
+      if (p.splits > 1) EXPECT_LE(blocks_with_keys(shape, p.split_keys), slots);
+      const std::int64_t finer = p.split_keys - kTileKeys;
+      if (finer > 0)
+        EXPECT_TRUE(blocks_with_keys(shape, finer) > slots ||
+                    (shape.context + finer - 1) / finer > max_splits(shape));
+      const std::int64_t on_longest = std::clamp<std::int64_t>(slots / base_blocks(shape), 1, max_splits(shape));
+      EXPECT_LE(p.split_keys, key_split(shape, on_longest).split_keys);
     }
 }
 

@@ -199,8 +199,10 @@ TEST(BlockSparseShapes, BadShapesSayWhatAndHowToFix) {
   const auto density = op.invalid(shape(1, 1024, 4, 4, 128, "1", 128, 101));
   ASSERT_TRUE(density.has_value());
   EXPECT_NE(density->find("0 to 100"), std::string::npos) << *density;
-  // 2^20 tokens in 64-token blocks: 2^28 mask entries a head, refused before any walk over them.
-  const auto huge = op.invalid(shape(1, 1 << 20, 32, 8, 128, "1", 64, 50));
+  // The mask's bound, 2^30 entries: 32768 blocks each way of one head are taken, one more is not
+  // (the planner never walks a mask its op refuses: CaseDeviceBytes.AShapeTheOpRefusesIsPlannedButNeverSized).
+  EXPECT_EQ(op.invalid(shape(1, 32768 * 64, 1, 1, 128, "1", 64, 50)), std::nullopt);
+  const auto huge = op.invalid(shape(1, 32768 * 64 + 1, 1, 1, 128, "1", 64, 50));
   ASSERT_TRUE(huge.has_value());
   EXPECT_NE(huge->find("use a larger block"), std::string::npos) << *huge;
 }

@@ -113,6 +113,49 @@ TEST(CheckCasesFit, ARefusedCaseWhoseTensorsDoNotFitStillStopsThePlan) {
   EXPECT_TRUE(Mentions(*message, "GiB"));
 }
 
+TEST(CaseDeviceBytes, AShapeTheOpRefusesIsPlannedButNeverSized) {
+  // An op whose tensors() and work() cost in proportion to a size its invalid() refuses (a block
+  // mask walked on the host): the planner plans the case, for the worker to skip with the op's
+  // reason, and never calls them; it needs no device memory.
+  static int sized = 0;
+  Registry local;
+  Op op;
+  op.name = "probe_refused_shape";
+  op.axes = {{"rows", 64, {}, "rows"}};
+  op.dtypes = {DType::fp32};
+  op.tensors = [](const Shape& s, DType) {
+    ++sized;
+    return std::vector<TensorSpec>{{.name = "y", .dims = {s.at("rows")}, .is_output = true}};
+  };
+  op.work = [](const Shape& s, DType) {
+    ++sized;
+    return WorkModel{4.0 * static_cast<double>(s.at("rows")), 0};
+  };
+  op.oracle = [](const Shape&, const std::vector<HostTensor>&, std::vector<HostTensor>&) {};
+  op.invalid = [](const Shape& s) -> std::optional<std::string> {
+    if (s.at("rows") > 1000) return std::string("rows must be at most 1000");
+    return std::nullopt;
+  };
+  local.add(std::move(op));
+  Variant v;
+  v.op = "probe_refused_shape";
+  v.name = "fused_v1";
+  v.launch = [](const LaunchArgs&) {};
+  local.add(std::move(v));
+  PlanRequest r;
+  r.ops = {"probe_refused_shape"};
+  r.axes = {parse_axis_assignment("rows=100,1000000")};
+  sized = 0;
+  const auto cases = plan_cases(r, local);
+  ASSERT_EQ(cases.size(), 2u);
+  const int sized_for_valid = sized;
+  EXPECT_GT(sized_for_valid, 0);  // the valid shape is sized
+  EXPECT_EQ(case_device_bytes(cases[1], local), 0.0);
+  EXPECT_EQ(sized, sized_for_valid);  // the refused one never
+  EXPECT_EQ(check_cases_fit(cases, local, 80e9, "GPU"), std::nullopt);
+  EXPECT_EQ(sized, sized_for_valid + 1);  // only the valid case's tensors, once, for the check
+}
+
 }  // namespace
 }  // namespace case_memory_test
 }  // namespace kwb
