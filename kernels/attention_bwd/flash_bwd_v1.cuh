@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v1.cuh"  // load_tile
@@ -170,14 +171,23 @@ __global__ void __launch_bounds__(kBwdPrepThreads)
   }
 }
 
-// Launch 2. Grid (key tiles, kv heads, batch); BN / 16 warps. Causal: key tile 0 is seen by the
-// most queries, so the natural order already starts the longest blocks first.
-template <class T, int D, int BM, int BN>
-__global__ void __launch_bounds__(BN / 16 * 32)
-    flash_bwd_v1(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                 const T* __restrict__ dout, const float* __restrict__ lse,
-                 const float* __restrict__ d_sum, float* __restrict__ dq_accum, T* __restrict__ dk,
-                 T* __restrict__ dv, AttentionParams p) {
+// Launch 2's body, for the kernels below (dense and packed). Grid (key tiles, kv heads, batch);
+// BN / 16 warps. Causal: key tile 0 is seen by the most queries, so the natural order already
+// starts the longest blocks first.
+//
+// kPacked (attention_varlen_bwd): the block's sequence b = blockIdx.z holds tokens [start, start +
+// L) of the packed [total, h, d] tensors (p.enter_sequence: p.seq becomes L, every mask and tail
+// below then reads L), lse and D are [h, total] (row i of head h at h * total + start + i); the
+// grid is sized for the longest sequence, so a block whose key tile starts past L (all of an empty
+// sequence's) leaves before loading anything. A template parameter, not a branch on p.cu_seqlens,
+// so that the dense kernel's code is what it was (same PTX: the dense op must not slow down).
+template <class T, int D, int BM, int BN, bool kPacked>
+__device__ __forceinline__ void flash_bwd_v1_body(const T* __restrict__ q, const T* __restrict__ k,
+                                                  const T* __restrict__ v, const T* __restrict__ dout,
+                                                  const float* __restrict__ lse,
+                                                  const float* __restrict__ d_sum,
+                                                  float* __restrict__ dq_accum, T* __restrict__ dk,
+                                                  T* __restrict__ dv, AttentionParams p) {
   constexpr int kThreads = BN / 16 * 32;
   // dQ: warp w owns query rows 16 w .. of the tile, so there must be as many 16-row query slices
   // as 16-row key slices.
@@ -199,16 +209,26 @@ __global__ void __launch_bounds__(BN / 16 * 32)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4,
             m = lane / 8;  // m: the 8 x 8 matrix lane gives the address of
+  // The sequence's first token among the tokens (dense: batch * seq, below, in the order the dense
+  // kernel always computed it).
+  std::int64_t first_token = 0;
+  if constexpr (kPacked) {
+    first_token = p.enter_sequence(blockIdx.z);
+    if (static_cast<std::int64_t>(blockIdx.x) * BN >= p.seq) return;
+  }
   // Positions within a sequence in 32 bits (refuse() keeps seq far below 2^31); offsets into the
   // tensors in 64.
   const int seq = static_cast<int>(p.seq), group = static_cast<int>(p.heads / p.kv_heads);
   const int n0 = static_cast<int>(blockIdx.x) * BN;
   const std::int64_t kv = blockIdx.y, batch = blockIdx.z;
   const std::int64_t q_stride = p.heads * D, kv_stride = p.kv_heads * D;
+  if constexpr (!kPacked) first_token = batch * p.seq;
   // The group's first query head: head hg of the group is hg * D further in Q, dO and the dQ
-  // accumulator ([b, s, h, d]), hg * seq further in lse and D ([b, h, s]).
-  const std::int64_t q_rows0 = (batch * p.seq * p.heads + kv * group) * D;
-  const std::int64_t vec0 = (batch * p.heads + kv * group) * p.seq;
+  // accumulator ([b, s, h, d] or [total, h, d]), hg * seq (hg * total packed) further in lse and
+  // D ([b, h, s] or [h, total]).
+  const std::int64_t q_rows0 = (first_token * p.heads + kv * group) * D;
+  const std::int64_t vec0 =
+      kPacked ? kv * group * p.total + first_token : (batch * p.heads + kv * group) * p.seq;
 
   // Query tiles that see any key of this tile (the queries seeing key j form an interval whose ends
   // grow with j, and consecutive intervals overlap: their union is one interval).
@@ -223,7 +243,7 @@ __global__ void __launch_bounds__(BN / 16 * 32)
     load_tile<T, D, BM, kThreads>(q_ring + stage * BM * D, q + q_rows0 + hg * D, m0, seq, q_stride);
     load_tile<T, D, BM, kThreads>(do_ring + stage * BM * D, dout + q_rows0 + hg * D, m0, seq,
                                   q_stride);
-    const std::int64_t row = vec0 + static_cast<std::int64_t>(hg) * seq;
+    const std::int64_t row = vec0 + static_cast<std::int64_t>(hg) * (kPacked ? p.total : seq);
     for (int r = threadIdx.x; r < 2 * BM; r += kThreads) {
       const bool is_lse = r < BM;
       const int i = is_lse ? r : r - BM;
@@ -234,7 +254,7 @@ __global__ void __launch_bounds__(BN / 16 * 32)
   };
 
   // Prologue: K and V ride with step 0's tiles in one commit group.
-  const std::int64_t kv_rows0 = (batch * p.seq * p.kv_heads + kv) * D;
+  const std::int64_t kv_rows0 = (first_token * p.kv_heads + kv) * D;
   load_tile<T, D, BN, kThreads>(k_tile, k + kv_rows0, n0, seq, kv_stride);
   load_tile<T, D, BN, kThreads>(v_tile, v + kv_rows0, n0, seq, kv_stride);
   load_step(0, 0, 0);
@@ -316,28 +336,43 @@ __global__ void __launch_bounds__(BN / 16 * 32)
       // P^T into s_acc, dS^T into dp_acc. Element (j, e): key key_of[e >> 1], query column
       // c0 + 8 j + 2 c + (e & 1). Masked per element only on tiles that straddle an edge of the
       // mask or of the sequence (query rows past seq: zero Q and dO, but their lse and D are no
-      // answer).
+      // answer). The soft-cap and the mask are decided here, once per pass, with the elements'
+      // loop compiled for each: tested per element they made the compiler branch around every
+      // score.
+      auto probs_and_ds = [&](auto capped_c, auto masked_c) {
+        constexpr bool kCapped = decltype(capped_c)::value, kMasked = decltype(masked_c)::value;
 #pragma unroll
-      for (int j = 0; j < kCols / 8; ++j) {
-        const int col = c0 + j * 8 + 2 * c;
-        const float2 lse2 = *reinterpret_cast<const float2*>(lse_row + col);
-        const float2 dsum2 = *reinterpret_cast<const float2*>(dsum_row + col);
+        for (int j = 0; j < kCols / 8; ++j) {
+          const int col = c0 + j * 8 + 2 * c;
+          const float2 lse2 = *reinterpret_cast<const float2*>(lse_row + col);
+          const float2 dsum2 = *reinterpret_cast<const float2*>(dsum_row + col);
+          const float lse_log2[2] = {lse2.x * kLog2e, lse2.y * kLog2e};
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float s = s_acc[j][e];
-          float x, dlogit = 1;  // logit in log2 units, dl / ds
-          if (capped) {
-            const float t = tanhf(s * scale_over_cap);
-            x = cap_log2 * t;
-            dlogit = 1 - t * t;
-          } else {
-            x = s * scale_log2;
+          for (int e = 0; e < 4; ++e) {
+            const float s = s_acc[j][e];
+            float prob, dlogit = 1;  // dl / ds
+            if constexpr (kCapped) {
+              const float t = tanhf(s * scale_over_cap);
+              dlogit = 1 - t * t;
+              prob = fast_exp2(fmaf(cap_log2, t, -lse_log2[e & 1]));
+            } else {
+              prob = fast_exp2(fmaf(s, scale_log2, -lse_log2[e & 1]));
+            }
+            if constexpr (kMasked) {
+              if (!visible(m0 + col + (e & 1), key_of[e >> 1])) prob = 0;
+            }
+            s_acc[j][e] = prob;
+            const float ds = prob * (dp_acc[j][e] - ((e & 1) ? dsum2.y : dsum2.x));
+            dp_acc[j][e] = kCapped ? ds * dlogit : ds;
           }
-          float prob = fast_exp2(x - ((e & 1) ? lse2.y : lse2.x) * kLog2e);
-          if (needs_mask && !visible(m0 + col + (e & 1), key_of[e >> 1])) prob = 0;
-          s_acc[j][e] = prob;
-          dp_acc[j][e] = prob * (dp_acc[j][e] - ((e & 1) ? dsum2.y : dsum2.x)) * dlogit;
         }
+      };
+      if (capped) {
+        if (needs_mask) probs_and_ds(std::true_type{}, std::true_type{});
+        else probs_and_ds(std::true_type{}, std::false_type{});
+      } else {
+        if (needs_mask) probs_and_ds(std::false_type{}, std::true_type{});
+        else probs_and_ds(std::false_type{}, std::false_type{});
       }
 
       // dV += P^T dO and dK += dS^T Q: (16 keys, D). A for queries c0 + 16 kk2 .. + 15 is C
@@ -424,6 +459,27 @@ __global__ void __launch_bounds__(BN / 16 * 32)
           pack2<T>(dv_acc[j][2 * r], dv_acc[j][2 * r + 1]);
     }
   }
+}
+
+// Launch 2, dense ([b, s, h, d] tensors, lse and D [b, h, s]).
+template <class T, int D, int BM, int BN>
+__global__ void __launch_bounds__(BN / 16 * 32)
+    flash_bwd_v1(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                 const T* __restrict__ dout, const float* __restrict__ lse,
+                 const float* __restrict__ d_sum, float* __restrict__ dq_accum, T* __restrict__ dk,
+                 T* __restrict__ dv, AttentionParams p) {
+  flash_bwd_v1_body<T, D, BM, BN, false>(q, k, v, dout, lse, d_sum, dq_accum, dk, dv, p);
+}
+
+// Launch 2 on packed sequences (p.cu_seqlens, p.total set): [total, h, d] tensors, lse and D
+// [h, total]; grid (key tiles of the longest sequence, kv heads, batch).
+template <class T, int D, int BM, int BN>
+__global__ void __launch_bounds__(BN / 16 * 32)
+    flash_bwd_v1_varlen(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                        const T* __restrict__ dout, const float* __restrict__ lse,
+                        const float* __restrict__ d_sum, float* __restrict__ dq_accum,
+                        T* __restrict__ dk, T* __restrict__ dv, AttentionParams p) {
+  flash_bwd_v1_body<T, D, BM, BN, true>(q, k, v, dout, lse, d_sum, dq_accum, dk, dv, p);
 }
 
 }  // namespace flash

@@ -36,9 +36,10 @@ struct LogitMap {
     m.scale_over_cap = m.capped ? p.scale / p.softcap : 0.0f;
     return m;
   }
-  __device__ __forceinline__ float operator()(float s) const {
-    return capped ? cap_log2 * tanhf(s * scale_over_cap) : s * scale_log2;
-  }
+  __device__ __forceinline__ float operator()(float s) const { return capped ? capped_log2(s) : s * scale_log2; }
+  // The soft-capped logit alone: for loops that decided `capped` outside (a per-element test
+  // makes the compiler branch around every score).
+  __device__ __forceinline__ float capped_log2(float s) const { return cap_log2 * tanhf(s * scale_over_cap); }
 };
 
 // Whether the key tile [k0, k0 + cols) needs a per-element mask for query rows [q_first,
@@ -73,23 +74,55 @@ struct OnlineSoftmax {
   float row_sum[2] = {0, 0};
 
   // One key tile: s(j, e) (a float&) holds raw scores on entry and P = 2^(x - m_new) on exit;
-  // rescale[r] = 2^(m_old - m_new) is what the caller multiplies its O rows by.
+  // rescale[r] = 2^(m_old - m_new) is what the caller multiplies its O rows by. The soft-cap and
+  // the per-element mask are decided once per tile, outside the elements' loop: tested per
+  // element they made the compiler branch around every score (about 24 instructions a score
+  // where 5 do), which kept the tensor cores waiting on the softmax.
   template <int kCols, class At>
   __device__ __forceinline__ void step(At&& s, const LogitMap& logit, const AttentionParams& p, bool needs_mask,
                                        const std::int64_t (&row_of)[2], std::int64_t k0, int c, float (&rescale)[2]) {
+    // Row r sees the tile's columns [lo[r], hi[r]) (clamped to the tile, so 32-bit).
+    int lo[2] = {0, 0}, hi[2] = {kCols, kCols};
+    if (needs_mask)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const std::int64_t first = p.first_key(row_of[r]) - k0, end = p.end_key(row_of[r]) - k0;
+        lo[r] = static_cast<int>(first < 0 ? 0 : first > kCols ? kCols : first);
+        hi[r] = static_cast<int>(end < 0 ? 0 : end > kCols ? kCols : end);
+      }
+    if (logit.capped) {
+      if (needs_mask) step_as<kCols, true, true>(s, logit, lo, hi, c, rescale);
+      else step_as<kCols, true, false>(s, logit, lo, hi, c, rescale);
+    } else {
+      if (needs_mask) step_as<kCols, false, true>(s, logit, lo, hi, c, rescale);
+      else step_as<kCols, false, false>(s, logit, lo, hi, c, rescale);
+    }
+  }
+
+  // The tile's steps with the soft-cap and the mask fixed. Uncapped, the max is taken over the raw
+  // scores (the scale is positive, so the same key wins) and the scale is folded into the
+  // exponent's one FMA: P = 2^(s scale_log2 - m); capped, x = cap_log2 tanh(s scale / cap) is
+  // already in log2 units (multiplier 1).
+  template <int kCols, bool kCapped, bool kMasked, class At>
+  __device__ __forceinline__ void step_as(At&& s, const LogitMap& logit, const int (&lo)[2], const int (&hi)[2], int c,
+                                          float (&rescale)[2]) {
+    const float to_log2 = kCapped ? 1.0f : logit.scale_log2;
     float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int j = 0; j < kCols / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float x = logit(s(j, e));
-        if (needs_mask && !p.visible(row_of[e >> 1], k0 + j * 8 + 2 * c + (e & 1))) x = -INFINITY;
+        float x = kCapped ? logit.capped_log2(s(j, e)) : s(j, e);
+        if constexpr (kMasked) {
+          const int col = j * 8 + 2 * c + (e & 1);
+          if (col < lo[e >> 1] || col >= hi[e >> 1]) x = -INFINITY;
+        }
         s(j, e) = x;
         tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
       }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float new_max = fmaxf(row_max[r], quad_max(tile_max[r]));
+      const float new_max = fmaxf(row_max[r], quad_max(tile_max[r]) * to_log2);
       // A row that has seen no key yet keeps max -inf: subtract 0 instead (exp2(-inf) = 0, no NaN).
       const float use_max = new_max == -INFINITY ? 0.0f : new_max;
       rescale[r] = fast_exp2(row_max[r] - use_max);
@@ -97,7 +130,8 @@ struct OnlineSoftmax {
       row_sum[r] *= rescale[r];
 #pragma unroll
       for (int j = 0; j < kCols / 8; ++j) {
-        const float p0 = fast_exp2(s(j, 2 * r) - use_max), p1 = fast_exp2(s(j, 2 * r + 1) - use_max);
+        const float p0 = fast_exp2(fmaf(s(j, 2 * r), to_log2, -use_max));
+        const float p1 = fast_exp2(fmaf(s(j, 2 * r + 1), to_log2, -use_max));
         s(j, 2 * r) = p0;
         s(j, 2 * r + 1) = p1;
         row_sum[r] += p0 + p1;
