@@ -113,7 +113,7 @@ void launch_flash_fwd_v2(const LaunchArgs& a, const AttentionParams& p) {
 
 // The tunables both variants declare.
 inline std::vector<Tunable> flash_fwd_v2_tunables() {
-  return {{"k_tile", {64, 128}, "keys per K/V tile (the N of S's wgmma, the K of P V's)"},
+  return {{"k_tile", {128, 64}, "keys per K/V tile (the N of S's wgmma, the K of P V's)"},
           {"tiles_in_flight", {2, 1}, "key tiles a consumer has on the tensor cores: 2 = the next tile's S "
                                       "and softmax under this tile's P V, the consumers' GEMMs in turns "
                                       "(FA3's intra-warpgroup overlap and ping-pong); 1 = in order"}};
