@@ -1,0 +1,56 @@
+// The passes around a flash backward's main kernel, shared by attention_bwd's fused variants: the
+// workspace they share (D [b, h, s] fp32, then the fp32 dQ accumulator [b, s, h, d]), the
+// preprocess (D = rowsum(dO * O), the accumulator zeroed) and the last pass (dq = scale *
+// accumulator in T), each on a.stream (kernels in flash_bwd_v1.cuh).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "kernels/attention_bwd/flash_bwd_v1.cuh"
+#include "kernels/attention_fwd/attention_params.cuh"
+
+namespace kwb {
+namespace flash {
+
+// Workspace layout: D at 0, the dQ accumulator at dq_offset (256-byte aligned).
+struct BwdWorkspace {
+  std::size_t dq_offset, total;
+
+  static BwdWorkspace of(const AttentionAxes& x) {
+    auto align_up = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    const std::size_t rows = static_cast<std::size_t>(x.batch * x.heads * x.seq);
+    const std::size_t dq_offset = align_up(rows * sizeof(float));
+    return {dq_offset, dq_offset + align_up(rows * static_cast<std::size_t>(x.head_dim) * sizeof(float))};
+  }
+  float* d_sum(const LaunchArgs& a) const { return static_cast<float*>(a.workspace); }
+  float* dq_accum(const LaunchArgs& a) const {
+    return reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) + dq_offset);
+  }
+};
+
+// Launch 1: D and the zeroed accumulator.
+template <class T, int D>
+void launch_bwd_preprocess(const LaunchArgs& a, const AttentionParams& p, const BwdWorkspace& ws, const char* what) {
+  const std::int64_t threads = p.batch * p.seq * p.heads * (D / 8);
+  flash_bwd_preprocess<T, D><<<static_cast<unsigned>((threads + kBwdPrepThreads - 1) / kBwdPrepThreads),
+                               kBwdPrepThreads, 0, a.stream>>>(a.tensor<const T>("o"), a.tensor<const T>("do"),
+                                                               ws.d_sum(a), ws.dq_accum(a), p);
+  cuda_check_launch(what);
+}
+
+// The last launch: dq = scale * accumulator, in T.
+template <class T, int D>
+void launch_bwd_convert_dq(const LaunchArgs& a, const AttentionParams& p, const BwdWorkspace& ws, const char* what) {
+  const std::int64_t n8 = p.batch * p.seq * p.heads * (D / 8);
+  const std::int64_t blocks = std::min<std::int64_t>((n8 + kBwdPrepThreads - 1) / kBwdPrepThreads, std::int64_t{1} << 20);
+  flash_bwd_convert_dq<T><<<static_cast<unsigned>(blocks), kBwdPrepThreads, 0, a.stream>>>(
+      ws.dq_accum(a), a.tensor<T>("dq"), n8, p.scale);
+  cuda_check_launch(what);
+}
+
+}  // namespace flash
+}  // namespace kwb

@@ -1,0 +1,124 @@
+// attention_bwd fused_v2_wgmma_tma_atomic_dq: fused_v1's FlashAttention backward moved to Hopper's
+// own machinery (flash_bwd_v2.cuh): the TMA brings K, V once and Q, dO per step into an mbarrier
+// ring, a producer warp the step's lse and D, and two consumer warpgroups of 64 keys each run all
+// five GEMMs as wgmma (S^T and dP^T from shared memory, dV and dK with P^T and dS^T straight from
+// registers, dQ = dS K from a swizzled dS tile in shared memory), dQ added into an fp32
+// accumulator by atomics. Around it, fused_v1's preprocess (D = rowsum(dO * O), the accumulator
+// zeroed) and last pass (dq = scale * accumulator in T), flash_bwd_passes.cuh. dK and dV are each
+// one block's sums in a fixed order (deterministic); dQ's adds land in any order.
+//
+// Why it should be faster than v1 (~190 TFLOP/s at b4 h32 s4096 d128 causal, 0.7x FA2): v1 is
+// bound by its ldmatrix traffic (every warp reads all of Q and dO twice per step, ~11 FLOP per
+// shared byte) and mma.sync; wgmma reads both operands of the S^T and dP^T GEMMs, and B of the
+// other three, straight from shared memory for a whole warpgroup (64 rows at once), and a 128-key
+// block halves dQ's atomics per FLOP against v1's 64.
+//
+// Napkin math (b4 h32 s4096 d128 causal bf16): 2.5 x the forward's 5.5e11 = 1.4e12 FLOPs. Per
+// step a consumer issues 5 GEMMs of 64 x 64 x 128 (2 x 64 x 64 x 128 x 2 = 4.2 MFLOP with
+// S^T/dP^T, dV/dK of 64 x 128 x 64, dQ of 64 x 64 x 128: ~5.2 MFLOP), ~1300 clocks at the SM's
+// ~4096 dense FLOP/clock, against its elementwise work (4096 exponentials and ~10 other operations
+// per score: ~800 issue clocks for its 4 warps) that the other consumer's GEMMs should cover. At
+// 60% of the ~790 TFLOP/s wgmma peak: ~470 TFLOP/s, 3.0 ms; FA2 (SDPA) measured 5.1 ms. dQ's
+// atomics: b h s^2/2 d / 64 float2 = 4.3e9 floats, as fused_v1's at BN = 64 halved.
+//
+// Shared memory 161 KiB at d = 128 (97 KiB at d = 64); one block per SM.
+#include <cuda.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/elem_type.hpp"
+#include "kernels/attention_bwd/flash_bwd_passes.cuh"
+#include "kernels/attention_bwd/flash_bwd_v2.cuh"
+#include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_fwd/flash_fwd_v2_launch.cuh"  // head_map
+
+namespace kwb {
+namespace {
+
+// The four tensor maps of a case (built in prepare(), outside timing) and the tensors they map.
+struct State {
+  const void *q = nullptr, *k = nullptr, *v = nullptr, *dout = nullptr;
+  CUtensorMap q_map{}, k_map{}, v_map{}, do_map{};
+};
+
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
+  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
+  const ElemType type = elem_type_of(a.dtype);
+  auto st = std::make_shared<State>();
+  st->q = a.tensor<const void>("q");
+  st->k = a.tensor<const void>("k");
+  st->v = a.tensor<const void>("v");
+  st->dout = a.tensor<const void>("do");
+  constexpr auto kBM = static_cast<std::uint32_t>(flash::BwdV2Layout<64>::kBM);
+  constexpr auto kBN = static_cast<std::uint32_t>(flash::BwdV2Layout<64>::kBN);
+  st->q_map = flash::head_map(st->q, type, p, p.heads, kBM);
+  st->do_map = flash::head_map(st->dout, type, p, p.heads, kBM);
+  st->k_map = flash::head_map(st->k, type, p, p.kv_heads, kBN);
+  st->v_map = flash::head_map(st->v, type, p, p.kv_heads, kBN);
+  return st;
+}
+
+template <class T, int D>
+void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
+  using L = flash::BwdV2Layout<D>;
+  const State& st = a.state_as<State>();
+  if (st.q != a.tensor<const void>("q") || st.k != a.tensor<const void>("k") || st.v != a.tensor<const void>("v") ||
+      st.dout != a.tensor<const void>("do"))
+    throw std::logic_error("attention_bwd fused_v2: tensors moved since prepare()");
+  const auto ws = flash::BwdWorkspace::of(AttentionAxes::of(a.shape));
+  flash::launch_bwd_preprocess<T, D>(a, p, ws, "attention_bwd fused_v2 preprocess");
+
+  auto* kernel = &flash::flash_bwd_v2<T, D>;
+  static const cudaError_t attribute =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  cuda_check(attribute, "cudaFuncSetAttribute (flash_bwd_v2 shared memory)");
+  const dim3 grid(static_cast<unsigned>((p.seq + L::kBN - 1) / L::kBN), static_cast<unsigned>(p.kv_heads),
+                  static_cast<unsigned>(p.batch));
+  kernel<<<grid, L::kThreads, L::kSmemBytes, a.stream>>>(st.q_map, st.k_map, st.v_map, st.do_map,
+                                                        a.tensor<const float>("lse"), ws.d_sum(a), ws.dq_accum(a),
+                                                        a.tensor<T>("dk"), a.tensor<T>("dv"), p);
+  cuda_check_launch("attention_bwd fused_v2 main");
+
+  flash::launch_bwd_convert_dq<T, D>(a, p, ws, "attention_bwd fused_v2 dq");
+}
+
+template <class T>
+void launch(const LaunchArgs& a) {
+  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
+  if (p.head_dim == 64)
+    launch_dim<T, 64>(a, p);
+  else
+    launch_dim<T, 128>(a, p);
+}
+
+std::optional<std::string> refuse(const Shape& s, DType) {
+  const auto axes = AttentionAxes::of(s);
+  if (axes.batch > 65535 || axes.kv_heads > 65535) return "batch and kv_heads must be at most 65535 (grid y and z)";
+  if (axes.seq >= (std::int64_t{1} << 30)) return "seq must be below 2^30 (positions in 32-bit integers)";
+  // The preprocess indexes its grid by thread: rows * d / 8 threads in 32-bit blocks.
+  if (axes.batch * axes.seq * axes.heads * (axes.head_dim / 8) / flash::kBwdPrepThreads >= (std::int64_t{1} << 31))
+    return "batch * seq * heads * head_dim too large for the preprocess grid";
+  return std::nullopt;
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "attention_bwd",
+    .name = "fused_v2_wgmma_tma_atomic_dq",
+    .role = Role::fused,
+    .description = "FlashAttention backward on Hopper (sm_90a): block per 128-key tile, a TMA producer warpgroup "
+                   "feeds Q and dO through an mbarrier ring, two consumer warpgroups of 64 keys run S^T, dP^T, "
+                   "dV, dK and dQ as wgmma (P^T and dS^T from registers, dS through swizzled shared memory), "
+                   "dK/dV in registers over the group's heads, dQ by fp32 atomics",
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .refuse = refuse,
+    .workspace_bytes = [](const Shape& s, DType) { return flash::BwdWorkspace::of(AttentionAxes::of(s)).total; },
+    .varies_run_to_run = true,
+    .prepare = prepare,
+});
+
+}  // namespace
+}  // namespace kwb
