@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers bwdpeers decodepeers varlenpeers sparsepeers python extra main (build always runs).
+# stages warm graph peers fwdpeers bwdpeers decodepeers varlenpeers sparsepeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -290,6 +290,10 @@ peers_then_run() {
     --out "$OUT/$name" > "$OUT/$name.txt" 2>&1; echo "kwb run: exit $?"
   grep -E "^$op|passed, " "$OUT/$name.txt" | cut -c1-200
 }
+
+# attention_fwd: PyTorch SDPA's FlashAttention-2 and cuDNN forwards at the shapes the forward is
+# judged by (b4 s4096 and b1 s16384 d128, causal and not; d64).
+want fwdpeers && peers_then_run attention_fwd scripts/peers/attention_fwd_peers.py attention-fwd "${KWB_FWD_LIMIT:-330}"
 
 # attention_bwd: PyTorch SDPA's FlashAttention-2 and cuDNN backwards at the shapes SDPA can express.
 want bwdpeers && peers_then_run attention_bwd scripts/peers/attention_bwd_peers.py attention-bwd "${KWB_BWD_LIMIT:-330}"
