@@ -37,12 +37,13 @@
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/attention.hpp"
 #include "reference/attention_bwd_inputs_gpu.hpp"
+#include "reference/attention_bwd_oracle.hpp"
 #include "reference/attention_catalogue.hpp"
 
 namespace kwb {
 namespace {
 
-// The shapes (b4 h32 s4096 d128 causal and not, b1 h32 s16384), d 64, GQA, a sliding
+// The shapes (b4 h32 s4096 and b1 h32 s16384 d128, causal and not), d 64, GQA, a sliding
 // window and a soft-cap: attention_fwd's set, less the ones its oracle cost would not repay.
 std::vector<Shape> attention_bwd_default_shapes() {
   return {
@@ -51,6 +52,7 @@ std::vector<Shape> attention_bwd_default_shapes() {
       attention_shape(4, 4096, 32, 32, 128, "0"),
       attention_shape(4, 4096, 32, 8, 64, "1"),
       attention_shape(1, 16384, 32, 8, 128, "1"),
+      attention_shape(1, 16384, 32, 8, 128, "0"),
       attention_shape(4, 4096, 32, 8, 128, "1", 1024),
       attention_shape(4, 4096, 32, 16, 128, "1", 0, "50"),
   };
@@ -75,7 +77,9 @@ std::vector<Shape> attention_bwd_default_shapes() {
 //     multiply (|do| or scale |k| and scale |q|: under 6 at these inputs).
 constexpr double kLargestFactor = 6.0;
 
-Tolerance gradient_tolerance(const AttentionAxes& a, DType dtype, double terms) {
+}  // namespace
+
+Tolerance attention_bwd_gradient_tolerance(const AttentionAxes& a, DType dtype, double terms) {
   const ElemType out = elem_type_of(dtype);
   Tolerance t;
   t.atol = 4 * std::sqrt(terms) * subnormal_rounding(out) * kLargestFactor;
@@ -85,6 +89,8 @@ Tolerance gradient_tolerance(const AttentionAxes& a, DType dtype, double terms) 
   t.root_sum_sq_scale = rounded_terms_scale(out);
   return t;
 }
+
+namespace {
 
 std::vector<TensorSpec> attention_bwd_tensors(const Shape& s, DType dtype) {
   const auto a = AttentionAxes::of(s);
@@ -103,11 +109,11 @@ std::vector<TensorSpec> attention_bwd_tensors(const Shape& s, DType dtype) {
       {.name = "lse", .dims = {a.batch, a.heads, a.seq}, .init = Distribution::derived(), .elem = ElemType::fp32},
       {.name = "do", .dims = q_dims, .init = Distribution::normal(0.0, 1.0)},
       {.name = "dq", .dims = q_dims, .is_output = true, .sample_dim = 1,
-       .tolerance = gradient_tolerance(a, dtype, keys)},
+       .tolerance = attention_bwd_gradient_tolerance(a, dtype, keys)},
       {.name = "dk", .dims = kv_dims, .is_output = true, .sample_dim = 1,
-       .tolerance = gradient_tolerance(a, dtype, queries)},
+       .tolerance = attention_bwd_gradient_tolerance(a, dtype, queries)},
       {.name = "dv", .dims = kv_dims, .is_output = true, .sample_dim = 1,
-       .tolerance = gradient_tolerance(a, dtype, queries)},
+       .tolerance = attention_bwd_gradient_tolerance(a, dtype, queries)},
   };
 }
 
@@ -243,6 +249,8 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
     }
 }
 
+}  // namespace
+
 // in: q, k, v, o, lse, do whole; out: dq [b, n, h, d], dk and dv [b, n, kv_heads, d] at the sampled
 // positions rows[0..n). The true seq is K's dim 1. Tasks (a tile of sampled rows of one batch and
 // head for dq, of one batch and kv head for dk and dv) are handed to threads one at a time (causal
@@ -290,6 +298,8 @@ void attention_bwd_oracle(const Shape& s, const std::vector<std::int64_t>& rows,
   for (HostTensor& t : out)
     for (double& r2 : t.root_sum_sq) r2 = std::sqrt(r2);
 }
+
+namespace {
 
 KWB_REGISTER_OP(Op{
     .name = "attention_bwd",

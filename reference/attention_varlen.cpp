@@ -28,13 +28,11 @@
 #include "reference/attention_varlen_offsets_gpu.hpp"
 
 namespace kwb {
-namespace {
-
-using varlen::VarlenAxes;
+namespace varlen {
 
 Shape varlen_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
-                   std::int64_t head_dim, const char* causal, const char* lengths, std::int64_t window = 0,
-                   const char* softcap = "0") {
+                   std::int64_t head_dim, const char* causal, const char* lengths, std::int64_t window,
+                   const char* softcap) {
   Shape s = attention_shape(batch, seq, heads, kv_heads, head_dim, causal, window, softcap);
   s.axes.emplace_back("lengths", lengths);
   return s;
@@ -49,6 +47,36 @@ std::vector<AxisSpec> varlen_axes() {
                   {"ragged", "equal", "with_empty"}});
   return axes;
 }
+
+std::optional<std::string> varlen_invalid(const Shape& s) {
+  if (auto problem = attention_invalid(s)) return problem;
+  const auto v = VarlenAxes::of(s);
+  if (v.attention.batch > 65535 || v.attention.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
+  if (v.total() > (std::int64_t{1} << 31) - 1) return "the packed tokens must number fewer than 2^31 (int32 offsets)";
+  return std::nullopt;
+}
+
+// A single token; empty sequences between others (every third); lengths one past a 64-row tile and
+// around 128; windows of 1, 33 (a band) and 64; soft-caps; multi-query heads.
+std::vector<Shape> varlen_edge_shapes() {
+  return {
+      varlen_shape(1, 1, 1, 1, 64, "0", "equal"),
+      varlen_shape(3, 65, 2, 2, 64, "1", "with_empty"),
+      varlen_shape(5, 129, 4, 2, 128, "1", "with_empty", 0, "30"),
+      varlen_shape(4, 200, 3, 1, 128, "0", "ragged", 33),
+      varlen_shape(2, 257, 2, 2, 128, "1", "ragged", 64),
+      varlen_shape(7, 131, 2, 1, 64, "1", "with_empty", 1),
+      varlen_shape(2, 3, 4, 1, 128, "1", "equal"),
+      varlen_shape(6, 127, 4, 2, 128, "0", "with_empty", 0, "50"),
+  };
+}
+
+}  // namespace varlen
+
+namespace {
+
+using varlen::VarlenAxes;
+using varlen::varlen_shape;
 
 std::vector<TensorSpec> varlen_tensors(const Shape& s, DType dtype) {
   const auto v = VarlenAxes::of(s);
@@ -102,14 +130,6 @@ void varlen_oracle(const Shape& s, const std::vector<HostTensor>& in, std::vecto
   }
 }
 
-std::optional<std::string> varlen_invalid(const Shape& s) {
-  if (auto problem = attention_invalid(s)) return problem;
-  const auto v = VarlenAxes::of(s);
-  if (v.attention.batch > 65535 || v.attention.heads > 65535) return "batch and heads must be at most 65535 (grid y and z)";
-  if (v.total() > (std::int64_t{1} << 31) - 1) return "the packed tokens must number fewer than 2^31 (int32 offsets)";
-  return std::nullopt;
-}
-
 // 16-23k packed tokens, Llama-3-8B's heads (h32/8, d128): ragged batches of 4, 6, 8 and 16
 // sequences, the dense headline b4 s4096 h32 packed with equal lengths (against attention_fwd's
 // figure), d64 and a non-causal batch. The first is the catalogue's example: its axis values are
@@ -122,26 +142,11 @@ std::vector<Shape> varlen_default_shapes() {
   };
 }
 
-// A single token; empty sequences between others (every third); lengths one past a 64-row tile and
-// around 128; windows of 1, 33 (a band) and 64; soft-caps; multi-query heads.
-std::vector<Shape> varlen_edge_shapes() {
-  return {
-      varlen_shape(1, 1, 1, 1, 64, "0", "equal"),
-      varlen_shape(3, 65, 2, 2, 64, "1", "with_empty"),
-      varlen_shape(5, 129, 4, 2, 128, "1", "with_empty", 0, "30"),
-      varlen_shape(4, 200, 3, 1, 128, "0", "ragged", 33),
-      varlen_shape(2, 257, 2, 2, 128, "1", "ragged", 64),
-      varlen_shape(7, 131, 2, 1, 64, "1", "with_empty", 1),
-      varlen_shape(2, 3, 4, 1, 128, "1", "equal"),
-      varlen_shape(6, 127, 4, 2, 128, "0", "with_empty", 0, "50"),
-  };
-}
-
 KWB_REGISTER_OP(Op{
     .name = varlen::kOp,
     .description = "flash attention forward over packed sequences of different lengths (cu_seqlens): each "
                    "sequence attends to its own tokens, causal / sliding window / soft-cap, grouped-query heads",
-    .axes = varlen_axes(),
+    .axes = varlen::varlen_axes(),
     .dtypes = {DType::bf16, DType::fp16},
     .tensors = varlen_tensors,
     .work = [](const Shape& s, DType dtype) {
@@ -157,8 +162,8 @@ KWB_REGISTER_OP(Op{
     .sample_axis = "",
     .compute_unit = "tensor",
     .default_shapes = varlen_default_shapes(),
-    .edge_shapes = varlen_edge_shapes(),
-    .invalid = varlen_invalid,
+    .edge_shapes = varlen::varlen_edge_shapes(),
+    .invalid = varlen::varlen_invalid,
 });
 
 }  // namespace

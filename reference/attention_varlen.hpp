@@ -4,6 +4,9 @@
 // cu_seqlens[b + 1]), lse [heads, total]. Each sequence is attention_fwd's self-attention on its
 // own tokens (reference/attention.hpp: the mask, the window, the soft-cap, grouped-query heads).
 //
+// attention_varlen_bwd (reference/attention_varlen_bwd.cpp) shares the axes, the lengths, the
+// derived cu_seqlens, the validity rules and the edge shapes declared here.
+//
 // Lengths, a choice axis, a formula of the shape so that the work model counts the real pairs:
 //   equal       every sequence `seq` tokens (the dense case, packed)
 //   ragged      uniform over (seq / 4, seq] (ragged_length, reference/ragged_lengths.hpp)
@@ -12,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include "harness/catalogue/types.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reference/attention.hpp"
 #include "reference/ragged_lengths.hpp"
 
@@ -48,6 +53,18 @@ struct VarlenAxes {
     return sum;
   }
 };
+
+// A packed case's shape: attention_shape's axes (seq: the longest sequence) and the lengths.
+Shape varlen_shape(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t kv_heads,
+                   std::int64_t head_dim, const char* causal, const char* lengths, std::int64_t window = 0,
+                   const char* softcap = "0");
+// attention's axes and the lengths' choice axis.
+std::vector<AxisSpec> varlen_axes();
+// attention's rules, the grid's limits and int32 offsets.
+std::optional<std::string> varlen_invalid(const Shape& s);
+// One token, empty sequences between others, odd lengths around the 64-row tiles, windows,
+// soft-caps, multi-query heads.
+std::vector<Shape> varlen_edge_shapes();
 
 }  // namespace varlen
 }  // namespace kwb

@@ -7,7 +7,7 @@
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
 # Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
-# stages warm graph peers fwdpeers bwdpeers decodepeers varlenpeers sparsepeers python extra main (build always runs).
+# stages warm graph peers fwdpeers bwdpeers decodepeers varlenpeers varlenbwdpeers sparsepeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
 set -uo pipefail
@@ -316,6 +316,14 @@ want sparsepeers && KWB_PEERS_LIMIT=${KWB_PEERS_LIMIT:-300} \
 
 want varlenpeers && peers_then_run attention_varlen_fwd scripts/peers/attention_varlen_peers.py varlen "${KWB_VARLEN_LIMIT:-330}"
 
+# attention_varlen_bwd: FlashAttention-2's varlen backward inside PyTorch (aten's
+# _flash_attention_backward on cu_seqlens, and varlen_attn's autograd), then the op's default shapes
+# in bf16 with --time-report; last, a table per shape of the op's variants and the peers (us, TFLOP/s).
+if want varlenbwdpeers; then
+peers_then_run attention_varlen_bwd scripts/peers/attention_varlen_bwd_peers.py varlen-bwd "${KWB_VARLEN_BWD_LIMIT:-420}"
+python3 scripts/peers_table.py "$OUT/varlen-bwd/report.json" "$OUT/varlen-bwd-peers.txt" | tee "$OUT/varlen-bwd-table.txt"
+fi
+
 if want tune; then
 # kwb tune on each OP:VARIANT of $KWB_TUNE at $KWB_TUNE_AXES (default: the mHC target shape), then a
 # plain `kwb run --tuning` of the same case: the record must name the tuned configuration.
@@ -445,7 +453,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
   [ -f "$OUT/faults/report.csv" ] && cp "$OUT/faults/report.csv" "$OUT/faults-report.csv"
   # Reports and logs of the tune and sweep sections, one archive (the tool brings back few files).
   ( cd "$OUT" && ls -d python tune-* tuned-* sweep sweep*.txt stages stages*.txt fill fill*.txt warm warm*.txt tune-check.txt bench counters counters-*.* graph-stream graph-graph graph-*.txt attention-bwd attention-bwd*.txt \
-        paged-decode paged-decode*.txt varlen varlen*.txt block-sparse block-sparse*.txt 2>/dev/null | \
+        paged-decode paged-decode*.txt varlen varlen*.txt varlen-bwd block-sparse block-sparse*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
   for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \

@@ -32,6 +32,9 @@
 // a flash backward doing the causal half (1.4 TFLOP) at FA2's published ~330 TFLOP/s, with no
 // score traffic.
 //
+// The workspace, the plans and the row kernel of step 8 are materialised_bwd.cuh's, shared with
+// attention_varlen_bwd's padded baseline.
+//
 // Workspace (declared): cuBLASLt's 32 MiB; Q, dO, K and V in bhsd in the dtype (K and V expanded
 // to h heads); S and dP (b * h * s^2 each, fp32); D (b * h * s, fp32); P and dS (b * h * s^2
 // each, in the dtype); dQ, dK and dV per query head in bhsd, fp32. 25.3 GiB at the shape above.
@@ -39,16 +42,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <memory>
 #include <optional>
 #include <string>
 
+#include "kernels/attention_bwd/materialised_bwd.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
-#include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 
 namespace kwb {
@@ -66,95 +66,12 @@ struct sum_kv_group_dv_to_bshd;
 
 namespace {
 
-using eager_attention::align_up;
-
-// Byte offsets into the workspace; cuBLASLt's share comes first.
-struct Buffers {
-  std::size_t qt, dot, kx, vx;   // [b, h, s, d] in the dtype
-  std::size_t scores, dprobs;    // [b, h, s, s] fp32
-  std::size_t row_d;             // [b, h, s] fp32: D
-  std::size_t probs, dscores;    // [b, h, s, s] in the dtype
-  std::size_t dq_h, dk_h, dv_h;  // [b, h, s, d] fp32, per query head
-  std::size_t total;
-};
-Buffers buffers(const AttentionAxes& p, DType dtype) {
-  const std::size_t e = elem_size(elem_type_of(dtype)), f = sizeof(float);
-  const std::size_t bh = static_cast<std::size_t>(p.batch * p.heads);
-  const std::size_t s = static_cast<std::size_t>(p.seq), d = static_cast<std::size_t>(p.head_dim);
-  const std::size_t head = align_up(bh * s * d * e), head_f32 = align_up(bh * s * d * f);
-  const std::size_t square = align_up(bh * s * s * e), square_f32 = align_up(bh * s * s * f);
-  Buffers b{};
-  b.qt = kLtWorkspaceBytes;
-  b.dot = b.qt + head;
-  b.kx = b.dot + head;
-  b.vx = b.kx + head;
-  b.scores = b.vx + head;
-  b.dprobs = b.scores + square_f32;
-  b.row_d = b.dprobs + square_f32;
-  b.probs = b.row_d + align_up(bh * s * f);
-  b.dscores = b.probs + square;
-  b.dq_h = b.dscores + square;
-  b.dk_h = b.dq_h + head_f32;
-  b.dv_h = b.dk_h + head_f32;
-  b.total = b.dv_h + head_f32;
-  return b;
-}
+using materialised_bwd::bhsd_index;
 
 std::optional<std::string> refuse(const Shape& s, DType dtype) {
-  return eager_attention::refuse_workspace(buffers(AttentionAxes::of(s), dtype).total,
+  return eager_attention::refuse_workspace(materialised_bwd::buffers(AttentionAxes::of(s), dtype).total,
                                            "materialised scores and their gradients");
 }
-
-// One block per score row r = (b * h + head) * s + i ([b, h, s] is lse's and D's order): for each
-// key j, P = exp(l - lse) and dS = P (dP - D) l'(s), 0 where i does not see j. dS uses P in fp32,
-// before P is rounded to the dtype; only the visible keys' S and dP are read.
-template <class T>
-__global__ void probs_and_score_grads(const float* __restrict__ scores,
-                                      const float* __restrict__ dprobs,
-                                      const float* __restrict__ lse,
-                                      const float* __restrict__ row_d, T* __restrict__ probs,
-                                      T* __restrict__ dscores, AttentionParams p) {
-  const std::int64_t r = blockIdx.x, i = r % p.seq;
-  const std::int64_t lo = p.first_key(i), hi = p.end_key(i);
-  const float* s_row = scores + r * p.seq;
-  const float* dp_row = dprobs + r * p.seq;
-  T* p_row = probs + r * p.seq;
-  T* ds_row = dscores + r * p.seq;
-  const float row_lse = lse[r], big_d = row_d[r];
-  for (std::int64_t j = threadIdx.x; j < p.seq; j += blockDim.x) {
-    float prob = 0, ds = 0;
-    if (j >= lo && j < hi) {
-      const float score = s_row[j] * p.scale;
-      float logit = score, slope = 1;  // slope: l'(s)
-      if (p.softcap > 0) {
-        const float t = tanhf(score / p.softcap);
-        logit = p.softcap * t;
-        slope = 1 - t * t;
-      }
-      prob = expf(logit - row_lse);
-      ds = prob * (dp_row[j] - big_d) * slope;
-    }
-    p_row[j] = from_float<T>(prob);
-    ds_row[j] = from_float<T>(ds);
-  }
-}
-
-// Element i of a [b, s, out_heads, d] tensor, read from query head (out head * group + g) of a
-// [b, h, s, d] one: a plain transpose (group 1, g 0) or term g of repeat_kv's backward sum.
-__device__ __forceinline__ std::int64_t bhsd_index(std::int64_t i, std::int64_t s, std::int64_t h,
-                                                   std::int64_t d, std::int64_t out_heads,
-                                                   std::int64_t group, std::int64_t g) {
-  const std::int64_t e = i % d, oh = (i / d) % out_heads, t = (i / (d * out_heads)) % s,
-                     bb = i / (d * out_heads * s);
-  return ((bb * h + oh * group + g) * s + t) * d + e;
-}
-
-// Three GEMM layouts serve the five products (each plan is launched with its operands' pointers).
-struct Plans {
-  std::unique_ptr<LtMatmul> x_yt;  // X Y^T: S = Q K^T, dP = dO V^T
-  std::unique_ptr<LtMatmul> zt_x;  // Z^T X: dV = P^T dO, dK = dS^T Q
-  std::unique_ptr<LtMatmul> z_x;   // Z X:   dQ = dS K
-};
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
@@ -172,21 +89,10 @@ void launch_typed(const LaunchArgs& a) {
   T* dq = a.tensor<T>("dq");
   T* dk = a.tensor<T>("dk");
   T* dv = a.tensor<T>("dv");
-  const Buffers b = buffers(axes, a.dtype);
-  char* ws = static_cast<char*>(a.workspace);
-  T* qt = reinterpret_cast<T*>(ws + b.qt);
-  T* dot = reinterpret_cast<T*>(ws + b.dot);
-  T* kx = reinterpret_cast<T*>(ws + b.kx);
-  T* vx = reinterpret_cast<T*>(ws + b.vx);
-  float* scores = reinterpret_cast<float*>(ws + b.scores);
-  float* dprobs = reinterpret_cast<float*>(ws + b.dprobs);
-  float* row_d = reinterpret_cast<float*>(ws + b.row_d);
-  T* probs = reinterpret_cast<T*>(ws + b.probs);
-  T* dscores = reinterpret_cast<T*>(ws + b.dscores);
-  float* dq_h = reinterpret_cast<float*>(ws + b.dq_h);
-  float* dk_h = reinterpret_cast<float*>(ws + b.dk_h);
-  float* dv_h = reinterpret_cast<float*>(ws + b.dv_h);
-  const Plans& plans = a.state_as<Plans>();
+  const materialised_bwd::Views<T> w = materialised_bwd::views<T>(a.workspace, materialised_bwd::buffers(axes, a.dtype));
+  T *qt = w.qt, *dot = w.dot, *kx = w.kx, *vx = w.vx;
+  float *row_d = w.row_d, *dq_h = w.dq_h, *dk_h = w.dk_h, *dv_h = w.dv_h;
+  const auto& plans = a.state_as<materialised_bwd::Plans>();
 
   // 1-4: the operands in bhsd, K and V expanded to the h query heads.
   eager_map<step::transpose_q>(
@@ -200,8 +106,7 @@ void launch_typed(const LaunchArgs& a) {
     vx[i] = v[bshd_index(i, s, h, d, kvh, group)];
   });
   // 5, 6: the logits' scores and dP, fp32.
-  plans.x_yt->run(kx, qt, scores, a.workspace, a.stream);
-  plans.x_yt->run(vx, dot, dprobs, a.workspace, a.stream);
+  materialised_bwd::scores_and_dprobs(plans, w, a.workspace, a.stream);
   // 7: D per row r = (b * h + head) * s + i, from dO and O in bshd.
   eager_row_reduce<step::rowsum_do_times_o>(
       row_d, p.batch * h * s, d, 1.0f, a.stream, [=] __device__(std::int64_t r, std::int64_t c) {
@@ -209,13 +114,8 @@ void launch_typed(const LaunchArgs& a) {
         const std::int64_t at = ((bb * s + i) * h + hh) * d + c;
         return to_float(dout[at]) * to_float(o[at]);
       });
-  // 8: P and dS in the dtype.
-  probs_and_score_grads<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(
-      scores, dprobs, lse, row_d, probs, dscores, p);
-  // 9-11: per query head, fp32.
-  plans.zt_x->run(dot, probs, dv_h, a.workspace, a.stream);
-  plans.zt_x->run(qt, dscores, dk_h, a.workspace, a.stream);
-  plans.z_x->run(kx, dscores, dq_h, a.workspace, a.stream);
+  // 8: P and dS in the dtype; 9-11: dV, dK and dQ per query head, fp32.
+  materialised_bwd::score_grads_and_products(plans, w, lse, p, a.workspace, a.stream);
   // 12-14: scale, repeat_kv's backward (the sum over each kv head's group), back to bshd.
   eager_map<step::scale_dq_to_bshd>(n, a.stream, [=] __device__(std::int64_t i) {
     dq[i] = from_float<T>(scale * dq_h[bhsd_index(i, s, h, d, h, 1, 0)]);
@@ -232,41 +132,6 @@ void launch_typed(const LaunchArgs& a) {
   });
 }
 
-// Column-major per (b, h), batch stride between heads of the bhsd buffers. A row-major [s, d]
-// head X is the column-major d x s matrix X^T (ld d); a row-major [s, s] score matrix Z is the
-// column-major Z^T (ld s). Every output is fp32 (cd_type), the operands in the dtype.
-//   S (row-major s x s) = Q K^T   is  S^T = K Q^T:     m = n = s, k = d, A = K (trans, lda d),
-//                                     B = Q^T (ldb d), D ld s.   dP = dO V^T: A = V, B = dO.
-//   dV (row-major s x d) = P^T dO is  dV^T = dO^T P:   m = d, n = s, k = s, A = dO^T (lda d),
-//                                     B = P (stored P^T: trans, ldb s), D ld d.
-//                                     dK = dS^T Q: A = Q^T, B = dS.
-//   dQ (row-major s x d) = dS K   is  dQ^T = K^T dS^T: m = d, n = s, k = s, A = K^T (lda d),
-//                                     B = dS^T (ldb s), D ld d.
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const auto p = AttentionAxes::of(a.shape);
-  const std::int64_t s = p.seq, d = p.head_dim;
-  const ElemType t = elem_type_of(a.dtype);
-  auto per_head = [&](bool trans_a, bool trans_b, std::int64_t m, std::int64_t k, std::int64_t lda,
-                      std::int64_t ldb, std::int64_t stride_b) {
-    LtMatmulSpec spec;
-    spec.trans_a = trans_a, spec.trans_b = trans_b;
-    spec.m = m, spec.n = s, spec.k = k;
-    spec.lda = lda, spec.ldb = ldb, spec.ldd = m;
-    spec.ab_type = t, spec.cd_type = ElemType::fp32;
-    spec.batch = static_cast<int>(p.batch * p.heads);
-    spec.stride_a = s * d, spec.stride_b = stride_b, spec.stride_d = m * s;
-    return std::make_unique<LtMatmul>(spec);
-  };
-  auto plans = std::make_shared<Plans>();
-  plans->x_yt = per_head(/*trans_a=*/true, /*trans_b=*/false, /*m=*/s, /*k=*/d, /*lda=*/d,
-                         /*ldb=*/d, /*stride_b=*/s * d);
-  plans->zt_x = per_head(/*trans_a=*/false, /*trans_b=*/true, /*m=*/d, /*k=*/s, /*lda=*/d,
-                         /*ldb=*/s, /*stride_b=*/s * s);
-  plans->z_x = per_head(/*trans_a=*/false, /*trans_b=*/false, /*m=*/d, /*k=*/s, /*lda=*/d,
-                        /*ldb=*/s, /*stride_b=*/s * s);
-  return plans;
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = "attention_bwd",
     .name = "baseline_materialised_cublaslt",
@@ -279,9 +144,11 @@ KWB_REGISTER_VARIANT(Variant{
     }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s,
-                          DType dtype) { return buffers(AttentionAxes::of(s), dtype).total; },
+                          DType dtype) { return materialised_bwd::buffers(AttentionAxes::of(s), dtype).total; },
     .uses = {"cuBLASLt"},
-    .prepare = prepare,
+    .prepare = [](const LaunchArgs& a) {
+      return materialised_bwd::prepare_plans(AttentionAxes::of(a.shape), a.dtype);
+    },
 });
 
 }  // namespace

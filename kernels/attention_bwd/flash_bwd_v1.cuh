@@ -25,6 +25,10 @@
 //
 // Scale: dK's accumulators are multiplied by `scale` in fp32 before rounding to T, dQ's in the
 // last pass; the operands P and dS are rounded to T unscaled (1 / sqrt(128) is no power of 2).
+//
+// Packed sequences (attention_varlen_bwd's fused_v1_..._varlen): the main kernel's body is shared
+// by flash_bwd_v1 (dense) and flash_bwd_v1_varlen, which enters its block's sequence from
+// cu_seqlens; the preprocess and the last pass run as they are over the packed tokens.
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,8 @@ torch.manual_seed(0)
 # (batch, seq, heads, kv_heads, head_dim, causal): attention_bwd's default shapes without a window
 # or a soft-cap.
 SHAPES = [(16, 1024, 32, 8, 128, True), (4, 4096, 32, 32, 128, True), (4, 4096, 32, 32, 128, False),
-          (4, 4096, 32, 8, 64, True), (1, 16384, 32, 8, 128, True)]
+          (4, 4096, 32, 8, 64, True), (1, 16384, 32, 8, 128, True),
+          (1, 16384, 32, 8, 128, False)]
 
 
 def visible_pairs(s, causal):

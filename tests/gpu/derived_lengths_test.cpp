@@ -1,4 +1,4 @@
-// The derived lengths of paged_attention_decode (context_lens) and attention_varlen_fwd
+// The derived lengths of paged_attention_decode (context_lens) and attention_varlen_fwd and _bwd
 // (cu_seqlens), and block_sparse_attention_fwd's block mask, written on the device by their ops'
 // derive_inputs, are exactly what the host's formulas give, the formulas the work models count bytes and FLOPs by: a mismatch would verify
 // (the oracle reads the tensor) while every rate and % of roof silently counted other work.
@@ -10,6 +10,7 @@
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "reference/attention_varlen.hpp"
+#include "reference/attention_varlen_bwd.hpp"
 #include "reference/block_sparse_attention.hpp"
 #include "reference/paged_attention_decode.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -53,11 +54,14 @@ TEST(DerivedLengths, PagedContextLengthsAreTheHostFormulas) {
 
 TEST(DerivedLengths, VarlenOffsetsAreTheRunningSumOfTheHostFormulas) {
   KWB_REQUIRE_GPU();
+  // The forward's offsets, and the backward's (which derives O and lse after them).
+  for (const char* op : {varlen::kOp, varlen_bwd::kOp})
   for (const char* kind : {"ragged", "equal", "with_empty"}) {
+    SCOPED_TRACE(op);
     Shape s = attention_shape(11, 300, 2, 1, 64, "1");
     s.axes.emplace_back("lengths", kind);
     const auto v = varlen::VarlenAxes::of(s);
-    const auto offsets = derived(varlen::kOp, s, 3);
+    const auto offsets = derived(op, s, 3);
     ASSERT_EQ(offsets.size(), 12u);
     std::int64_t at = 0;
     EXPECT_EQ(offsets[0], 0);
