@@ -73,7 +73,14 @@ struct BwdV2Layout {
   static constexpr int kConsumerWarps = 8;  // each consumer warp frees a stage by one arrival
 };
 
-template <class T, int D>
+// kPacked (attention_varlen_bwd): the block's sequence b = blockIdx.z holds tokens [start, start +
+// L) of the packed [total, h, d] tensors (p.enter_sequence: p.seq becomes L); the tensor maps span the
+// tokens as one batch, so TMA rows are offset by the start, and rows past L are the next sequence's
+// tokens (finite): keys there are masked like any key past seq, queries there get lse +inf (P = 0)
+// and no dQ. lse and D are [h, total]. The grid covers the longest sequence: a block whose key tile
+// starts past L leaves before any barrier. A template parameter, so the dense kernel's code stays
+// as it is.
+template <class T, int D, bool kPacked>
 __global__ void __launch_bounds__(384, 1)
     flash_bwd_v2(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                  const __grid_constant__ CUtensorMap v_map, const __grid_constant__ CUtensorMap do_map,
@@ -98,10 +105,19 @@ __global__ void __launch_bounds__(384, 1)
   std::uint64_t* full = bars + 1;
   std::uint64_t* empty = bars + 1 + L::kStages;
 
+  // The sequence's first token among the tokens (dense: batch * seq) and, packed, its length.
+  const int kv = static_cast<int>(blockIdx.y), batch = static_cast<int>(blockIdx.z);
+  std::int64_t first_token = static_cast<std::int64_t>(batch) * p.seq;
+  if constexpr (kPacked) {
+    first_token = p.enter_sequence(batch);
+    if (static_cast<std::int64_t>(blockIdx.x) * L::kBN >= p.seq) return;
+  }
+  // TMA coordinates {d, head, row, batch}: dense (row, batch); packed, rows offset by the start in
+  // the one batch.
+  const int row0 = kPacked ? static_cast<int>(first_token) : 0, batch_coord = kPacked ? 0 : batch;
   // Positions within a sequence in 32 bits (refuse() keeps seq below 2^30).
   const int seq = static_cast<int>(p.seq), group = static_cast<int>(p.heads / p.kv_heads);
   const int n0 = static_cast<int>(blockIdx.x) * L::kBN;
-  const int kv = static_cast<int>(blockIdx.y), batch = static_cast<int>(blockIdx.z);
   // Query tiles that see any key of the block (one interval: flash_bwd_v1.cuh).
   const int last_key = (n0 + L::kBN < seq ? n0 + L::kBN : seq) - 1;
   const int tile_begin = static_cast<int>(p.first_query(n0) / L::kBM);
@@ -130,8 +146,8 @@ __global__ void __launch_bounds__(384, 1)
       hopper::prefetch_tensor_map(&do_map);
       hopper::mbar_arrive_expect_tx(kv_full, 2 * L::kKVBytes);
       for (int slab = 0; slab < L::kSlabs; ++slab) {
-        hopper::tma_load(k_smem + slab * L::kKVSlabBytes, &k_map, kv_full, slab * 64, kv, n0, batch);
-        hopper::tma_load(v_smem + slab * L::kKVSlabBytes, &v_map, kv_full, slab * 64, kv, n0, batch);
+        hopper::tma_load(k_smem + slab * L::kKVSlabBytes, &k_map, kv_full, slab * 64, kv, row0 + n0, batch_coord);
+        hopper::tma_load(v_smem + slab * L::kKVSlabBytes, &v_map, kv_full, slab * 64, kv, row0 + n0, batch_coord);
       }
       hopper::RingPosition<L::kStages> pos;
       int head = kv * group, m0 = tile_begin * L::kBM;
@@ -141,9 +157,9 @@ __global__ void __launch_bounds__(384, 1)
         hopper::mbar_arrive_expect_tx(&full[pos.slot], 2 * L::kQBytes);
         for (int slab = 0; slab < L::kSlabs; ++slab) {
           hopper::tma_load(q_smem + pos.slot * L::kQBytes + slab * L::kQSlabBytes, &q_map, &full[pos.slot],
-                           slab * 64, head, m0, batch);
+                           slab * 64, head, row0 + m0, batch_coord);
           hopper::tma_load(do_smem + pos.slot * L::kQBytes + slab * L::kQSlabBytes, &do_map, &full[pos.slot],
-                           slab * 64, head, m0, batch);
+                           slab * 64, head, row0 + m0, batch_coord);
         }
         pos.advance();
         m0 += L::kBM;
@@ -153,7 +169,8 @@ __global__ void __launch_bounds__(384, 1)
       // ---- The rows: lse (log2 units) and D of the step's queries, two each per lane (pointers
       // advanced per head, not recomputed: this warp has 24 registers).
       const int lane = threadIdx.x % 32;
-      const std::int64_t first_row = (static_cast<std::int64_t>(batch) * p.heads + kv * group) * p.seq;
+      const std::int64_t first_row = p.lse_index(batch, kv * group, first_token, 0);
+      const std::int64_t head_stride = kPacked ? p.total : p.seq;  // lse's (and D's) rows of one head
       const float* lse_head = lse + first_row;
       const float* dsum_head = d_sum + first_row;
       int m0 = tile_begin * L::kBM;
@@ -175,8 +192,8 @@ __global__ void __launch_bounds__(384, 1)
         m0 += L::kBM;
         if (m0 == m_end) {  // the group's next head
           m0 = tile_begin * L::kBM;
-          lse_head += p.seq;
-          dsum_head += p.seq;
+          lse_head += head_stride;
+          dsum_head += head_stride;
         }
       }
     }
@@ -340,9 +357,9 @@ __global__ void __launch_bounds__(384, 1)
     if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);  // Q, dO, lse and D of this stage are read
 
     // dQ's adds: rows m0 + 16 warp + g (+ 8), columns 64 dq_slab + 8 j + 2 c (+ 1); rows past seq
-    // skipped. The accumulator is [b, s, h, d] fp32, scaled in the last pass.
+    // skipped. The accumulator is [b, s, h, d] ([total, h, d] packed) fp32, scaled in the last pass.
     const int head = kv * group + hg;
-    float* dq_head = dq_accum + (static_cast<std::int64_t>(batch) * p.seq * p.heads + head) * D + dq_slab * 64;
+    float* dq_head = dq_accum + (first_token * p.heads + head) * D + dq_slab * 64;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int query = m0 + warp * 16 + g + 8 * r;
@@ -358,7 +375,7 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (key_of[r] >= seq) continue;
-    const std::int64_t row = ((static_cast<std::int64_t>(batch) * p.seq + key_of[r]) * p.kv_heads + kv) * D;
+    const std::int64_t row = ((first_token + key_of[r]) * p.kv_heads + kv) * D;
     T* dk_row = dk + row;
     T* dv_row = dv + row;
 #pragma unroll

@@ -50,6 +50,7 @@
 #include <string>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "kernels/attention_bwd/flash_bwd_passes.cuh"
 #include "kernels/attention_bwd/flash_bwd_v1.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
 
@@ -58,35 +59,14 @@ namespace {
 
 constexpr int kBM = 64, kBN = 64;  // query rows per step, keys per block (4 warps)
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Workspace layout: D (b h s fp32) at 0, the dQ accumulator (b s h d fp32) at dq_offset.
-struct Workspace {
-  std::size_t dq_offset, total;
-};
-Workspace workspace(const AttentionAxes& x) {
-  const std::size_t rows = static_cast<std::size_t>(x.batch * x.heads * x.seq);
-  const std::size_t dq_offset = align_up(rows * sizeof(float));
-  return {dq_offset,
-          dq_offset + align_up(rows * static_cast<std::size_t>(x.head_dim) * sizeof(float))};
-}
-
 template <class T, int D>
 void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
-  const Workspace ws = workspace(AttentionAxes::of(a.shape));
-  float* d_sum = static_cast<float*>(a.workspace);
-  float* dq_accum =
-      reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) + ws.dq_offset);
-  const std::int64_t rows = p.batch * p.seq * p.heads;
+  const auto ws = flash::BwdWorkspace::of(AttentionAxes::of(a.shape));
+  float* d_sum = ws.d_sum(a);
+  float* dq_accum = ws.dq_accum(a);
 
   // 1: D and the zeroed accumulator.
-  const std::int64_t prep_threads = rows * (D / 8);
-  flash::flash_bwd_preprocess<T, D>
-      <<<static_cast<unsigned>((prep_threads + flash::kBwdPrepThreads - 1) /
-                               flash::kBwdPrepThreads),
-         flash::kBwdPrepThreads, 0, a.stream>>>(a.tensor<const T>("o"), a.tensor<const T>("do"),
-                                                d_sum, dq_accum, p);
-  cuda_check_launch("attention_bwd fused_v1 preprocess");
+  flash::launch_bwd_preprocess<T, D>(a, p, ws, "attention_bwd fused_v1 preprocess");
 
   // 2: dK, dV and the dQ accumulator.
   auto* kernel = &flash::flash_bwd_v1<T, D, kBM, kBN>;
@@ -103,13 +83,7 @@ void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
   cuda_check_launch("attention_bwd fused_v1 main");
 
   // 3: dq = scale * accumulator, in T.
-  const std::int64_t n8 = rows * (D / 8);
-  const std::int64_t blocks = std::min<std::int64_t>(
-      (n8 + flash::kBwdPrepThreads - 1) / flash::kBwdPrepThreads, std::int64_t{1} << 20);
-  flash::flash_bwd_convert_dq<T>
-      <<<static_cast<unsigned>(blocks), flash::kBwdPrepThreads, 0, a.stream>>>(
-          dq_accum, a.tensor<T>("dq"), n8, p.scale);
-  cuda_check_launch("attention_bwd fused_v1 dq");
+  flash::launch_bwd_convert_dq<T, D>(a, p, ws, "attention_bwd fused_v1 dq");
 }
 
 template <class T>
@@ -146,7 +120,7 @@ KWB_REGISTER_VARIANT(Variant{
       launch<T>(a);
     }),
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType) { return workspace(AttentionAxes::of(s)).total; },
+    .workspace_bytes = [](const Shape& s, DType) { return flash::BwdWorkspace::of(AttentionAxes::of(s)).total; },
     .varies_run_to_run = true,
 });
 

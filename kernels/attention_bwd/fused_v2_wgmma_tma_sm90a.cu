@@ -22,78 +22,14 @@
 // atomics: b h s^2/2 d / 64 float2 = 4.3e9 floats, as fused_v1's at BN = 64 halved.
 //
 // Shared memory 161 KiB at d = 128 (97 KiB at d = 64); one block per SM.
-#include <cuda.h>
-
-#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
-#include "harness/catalogue/cuda_check.hpp"
-#include "harness/catalogue/elem_type.hpp"
-#include "kernels/attention_bwd/flash_bwd_passes.cuh"
-#include "kernels/attention_bwd/flash_bwd_v2.cuh"
+#include "kernels/attention_bwd/flash_bwd_v2_launch.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
-#include "kernels/attention_fwd/flash_fwd_v2_launch.cuh"  // head_map
 
 namespace kwb {
 namespace {
-
-// The four tensor maps of a case (built in prepare(), outside timing) and the tensors they map.
-struct State {
-  const void *q = nullptr, *k = nullptr, *v = nullptr, *dout = nullptr;
-  CUtensorMap q_map{}, k_map{}, v_map{}, do_map{};
-};
-
-std::shared_ptr<void> prepare(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
-  const ElemType type = elem_type_of(a.dtype);
-  auto st = std::make_shared<State>();
-  st->q = a.tensor<const void>("q");
-  st->k = a.tensor<const void>("k");
-  st->v = a.tensor<const void>("v");
-  st->dout = a.tensor<const void>("do");
-  constexpr auto kBM = static_cast<std::uint32_t>(flash::BwdV2Layout<64>::kBM);
-  constexpr auto kBN = static_cast<std::uint32_t>(flash::BwdV2Layout<64>::kBN);
-  st->q_map = flash::head_map(st->q, type, p, p.heads, kBM);
-  st->do_map = flash::head_map(st->dout, type, p, p.heads, kBM);
-  st->k_map = flash::head_map(st->k, type, p, p.kv_heads, kBN);
-  st->v_map = flash::head_map(st->v, type, p, p.kv_heads, kBN);
-  return st;
-}
-
-template <class T, int D>
-void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
-  using L = flash::BwdV2Layout<D>;
-  const State& st = a.state_as<State>();
-  if (st.q != a.tensor<const void>("q") || st.k != a.tensor<const void>("k") || st.v != a.tensor<const void>("v") ||
-      st.dout != a.tensor<const void>("do"))
-    throw std::logic_error("attention_bwd fused_v2: tensors moved since prepare()");
-  const auto ws = flash::BwdWorkspace::of(AttentionAxes::of(a.shape));
-  flash::launch_bwd_preprocess<T, D>(a, p, ws, "attention_bwd fused_v2 preprocess");
-
-  auto* kernel = &flash::flash_bwd_v2<T, D>;
-  static const cudaError_t attribute =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
-  cuda_check(attribute, "cudaFuncSetAttribute (flash_bwd_v2 shared memory)");
-  const dim3 grid(static_cast<unsigned>((p.seq + L::kBN - 1) / L::kBN), static_cast<unsigned>(p.kv_heads),
-                  static_cast<unsigned>(p.batch));
-  kernel<<<grid, L::kThreads, L::kSmemBytes, a.stream>>>(st.q_map, st.k_map, st.v_map, st.do_map,
-                                                        a.tensor<const float>("lse"), ws.d_sum(a), ws.dq_accum(a),
-                                                        a.tensor<T>("dk"), a.tensor<T>("dv"), p);
-  cuda_check_launch("attention_bwd fused_v2 main");
-
-  flash::launch_bwd_convert_dq<T, D>(a, p, ws, "attention_bwd fused_v2 dq");
-}
-
-template <class T>
-void launch(const LaunchArgs& a) {
-  const AttentionParams p = AttentionParams::of(AttentionAxes::of(a.shape));
-  if (p.head_dim == 64)
-    launch_dim<T, 64>(a, p);
-  else
-    launch_dim<T, 128>(a, p);
-}
 
 std::optional<std::string> refuse(const Shape& s, DType) {
   const auto axes = AttentionAxes::of(s);
@@ -113,11 +49,16 @@ KWB_REGISTER_VARIANT(Variant{
                    "feeds Q and dO through an mbarrier ring, two consumer warpgroups of 64 keys run S^T, dP^T, "
                    "dV, dK and dQ as wgmma (P^T and dS^T from registers, dS through swizzled shared memory), "
                    "dK/dV in registers over the group's heads, dQ by fp32 atomics",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
+      flash::launch_flash_bwd_v2<T>(a, AttentionParams::of(AttentionAxes::of(a.shape)),
+                                    flash::BwdWorkspace::of(AttentionAxes::of(a.shape)));
+    }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType) { return flash::BwdWorkspace::of(AttentionAxes::of(s)).total; },
     .varies_run_to_run = true,
-    .prepare = prepare,
+    .prepare = [](const LaunchArgs& a) {
+      return flash::prepare_flash_bwd_v2(a, AttentionParams::of(AttentionAxes::of(a.shape)));
+    },
 });
 
 }  // namespace

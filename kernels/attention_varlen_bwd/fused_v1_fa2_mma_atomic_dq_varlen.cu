@@ -35,6 +35,7 @@
 #include <string>
 
 #include "harness/catalogue/cuda_check.hpp"
+#include "kernels/attention_bwd/flash_bwd_passes.cuh"
 #include "kernels/attention_bwd/flash_bwd_v1.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "reference/attention_varlen_bwd.hpp"
@@ -44,16 +45,8 @@ namespace {
 
 constexpr int kBM = 64, kBN = 64;  // attention_bwd fused_v1's tiles: query rows per step, keys per block
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Workspace layout: D (h total fp32) at 0, the dQ accumulator (total h d fp32) at dq_offset.
-struct Workspace {
-  std::size_t dq_offset, total;
-};
-Workspace workspace(const varlen::VarlenAxes& v) {
-  const std::size_t rows = static_cast<std::size_t>(v.total() * v.attention.heads);
-  const std::size_t dq_offset = align_up(rows * sizeof(float));
-  return {dq_offset, dq_offset + align_up(rows * static_cast<std::size_t>(v.attention.head_dim) * sizeof(float))};
+flash::BwdWorkspace workspace(const varlen::VarlenAxes& v) {
+  return flash::BwdWorkspace::of_rows(v.total() * v.attention.heads, v.attention.head_dim);
 }
 
 // The packed token count, summed once per case rather than per launch.
@@ -63,24 +56,13 @@ struct PackedTokens {
 
 template <class T, int D>
 void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
-  const Workspace ws = workspace(varlen::VarlenAxes::of(a.shape));
-  float* d_sum = static_cast<float*>(a.workspace);
-  float* dq_accum = reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) + ws.dq_offset);
-  const std::int64_t rows = p.total * p.heads;
-  if (rows == 0) return;
+  const flash::BwdWorkspace ws = workspace(varlen::VarlenAxes::of(a.shape));
+  float* d_sum = ws.d_sum(a);
+  float* dq_accum = ws.dq_accum(a);
+  if (p.total * p.heads == 0) return;
 
-  // 1: D and the zeroed accumulator, the packed tokens as one dense sequence (no cu_seqlens: the
-  // preprocess never reads it).
-  AttentionParams flat = p;
-  flat.batch = 1;
-  flat.seq = p.total;
-  flat.cu_seqlens = nullptr;
-  const std::int64_t prep_threads = rows * (D / 8);
-  flash::flash_bwd_preprocess<T, D>
-      <<<static_cast<unsigned>((prep_threads + flash::kBwdPrepThreads - 1) / flash::kBwdPrepThreads),
-         flash::kBwdPrepThreads, 0, a.stream>>>(a.tensor<const T>("o"), a.tensor<const T>("do"), d_sum, dq_accum,
-                                                flat);
-  cuda_check_launch("attention_varlen_bwd fused_v1 preprocess");
+  // 1: D and the zeroed accumulator, the packed tokens as one dense sequence (flash_bwd_passes.cuh).
+  flash::launch_bwd_preprocess<T, D>(a, p, ws, "attention_varlen_bwd fused_v1 preprocess");
 
   // 2: dK, dV and the dQ accumulator, a block per (key tile of the longest sequence, kv head, sequence).
   auto* kernel = &flash::flash_bwd_v1_varlen<T, D, kBM, kBN>;
@@ -97,12 +79,7 @@ void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
   cuda_check_launch("attention_varlen_bwd fused_v1 main");
 
   // 3: dq = scale * accumulator, in T.
-  const std::int64_t n8 = rows * (D / 8);
-  const std::int64_t blocks =
-      std::min<std::int64_t>((n8 + flash::kBwdPrepThreads - 1) / flash::kBwdPrepThreads, std::int64_t{1} << 20);
-  flash::flash_bwd_convert_dq<T><<<static_cast<unsigned>(blocks), flash::kBwdPrepThreads, 0, a.stream>>>(
-      dq_accum, a.tensor<T>("dq"), n8, p.scale);
-  cuda_check_launch("attention_varlen_bwd fused_v1 dq");
+  flash::launch_bwd_convert_dq<T, D>(a, p, ws, "attention_varlen_bwd fused_v1 dq");
 }
 
 template <class T>
