@@ -354,7 +354,10 @@ __global__ void __launch_bounds__(384, 1)
       hopper::fence_fragment(p_frag[kk]);
       hopper::fence_fragment(ds_frag[kk]);
     }
-    if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);  // Q, dO, lse and D of this stage are read
+    // Q, dO, lse and D of this stage are read. Every lane read lse and D: the warp's lanes meet
+    // before lane 0's arrival releases their reads to the rows warp's next writes.
+    __syncwarp();
+    if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
 
     // dQ's adds: rows m0 + 16 warp + g (+ 8), columns 64 dq_slab + 8 j + 2 c (+ 1); rows past seq
     // skipped. The accumulator is [b, s, h, d] ([total, h, d] packed) fp32, scaled in the last pass.
