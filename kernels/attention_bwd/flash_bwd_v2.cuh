@@ -70,7 +70,7 @@ struct BwdV2Layout {
   // + 1024: the dynamic base is only guaranteed 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = 1024 + kBarriers + kBarrierCount * 8;
   static constexpr int kThreads = 384;
-  static constexpr int kConsumerWarps = 8;  // each consumer warp frees a stage by one arrival
+  static constexpr int kConsumerThreads = 256;  // each consumer thread frees a stage by one arrival
 };
 
 // kPacked (attention_varlen_bwd): the block's sequence b = blockIdx.z holds tokens [start, start +
@@ -127,8 +127,9 @@ __global__ void __launch_bounds__(384, 1)
   if (threadIdx.x == 0) {
     hopper::mbar_init(kv_full, 1);
     for (int s = 0; s < L::kStages; ++s) {
-      hopper::mbar_init(&full[s], 2);  // the copies' thread (with their bytes) and the rows' warp
-      hopper::mbar_init(&empty[s], L::kConsumerWarps);
+      // The copies' thread (with their bytes) and each lane of the rows' warp; every consumer thread.
+      hopper::mbar_init(&full[s], 1 + 32);
+      hopper::mbar_init(&empty[s], L::kConsumerThreads);
     }
     hopper::fence_barrier_init();
   }
@@ -186,8 +187,7 @@ __global__ void __launch_bounds__(384, 1)
           lse_rows[i] = valid ? lse_head[query] * kLog2e : INFINITY;
           lse_rows[L::kBM + i] = valid ? dsum_head[query] : 0.0f;
         }
-        __syncwarp();
-        if (lane == 0) hopper::mbar_arrive(&full[pos.slot]);  // release: the rows before the arrival
+        hopper::mbar_arrive(&full[pos.slot]);  // release: this lane's rows before its arrival
         pos.advance();
         m0 += L::kBM;
         if (m0 == m_end) {  // the group's next head
@@ -354,10 +354,9 @@ __global__ void __launch_bounds__(384, 1)
       hopper::fence_fragment(p_frag[kk]);
       hopper::fence_fragment(ds_frag[kk]);
     }
-    // Q, dO, lse and D of this stage are read. Every lane read lse and D: the warp's lanes meet
-    // before lane 0's arrival releases their reads to the rows warp's next writes.
-    __syncwarp();
-    if (lane == 0) hopper::mbar_arrive(&empty[pos.slot]);
+    // Q, dO, lse and D of this stage are read: every consumer thread arrives (each read lse and D
+    // itself, so each releases its own reads to the rows warp's next writes).
+    hopper::mbar_arrive(&empty[pos.slot]);
 
     // dQ's adds: rows m0 + 16 warp + g (+ 8), columns 64 dq_slab + 8 j + 2 c (+ 1); rows past seq
     // skipped. The accumulator is [b, s, h, d] ([total, h, d] packed) fp32, scaled in the last pass.
