@@ -35,7 +35,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/attention_bwd/flash_bwd_v1.cuh"  // PairMask, atomic_add2
+#include "kernels/attention_bwd/flash_bwd_v1.cuh"  // PairMask, BwdLogit, atomic_add2
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"  // fast_exp2, kLog2e, tile_needs_mask
@@ -206,9 +206,7 @@ __global__ void __launch_bounds__(384, 1)
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
   const int key_of[2] = {n0 + consumer * 64 + warp * 16 + g, n0 + consumer * 64 + warp * 16 + g + 8};
-  const bool capped = p.softcap > 0;
-  const float scale_log2 = p.scale * kLog2e, cap_log2 = p.softcap * kLog2e;
-  const float scale_over_cap = capped ? p.scale / p.softcap : 0.0f;
+  const BwdLogit logit = BwdLogit::of(p);
   const PairMask visible = PairMask::of(p);
   const std::int64_t q_stride = p.heads * D;
 
@@ -262,14 +260,8 @@ __global__ void __launch_bounds__(384, 1)
         for (int e = 0; e < 4; ++e) {
           const float s = s_acc[4 * j + e];
           const float lse_log2 = (e & 1) ? lse2.y : lse2.x;
-          float prob, dlogit = 1;  // dl / ds
-          if constexpr (kCapped) {
-            const float t = tanhf(s * scale_over_cap);
-            dlogit = 1 - t * t;
-            prob = fast_exp2(fmaf(cap_log2, t, -lse_log2));
-          } else {
-            prob = fast_exp2(fmaf(s, scale_log2, -lse_log2));
-          }
+          float dlogit;  // dl / ds
+          float prob = logit.prob<kCapped>(s, lse_log2, dlogit);
           if constexpr (kMasked) {
             if (!visible(m0 + col + (e & 1), key_of[e >> 1])) prob = 0;
           }
@@ -279,13 +271,7 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     };
-    if (capped) {
-      if (needs_mask) probs_and_ds(std::true_type{}, std::true_type{});
-      else probs_and_ds(std::true_type{}, std::false_type{});
-    } else {
-      if (needs_mask) probs_and_ds(std::false_type{}, std::true_type{});
-      else probs_and_ds(std::false_type{}, std::false_type{});
-    }
+    with_cap_and_mask(logit.capped, needs_mask, probs_and_ds);
 
     // P^T's and dS^T's A fragments for queries 16 kk .. 16 kk + 15: accumulators 8 kk .. 8 kk + 7
     // (the forward's P), rounded to T, all packed before the wgmmas are issued.

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
@@ -50,6 +51,20 @@ __device__ __forceinline__ bool tile_needs_mask(const AttentionParams& p, std::i
   return !(p.first_key(q_last) <= k0 && p.end_key(q_first) >= k0 + cols);
 }
 
+// f(std::bool_constant<capped>{}, std::bool_constant<masked>{}): a tile's elementwise loop compiled
+// once per combination and chosen once per tile. Tested per element, the soft-cap and the mask made
+// the compiler branch around every score (about 24 instructions a score where 5 do).
+template <class F>
+__device__ __forceinline__ void with_cap_and_mask(bool capped, bool masked, F&& f) {
+  if (capped) {
+    if (masked) f(std::true_type{}, std::true_type{});
+    else f(std::true_type{}, std::false_type{});
+  } else {
+    if (masked) f(std::false_type{}, std::true_type{});
+    else f(std::false_type{}, std::false_type{});
+  }
+}
+
 // 2^x in one MUFU.EX2 (exp2f adds a range fix-up around it for results below 2^-126, which a
 // softmax weight that small does not need: it flushes to 0, far inside every tolerance).
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -75,9 +90,8 @@ struct OnlineSoftmax {
 
   // One key tile: s(j, e) (a float&) holds raw scores on entry and P = 2^(x - m_new) on exit;
   // rescale[r] = 2^(m_old - m_new) is what the caller multiplies its O rows by. The soft-cap and
-  // the per-element mask are decided once per tile, outside the elements' loop: tested per
-  // element they made the compiler branch around every score (about 24 instructions a score
-  // where 5 do), which kept the tensor cores waiting on the softmax.
+  // the per-element mask are decided once per tile (with_cap_and_mask), outside the elements'
+  // loop: per element they kept the tensor cores waiting on the softmax.
   template <int kCols, class At>
   __device__ __forceinline__ void step(At&& s, const LogitMap& logit, const AttentionParams& p, bool needs_mask,
                                        const std::int64_t (&row_of)[2], std::int64_t k0, int c, float (&rescale)[2]) {
@@ -90,13 +104,9 @@ struct OnlineSoftmax {
         lo[r] = static_cast<int>(first < 0 ? 0 : first > kCols ? kCols : first);
         hi[r] = static_cast<int>(end < 0 ? 0 : end > kCols ? kCols : end);
       }
-    if (logit.capped) {
-      if (needs_mask) step_as<kCols, true, true>(s, logit, lo, hi, c, rescale);
-      else step_as<kCols, true, false>(s, logit, lo, hi, c, rescale);
-    } else {
-      if (needs_mask) step_as<kCols, false, true>(s, logit, lo, hi, c, rescale);
-      else step_as<kCols, false, false>(s, logit, lo, hi, c, rescale);
-    }
+    with_cap_and_mask(logit.capped, needs_mask, [&](auto capped, auto masked) {
+      step_as<kCols, decltype(capped)::value, decltype(masked)::value>(s, logit, lo, hi, c, rescale);
+    });
   }
 
   // The tile's steps with the soft-cap and the mask fixed. Uncapped, the max is taken over the raw

@@ -33,6 +33,7 @@
 #include "kernels/attention_bwd/materialised_bwd.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
+#include "kernels/attention_varlen_fwd/padded_rows.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/attention_varlen_bwd.hpp"
 
@@ -57,26 +58,7 @@ materialised_bwd::Buffers padded_buffers(const Shape& s, DType dtype) {
   return materialised_bwd::buffers(a, dtype, static_cast<std::size_t>(a.batch * a.heads * a.seq) * sizeof(float));
 }
 
-// Unit i of a padded [b, heads, s, units] tensor (a unit: 16 bytes of a head's d values, one
-// value, or one lse value): its sequence bb, head hh, token t and unit e, and the packed token it
-// belongs to (-1 past the sequence's length). The copies move 16 bytes a thread where both sides
-// are in the dtype, as torch's pad and index kernels copy whole vectors.
-struct PaddedIndex {
-  const std::int32_t* cu_seqlens;
-  std::int64_t s, heads, units;
-  __device__ std::int64_t packed_row(std::int64_t i, std::int64_t& hh, std::int64_t& e) const {
-    std::int64_t t;
-    return packed_row(i, hh, t, e);
-  }
-  __device__ std::int64_t packed_row(std::int64_t i, std::int64_t& hh, std::int64_t& t, std::int64_t& e) const {
-    e = i % units;
-    t = (i / units) % s;
-    hh = (i / (units * s)) % heads;
-    const std::int64_t bb = i / (units * s * heads);
-    const std::int64_t start = cu_seqlens[bb];
-    return t < cu_seqlens[bb + 1] - start ? start + t : -1;
-  }
-};
+using varlen_padding::PaddedIndex;
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
@@ -115,26 +97,10 @@ void launch_typed(const LaunchArgs& a) {
   auto* kx16 = reinterpret_cast<uint4*>(kx);
   auto* vx16 = reinterpret_cast<uint4*>(vx);
   const std::int64_t chunks = n / 8;
-  eager_map<step::pad_transpose_q>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = chunk.packed_row(i, hh, e);
-    qt16[i] = row >= 0 ? q16[(row * h + hh) * c + e] : make_uint4(0, 0, 0, 0);
-  });
-  eager_map<step::pad_transpose_do>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = chunk.packed_row(i, hh, e);
-    dot16[i] = row >= 0 ? do16[(row * h + hh) * c + e] : make_uint4(0, 0, 0, 0);
-  });
-  eager_map<step::pad_repeat_kv_k>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = chunk.packed_row(i, hh, e);
-    kx16[i] = row >= 0 ? k16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
-  });
-  eager_map<step::pad_repeat_kv_v>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = chunk.packed_row(i, hh, e);
-    vx16[i] = row >= 0 ? v16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
-  });
+  varlen_padding::pad_heads<step::pad_transpose_q>(chunk, chunks, q16, qt16, h, 1, a.stream);
+  varlen_padding::pad_heads<step::pad_transpose_do>(chunk, chunks, do16, dot16, h, 1, a.stream);
+  varlen_padding::pad_heads<step::pad_repeat_kv_k>(chunk, chunks, k16, kx16, kvh, group, a.stream);
+  varlen_padding::pad_heads<step::pad_repeat_kv_v>(chunk, chunks, v16, vx16, kvh, group, a.stream);
   // 5, 6: S and dP, fp32, over the padded square.
   materialised_bwd::scores_and_dprobs(plans, w, a.workspace, a.stream);
   // 7: D per padded row r = (b * h + head) * s + i from the packed dO and O; 0 on padded rows.

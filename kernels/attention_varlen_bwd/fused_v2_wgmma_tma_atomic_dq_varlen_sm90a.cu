@@ -19,20 +19,12 @@
 
 #include "kernels/attention_bwd/flash_bwd_v2_launch.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_varlen_fwd/packed_params.hpp"
 #include "reference/attention_varlen.hpp"
 #include "reference/attention_varlen_bwd.hpp"
 
 namespace kwb {
 namespace {
-
-// The case's params with its packed offsets and token count.
-AttentionParams params(const LaunchArgs& a) {
-  const auto v = varlen::VarlenAxes::of(a.shape);
-  AttentionParams p = AttentionParams::of(v.attention);
-  p.cu_seqlens = a.tensor<const std::int32_t>("cu_seqlens");
-  p.total = v.total();
-  return p;
-}
 
 flash::BwdWorkspace workspace(const Shape& s) {
   const auto v = varlen::VarlenAxes::of(s);
@@ -59,12 +51,12 @@ KWB_REGISTER_VARIANT(Variant{
                    "packed sequences: tensor maps over the packed tokens, each block's rows offset by its "
                    "sequence's start and masked by its length, dQ by fp32 atomics into the packed rows",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
-      flash::launch_flash_bwd_v2<T>(a, params(a), workspace(a.shape));
+      flash::launch_flash_bwd_v2<T>(a, varlen::packed_params(a), workspace(a.shape));
     }),
     .refuse = refuse,
     .workspace_bytes = [](const Shape& s, DType) { return workspace(s).total; },
     .varies_run_to_run = true,  // dQ's float atomics land in any order
-    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_bwd_v2(a, params(a)); },
+    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_bwd_v2(a, varlen::packed_params(a)); },
 });
 
 }  // namespace

@@ -26,6 +26,7 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
+#include "kernels/attention_varlen_fwd/padded_rows.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/attention_varlen.hpp"
 
@@ -45,22 +46,7 @@ eager_attention::Buffers padded_buffers(const Shape& s, DType dtype) {
   return eager_attention::buffers(a, dtype, static_cast<std::size_t>(a.batch * a.heads * a.seq) * sizeof(float));
 }
 
-// Unit i of a padded [b, heads, s, units] copy (a unit: 16 bytes of a head's d values, or one lse
-// value): its sequence bb, head hh, token t and unit e, and the packed row it comes from (-1 past
-// the sequence's length). The copies move 16 bytes a thread, as torch's pad and index kernels
-// copy whole vectors: per 2-byte element the index arithmetic alone would bound them.
-struct PaddedIndex {
-  const std::int32_t* cu_seqlens;
-  std::int64_t s, heads, units;
-  __device__ std::int64_t packed_row(std::int64_t i, std::int64_t& hh, std::int64_t& e) const {
-    e = i % units;
-    const std::int64_t t = (i / units) % s;
-    hh = (i / (units * s)) % heads;
-    const std::int64_t bb = i / (units * s * heads);
-    const std::int64_t start = cu_seqlens[bb];
-    return t < cu_seqlens[bb + 1] - start ? start + t : -1;
-  }
-};
+using varlen_padding::PaddedIndex;
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
@@ -88,21 +74,9 @@ void launch_typed(const LaunchArgs& a) {
   auto* kx16 = reinterpret_cast<uint4*>(kx);
   auto* vx16 = reinterpret_cast<uint4*>(vx);
   const std::int64_t chunks = n / 8;
-  eager_map<step::pad_transpose_q>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = at.packed_row(i, hh, e);
-    qt16[i] = row >= 0 ? q16[(row * h + hh) * c + e] : make_uint4(0, 0, 0, 0);
-  });
-  eager_map<step::pad_repeat_kv_k>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = at.packed_row(i, hh, e);
-    kx16[i] = row >= 0 ? k16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
-  });
-  eager_map<step::pad_repeat_kv_v>(chunks, a.stream, [=] __device__(std::int64_t i) {
-    std::int64_t hh, e;
-    const std::int64_t row = at.packed_row(i, hh, e);
-    vx16[i] = row >= 0 ? v16[(row * kvh + hh / group) * c + e] : make_uint4(0, 0, 0, 0);
-  });
+  varlen_padding::pad_heads<step::pad_transpose_q>(at, chunks, q16, qt16, h, 1, a.stream);
+  varlen_padding::pad_heads<step::pad_repeat_kv_k>(at, chunks, k16, kx16, kvh, group, a.stream);
+  varlen_padding::pad_heads<step::pad_repeat_kv_v>(at, chunks, v16, vx16, kvh, group, a.stream);
   const auto& plans = a.state_as<eager_attention::Plans>();
   plans.scores->run(kx, qt, scores, a.workspace, a.stream);
   eager_attention::masked_softmax<T><<<static_cast<unsigned>(p.batch * h * s), 256, 0, a.stream>>>(scores, probs,

@@ -17,18 +17,11 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_fwd_v2_launch.cuh"
+#include "kernels/attention_varlen_fwd/packed_params.hpp"
 #include "reference/attention_varlen.hpp"
 
 namespace kwb {
 namespace {
-
-AttentionParams params(const LaunchArgs& a) {
-  const auto v = varlen::VarlenAxes::of(a.shape);
-  AttentionParams p = AttentionParams::of(v.attention);
-  p.cu_seqlens = a.tensor<const std::int32_t>("cu_seqlens");
-  p.total = v.total();
-  return p;
-}
 
 std::optional<std::string> refuse(const Shape& s, DType) {
   const auto v = varlen::VarlenAxes::of(s);
@@ -45,11 +38,11 @@ KWB_REGISTER_VARIANT(Variant{
                    "packed sequences: tensor maps over the packed tokens, each block's rows offset by its "
                    "sequence's start and masked by its length",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
-      flash::launch_flash_fwd_v2<T>(a, params(a));
+      flash::launch_flash_fwd_v2<T>(a, varlen::packed_params(a));
     }),
     .refuse = refuse,
     .tunables = flash::flash_fwd_v2_tunables(),
-    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_fwd_v2(a, params(a)); },
+    .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_fwd_v2(a, varlen::packed_params(a)); },
 });
 
 }  // namespace
