@@ -68,34 +68,6 @@ struct PairMask {
   }
 };
 
-// A backward's recomputed probability from a raw score s and its row's lse (log2 units): P =
-// 2^(x - lse) with x the logit in log2 units, and dl/ds's soft-cap factor 1 - t^2 (1 uncapped; the
-// scale is applied to dK and dQ at the end).
-struct BwdLogit {
-  float scale_log2 = 0, cap_log2 = 0, scale_over_cap = 0;
-  bool capped = false;
-
-  __host__ __device__ static BwdLogit of(const AttentionParams& p) {
-    BwdLogit l;
-    l.capped = p.softcap > 0;
-    l.scale_log2 = p.scale * kLog2e;
-    l.cap_log2 = p.softcap * kLog2e;
-    l.scale_over_cap = l.capped ? p.scale / p.softcap : 0.0f;
-    return l;
-  }
-  template <bool kCapped>
-  __device__ __forceinline__ float prob(float s, float lse_log2, float& dlogit) const {
-    if constexpr (kCapped) {
-      const float t = tanhf(s * scale_over_cap);
-      dlogit = 1 - t * t;
-      return fast_exp2(fmaf(cap_log2, t, -lse_log2));
-    } else {
-      dlogit = 1;
-      return fast_exp2(fmaf(s, scale_log2, -lse_log2));
-    }
-  }
-};
-
 // 4 bytes global -> shared; when !valid, 4 zero bytes (nothing read). For lse and D rows, whose
 // start (batch, head, query tile) is not 16-byte aligned for every seq.
 __device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, bool valid) {
@@ -292,7 +264,7 @@ __device__ __forceinline__ void flash_bwd_v1_body(const T* __restrict__ q, const
   load_step(0, 0, 0);
   cp_async_commit();
 
-  const BwdLogit logit = BwdLogit::of(p);
+  const LogitMap logit = LogitMap::of(p);
   const PairMask visible = PairMask::of(p);
   const int key_of[2] = {n0 + warp * 16 + g, n0 + warp * 16 + g + 8};  // C rows g, g + 8
 
@@ -381,7 +353,7 @@ __device__ __forceinline__ void flash_bwd_v1_body(const T* __restrict__ q, const
           for (int e = 0; e < 4; ++e) {
             const float s = s_acc[j][e];
             float dlogit;  // dl / ds
-            float prob = logit.prob<kCapped>(s, lse_log2[e & 1], dlogit);
+            float prob = logit.backward_prob<kCapped>(s, lse_log2[e & 1], dlogit);
             if constexpr (kMasked) {
               if (!visible(m0 + col + (e & 1), key_of[e >> 1])) prob = 0;
             }

@@ -35,7 +35,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/attention_bwd/flash_bwd_v1.cuh"  // PairMask, BwdLogit, atomic_add2
+#include "kernels/attention_bwd/flash_bwd_v1.cuh"  // PairMask, atomic_add2
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"  // fast_exp2, kLog2e, tile_needs_mask
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(384, 1)
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
   const int key_of[2] = {n0 + consumer * 64 + warp * 16 + g, n0 + consumer * 64 + warp * 16 + g + 8};
-  const BwdLogit logit = BwdLogit::of(p);
+  const LogitMap logit = LogitMap::of(p);
   const PairMask visible = PairMask::of(p);
   const std::int64_t q_stride = p.heads * D;
 
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(384, 1)
           const float s = s_acc[4 * j + e];
           const float lse_log2 = (e & 1) ? lse2.y : lse2.x;
           float dlogit;  // dl / ds
-          float prob = logit.prob<kCapped>(s, lse_log2, dlogit);
+          float prob = logit.backward_prob<kCapped>(s, lse_log2, dlogit);
           if constexpr (kMasked) {
             if (!visible(m0 + col + (e & 1), key_of[e >> 1])) prob = 0;
           }

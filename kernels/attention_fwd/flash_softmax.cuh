@@ -41,6 +41,11 @@ struct LogitMap {
   // The soft-capped logit alone: for loops that decided `capped` outside (a per-element test
   // makes the compiler branch around every score).
   __device__ __forceinline__ float capped_log2(float s) const { return cap_log2 * tanhf(s * scale_over_cap); }
+  // The backward's recomputed probability from a raw score s and its row's lse (log2 units), P =
+  // 2^(x - lse), and dl/ds's soft-cap factor 1 - t^2 (1 uncapped; the scale is applied to dK and dQ
+  // at the end).
+  template <bool kCapped>
+  __device__ __forceinline__ float backward_prob(float s, float lse_log2, float& dlogit) const;
 };
 
 // Whether the key tile [k0, k0 + cols) needs a per-element mask for query rows [q_first,
@@ -71,6 +76,18 @@ __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+template <bool kCapped>
+__device__ __forceinline__ float LogitMap::backward_prob(float s, float lse_log2, float& dlogit) const {
+  if constexpr (kCapped) {
+    const float t = tanhf(s * scale_over_cap);
+    dlogit = 1 - t * t;
+    return fast_exp2(fmaf(cap_log2, t, -lse_log2));
+  } else {
+    dlogit = 1;
+    return fast_exp2(fmaf(s, scale_log2, -lse_log2));
+  }
 }
 
 __device__ __forceinline__ float quad_max(float x) {
