@@ -20,14 +20,15 @@
 //     At d = 128 consumer w computes d-columns 64 w .. 64 w + 63 of dQ over all 128 keys (both
 //     consumers' dS slabs: a named barrier between writing dS and reading it; dS is double
 //     buffered, so that one barrier a step also covers the reuse). At d = 64 each computes all
-//     64 columns over its own 64 keys (no barrier; two adds per dQ element instead of one).
+//     64 columns over its own 64 keys (a barrier of its own four warps; two adds per dQ element
+//     instead of one).
 //   The two consumers run unsynchronised otherwise: one's elementwise work fills the tensor
 //   cores' gaps with the other's GEMMs.
 //
 // Shared memory, every tile a stack of 64-column slabs of 128-byte rows in the 128-byte swizzle:
 //   K (D/64, 128, 64)  V (D/64, 128, 64)  Q ring (2, D/64, 64, 64)  dO ring (2, D/64, 64, 64)
 //   dS (2 buffers, 2 key slabs, 64, 64)  lse, D (2 stages, 64 fp32 each)  barriers
-// 161 KiB at d = 128, 97 KiB at d = 64: one block per SM.
+// 162 KiB at d = 128, 98 KiB at d = 64 (the alignment slack included): one block per SM.
 #pragma once
 
 #include <cuda.h>
@@ -316,7 +317,11 @@ __global__ void __launch_bounds__(384, 1)
         *reinterpret_cast<T*>(ds_slab + i * 128 + (((k >> 3) ^ (i & 7)) << 4) + (k & 7) * 2) = rounded;
       }
     hopper::fence_async_shared();  // the stores, before the wgmmas' (async proxy) reads
+    // dQ's wgmma reads every row of the tile it takes, rows that the other warps wrote (warp w wrote
+    // keys 16 w .. 16 w + 15 of every query): the writers must meet first, both consumers at d =
+    // 128 (both key slabs), this consumer's four warps at d = 64.
     if constexpr (kSplitDq) hopper::named_barrier_sync(1, 256);
+    else hopper::named_barrier_sync(2 + consumer, 128);
 
     // dQ (64 queries, 64 d-columns) = dS K: A = dS K-major (k steps of 16 keys: 32 bytes along a
     // slab's rows, the next slab every 4); B = K [key][d] MN-major, the d slab of these columns.

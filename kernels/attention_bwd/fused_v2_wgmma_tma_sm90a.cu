@@ -14,14 +14,16 @@
 // block halves dQ's atomics per FLOP against v1's 64.
 //
 // Napkin math (b4 h32 s4096 d128 causal bf16): 2.5 x the forward's 5.5e11 = 1.4e12 FLOPs. Per
-// step a consumer issues 5 GEMMs of 64 x 64 x 128 (2 x 64 x 64 x 128 x 2 = 4.2 MFLOP with
-// S^T/dP^T, dV/dK of 64 x 128 x 64, dQ of 64 x 64 x 128: ~5.2 MFLOP), ~1300 clocks at the SM's
+// step a consumer issues 5 GEMMs of 64 x 64 x 128 multiply-adds (S^T and dP^T; dV and dK as 64 x
+// 128 x 64; dQ as 64 x 64 x 128), 2 FLOPs each: 5 x 1.05 = 5.2 MFLOP, ~1300 clocks at the SM's
 // ~4096 dense FLOP/clock, against its elementwise work (4096 exponentials and ~10 other operations
 // per score: ~800 issue clocks for its 4 warps) that the other consumer's GEMMs should cover. At
 // 60% of the ~790 TFLOP/s wgmma peak: ~470 TFLOP/s, 3.0 ms; FA2 (SDPA) measured 5.1 ms. dQ's
-// atomics: b h s^2/2 d / 64 float2 = 4.3e9 floats, as fused_v1's at BN = 64 halved.
+// atomics: one add per query row, d column and 128-key block, b h (s^2/2) d / 128 = 1.07e9 floats
+// (5.4e8 float2 reductions), half of fused_v1's at 64-key blocks.
 //
-// Shared memory 161 KiB at d = 128 (97 KiB at d = 64); one block per SM.
+// Shared memory 162 KiB at d = 128 (98 KiB at d = 64), the alignment slack included; one block per
+// SM.
 #include <optional>
 #include <string>
 

@@ -7,8 +7,10 @@
 // of the warp's 16 (g = lane / 4) and column 8 j + 2 c + (e & 1) (c = lane % 4): a row's
 // values are spread over the quad of 4 lanes with the same g, reduced with __shfl_xor 1 and 2.
 //
-// Logits are kept in log2 units, x = l * log2(e) (scale and log2(e) folded into one multiply, or
-// the soft-cap's cap * log2(e) * tanh(s * scale / cap)), so that every exponential is one exp2.
+// Logits are in log2 units, x = l * log2(e), so that every exponential is one exp2. Uncapped, the
+// tile's max is taken over the raw scores (the scale is positive) and the scale folds into the
+// exponent's FMA, P = 2^(s * scale * log2(e) - m); capped, x = cap * log2(e) * tanh(s * scale /
+// cap) first. The running max m is in log2 units either way.
 #pragma once
 
 #include <cmath>
