@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
@@ -35,6 +37,17 @@ struct BwdWorkspace {
     return reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) + dq_offset);
   }
 };
+
+// What every flash backward refuses: the grid's y and z (kv heads, sequences), positions in 32 bits,
+// and the preprocess's 32-bit grid over query_rows (b s h dense, total h packed) x d / 8 threads.
+inline std::optional<std::string> refuse_flash_bwd(const AttentionAxes& a, std::int64_t query_rows) {
+  if (a.batch > 65535 || a.kv_heads > 65535) return "batch and kv_heads must be at most 65535 (grid y and z)";
+  if (a.seq >= (std::int64_t{1} << 30)) return "seq must be below 2^30 (positions in 32-bit integers)";
+  if (query_rows * (a.head_dim / 8) / kBwdPrepThreads >= (std::int64_t{1} << 31))
+    return "the query rows of every head (batch * seq * heads, or the packed tokens * heads) times head_dim / 8 "
+           "exceed the preprocess's 32-bit grid: fewer tokens per case";
+  return std::nullopt;
+}
 
 // The params as the two passes take them: packed tokens as one dense sequence (neither pass reads
 // cu_seqlens).

@@ -43,8 +43,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -97,15 +95,7 @@ void launch(const LaunchArgs& a) {
 
 std::optional<std::string> refuse(const Shape& s, DType) {
   const auto axes = AttentionAxes::of(s);
-  if (axes.batch > 65535 || axes.kv_heads > 65535)
-    return "batch and kv_heads must be at most 65535 (grid y and z)";
-  if (axes.seq >= (std::int64_t{1} << 30))
-    return "seq must be below 2^30 (positions in 32-bit integers)";
-  // The preprocess indexes its grid by thread: rows * d / 8 threads in 32-bit blocks.
-  if (axes.batch * axes.seq * axes.heads * (axes.head_dim / 8) / flash::kBwdPrepThreads >=
-      (std::int64_t{1} << 31))
-    return "batch * seq * heads * head_dim too large for the preprocess grid";
-  return std::nullopt;
+  return flash::refuse_flash_bwd(axes, axes.batch * axes.seq * axes.heads);
 }
 
 KWB_REGISTER_VARIANT(Variant{

@@ -27,8 +27,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +34,7 @@
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "kernels/attention_bwd/flash_bwd_passes.cuh"
+#include "kernels/attention_varlen_bwd/packed_bwd.hpp"
 #include "kernels/attention_bwd/flash_bwd_v1.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "reference/attention_varlen_bwd.hpp"
@@ -45,10 +44,6 @@ namespace {
 
 constexpr int kBM = 64, kBN = 64;  // attention_bwd fused_v1's tiles: query rows per step, keys per block
 
-flash::BwdWorkspace workspace(const varlen::VarlenAxes& v) {
-  return flash::BwdWorkspace::of_rows(v.total() * v.attention.heads, v.attention.head_dim);
-}
-
 // The packed token count, summed once per case rather than per launch.
 struct PackedTokens {
   std::int64_t total = 0;
@@ -56,7 +51,7 @@ struct PackedTokens {
 
 template <class T, int D>
 void launch_dim(const LaunchArgs& a, const AttentionParams& p) {
-  const flash::BwdWorkspace ws = workspace(varlen::VarlenAxes::of(a.shape));
+  const flash::BwdWorkspace ws = varlen::packed_bwd_workspace(a.shape);
   float* d_sum = ws.d_sum(a);
   float* dq_accum = ws.dq_accum(a);
   if (p.total * p.heads == 0) return;
@@ -93,17 +88,6 @@ void launch(const LaunchArgs& a) {
     launch_dim<T, 128>(a, p);
 }
 
-// attention_bwd fused_v1's limits, the packed tokens in the preprocess's place of b * s.
-std::optional<std::string> refuse(const Shape& s, DType) {
-  const auto v = varlen::VarlenAxes::of(s);
-  const AttentionAxes& a = v.attention;
-  if (a.batch > 65535 || a.kv_heads > 65535) return "batch and kv_heads must be at most 65535 (grid y and z)";
-  if (a.seq >= (std::int64_t{1} << 30)) return "seq must be below 2^30 (positions in 32-bit integers)";
-  if (v.total() * a.heads * (a.head_dim / 8) / flash::kBwdPrepThreads >= (std::int64_t{1} << 31))
-    return "total * heads * head_dim too large for the preprocess grid";
-  return std::nullopt;
-}
-
 KWB_REGISTER_VARIANT(Variant{
     .op = varlen_bwd::kOp,
     .name = "fused_v1_fa2_mma_atomic_dq_varlen",
@@ -112,8 +96,8 @@ KWB_REGISTER_VARIANT(Variant{
                    "sequence's start, masked by its length, key tiles past the end skipped; dQ by fp32 atomics "
                    "into the packed rows",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { launch<T>(a); }),
-    .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType) { return workspace(varlen::VarlenAxes::of(s)).total; },
+    .refuse = [](const Shape& s, DType) { return varlen::refuse_packed_bwd(s); },
+    .workspace_bytes = [](const Shape& s, DType) { return varlen::packed_bwd_workspace(s).total; },
     .varies_run_to_run = true,  // dQ's float atomics land in any order
     .prepare = [](const LaunchArgs& a) -> std::shared_ptr<void> {
       return std::make_shared<PackedTokens>(PackedTokens{varlen::VarlenAxes::of(a.shape).total()});

@@ -19,6 +19,7 @@
 
 #include "kernels/attention_bwd/flash_bwd_v2_launch.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/attention_varlen_bwd/packed_bwd.hpp"
 #include "kernels/attention_varlen_fwd/packed_params.hpp"
 #include "reference/attention_varlen.hpp"
 #include "reference/attention_varlen_bwd.hpp"
@@ -26,21 +27,11 @@
 namespace kwb {
 namespace {
 
-flash::BwdWorkspace workspace(const Shape& s) {
-  const auto v = varlen::VarlenAxes::of(s);
-  return flash::BwdWorkspace::of_rows(v.total() * v.attention.heads, v.attention.head_dim);
-}
-
 std::optional<std::string> refuse(const Shape& s, DType) {
-  const auto v = varlen::VarlenAxes::of(s);
-  const AttentionAxes& a = v.attention;
-  if (a.batch > 65535 || a.kv_heads > 65535) return "batch and kv_heads must be at most 65535 (grid y and z)";
-  if (a.seq >= (std::int64_t{1} << 30)) return "seq must be below 2^30 (positions in 32-bit integers)";
   // TMA coordinates are 32-bit signed: the packed rows, plus a tile past the last.
-  if (v.total() > (std::int64_t{1} << 31) - 256) return "the packed tokens must fit a 32-bit TMA coordinate";
-  if (v.total() * a.heads * (a.head_dim / 8) / flash::kBwdPrepThreads >= (std::int64_t{1} << 31))
-    return "total * heads * head_dim too large for the preprocess grid";
-  return std::nullopt;
+  if (varlen::VarlenAxes::of(s).total() > (std::int64_t{1} << 31) - 256)
+    return "the packed tokens must fit a 32-bit TMA coordinate";
+  return varlen::refuse_packed_bwd(s);
 }
 
 KWB_REGISTER_VARIANT(Variant{
@@ -51,10 +42,10 @@ KWB_REGISTER_VARIANT(Variant{
                    "packed sequences: tensor maps over the packed tokens, each block's rows offset by its "
                    "sequence's start and masked by its length, dQ by fp32 atomics into the packed rows",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) {
-      flash::launch_flash_bwd_v2<T>(a, varlen::packed_params(a), workspace(a.shape));
+      flash::launch_flash_bwd_v2<T>(a, varlen::packed_params(a), varlen::packed_bwd_workspace(a.shape));
     }),
     .refuse = refuse,
-    .workspace_bytes = [](const Shape& s, DType) { return workspace(s).total; },
+    .workspace_bytes = [](const Shape& s, DType) { return varlen::packed_bwd_workspace(s).total; },
     .varies_run_to_run = true,  // dQ's float atomics land in any order
     .prepare = [](const LaunchArgs& a) { return flash::prepare_flash_bwd_v2(a, varlen::packed_params(a)); },
 });
