@@ -51,7 +51,6 @@ template <class T, int D, bool kPacked>
 void launch_flash_bwd_v2_main(const LaunchArgs& a, const AttentionParams& p, const BwdV2State& st,
                               const BwdWorkspace& ws) {
   using L = BwdV2Layout<D>;
-  if (p.seq == 0) return;  // no keys in any sequence
   auto* kernel = &flash_bwd_v2<T, D, kPacked>;
   static const cudaError_t attribute =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);

@@ -18,6 +18,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "harness/catalogue/tolerance.hpp"
 #include "reference/attention_varlen_bwd.hpp"
+#include "tests/gpu/derived_attention_inputs.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/in_process_case.hpp"
 #include "tests/support/oracle_support.hpp"
@@ -27,59 +28,22 @@ namespace {
 
 using varlen::varlen_shape;
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { cuda_check(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 1)), "cudaMalloc"); }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-// A tensor of `spec` copied back from the device, decoded to fp64.
-HostTensor read_back(const TensorSpec& spec, DType dtype, const void* device) {
-  const ElemType type = spec.elem_type(dtype);
-  std::vector<unsigned char> raw(static_cast<std::size_t>(spec.numel()) * elem_size(type));
-  cuda_check(cudaMemcpy(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost), "copy back");
-  HostTensor h{spec.name, spec.dims, std::vector<double>(static_cast<std::size_t>(spec.numel()))};
-  decode_elements(raw.data(), type, spec.numel(), h.values.data());
-  return h;
-}
-
 void expect_forward_of_inputs(const Shape& s, DType dtype, std::uint64_t seed) {
   SCOPED_TRACE(testing::Message() << s.to_assignments() << " " << to_string(dtype));
   const Op& op = registered_op(varlen_bwd::kOp);
   const auto specs = op.tensors(s, dtype);  // q, k, v, cu_seqlens, o, lse, do, dq, dk, dv
   auto inputs = host_inputs(specs, seed);
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<void*> pointers;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const ElemType type = specs[i].elem_type(dtype);
-    const std::size_t bytes = static_cast<std::size_t>(specs[i].numel()) * elem_size(type);
-    buffers.push_back(std::make_unique<DeviceBuffer>(bytes));
-    pointers.push_back(buffers.back()->ptr);
-    if (i < 3) {  // q, k, v as the device holds them
-      std::vector<unsigned char> raw(bytes);
-      encode_elements(inputs[i].values.data(), type, specs[i].numel(), raw.data());
-      decode_elements(raw.data(), type, specs[i].numel(), inputs[i].values.data());
-      cuda_check(cudaMemcpy(pointers[i], raw.data(), bytes, cudaMemcpyHostToDevice), "copy input");
-    }
-  }
+  const test::DeviceTensors t = test::upload_inputs(specs, dtype, inputs, 3);  // q, k, v
+  const std::vector<void*>& pointers = t.pointers;
   op.derive_inputs(
       LaunchArgs{.shape = s, .dtype = dtype, .tensors = pointers, .workspace = nullptr, .stream = nullptr, .specs = &specs});
   cuda_check(cudaDeviceSynchronize(), "derive");
-  const HostTensor offsets = read_back(specs[3], dtype, pointers[3]);
-  const HostTensor o = read_back(specs[4], dtype, pointers[4]);
-  const HostTensor lse = read_back(specs[5], dtype, pointers[5]);
+  const HostTensor offsets = test::read_back(specs[3], dtype, pointers[3]);
+  const HostTensor o = test::read_back(specs[4], dtype, pointers[4]);
+  const HostTensor lse = test::read_back(specs[5], dtype, pointers[5]);
   // attention_varlen_fwd's oracle on the same q, k, v and the derived offsets: o, lse [h, total].
   const auto want = run_oracle(registered_op(varlen::kOp), s, {inputs[0], inputs[1], inputs[2], offsets});
-  // O: its rounding to the dtype (1.25 u of it) and fp32's errors over the keys' sums (|v| < 6).
-  const double u = unit_roundoff(elem_type_of(dtype));
-  const double keys = static_cast<double>(varlen::VarlenAxes::of(s).attention.max_keys());
-  for (std::size_t e = 0; e < want[0].values.size(); ++e)
-    ASSERT_NEAR(o.values[e], want[0].values[e], 1.25 * u * std::abs(want[0].values[e]) + 6 * keys * 1e-6)
-        << "o[" << e << "]";
-  for (std::size_t e = 0; e < want[1].values.size(); ++e)
-    ASSERT_NEAR(lse.values[e], want[1].values[e], 1e-5 * (1 + std::abs(want[1].values[e]))) << "lse[" << e << "]";
+  test::expect_derived_forward(o, lse, want, dtype, varlen::VarlenAxes::of(s).attention.max_keys());
 }
 
 TEST(AttentionVarlenBwdInputs, TheDerivedOAndLseAreTheForwardsOfEachPackedSequence) {
