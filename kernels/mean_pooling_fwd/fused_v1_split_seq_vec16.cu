@@ -13,7 +13,6 @@
 // no multiple of the pack width takes single-element accesses.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <iterator>
 
@@ -21,22 +20,14 @@
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
+#include "kernels/mean_pooling_fwd/token_slices.cuh"
 #include "reference/mean_pooling.hpp"
 
 namespace kwb {
 namespace {
 
-constexpr int kThreads = 128;
-
-// The mask bits of rows [s0, s0 + Rows) that lie before `last`, one bit a row.
-template <int Rows>
-__device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, std::int64_t last) {
-  unsigned bits = 0;
-#pragma unroll
-  for (int r = 0; r < Rows; ++r)
-    if (s0 + r < last && m[s0 + r]) bits |= 1u << r;
-  return bits;
-}
+using pooling::kThreads;
+using pooling::kept_bits;
 
 template <class T, int E, int Rows>
 __global__ void __launch_bounds__(kThreads)
@@ -89,30 +80,14 @@ __global__ void __launch_bounds__(kThreads)
   y[b * hidden + c] = from_float<T>(sum * inv);
 }
 
-constexpr int kMostMultiprocessors = 256;  // what the workspace is sized for (an H100 has 132)
-
-// The tunable's values; the workspace is sized for the largest.
-constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4};
-constexpr std::int64_t kMostBlocksPerSm = *std::ranges::max_element(kBlocksPerSmValues);
-
-// Slices of the tokens: enough blocks for `blocks_per_sm` a multiprocessor, each slice at least 16
-// tokens long (shorter ones would spend more on partials than on rows).
 std::int64_t slices_for(const PoolingAxes& p, int pack, int sms, std::int64_t blocks_per_sm) {
-  const std::int64_t column_blocks = (p.hidden + std::int64_t{kThreads} * pack - 1) / (std::int64_t{kThreads} * pack);
-  const std::int64_t blocks = column_blocks * p.batch;
-  const std::int64_t wanted = (blocks_per_sm * sms + blocks - 1) / blocks;
-  return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
-}
-
-int pack_for(std::int64_t hidden, DType dtype) {
-  const int pack = static_cast<int>(16 / dtype_size(dtype));
-  return hidden % pack == 0 ? pack : 1;
+  return pooling::slices_for(p, std::int64_t{kThreads} * pack, sms, blocks_per_sm);
 }
 
 template <class T, int E, int Rows>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
   const std::int64_t slices =
-      slices_for(p, E, std::min(multiprocessor_count(), kMostMultiprocessors), a.tunable("blocks_per_sm"));
+      slices_for(p, E, std::min(multiprocessor_count(), pooling::kMostMultiprocessors), a.tunable("blocks_per_sm"));
   const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
@@ -128,7 +103,7 @@ template <class T>
 void launch_typed(const LaunchArgs& a) {
   const PoolingAxes p = PoolingAxes::of(a.shape);
   constexpr int kPack = 16 / sizeof(T);
-  const bool packed = pack_for(p.hidden, a.dtype) == kPack;
+  const bool packed = pooling::pack_for(p.hidden, a.dtype) == kPack;
   if (a.tunable("rows_in_flight") == 16)
     packed ? pool<T, kPack, 16>(a, p) : pool<T, 1, 16>(a, p);
   else
@@ -151,10 +126,10 @@ KWB_REGISTER_VARIANT(Variant{
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);
           const std::int64_t slices =
-              slices_for(p, pack_for(p.hidden, dtype), kMostMultiprocessors, kMostBlocksPerSm);
+              slices_for(p, pooling::pack_for(p.hidden, dtype), pooling::kMostMultiprocessors, pooling::kMostBlocksPerSm);
           return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
         },
-    .tunables = {{"blocks_per_sm", {std::begin(kBlocksPerSmValues), std::end(kBlocksPerSmValues)},
+    .tunables = {{"blocks_per_sm", {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
                   "blocks of 128 threads a multiprocessor the token slices aim at"},
                  {"rows_in_flight", {8, 16}, "token rows whose loads a thread has in flight at once"}},
 });

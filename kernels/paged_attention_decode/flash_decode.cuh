@@ -1,5 +1,5 @@
-// The flash-decoding kernels of paged_attention_decode (fused_v1 runs one key split, fused_v2
-// several and the combine): one block per (key split, kv head x M tiles of 16 query rows,
+// The flash-decoding kernel of paged_attention_decode (fused_v1 runs one key split, fused_v2
+// several, combined in the same launch): one block per (key split, kv head x M tiles of 16 query rows,
 // sequence), 4 warps per tile.
 //
 // A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 4 for
@@ -13,13 +13,19 @@
 // group) M = 2 tiles share the block and its ring, so K and V are still read once; past 32 rows
 // the next 32 take another block. At the end each tile's four warps merge (max, sum, O) through
 // shared memory into the block's, which is either the output (one split) or a partial (normalised
-// O and its log2-sum-exp, fp32) that combine_splits merges per output row.
+// O and its log2-sum-exp, fp32); the last split of a (sequence, kv head, row block) to finish,
+// found by an arrival counter, merges the partials of its rows (combine_row).
 //
 // Why split: decoding reads each sequence's K and V once, so the work is memory-bound and only
 // enough blocks in flight reach the DRAM roof. batch * kv_heads blocks (256 at b32 h32/8) fill an
 // H100's 132 SMs twice; b8 at 16k tokens gives 64 blocks, 68 of the 132 SMs idle, unless each
-// sequence's keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1) bytes per
-// split and output row, next to 4 d bytes of K and V per key.
+// sequence's keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1)
+// bytes per split and output row (from the L2), next to 4 d bytes of K and V per key. It runs in
+// the last split's block rather than a kernel of its own: at 134 MB of K and V (b1 at 32k tokens,
+// about 50 us) a second kernel cost 5.5 us and the gap before it 2 us (2026-11-28 notebook).
+//
+// K and V are read once, with an L2 evict_first policy: they replace their own lines first and
+// leave resident what the L2 held before the kernel.
 //
 // Masking: a row at position L - q_len + t sees keys j <= that position. AttentionParams with
 // seq = the split's end and causal set gives exactly that (end_key(pos) = min(pos + 1, end)), so
@@ -97,7 +103,8 @@ __device__ __forceinline__ void locate_rows(TileRows<D, M>& rows, const std::int
 // zero-filled, so that they add 0 * 0 to S and 0 to P V, never NaN from stale memory).
 template <class T, int D, int M>
 __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
-                                             const TileRows<D, M>& rows, const DecodeParams& p) {
+                                             const TileRows<D, M>& rows, const DecodeParams& p,
+                                             std::uint64_t policy) {
   constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
   const std::int64_t page_elems = p.page_size * p.kv_heads * D;
 #pragma unroll
@@ -107,19 +114,48 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
     const bool valid = rows.page[i] >= 0;
     const std::int64_t from = valid ? rows.page[i] * page_elems + rows.within[i] + col : 0;
     const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
-    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
-    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
+    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid, policy);
+    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid, policy);
   }
 }
 
-// partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) when
-// p.splits > 1; else o is written directly.
+// One output row's columns [col0, col0 + kCols) from the `used` splits that hold keys of its
+// sequence: split s weighed by 2^(lse_s - max lse), the weighted normalised partials summed and
+// rounded to T. The partials were written by other blocks of this launch: read through the L2
+// (ld.global.cg), never a stale L1 line. Split 0 always holds a visible key, so the max is finite.
+template <class T, int D, int kCols>
+__device__ __forceinline__ void combine_row(const float* part, const float* lse, int used, T* out) {
+  float max_lse = -INFINITY;
+#pragma unroll 4
+  for (int s = 0; s < used; ++s) max_lse = fmaxf(max_lse, __ldcg(lse + s));
+  float acc[kCols] = {}, sum = 0;
+#pragma unroll 4
+  for (int s = 0; s < used; ++s) {
+    const float w = flash::fast_exp2(__ldcg(lse + s) - max_lse);
+    sum += w;
+#pragma unroll
+    for (int e = 0; e < kCols; e += 4) {
+      const float4 v = __ldcg(reinterpret_cast<const float4*>(part + s * D + e));
+      acc[e] += w * v.x;
+      acc[e + 1] += w * v.y;
+      acc[e + 2] += w * v.z;
+      acc[e + 3] += w * v.w;
+    }
+  }
+  const float inv = 1.0f / sum;
+#pragma unroll
+  for (int e = 0; e < kCols; e += 2)
+    *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(acc[e] * inv, acc[e + 1] * inv);
+}
+
+// partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) and the
+// arrival counters [b, kv_heads, row_blocks] when p.splits > 1; else o is written directly.
 template <class T, int D, int M>
 __global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                  const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
-                 T* __restrict__ o, float* __restrict__ partial_o, float* __restrict__ partial_lse, DecodeParams p,
-                 int stages) {
+                 T* __restrict__ o, float* __restrict__ partial_o, float* __restrict__ partial_lse,
+                 std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
   constexpr int kThreads = kWarps * 32 * M;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16 M, D)
@@ -139,6 +175,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   // A split past the sequence's end holds no key; combine_splits reads only the splits that do.
   if (key_begin >= key_end) return;
   const std::int32_t* table = block_tables + b * p.pages_per_seq;
+  const std::uint64_t policy = flash::l2_policy_evict_first();
   const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
 
   // Q's rows of this block (rows past the kv head's queries zero-filled), with tile 0.
@@ -156,7 +193,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   for (int s = 0; s < stages - 1; ++s) {
     if (s < tiles) {
       locate_rows<D, M>(rows_at, table, key_begin + s * kTileKeys, key_end, p, kv);
-      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at, p);
+      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at, p, policy);
     }
     flash::cp_async_commit();
   }
@@ -190,7 +227,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
     if (ahead < tiles) {
       const int stage = ahead % stages;
       load_kv_tile<T, D, M>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache,
-                            rows_at, p);
+                            rows_at, p, policy);
     }
     flash::cp_async_commit();
     if (ahead + 1 < tiles)
@@ -280,77 +317,63 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   constexpr int kCols = D / 8;
   const int i = threadIdx.x / 8, col0 = (threadIdx.x % 8) * kCols;
   const int r = first_row + i;
-  if (r >= p.rows) return;
-  const int w0 = (i / kRows) * kWarps, ii = i % kRows;
-  float row_max = -INFINITY;
+  const std::int64_t out_row = output_row(p, b, kv, r < p.rows ? r : 0);
+  if (r < p.rows) {
+    const int w0 = (i / kRows) * kWarps, ii = i % kRows;
+    float row_max = -INFINITY;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) row_max = fmaxf(row_max, red_max[(w0 + w) * kRows + ii]);
-  // A row none of whose keys lies in this split (a later token's key past the earliest query's
-  // position) has max -inf: weights 0, sum 0, O 0 and log-sum-exp -inf, which the combine weighs 0.
-  const float use_max = row_max == -INFINITY ? 0.0f : row_max;
-  float weight[kWarps], sum = 0;
+    for (int w = 0; w < kWarps; ++w) row_max = fmaxf(row_max, red_max[(w0 + w) * kRows + ii]);
+    // A row none of whose keys lies in this split (a later token's key past the earliest query's
+    // position) has max -inf: weights 0, sum 0, O 0 and log-sum-exp -inf, which the combine weighs 0.
+    const float use_max = row_max == -INFINITY ? 0.0f : row_max;
+    float weight[kWarps], sum = 0;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    weight[w] = flash::fast_exp2(red_max[(w0 + w) * kRows + ii] - use_max);
-    sum += weight[w] * red_sum[(w0 + w) * kRows + ii];
-  }
-  const float inv = sum > 0 ? 1.0f / sum : 0.0f;
-  const std::int64_t out_row = output_row(p, b, kv, r);
-  float value[kCols];
+    for (int w = 0; w < kWarps; ++w) {
+      weight[w] = flash::fast_exp2(red_max[(w0 + w) * kRows + ii] - use_max);
+      sum += weight[w] * red_sum[(w0 + w) * kRows + ii];
+    }
+    const float inv = sum > 0 ? 1.0f / sum : 0.0f;
+    float value[kCols];
 #pragma unroll
-  for (int e = 0; e < kCols; ++e) {
-    float acc = 0;
+    for (int e = 0; e < kCols; ++e) {
+      float acc = 0;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[((w0 + w) * kRows + ii) * D + col0 + e];
-    value[e] = acc * inv;
-  }
-  if (p.splits == 1) {
-    T* out = o + out_row * D + col0;
+      for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[((w0 + w) * kRows + ii) * D + col0 + e];
+      value[e] = acc * inv;
+    }
+    if (p.splits == 1) {
+      T* out = o + out_row * D + col0;
 #pragma unroll
-    for (int e = 0; e < kCols; e += 2)
-      *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(value[e], value[e + 1]);
-  } else {
+      for (int e = 0; e < kCols; e += 2)
+        *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(value[e], value[e + 1]);
+      return;
+    }
     float* out = partial_o + (out_row * p.splits + split) * D + col0;
 #pragma unroll
     for (int e = 0; e < kCols; e += 4)
       *reinterpret_cast<float4*>(out + e) = make_float4(value[e], value[e + 1], value[e + 2], value[e + 3]);
     if (col0 == 0) partial_lse[out_row * p.splits + split] = sum > 0 ? row_max + log2f(sum) : -INFINITY;
   }
-}
+  if (p.splits == 1) return;
 
-// One warp per output row (b, t, head): the splits that hold keys of sequence b, weighed by
-// 2^(lse_s - max lse), their normalised partial outputs summed and rounded to T.
-constexpr int kCombineWarps = 4;
-
-template <class T, int D>
-__global__ void __launch_bounds__(kCombineWarps * 32)
-    combine_splits(const float* __restrict__ partial_o, const float* __restrict__ partial_lse,
-                   const std::int32_t* __restrict__ context_lens, T* __restrict__ o, DecodeParams p,
-                   std::int64_t out_rows) {
-  const std::int64_t out_row = static_cast<std::int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (out_row >= out_rows) return;
-  const std::int64_t b = out_row / (p.q_len * p.heads);
-  const int used = static_cast<int>((context_lens[b] + p.split_keys - 1) / p.split_keys);
-  const float* lse = partial_lse + out_row * p.splits;
-  float max_lse = -INFINITY;
-  for (int s = lane; s < used; s += 32) max_lse = fmaxf(max_lse, lse[s]);
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
-  constexpr int kPerLane = D / 32;
-  float acc[kPerLane] = {}, sum = 0;
-  for (int s = 0; s < used; ++s) {
-    const float w = flash::fast_exp2(lse[s] - max_lse);  // split 0 always holds a visible key: max finite
-    sum += w;
-    const float* part = partial_o + (out_row * p.splits + s) * D + lane * kPerLane;
-#pragma unroll
-    for (int e = 0; e < kPerLane; ++e) acc[e] += w * part[e];
+  // The last split of this (sequence, kv head, row block) to arrive combines them all, in the same
+  // launch: no second kernel, no gap between them, and the combine of one block overlaps the
+  // other blocks' streaming. Each thread's partials are made visible device-wide before the block
+  // counts itself in (the fence), and the last block fences again before it reads the others'.
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  const int used = static_cast<int>((length + p.split_keys - 1) / p.split_keys);  // splits holding keys
+  if (threadIdx.x == 0) {
+    std::uint32_t* arrived = arrivals + (b * p.kv_heads + kv) * p.row_blocks + blockIdx.y % p.row_blocks;
+    last = atomicAdd(arrived, 1u) == static_cast<std::uint32_t>(used - 1);
+    if (last) *arrived = 0;  // every split of this launch has counted: the next launch starts from 0
   }
-  const float inv = 1.0f / sum;
-  T* out = o + out_row * D + lane * kPerLane;
-#pragma unroll
-  for (int e = 0; e < kPerLane; e += 2)
-    *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(acc[e] * inv, acc[e + 1] * inv);
+  __syncthreads();
+  if (!last || r >= p.rows) return;
+  __threadfence();
+  combine_row<T, D, kCols>(partial_o + out_row * p.splits * D + col0, partial_lse + out_row * p.splits, used,
+                           o + out_row * D + col0);
 }
 
 }  // namespace flash_decode

@@ -1,7 +1,6 @@
 // How fused_v1 and fused_v2 launch flash_decode.cuh's kernels: the split plan (how many key splits
 // per sequence and kv head, from the GPU's SM count and the kernel's occupancy, made once in
-// prepare()), the workspace of the split outputs, and the launch of the decode kernel and, with
-// splits, the combine.
+// prepare()), the workspace of the split outputs and their arrival counters, and the launch.
 #pragma once
 
 #include <algorithm>
@@ -90,20 +89,18 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
 template <class T, int D, int M>
 void launch_config(const LaunchArgs& a, const DecodeParams& p, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
-  const std::int64_t out_rows = axes.batch * axes.q_len * axes.heads;
-  float* partial_o = static_cast<float*>(a.workspace);
-  float* partial_lse =
-      p.splits > 1 ? reinterpret_cast<float*>(static_cast<char*>(a.workspace) + partial_o_bytes(axes)) : nullptr;
+  char* workspace = static_cast<char*>(a.workspace);
+  const bool split = p.splits > 1;
+  float* partial_o = split ? reinterpret_cast<float*>(workspace) : nullptr;
+  float* partial_lse = split ? reinterpret_cast<float*>(workspace + partial_o_bytes(axes)) : nullptr;
+  auto* arrivals = split ? reinterpret_cast<std::uint32_t*>(workspace + counters_offset(axes)) : nullptr;
   const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                   static_cast<unsigned>(axes.batch));
-  const auto* lengths = a.tensor<const std::int32_t>("context_lens");
   auto* kernel = kernel_of<T, D, M>();
   kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
-      a.tensor<const std::int32_t>("block_tables"), lengths, a.tensor<T>("o"), partial_o, partial_lse, p, stages);
-  if (p.splits > 1)
-    combine_splits<T, D><<<static_cast<unsigned>((out_rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
-                           0, a.stream>>>(partial_o, partial_lse, lengths, a.tensor<T>("o"), p, out_rows);
+      a.tensor<const std::int32_t>("block_tables"), a.tensor<const std::int32_t>("context_lens"), a.tensor<T>("o"),
+      partial_o, partial_lse, arrivals, p, stages);
 }
 
 // Calls fn.template operator()<T, D, M>() for the case's dtype, head_dim and tiles per block.
@@ -126,13 +123,20 @@ inline int checked_stages(const LaunchArgs& a) {
   return stages;
 }
 
-// prepare(): the plan, once per case (the SM count and the occupancy are driver calls).
+// prepare(): the plan, once per case (the SM count and the occupancy are driver calls), and the
+// split counters cleared once; every launch leaves them cleared.
 inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
   const int stages = checked_stages(a);
   const int waves = split ? static_cast<int>(a.tunable("waves")) : 0;
-  return dispatch(a, [&]<class T, int D, int M>() -> std::shared_ptr<void> {
-    return std::make_shared<DecodeParams>(plan<T, D, M>(PagedDecodeAxes::of(a.shape), waves, stages));
+  const auto axes = PagedDecodeAxes::of(a.shape);
+  auto p = dispatch(a, [&]<class T, int D, int M>() -> std::shared_ptr<DecodeParams> {
+    return std::make_shared<DecodeParams>(plan<T, D, M>(axes, waves, stages));
   });
+  if (p->splits > 1)
+    cuda_check(cudaMemsetAsync(static_cast<char*>(a.workspace) + counters_offset(axes), 0, counters_bytes(axes),
+                               a.stream),
+               "clear the flash-decoding split counters");
+  return p;
 }
 
 inline void launch(const LaunchArgs& a) {

@@ -2,8 +2,10 @@
 // each sequence's keys cut into splits of whole 64-key tiles, as many as fill `waves` waves of the
 // GPU's resident blocks without a partial one (from the SM count and the kernel's occupancy, once
 // per case; only the blocks that hold keys count, so ragged batches split finer); each split
-// writes its normalised O and log2-sum-exp in fp32, and a second kernel merges them per output row, weighing split s by 2^(lse_s - max lse). Splits past a short
-// sequence's end exit at once and the combine skips them.
+// writes its normalised O and log2-sum-exp in fp32, and the last split of each (sequence, kv head)
+// to finish (an arrival counter in the workspace) merges them per output row in the same launch,
+// weighing split s by 2^(lse_s - max lse). Splits past a short sequence's end exit at once and
+// are not waited for.
 //
 // Napkin math (b8 ctx16384 h32/8 d128 bf16): 537 MB of K and V; 64 (sequence, kv head) pairs
 // against 264 resident blocks on an H100 (2 per SM at 3 stages), so 4 splits of 4096 keys make
@@ -19,7 +21,7 @@ KWB_REGISTER_VARIANT(Variant{
     .name = "fused_v2_flash_decode_split_kv",
     .role = Role::fused,
     .description = "flash-decoding: fused_v1's kernel over key splits sized to the GPU's SMs, partial O and "
-                   "lse in fp32, a combine kernel weighing the splits",
+                   "lse in fp32, merged by the last split to finish in the same launch",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
     .refuse = flash_decode::refuse,
     .workspace_bytes = [](const Shape& s, DType) {

@@ -2,7 +2,7 @@
 // plain C++ so that CPU tests check it: how a kv head's query rows fall into 16-row tiles and
 // blocks, how many key splits a plan may use (which sizes the workspace), how the splits divide
 // the keys and how many the GPU's resident blocks ask for (counting only the blocks that hold
-// keys), and where the partial outputs sit in the workspace.
+// keys), and where the partial outputs and the splits' arrival counters sit in the workspace.
 #pragma once
 
 #include <algorithm>
@@ -80,14 +80,23 @@ inline KeySplit plan_split(const PagedDecodeAxes& a, std::int64_t slots) {
   return best;
 }
 
-// partial_o (D fp32 per split and output row) and partial_lse (one each) after it, 256-byte aligned.
+// The split workspace: partial_o (D fp32 per split and output row), partial_lse (one each) after
+// it, then one arrival counter per (sequence, kv head, row block), each part 256-byte aligned. The
+// counters start at zero (prepare() clears them once) and the kernel leaves them at zero: the last
+// split to arrive at a counter combines and resets it.
+inline std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
   const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
-  return (rows * static_cast<std::size_t>(a.head_dim) * 4 + 255) / 256 * 256;
+  return aligned_256(rows * static_cast<std::size_t>(a.head_dim) * 4);
 }
+inline std::size_t partial_lse_bytes(const PagedDecodeAxes& a) {
+  return aligned_256(static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4);
+}
+inline std::size_t counters_offset(const PagedDecodeAxes& a) { return partial_o_bytes(a) + partial_lse_bytes(a); }
+inline std::size_t counters_bytes(const PagedDecodeAxes& a) { return static_cast<std::size_t>(base_blocks(a)) * 4; }
 inline std::size_t split_workspace_bytes(const PagedDecodeAxes& a) {
   if (max_splits(a) == 1) return 0;
-  return partial_o_bytes(a) + static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4;
+  return counters_offset(a) + counters_bytes(a);
 }
 
 }  // namespace flash_decode

@@ -108,7 +108,11 @@ TEST(PagedDecodeSplitPlan, TheWorkspaceHoldsEveryPartialTheKernelsIndex) {
     // partial_o [out_rows, splits, D] fp32 then partial_lse [out_rows, splits] fp32, 256-aligned.
     EXPECT_GE(partial_o_bytes(a), static_cast<std::size_t>(out_rows * splits * a.head_dim * 4));
     EXPECT_EQ(partial_o_bytes(a) % 256, 0u);
-    EXPECT_EQ(split_workspace_bytes(a), partial_o_bytes(a) + static_cast<std::size_t>(out_rows * splits * 4));
+    EXPECT_GE(partial_lse_bytes(a), static_cast<std::size_t>(out_rows * splits * 4));
+    EXPECT_EQ(counters_offset(a) % 256, 0u);
+    // One arrival counter per (sequence, kv head, row block), after both partials.
+    EXPECT_EQ(split_workspace_bytes(a),
+              partial_o_bytes(a) + partial_lse_bytes(a) + static_cast<std::size_t>(base_blocks(a)) * 4);
   }
   EXPECT_EQ(split_workspace_bytes(axes(1, 1, 64, 32, 8)), 0u);  // one tile: never split
 }
