@@ -44,19 +44,6 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, 
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                : "memory");
 }
-// cp_async_16 with an L2 eviction policy (l2_policy_evict_first): a stream read once (a decode kernel's K and V)
-// marked evict_first replaces its own lines in the L2 first and leaves the lines already there,
-// the last kernel's dirty outputs among them, resident instead of writing them back midway.
-__device__ __forceinline__ std::uint64_t l2_policy_evict_first() {
-  std::uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool valid, std::uint64_t policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0), "l"(policy)
-               : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {

@@ -9,12 +9,9 @@
 // flight, and rows whose width is a multiple of 4 are read as float4 (4 columns a thread): one
 // wave of blocks and one or two load round trips per thread at LLM widths.
 //
-// The launch is a programmatic dependent launch (Hopper): a stage-1 kernel that executes
-// allow_dependent_launch() lets this grid's blocks become resident while it runs (on SMs it
-// leaves free, e.g. those whose blocks finished), and they wait in griddepcontrol.wait until
-// stage 1 has completed and its writes are visible. That hides this launch's latency behind
-// stage 1's tail. With a stage-1 kernel that does not call it, the launch behaves like a plain
-// stream-ordered one.
+// The launch is a programmatic dependent launch (dependent_launch.cuh): a stage-1 kernel that
+// executes allow_dependent_launch() lets this grid's blocks become resident while it runs, and
+// they wait until stage 1 has completed and its writes are visible.
 //
 //   sum_partial_columns(partials, parts, width, stream,
 //                       [=] __device__(std::int64_t c, float total) { out[c] = total; });
@@ -25,20 +22,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/dependent_launch.cuh"
+
 namespace kwb {
 
 inline constexpr int kPartialColumnsPerBlock = 32;  // threadIdx.x: one column group (1 or 4 columns) each
 inline constexpr int kPartialLanes = 16;            // threadIdx.y: lanes over the partials
 inline constexpr int kPartialBatch = 8;             // loads a thread issues before adding them
-
-// Called by a stage-1 kernel (any thread, any time): its dependent sum_partial_columns grid may
-// launch before it ends. Correctness does not depend on where: the dependent waits for stage 1's
-// completion either way.
-__device__ __forceinline__ void allow_dependent_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
 
 namespace partial_columns {
 
@@ -51,9 +41,7 @@ __device__ __forceinline__ float lane_of(const float4& v, int j) { return j == 0
 template <int W, class Store>
 __global__ void sum_kernel(const float* __restrict__ partials, int parts, std::int64_t width, Store store) {
   using Group = std::conditional_t<W == 4, float4, float>;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");  // stage 1 complete, its writes visible
-#endif
+  wait_for_previous_grid();  // stage 1 complete, its writes visible
   __shared__ Group lanes[kPartialLanes][kPartialColumnsPerBlock + (W == 1 ? 1 : 0)];  // (lane, group)
   const std::int64_t groups = width / W;
   const std::int64_t g = blockIdx.x * std::int64_t{kPartialColumnsPerBlock} + threadIdx.x;
@@ -93,17 +81,10 @@ template <class Store>
 void sum_partial_columns(const float* partials, int parts, std::int64_t width, cudaStream_t stream, Store store) {
   const bool by4 = width % 4 == 0 && reinterpret_cast<std::uintptr_t>(partials) % 16 == 0;
   const std::int64_t groups = by4 ? width / 4 : width;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((groups + kPartialColumnsPerBlock - 1) / kPartialColumnsPerBlock));
-  config.blockDim = dim3(kPartialColumnsPerBlock, kPartialLanes);
-  config.stream = stream;
-  cudaLaunchAttribute dependent{};
-  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &dependent;
-  config.numAttrs = 1;
-  if (by4) cudaLaunchKernelEx(&config, partial_columns::sum_kernel<4, Store>, partials, parts, width, store);
-  else cudaLaunchKernelEx(&config, partial_columns::sum_kernel<1, Store>, partials, parts, width, store);
+  const dim3 grid(static_cast<unsigned>((groups + kPartialColumnsPerBlock - 1) / kPartialColumnsPerBlock));
+  const dim3 block(kPartialColumnsPerBlock, kPartialLanes);
+  if (by4) launch_dependent(partial_columns::sum_kernel<4, Store>, grid, block, stream, partials, parts, width, store);
+  else launch_dependent(partial_columns::sum_kernel<1, Store>, grid, block, stream, partials, parts, width, store);
 }
 
 }  // namespace kwb

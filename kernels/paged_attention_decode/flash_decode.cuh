@@ -22,10 +22,7 @@
 // sequence's keys are cut into splits (flash-decoding). The combine costs one read of 4 (d + 1)
 // bytes per split and output row (from the L2), next to 4 d bytes of K and V per key. It runs in
 // the last split's block rather than a kernel of its own: at 134 MB of K and V (b1 at 32k tokens,
-// about 50 us) a second kernel cost 5.5 us and the gap before it 2 us (2026-11-28 notebook).
-//
-// K and V are read once, with an L2 evict_first policy: they replace their own lines first and
-// leave resident what the L2 held before the kernel.
+// about 50 us) a second kernel cost 5.5 us and the gap before it 2 us (2026-11-27 notebook).
 //
 // Masking: a row at position L - q_len + t sees keys j <= that position. AttentionParams with
 // seq = the split's end and causal set gives exactly that (end_key(pos) = min(pos + 1, end)), so
@@ -103,8 +100,7 @@ __device__ __forceinline__ void locate_rows(TileRows<D, M>& rows, const std::int
 // zero-filled, so that they add 0 * 0 to S and 0 to P V, never NaN from stale memory).
 template <class T, int D, int M>
 __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
-                                             const TileRows<D, M>& rows, const DecodeParams& p,
-                                             std::uint64_t policy) {
+                                             const TileRows<D, M>& rows, const DecodeParams& p) {
   constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
   const std::int64_t page_elems = p.page_size * p.kv_heads * D;
 #pragma unroll
@@ -114,8 +110,8 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
     const bool valid = rows.page[i] >= 0;
     const std::int64_t from = valid ? rows.page[i] * page_elems + rows.within[i] + col : 0;
     const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
-    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid, policy);
-    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid, policy);
+    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
+    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
   }
 }
 
@@ -172,10 +168,9 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   const std::int64_t length = context_lens[b];
   const std::int64_t key_begin = split * p.split_keys;
   const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
-  // A split past the sequence's end holds no key; combine_splits reads only the splits that do.
+  // A split past the sequence's end holds no key, and is neither counted nor combined.
   if (key_begin >= key_end) return;
   const std::int32_t* table = block_tables + b * p.pages_per_seq;
-  const std::uint64_t policy = flash::l2_policy_evict_first();
   const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
 
   // Q's rows of this block (rows past the kv head's queries zero-filled), with tile 0.
@@ -193,7 +188,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   for (int s = 0; s < stages - 1; ++s) {
     if (s < tiles) {
       locate_rows<D, M>(rows_at, table, key_begin + s * kTileKeys, key_end, p, kv);
-      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at, p, policy);
+      load_kv_tile<T, D, M>(k_ring + s * kTileKeys * D, v_ring + s * kTileKeys * D, k_cache, v_cache, rows_at, p);
     }
     flash::cp_async_commit();
   }
@@ -227,7 +222,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
     if (ahead < tiles) {
       const int stage = ahead % stages;
       load_kv_tile<T, D, M>(k_ring + stage * kTileKeys * D, v_ring + stage * kTileKeys * D, k_cache, v_cache,
-                            rows_at, p, policy);
+                            rows_at, p);
     }
     flash::cp_async_commit();
     if (ahead + 1 < tiles)

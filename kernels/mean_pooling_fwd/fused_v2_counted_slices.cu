@@ -1,23 +1,26 @@
-// mean_pooling_fwd fused_v2_whole_rows_counted_slices: fused_v1 (kept tokens only, 16-byte packs,
-// token slices with fp32 partials added in slice order) with three changes, each from fused_v1's
-// profile (2026-11-26 and 2026-11-28 notebooks):
-//   - The combine was up to 19 us of 302 (b4 s32768 d4096): each of its blocks counted the whole
-//     sequence's mask again, and each thread added 132 slices one after the other. Here the slices
-//     count their kept rows as they skip (the popcount of the mask bits they read anyway), and the
-//     combine spreads a column's slices over 8 warps, summed in a fixed order (deterministic).
-//   - A block may take `packs` 16-byte packs a thread, 128 x packs x 16 bytes of each row: a whole
-//     8 KiB bf16 row of d 4096 at 4, so that the row is read by one block at once rather than in
-//     2 KiB pieces by four blocks at different times.
-//   - x is read with ld.global.nc.L1::no_allocate and an L2 evict_first policy: it is read once,
-//     so it replaces its own lines in the L2 first and leaves resident what the L2 held before.
-// Rows in flight a thread: 8 packs in all (8 rows of 1 pack, 4 of 2, 2 of 4), as fused_v1's 8.
+// mean_pooling_fwd fused_v2_counted_slices: fused_v1 (kept tokens only, 16-byte packs, token
+// slices with fp32 partials added in slice order by a second kernel) with its combine made cheap,
+// from fused_v1's profile (2026-11-27 notebook): the combine was 6-19 us of 159-302 at the large
+// shapes (b4 s32768 d4096: 19 us), because each of its blocks counted the whole sequence's mask
+// again and each thread added up to 132 slices one after the other.
+//   - The slices count their kept rows as they skip (the popcount of the mask bits they read
+//     anyway); the combine adds the counts.
+//   - The combine spreads a column's slices over up to 8 warps, added in warp order (the same
+//     order every launch: deterministic, no atomics).
+//   - It is a programmatic dependent launch (dependent_launch.cuh): its blocks are resident and
+//     waiting when the slices end, so the gap between the two kernels closes.
+//   - `packs`: 16-byte packs of a row a thread reads (its 8 loads in flight: 8 rows of 1 pack, 4
+//     of 2, 2 of 4). One wins where the hidden size takes 16-byte packs; where it does not (single
+//     elements), 4 elements a thread do.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
 
+#include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/mean_pooling_fwd/token_slices.cuh"
@@ -29,28 +32,6 @@ namespace {
 using pooling::kThreads;
 constexpr int kPacksInFlight = 8;
 
-__device__ __forceinline__ std::uint64_t l2_evict_first() {
-  std::uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-
-// A pack of x read once: 16 bytes through the non-coherent path, no L1 line, L2 evict_first.
-template <class T, int E>
-__device__ __forceinline__ Pack<T, E> load_once(const T* src, std::uint64_t policy) {
-  Pack<T, E> p;
-  if constexpr (sizeof(Pack<T, E>) == 16) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(src), "l"(policy));
-    p = *reinterpret_cast<const Pack<T, E>*>(&v);
-  } else {
-    p = *reinterpret_cast<const Pack<T, E>*>(src);
-  }
-  return p;
-}
-
 // Block (column block, slice, sequence): thread t sums packs t, t + 128, ... (Packs of them) of
 // each kept row of its slice into fp32; the block's column block 0 also writes the slice's count.
 template <class T, int E, int Packs>
@@ -58,10 +39,10 @@ __global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
                 int* __restrict__ counts, std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
   constexpr int Rows = kPacksInFlight / Packs, kStride = kThreads * E;
+  allow_dependent_launch();  // the combine's blocks may take the SMs this grid leaves
   const std::int64_t col = blockIdx.x * std::int64_t{kStride} * Packs + threadIdx.x * E;
   const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
   const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
-  const std::uint64_t policy = l2_evict_first();
   float acc[Packs][E] = {};
   int kept_rows = 0;
   const bool* m = mask + b * seq;
@@ -77,7 +58,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int r = 0; r < Rows; ++r)
 #pragma unroll
       for (int k = 0; k < Packs; ++k)
-        if ((kept & (1u << r)) && live[k]) rows[r][k] = load_once<T, E>(xb + (s0 + r) * hidden + k * kStride, policy);
+        if ((kept & (1u << r)) && live[k]) rows[r][k] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden + k * kStride);
     const unsigned next = pooling::kept_bits<Rows>(m, s0 + Rows, last);
     kept_rows += __popc(kept);
 #pragma unroll
@@ -99,8 +80,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // y[b, c] = (sum of the slices' partials) / max(n_b, 1), n_b the sum of the slices' counts. Block
-// (32 columns, sequence) of 8 warps: warp w adds slices w, w + 8, ... of its lane's column, and
-// warp 0 adds the 8 warps' sums in warp order (the same order every launch).
+// (32 columns, sequence) of `warps` warps (at most kCombineWarps): warp w adds slices w, w + warps,
+// ... of its lane's column, and warp 0 adds the warps' sums in warp order.
 constexpr int kCombineWarps = 8;
 
 template <class T>
@@ -109,12 +90,13 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
                    std::int64_t hidden, int slices) {
   __shared__ float sums[kCombineWarps][32];
   __shared__ float inv_count;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const std::int64_t b = blockIdx.y, c = blockIdx.x * std::int64_t{32} + lane;
+  wait_for_previous_grid();  // every slice's partials and count written
   float sum = 0;
   if (c < hidden) {
 #pragma unroll 4
-    for (int s = warp; s < slices; s += kCombineWarps) sum += partial[(b * slices + s) * hidden + c];
+    for (int s = warp; s < slices; s += warps) sum += partial[(b * slices + s) * hidden + c];
   }
   sums[warp][lane] = sum;
   if (warp == 0) {
@@ -127,8 +109,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   __syncthreads();
   if (warp != 0 || c >= hidden) return;
   float total = 0;
-#pragma unroll
-  for (int w = 0; w < kCombineWarps; ++w) total += sums[w][lane];
+  for (int w = 0; w < warps; ++w) total += sums[w][lane];
   y[b * hidden + c] = from_float<T>(total * inv_count);
 }
 
@@ -146,9 +127,12 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
   pool_slices<T, E, Packs><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"),
                                                              partial, counts, p.seq, p.hidden, rows_per_slice);
-  const dim3 combine(static_cast<unsigned>((p.hidden + 31) / 32), static_cast<unsigned>(p.batch));
-  combine_slices<T><<<combine, kCombineWarps * 32, 0, a.stream>>>(partial, counts, a.tensor<T>("y"), p.hidden,
-                                                                 static_cast<int>(slices));
+  // About 4 slices a warp: one warp where the slices are few (b128 s128: 8), 8 at b4 s32768 (132).
+  const int warps = static_cast<int>(std::clamp<std::int64_t>((slices + 3) / 4, 1, kCombineWarps));
+  cuda_check(launch_dependent(combine_slices<T>, dim3(static_cast<unsigned>((p.hidden + 31) / 32), static_cast<unsigned>(p.batch)),
+                              dim3(32 * warps), a.stream, static_cast<const float*>(partial), static_cast<const int*>(counts),
+                              a.tensor<T>("y"), p.hidden, static_cast<int>(slices)),
+             "launch mean_pooling_fwd's combine");
 }
 
 template <class T, int E>
@@ -172,10 +156,10 @@ void launch_typed(const LaunchArgs& a) {
 
 KWB_REGISTER_VARIANT(Variant{
     .op = "mean_pooling_fwd",
-    .name = "fused_v2_whole_rows_counted_slices",
+    .name = "fused_v2_counted_slices",
     .role = Role::fused,
-    .description = "fused_v1 with the slices counting their kept rows, a combine that spreads the slices over 8 "
-                   "warps, up to whole rows a block, x read once with no L1 line and L2 evict_first",
+    .description = "fused_v1 with the slices counting their kept rows and a combine that spreads the slices over "
+                   "warps, launched programmatically dependent (resident before the slices end)",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse =
         [](const Shape& s, DType) -> std::optional<std::string> {
@@ -191,7 +175,11 @@ KWB_REGISTER_VARIANT(Variant{
           return static_cast<std::size_t>(p.batch * slices) * (static_cast<std::size_t>(p.hidden) * sizeof(float) +
                                                                 sizeof(int));
         },
-    .tunables = {{"packs", {1, 2, 4}, "16-byte packs of a row a thread reads (4: a whole 8 KiB bf16 row of d 4096 a block)"},
+    .tunables = {{"packs", {1, 2, 4}, "packs of a row a thread reads, 8 loads in flight in all",
+                  [](const Shape& s, DType dtype) -> std::int64_t {
+                    return pooling::pack_for(s.at("hidden"), dtype) == 1 ? 4 : 1;
+                  },
+                  "4 where the hidden size takes no 16-byte packs, else 1"},
                  {"blocks_per_sm",
                   {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
                   "blocks of 128 threads a multiprocessor the token slices aim at"}},
