@@ -14,7 +14,7 @@
 // the next 32 take another block. At the end each tile's four warps merge (max, sum, O) through
 // shared memory into the block's, which is either the output (one split) or a partial (normalised
 // O and its log2-sum-exp, fp32); the last split of a (sequence, kv head, row block) to finish,
-// found by an arrival counter, merges the partials of its rows (combine_row).
+// found by an arrival counter, merges the partials of its rows (combine_splits).
 //
 // Why split: decoding reads each sequence's K and V once, so the work is memory-bound and only
 // enough blocks in flight reach the DRAM roof. batch * kv_heads blocks (256 at b32 h32/8) fill an
@@ -115,33 +115,63 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
   }
 }
 
-// One output row's columns [col0, col0 + kCols) from the `used` splits that hold keys of its
-// sequence: split s weighed by 2^(lse_s - max lse), the weighted normalised partials summed and
-// rounded to T. The partials were written by other blocks of this launch: read through the L2
-// (ld.global.cg), never a stale L1 line. Split 0 always holds a visible key, so the max is finite.
-template <class T, int D, int kCols>
-__device__ __forceinline__ void combine_row(const float* part, const float* lse, int used, T* out) {
-  float max_lse = -INFINITY;
-#pragma unroll 4
-  for (int s = 0; s < used; ++s) max_lse = fmaxf(max_lse, __ldcg(lse + s));
-  float acc[kCols] = {}, sum = 0;
-#pragma unroll 4
-  for (int s = 0; s < used; ++s) {
-    const float w = flash::fast_exp2(__ldcg(lse + s) - max_lse);
-    sum += w;
+// The output rows [first_row, first_row + rows) of kv head kv of sequence b from the `used`
+// splits that hold keys of the sequence: split s weighed by 2^(lse_s - max lse), the weighted
+// normalised partials summed and rounded to T. It runs at the end of the last split's block, on
+// the launch's critical path, so it is built for latency: a group of D / 4 lanes takes a row, one
+// float4 of its columns a lane; the lanes load 32 (or 16) splits' lse at once, share them by
+// shuffles and then have 8 partial loads in flight each; the max runs along (rescaling, as the
+// online softmax does), so there is no second pass. The partials were written by other blocks of
+// this launch: read through the L2 (ld.global.cg), never a stale L1 line. Split 0 always holds a
+// visible key, so a row's max is finite from the first group of splits on.
+template <class T, int D, int kThreads>
+__device__ __forceinline__ void combine_splits(const float* partial_o, const float* partial_lse, int used, T* o,
+                                               const DecodeParams& p, std::int64_t b, int kv, int first_row,
+                                               int rows) {
+  constexpr int kLanes = D / 4, kRowsAtOnce = kThreads / kLanes, kInFlight = 8;
+  static_assert(kLanes == 16 || kLanes == 32, "a row's lanes lie within one warp");
+  const int lane = threadIdx.x % kLanes;
+  for (int i0 = 0; i0 < rows; i0 += kRowsAtOnce) {  // uniform over the block: shuffles see whole warps
+    const int i = i0 + static_cast<int>(threadIdx.x) / kLanes;
+    const bool live = i < rows;
+    const std::int64_t out_row = output_row(p, b, kv, first_row + (live ? i : 0));
+    const float* lse = partial_lse + out_row * p.splits;
+    const float4* part = reinterpret_cast<const float4*>(partial_o + out_row * p.splits * D) + lane;
+    float row_max = -INFINITY, sum = 0;
+    float4 acc = make_float4(0, 0, 0, 0);
+    for (int s0 = 0; s0 < used; s0 += kLanes) {
+      const float mine = live && s0 + lane < used ? __ldcg(lse + s0 + lane) : -INFINITY;
+      float group_max = mine;
 #pragma unroll
-    for (int e = 0; e < kCols; e += 4) {
-      const float4 v = __ldcg(reinterpret_cast<const float4*>(part + s * D + e));
-      acc[e] += w * v.x;
-      acc[e + 1] += w * v.y;
-      acc[e + 2] += w * v.z;
-      acc[e + 3] += w * v.w;
+      for (int offset = kLanes / 2; offset > 0; offset >>= 1)
+        group_max = fmaxf(group_max, __shfl_xor_sync(0xffffffffu, group_max, offset, kLanes));
+      const float new_max = fmaxf(row_max, group_max);
+      const float rescale = flash::fast_exp2(row_max - new_max);  // 0 on the first group
+      acc = make_float4(acc.x * rescale, acc.y * rescale, acc.z * rescale, acc.w * rescale);
+      sum *= rescale;
+      row_max = new_max;
+      const float weight = flash::fast_exp2(mine - new_max);  // 0 past `used`
+#pragma unroll
+      for (int j0 = 0; j0 < kLanes; j0 += kInFlight) {
+        float4 v[kInFlight];
+#pragma unroll
+        for (int k = 0; k < kInFlight; ++k)
+          v[k] = live && s0 + j0 + k < used ? __ldcg(part + static_cast<std::int64_t>(s0 + j0 + k) * (D / 4))
+                                            : make_float4(0, 0, 0, 0);
+#pragma unroll
+        for (int k = 0; k < kInFlight; ++k) {
+          const float w = __shfl_sync(0xffffffffu, weight, j0 + k, kLanes);
+          sum += w;
+          acc = make_float4(acc.x + w * v[k].x, acc.y + w * v[k].y, acc.z + w * v[k].z, acc.w + w * v[k].w);
+        }
+      }
     }
+    if (!live) continue;
+    const float inv = 1.0f / sum;
+    T* out = o + out_row * D + lane * 4;
+    *reinterpret_cast<std::uint32_t*>(out) = flash::pack2<T>(acc.x * inv, acc.y * inv);
+    *reinterpret_cast<std::uint32_t*>(out + 2) = flash::pack2<T>(acc.z * inv, acc.w * inv);
   }
-  const float inv = 1.0f / sum;
-#pragma unroll
-  for (int e = 0; e < kCols; e += 2)
-    *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(acc[e] * inv, acc[e + 1] * inv);
 }
 
 // partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) and the
@@ -365,10 +395,10 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
     if (last) *arrived = 0;  // every split of this launch has counted: the next launch starts from 0
   }
   __syncthreads();
-  if (!last || r >= p.rows) return;
+  if (!last) return;
   __threadfence();
-  combine_row<T, D, kCols>(partial_o + out_row * p.splits * D + col0, partial_lse + out_row * p.splits, used,
-                           o + out_row * D + col0);
+  combine_splits<T, D, kThreads>(partial_o, partial_lse, used, o, p, b, kv, first_row,
+                                 p.rows - first_row < M * kRows ? p.rows - first_row : M * kRows);
 }
 
 }  // namespace flash_decode
