@@ -27,39 +27,6 @@ namespace kwb {
 namespace {
 
 using pooling::kThreads;
-using pooling::kept_bits;
-
-template <class T, int E, int Rows>
-__global__ void __launch_bounds__(kThreads)
-    pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
-                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
-  const std::int64_t col = (blockIdx.x * std::int64_t{kThreads} + threadIdx.x) * E;
-  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
-  if (col >= hidden) return;
-  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
-  float acc[E] = {};
-  const bool* m = mask + b * seq;
-  const T* xb = x + b * seq * hidden + col;
-  // The next group's mask bits are read while this group's rows are in flight: a row's load never
-  // waits behind its own mask byte.
-  unsigned kept = kept_bits<Rows>(m, first, last);
-  for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
-    Pack<T, E> rows[Rows];
-#pragma unroll
-    for (int r = 0; r < Rows; ++r)
-      if (kept & (1u << r)) rows[r] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden);
-    const unsigned next = kept_bits<Rows>(m, s0 + Rows, last);
-#pragma unroll
-    for (int r = 0; r < Rows; ++r)
-      if (kept & (1u << r))
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[e] += to_float(rows[r].v[e]);
-    kept = next;
-  }
-  float* out = partial + (b * slices + slice) * hidden + col;
-#pragma unroll
-  for (int e = 0; e < E; ++e) out[e] = acc[e];
-}
 
 // y[b, c] = (sum of the slices' partials, in slice order) / max(n_b, 1); one block per (column
 // block, sequence), which counts the sequence's mask itself (seq bytes, from the L2).
@@ -92,7 +59,7 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
                   static_cast<unsigned>(p.batch));
-  pool_slices<T, E, Rows><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
+  pooling::pool_slices<T, E, Rows, 1><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
                                                     p.seq, p.hidden, rows_per_slice);
   const dim3 combine(static_cast<unsigned>((p.hidden + kThreads - 1) / kThreads), static_cast<unsigned>(p.batch));
   combine_slices<T><<<combine, kThreads, 0, a.stream>>>(partial, a.tensor<const bool>("mask"), a.tensor<T>("y"),

@@ -1,12 +1,14 @@
 // What mean_pooling_fwd's fused variants share: a sequence's tokens cut into slices so that a
-// short batch still fills the GPU (each slice leaves fp32 partial sums that a second kernel adds
-// in slice order), the mask bits of a group of rows, and the pack a hidden size allows.
+// short batch still fills the GPU, and the kernel that sums a slice's kept rows into fp32 partials
+// (which a second kernel, each variant's own, adds in slice order and divides).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
 #include "harness/catalogue/types.hpp"
+#include "kernels/common/dependent_launch.cuh"
+#include "kernels/common/vector_pack.cuh"
 #include "reference/mean_pooling.hpp"
 
 namespace kwb {
@@ -44,6 +46,53 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
   for (int r = 0; r < Rows; ++r)
     if (s0 + r < last && m[s0 + r]) bits |= 1u << r;
   return bits;
+}
+
+// Block (column block, slice, sequence): thread t owns Packs packs of E columns, 128 E apart,
+// and walks the slice's tokens, skipping a token the mask drops (a whole row: the branch is
+// uniform across the block, and the row is never read), adding kept rows into fp32 registers,
+// Rows rows' loads in flight at a time; the next group's mask bits are read while this group's
+// rows are in flight, so that a row's load never waits behind its own mask byte.
+// partial [batch, slices, hidden]. A combine launched dependent on this kernel may start as its
+// blocks end (allow_dependent_launch); a plain one is unaffected.
+template <class T, int E, int Rows, int Packs>
+__global__ void __launch_bounds__(kThreads)
+    pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
+                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
+  constexpr int kStride = kThreads * E;
+  const std::int64_t col = blockIdx.x * std::int64_t{kStride} * Packs + threadIdx.x * E;
+  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
+  if (col >= hidden) return;
+  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
+  float acc[Packs][E] = {};
+  const bool* m = mask + b * seq;
+  const T* xb = x + b * seq * hidden + col;
+  unsigned kept = kept_bits<Rows>(m, first, last);
+  for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
+    Pack<T, E> rows[Rows][Packs];
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+#pragma unroll
+      for (int k = 0; k < Packs; ++k)
+        if ((kept & (1u << r)) && col + k * kStride < hidden)
+          rows[r][k] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden + k * kStride);
+    const unsigned next = kept_bits<Rows>(m, s0 + Rows, last);
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+      if (kept & (1u << r))
+#pragma unroll
+        for (int k = 0; k < Packs; ++k)
+#pragma unroll
+          for (int e = 0; e < E; ++e) acc[k][e] += to_float(rows[r][k].v[e]);
+    kept = next;
+  }
+  float* out = partial + (b * slices + slice) * hidden + col;
+#pragma unroll
+  for (int k = 0; k < Packs; ++k)
+    if (col + k * kStride < hidden)
+#pragma unroll
+      for (int e = 0; e < E; ++e) out[k * kStride + e] = acc[k][e];
+  allow_dependent_launch();
 }
 
 }  // namespace pooling
