@@ -84,11 +84,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "reads only kept tokens, 16-byte packs, tokens split into slices to fill the GPU, fp32 "
                    "partials added in order by a second kernel that counts and divides",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
-    .refuse =
-        [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("batch") > 65535) return "batch above 65535 exceeds the grid's z dimension";
-          return std::nullopt;
-        },
+    .refuse = pooling::refuse_batch_beyond_grid,
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);

@@ -127,11 +127,7 @@ KWB_REGISTER_VARIANT(Variant{
     .description = "fused_v1's slices with a combine that counts the mask 16 bytes a load and spreads the slices "
                    "over warps, launched programmatically dependent (resident as the slices end)",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
-    .refuse =
-        [](const Shape& s, DType) -> std::optional<std::string> {
-          if (s.at("batch") > 65535) return "batch above 65535 exceeds the grid's z dimension";
-          return std::nullopt;
-        },
+    .refuse = pooling::refuse_batch_beyond_grid,
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "harness/catalogue/types.hpp"
 #include "kernels/common/dependent_launch.cuh"
@@ -30,6 +32,12 @@ inline std::int64_t slices_for(const PoolingAxes& p, std::int64_t block_columns,
   const std::int64_t blocks = column_blocks * p.batch;
   const std::int64_t wanted = (blocks_per_sm * sms + blocks - 1) / blocks;
   return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
+}
+
+// Both variants put the sequence in blockIdx.z.
+inline std::optional<std::string> refuse_batch_beyond_grid(const Shape& s, DType) {
+  if (s.at("batch") > 65535) return "batch above 65535 exceeds the grid's z dimension";
+  return std::nullopt;
 }
 
 // Elements of a 16-byte pack, or 1 where the hidden size is no multiple of it.
