@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "harness/catalogue/cuda_check.hpp"
 #include "kernels/common/dependent_launch.cuh"
 
 namespace kwb {
@@ -83,8 +84,10 @@ void sum_partial_columns(const float* partials, int parts, std::int64_t width, c
   const std::int64_t groups = by4 ? width / 4 : width;
   const dim3 grid(static_cast<unsigned>((groups + kPartialColumnsPerBlock - 1) / kPartialColumnsPerBlock));
   const dim3 block(kPartialColumnsPerBlock, kPartialLanes);
-  if (by4) launch_dependent(partial_columns::sum_kernel<4, Store>, grid, block, stream, partials, parts, width, store);
-  else launch_dependent(partial_columns::sum_kernel<1, Store>, grid, block, stream, partials, parts, width, store);
+  const cudaError_t launched =
+      by4 ? launch_dependent(partial_columns::sum_kernel<4, Store>, grid, block, stream, partials, parts, width, store)
+          : launch_dependent(partial_columns::sum_kernel<1, Store>, grid, block, stream, partials, parts, width, store);
+  cuda_check(launched, "launch the column-partials sum");
 }
 
 }  // namespace kwb

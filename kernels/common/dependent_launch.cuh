@@ -2,10 +2,12 @@
 // launch, and its blocks become resident, while the first still runs (on SMs the first leaves
 // free); it waits in griddepcontrol.wait until the first has completed and its writes are visible.
 // That hides the second launch's latency and the gap between the two behind the first one's tail.
-// Correctness never depends on where the first kernel allows it: the wait is for its completion.
+// The second grid launches once every block of the first has allowed it (or ended). Correctness
+// never depends on where the first kernel allows it, provided the second reads nothing the first
+// writes and writes no global memory before its wait: the wait is for the first's completion.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>  // cudaLaunchKernelEx's template form
 
 #include <utility>
 

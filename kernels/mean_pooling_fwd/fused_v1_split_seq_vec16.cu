@@ -13,6 +13,7 @@
 // no multiple of the pack width takes single-element accesses.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 
@@ -59,8 +60,8 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
                   static_cast<unsigned>(p.batch));
-  pooling::pool_slices<T, E, Rows, 1><<<grid, kThreads, 0, a.stream>>>(a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial,
-                                                    p.seq, p.hidden, rows_per_slice);
+  pooling::pool_slices<T, E, Rows, 1><<<grid, kThreads, 0, a.stream>>>(
+      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
   const dim3 combine(static_cast<unsigned>((p.hidden + kThreads - 1) / kThreads), static_cast<unsigned>(p.batch));
   combine_slices<T><<<combine, kThreads, 0, a.stream>>>(partial, a.tensor<const bool>("mask"), a.tensor<T>("y"),
                                                         p.seq, p.hidden, static_cast<int>(slices));
@@ -88,9 +89,7 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);
-          const std::int64_t slices =
-              slices_for(p, pooling::pack_for(p.hidden, dtype), pooling::kMostMultiprocessors, pooling::kMostBlocksPerSm);
-          return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
+          return pooling::partial_bytes(p, std::int64_t{kThreads} * pooling::pack_for(p.hidden, dtype));
         },
     .tunables = {{"blocks_per_sm", {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
                   "blocks of 128 threads a multiprocessor the token slices aim at"},

@@ -6,8 +6,8 @@
 //   - The combine counts the mask 16 bytes a load, and spreads a column's slices over up to 8
 //     warps, added in warp order (the same order every launch: deterministic, no atomics).
 //   - It is a programmatic dependent launch (dependent_launch.cuh), allowed by each slice block as
-//     it ends: it counts the mask and is resident as the last wave of slices drains. (Allowed at
-//     the start, the waiting combine blocks took the slots of the slices' later waves.)
+//     it ends: its launch overlaps the slices' last blocks, and it counts the mask (an input) before
+//     it waits for their partials. The 2 us gap between the kernels closes.
 //   - `packs`: 16-byte packs of a row a thread reads (8 loads in flight: 8 rows of 1 pack, 4 of 2,
 //     2 of 4). One pack wins where the hidden size takes 16-byte packs; where it takes single
 //     elements (d 4099), 4 a thread read 1.5x faster than fused_v1's one.
@@ -31,11 +31,12 @@ namespace {
 using pooling::kThreads;
 constexpr int kPacksInFlight = 8;
 
-// n_b, the sequence's kept tokens, by the block's threads: 16 mask bytes a load where the rows are
-// 16-byte aligned (seq a multiple of 16), else one. s32768 is 8 loads a thread at 256 threads.
-__device__ __forceinline__ int count_kept(const bool* m, std::int64_t seq) {
+// n_b, the sequence's kept tokens, by the block's threads: 16 mask bytes a load where every
+// sequence's row of the mask is 16-byte aligned (`by16`: the host checks the pointer and seq), else
+// one. s32768 is 8 loads a thread at 256 threads.
+__device__ __forceinline__ int count_kept(const bool* m, std::int64_t seq, bool by16) {
   int n = 0;
-  if (seq % 16 == 0) {
+  if (by16) {
     const uint4* v = reinterpret_cast<const uint4*>(m);
     for (std::int64_t i = threadIdx.x; i < seq / 16; i += blockDim.x) {
       const uint4 w = v[i];  // bools are 0 or 1 bytes: the byte sum of a word is its popcount
@@ -56,12 +57,13 @@ constexpr int kCombineWarps = 8;
 template <class T>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     combine_slices(const float* __restrict__ partial, const bool* __restrict__ mask, T* __restrict__ y,
-                   std::int64_t seq, std::int64_t hidden, int slices) {
+                   std::int64_t seq, std::int64_t hidden, int slices, bool by16) {
   __shared__ float sums[kCombineWarps][32];
   __shared__ int kept[kCombineWarps];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const std::int64_t b = blockIdx.y, c = blockIdx.x * std::int64_t{32} + lane;
-  int n = count_kept(mask + b * seq, seq);  // the mask is an input: no need to wait for it
+  // The mask is an input the slices do not write: counted before the wait, under the slices' tail.
+  int n = count_kept(mask + b * seq, seq, by16);
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) n += __shfl_xor_sync(0xffffffffu, n, offset);
   if (lane == 0) kept[warp] = n;
@@ -77,7 +79,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   float total = 0;
   int count = 0;
   for (int w = 0; w < warps; ++w) total += sums[w][lane], count += kept[w];
-  y[b * hidden + c] = from_float<T>(total / static_cast<float>(count > 1 ? count : 1));
+  y[b * hidden + c] = from_float<T>(total / static_cast<float>(std::max(count, 1)));
 }
 
 std::int64_t block_columns(int pack, int packs) { return std::int64_t{kThreads} * pack * packs; }
@@ -93,11 +95,13 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
   pooling::pool_slices<T, E, kPacksInFlight / Packs, Packs><<<grid, kThreads, 0, a.stream>>>(
       a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
+  const bool* mask = a.tensor<const bool>("mask");
+  const bool by16 = p.seq % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 16 == 0;
   // About 4 slices a warp: one warp where the slices are few (b128 s128: 8), 8 at b4 s32768 (132).
   const int warps = static_cast<int>(std::clamp<std::int64_t>((slices + 3) / 4, 1, kCombineWarps));
   cuda_check(launch_dependent(combine_slices<T>, dim3(static_cast<unsigned>((p.hidden + 31) / 32), static_cast<unsigned>(p.batch)),
-                              dim3(32 * warps), a.stream, static_cast<const float*>(partial), a.tensor<const bool>("mask"),
-                              a.tensor<T>("y"), p.seq, p.hidden, static_cast<int>(slices)),
+                              dim3(32 * warps), a.stream, static_cast<const float*>(partial), mask, a.tensor<T>("y"), p.seq,
+                              p.hidden, static_cast<int>(slices), by16),
              "launch mean_pooling_fwd's combine");
 }
 
@@ -131,10 +135,7 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes =
         [](const Shape& s, DType dtype) {
           const PoolingAxes p = PoolingAxes::of(s);
-          // The most slices: the widest blocks (fewest along the columns), the most a multiprocessor.
-          const std::int64_t slices = pooling::slices_for(p, block_columns(pooling::pack_for(p.hidden, dtype), 4),
-                                                          pooling::kMostMultiprocessors, pooling::kMostBlocksPerSm);
-          return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
+          return pooling::partial_bytes(p, block_columns(pooling::pack_for(p.hidden, dtype), 4));  // packs 4: widest
         },
     .tunables = {{"packs", {1, 2, 4}, "packs of a row a thread reads, 8 loads in flight in all",
                   [](const Shape& s, DType dtype) -> std::int64_t {

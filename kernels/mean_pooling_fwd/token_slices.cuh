@@ -1,9 +1,11 @@
 // What mean_pooling_fwd's fused variants share: a sequence's tokens cut into slices so that a
-// short batch still fills the GPU, and the kernel that sums a slice's kept rows into fp32 partials
-// (which a second kernel, each variant's own, adds in slice order and divides).
+// short batch still fills the GPU, the kernel that sums a slice's kept rows into fp32 partials
+// (which a second kernel, each variant's own, adds in a fixed order and divides), and the
+// partials' workspace.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +36,14 @@ inline std::int64_t slices_for(const PoolingAxes& p, std::int64_t block_columns,
   return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
 }
 
+// The partials of the most slices any tunable asks for: blocks of `block_columns` columns (the
+// widest a variant uses: the fewest along the columns, so the most slices), the most blocks a
+// multiprocessor, on the most multiprocessors.
+inline std::size_t partial_bytes(const PoolingAxes& p, std::int64_t block_columns) {
+  const std::int64_t slices = slices_for(p, block_columns, kMostMultiprocessors, kMostBlocksPerSm);
+  return static_cast<std::size_t>(p.batch * slices * p.hidden) * sizeof(float);
+}
+
 // Both variants put the sequence in blockIdx.z.
 inline std::optional<std::string> refuse_batch_beyond_grid(const Shape& s, DType) {
   if (s.at("batch") > 65535) return "batch above 65535 exceeds the grid's z dimension";
@@ -61,8 +71,8 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
 // uniform across the block, and the row is never read), adding kept rows into fp32 registers,
 // Rows rows' loads in flight at a time; the next group's mask bits are read while this group's
 // rows are in flight, so that a row's load never waits behind its own mask byte.
-// partial [batch, slices, hidden]. A combine launched dependent on this kernel may start as its
-// blocks end (allow_dependent_launch); a plain one is unaffected.
+// partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
+// (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
 template <class T, int E, int Rows, int Packs>
 __global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,

@@ -146,11 +146,14 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
       for (int offset = kLanes / 2; offset > 0; offset >>= 1)
         group_max = fmaxf(group_max, __shfl_xor_sync(0xffffffffu, group_max, offset, kLanes));
       const float new_max = fmaxf(row_max, group_max);
-      const float rescale = flash::fast_exp2(row_max - new_max);  // 0 on the first group
+      // -inf while no split seen holds a visible key (never past the first group today: split 0
+      // holds key 0, which every row sees): weights 0 then, never -inf - -inf = NaN.
+      const bool any = new_max != -INFINITY;
+      const float rescale = any ? flash::fast_exp2(row_max - new_max) : 0.0f;  // 0 on the first group
       acc = make_float4(acc.x * rescale, acc.y * rescale, acc.z * rescale, acc.w * rescale);
       sum *= rescale;
       row_max = new_max;
-      const float weight = flash::fast_exp2(mine - new_max);  // 0 past `used`
+      const float weight = any ? flash::fast_exp2(mine - new_max) : 0.0f;  // 0 past `used`
 #pragma unroll
       for (int j0 = 0; j0 < kLanes; j0 += kInFlight) {
         float4 v[kInFlight];
@@ -167,7 +170,7 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
       }
     }
     if (!live) continue;
-    const float inv = 1.0f / sum;
+    const float inv = sum > 0 ? 1.0f / sum : 0.0f;
     T* out = o + out_row * D + lane * 4;
     *reinterpret_cast<std::uint32_t*>(out) = flash::pack2<T>(acc.x * inv, acc.y * inv);
     *reinterpret_cast<std::uint32_t*>(out + 2) = flash::pack2<T>(acc.z * inv, acc.w * inv);
@@ -388,11 +391,14 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   __threadfence();
   __syncthreads();
   __shared__ bool last;
-  const int used = static_cast<int>((length + p.split_keys - 1) / p.split_keys);  // splits holding keys
+  // Splits holding keys; never more than the grid has (a length past the planned context would
+  // otherwise leave the counter short of `used` for good, and the rows unwritten).
+  const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
+  const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
   if (threadIdx.x == 0) {
     std::uint32_t* arrived = arrivals + (b * p.kv_heads + kv) * p.row_blocks + blockIdx.y % p.row_blocks;
     last = atomicAdd(arrived, 1u) == static_cast<std::uint32_t>(used - 1);
-    if (last) *arrived = 0;  // every split of this launch has counted: the next launch starts from 0
+    if (last) atomicExch(arrived, 0u);  // every split of this launch has counted: the next launch starts from 0
   }
   __syncthreads();
   if (!last) return;

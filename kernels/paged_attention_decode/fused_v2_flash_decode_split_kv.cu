@@ -2,8 +2,9 @@
 // each sequence's keys cut into splits of whole 64-key tiles, as many as fill `waves` waves of the
 // GPU's resident blocks without a partial one (from the SM count and the kernel's occupancy, once
 // per case; only the blocks that hold keys count, so ragged batches split finer); each split
-// writes its normalised O and log2-sum-exp in fp32, and the last split of each (sequence, kv head)
-// to finish (an arrival counter in the workspace) merges them per output row in the same launch,
+// writes its normalised O and log2-sum-exp in fp32, and the last split of each (sequence, kv head,
+// row block) to finish (an arrival counter in the workspace) merges them per output row in the
+// same launch,
 // weighing split s by 2^(lse_s - max lse). Splits past a short sequence's end exit at once and
 // are not waited for.
 //

@@ -102,18 +102,23 @@ TEST(PagedDecodeSplitPlan, KeySplitsCoverTheContextInWholeTilesNoneEmpty) {
 }
 
 TEST(PagedDecodeSplitPlan, TheWorkspaceHoldsEveryPartialTheKernelsIndex) {
-  for (const auto& a : {axes(8, 1, 16384, 32, 8), axes(1, 1, 32768, 32, 8), axes(3, 4, 1000, 16, 4, 64)}) {
+  // b2 q8 h32/4: 64 query rows a kv head, two row blocks, so the counters are per row block too.
+  for (const auto& a : {axes(8, 1, 16384, 32, 8), axes(1, 1, 32768, 32, 8), axes(3, 4, 1000, 16, 4, 64),
+                        axes(2, 8, 4096, 32, 4)}) {
     const std::int64_t splits = max_splits(a), out_rows = a.batch * a.q_len * a.heads;
+    SCOPED_TRACE(testing::Message() << "batch " << a.batch << " q_len " << a.q_len << " row blocks " << row_blocks(a));
     ASSERT_GT(splits, 1);
-    // partial_o [out_rows, splits, D] fp32 then partial_lse [out_rows, splits] fp32, 256-aligned.
-    EXPECT_GE(partial_o_bytes(a), static_cast<std::size_t>(out_rows * splits * a.head_dim * 4));
+    const auto bytes = [](std::int64_t n) { return static_cast<std::size_t>(n); };
+    // partial_o [out_rows, splits, D] fp32, then partial_lse [out_rows, splits] fp32, then a
+    // counter for each (sequence, kv head, row block): each part after the last, 256-aligned.
+    EXPECT_GE(partial_o_bytes(a), bytes(out_rows * splits * a.head_dim * 4));
     EXPECT_EQ(partial_o_bytes(a) % 256, 0u);
-    EXPECT_GE(partial_lse_bytes(a), static_cast<std::size_t>(out_rows * splits * 4));
+    EXPECT_GE(counters_offset(a), partial_o_bytes(a) + bytes(out_rows * splits * 4));
     EXPECT_EQ(counters_offset(a) % 256, 0u);
-    // One arrival counter per (sequence, kv head, row block), after both partials.
-    EXPECT_EQ(split_workspace_bytes(a),
-              partial_o_bytes(a) + partial_lse_bytes(a) + static_cast<std::size_t>(base_blocks(a)) * 4);
+    EXPECT_GE(counters_bytes(a), bytes(a.batch * a.kv_heads * ((a.group() * a.q_len + 31) / 32) * 4));
+    EXPECT_GE(split_workspace_bytes(a), counters_offset(a) + counters_bytes(a));
   }
+  EXPECT_EQ(row_blocks(axes(2, 8, 4096, 32, 4)), 2);
   EXPECT_EQ(split_workspace_bytes(axes(1, 1, 64, 32, 8)), 0u);  // one tile: never split
 }
 
