@@ -49,6 +49,7 @@ struct DecodeParams {
   int row_blocks = 1;                  // blocks per kv head along its rows (M tiles each)
   int splits = 1;                      // key splits per (sequence, kv head)
   std::int64_t split_keys = 0;         // keys per split, a multiple of kTileKeys
+  bool longest_first = false;          // grid z = i runs sequence order[i] (split_plan.hpp)
   AttentionParams mask;                // causal, scale; seq is set per block
 };
 
@@ -177,13 +178,14 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
   }
 }
 
-// partial_o [b, q_len, h, splits, D] and partial_lse [b, q_len, h, splits] (log2 units) and the
-// arrival counters [b, kv_heads, row_blocks] when p.splits > 1; else o is written directly.
+// order [b] (or null: grid z is the sequence), and partial_o [b, q_len, h, splits, D],
+// partial_lse [b, q_len, h, splits] (log2 units) and the arrival counters [b, kv_heads, row_blocks]
+// when p.splits > 1; else o is written directly.
 template <class T, int D, int M>
 __global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                  const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
-                 T* __restrict__ o, float* __restrict__ partial_o, float* __restrict__ partial_lse,
+                 T* __restrict__ o, const std::int32_t* __restrict__ order, float* __restrict__ partial_o, float* __restrict__ partial_lse,
                  std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
   constexpr int kThreads = kWarps * 32 * M;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -197,7 +199,7 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   const int split = blockIdx.x;
   const int kv = blockIdx.y / p.row_blocks;
   const int first_row = (blockIdx.y % p.row_blocks) * M * kRows;  // of the kv head's rows
-  const std::int64_t b = blockIdx.z;
+  const std::int64_t b = order != nullptr ? order[blockIdx.z] : blockIdx.z;
   const std::int64_t length = context_lens[b];
   const std::int64_t key_begin = split * p.split_keys;
   const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;

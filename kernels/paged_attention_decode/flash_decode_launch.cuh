@@ -1,6 +1,7 @@
-// How fused_v1 and fused_v2 launch flash_decode.cuh's kernels: the split plan (how many key splits
-// per sequence and kv head, from the GPU's SM count and the kernel's occupancy, made once in
-// prepare()), the workspace of the split outputs and their arrival counters, and the launch.
+// How fused_v1 and fused_v2 launch flash_decode.cuh's kernels: the plan (how many key splits per
+// sequence and kv head, from the GPU's SM count and the kernel's occupancy, and whether the
+// sequences run longest first; made once in prepare()), the workspace of the sequence order, the
+// split outputs and their arrival counters, and the launch.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -55,7 +57,8 @@ int resident_blocks(int stages) {
 // blocks that hold keys (plan_split, split_plan.hpp); else one. Splitting past a wave's slots leaves
 // a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100 (264 slots at 2 per SM) takes 4 splits
 // (256 blocks), not 5 (320: a second wave of 56). Ragged lengths split finer: b16 q4 ctx8192 h32/8
-// counts the short sequences' real splits only.
+// counts the short sequences' real splits only. A grid of ragged sequences longer than one wave
+// runs them longest first (takes_longest_first).
 template <class T, int D, int M>
 DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   DecodeParams p;
@@ -67,16 +70,15 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  std::int64_t slots = 0;
-  if (waves > 0) {
-    int device = 0, sms = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-    slots = static_cast<std::int64_t>(waves) * sms * resident_blocks<T, D, M>(stages);
-  }
+  int device = 0, sms = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
+  const std::int64_t wave = static_cast<std::int64_t>(sms) * resident_blocks<T, D, M>(stages);
+  const std::int64_t slots = waves > 0 ? waves * wave : 0;
   const KeySplit split = plan_split(a, slots);
   p.split_keys = split.split_keys;
   p.splits = split.splits;
+  p.longest_first = takes_longest_first(a, base_blocks(a) * p.splits, wave);
   AttentionParams& m = p.mask;
   m.heads = a.heads;
   m.kv_heads = a.kv_heads;
@@ -91,8 +93,9 @@ void launch_config(const LaunchArgs& a, const DecodeParams& p, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
   char* workspace = static_cast<char*>(a.workspace);
   const bool split = p.splits > 1;
-  float* partial_o = split ? reinterpret_cast<float*>(workspace) : nullptr;
-  float* partial_lse = split ? reinterpret_cast<float*>(workspace + partial_o_bytes(axes)) : nullptr;
+  const auto* order = p.longest_first ? reinterpret_cast<const std::int32_t*>(workspace) : nullptr;
+  float* partial_o = split ? reinterpret_cast<float*>(workspace + partial_o_offset(axes)) : nullptr;
+  float* partial_lse = split ? reinterpret_cast<float*>(workspace + partial_lse_offset(axes)) : nullptr;
   auto* arrivals = split ? reinterpret_cast<std::uint32_t*>(workspace + counters_offset(axes)) : nullptr;
   const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                   static_cast<unsigned>(axes.batch));
@@ -100,7 +103,7 @@ void launch_config(const LaunchArgs& a, const DecodeParams& p, int stages) {
   kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
       a.tensor<const std::int32_t>("block_tables"), a.tensor<const std::int32_t>("context_lens"), a.tensor<T>("o"),
-      partial_o, partial_lse, arrivals, p, stages);
+      order, partial_o, partial_lse, arrivals, p, stages);
 }
 
 // Calls fn.template operator()<T, D, M>() for the case's dtype, head_dim and tiles per block.
@@ -123,24 +126,35 @@ inline int checked_stages(const LaunchArgs& a) {
   return stages;
 }
 
-// prepare(): the plan, once per case (the SM count and the occupancy are driver calls), and the
-// split counters cleared once; every launch leaves them cleared.
+// prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the
+// sequence order copied to the workspace where the plan takes it (from a vector that lives as long
+// as the case) and the split counters cleared, which every launch leaves cleared.
+struct DecodePlan {
+  DecodeParams params;
+  std::vector<std::int32_t> order;
+};
+
 inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
   const int stages = checked_stages(a);
   const int waves = split ? static_cast<int>(a.tunable("waves")) : 0;
   const auto axes = PagedDecodeAxes::of(a.shape);
-  auto p = dispatch(a, [&]<class T, int D, int M>() -> std::shared_ptr<DecodeParams> {
-    return std::make_shared<DecodeParams>(plan<T, D, M>(axes, waves, stages));
-  });
-  if (p->splits > 1)
-    cuda_check(cudaMemsetAsync(static_cast<char*>(a.workspace) + counters_offset(axes), 0, counters_bytes(axes),
-                               a.stream),
+  auto plan = std::make_shared<DecodePlan>();
+  plan->params = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, waves, stages); });
+  char* workspace = static_cast<char*>(a.workspace);
+  if (plan->params.longest_first) {
+    plan->order = longest_first(axes);
+    cuda_check(cudaMemcpyAsync(workspace, plan->order.data(), plan->order.size() * sizeof(std::int32_t),
+                               cudaMemcpyHostToDevice, a.stream),
+               "copy the flash-decoding sequence order");
+  }
+  if (plan->params.splits > 1)
+    cuda_check(cudaMemsetAsync(workspace + counters_offset(axes), 0, counters_bytes(axes), a.stream),
                "clear the flash-decoding split counters");
-  return p;
+  return plan;
 }
 
 inline void launch(const LaunchArgs& a) {
-  const DecodeParams& p = a.state_as<DecodeParams>();
+  const DecodeParams& p = a.state_as<DecodePlan>().params;
   const int stages = checked_stages(a);
   dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, p, stages); });
 }

@@ -22,6 +22,9 @@ KWB_REGISTER_VARIANT(Variant{
                    "each 64-key tile, mma.sync, per-warp online softmax merged at the end",
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
     .refuse = flash_decode::refuse,
+    .workspace_bytes = [](const Shape& s, DType) {
+      return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), false);
+    },
     .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
     .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, false); },
 });

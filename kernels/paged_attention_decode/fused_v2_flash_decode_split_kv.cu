@@ -26,7 +26,7 @@ KWB_REGISTER_VARIANT(Variant{
     .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
     .refuse = flash_decode::refuse,
     .workspace_bytes = [](const Shape& s, DType) {
-      return flash_decode::split_workspace_bytes(paged_decode::PagedDecodeAxes::of(s));
+      return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), true);
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the splits fill (none partial)"},
                  {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},

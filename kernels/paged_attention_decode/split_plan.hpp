@@ -80,22 +80,44 @@ inline KeySplit plan_split(const PagedDecodeAxes& a, std::int64_t slots) {
   return best;
 }
 
-// The split workspace: partial_o (D fp32 per split and output row), partial_lse (one each) after
-// it, then one arrival counter per (sequence, kv head, row block), each part 256-byte aligned. The
-// counters start at zero (prepare() clears them once) and the kernel leaves them at zero: the last
-// split to arrive at a counter combines and resets it.
+// Whether the launch takes its sequences longest first: when their lengths differ and the grid is
+// more than one wave of `slots` resident blocks, the blocks of the later waves start as earlier
+// ones end, and the longest sequences started last would run on alone at the end (b64 ragged at
+// 8k tokens: 512 blocks on 264 slots). Longest first, the last to start are the shortest: the
+// classic longest-processing-time order. In one wave every block starts at once and the order
+// only adds a load to each block's start.
+inline bool takes_longest_first(const PagedDecodeAxes& a, std::int64_t grid_blocks, std::int64_t slots) {
+  return a.ragged && slots > 0 && grid_blocks > slots;
+}
+
+// The sequences by decreasing length (ties in index order): grid z = i runs sequence order[i].
+inline std::vector<std::int32_t> longest_first(const PagedDecodeAxes& a) {
+  std::vector<std::int32_t> order(static_cast<std::size_t>(a.batch));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) { return a.length(x) > a.length(y); });
+  return order;
+}
+
+// The workspace of both fused variants: the sequence order (batch int32), then with splits
+// partial_o (D fp32 per split and output row), partial_lse (one each) after it and one arrival
+// counter per (sequence, kv head, row block), each part 256-byte aligned. The counters start at
+// zero (prepare() clears them once) and the kernel leaves them at zero: the last split to arrive
+// at a counter combines and resets it.
 inline std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+inline std::size_t order_bytes(const PagedDecodeAxes& a) { return aligned_256(static_cast<std::size_t>(a.batch) * 4); }
+inline std::size_t partial_o_offset(const PagedDecodeAxes& a) { return order_bytes(a); }
 inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
   const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
   return aligned_256(rows * static_cast<std::size_t>(a.head_dim) * 4);
 }
+inline std::size_t partial_lse_offset(const PagedDecodeAxes& a) { return partial_o_offset(a) + partial_o_bytes(a); }
 inline std::size_t partial_lse_bytes(const PagedDecodeAxes& a) {
   return aligned_256(static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4);
 }
-inline std::size_t counters_offset(const PagedDecodeAxes& a) { return partial_o_bytes(a) + partial_lse_bytes(a); }
+inline std::size_t counters_offset(const PagedDecodeAxes& a) { return partial_lse_offset(a) + partial_lse_bytes(a); }
 inline std::size_t counters_bytes(const PagedDecodeAxes& a) { return static_cast<std::size_t>(base_blocks(a)) * 4; }
-inline std::size_t split_workspace_bytes(const PagedDecodeAxes& a) {
-  if (max_splits(a) == 1) return 0;
+inline std::size_t decode_workspace_bytes(const PagedDecodeAxes& a, bool split) {
+  if (!split || max_splits(a) == 1) return order_bytes(a);
   return counters_offset(a) + counters_bytes(a);
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/paged_attention_decode/split_plan.hpp"
 
@@ -109,17 +110,36 @@ TEST(PagedDecodeSplitPlan, TheWorkspaceHoldsEveryPartialTheKernelsIndex) {
     SCOPED_TRACE(testing::Message() << "batch " << a.batch << " q_len " << a.q_len << " row blocks " << row_blocks(a));
     ASSERT_GT(splits, 1);
     const auto bytes = [](std::int64_t n) { return static_cast<std::size_t>(n); };
-    // partial_o [out_rows, splits, D] fp32, then partial_lse [out_rows, splits] fp32, then a
-    // counter for each (sequence, kv head, row block): each part after the last, 256-aligned.
-    EXPECT_GE(partial_o_bytes(a), bytes(out_rows * splits * a.head_dim * 4));
-    EXPECT_EQ(partial_o_bytes(a) % 256, 0u);
-    EXPECT_GE(counters_offset(a), partial_o_bytes(a) + bytes(out_rows * splits * 4));
-    EXPECT_EQ(counters_offset(a) % 256, 0u);
+    // The sequence order [batch] int32, partial_o [out_rows, splits, D] fp32, partial_lse
+    // [out_rows, splits] fp32, then a counter for each (sequence, kv head, row block): each part
+    // after the last, 256-aligned.
+    EXPECT_GE(partial_o_offset(a), bytes(a.batch * 4));
+    EXPECT_GE(partial_lse_offset(a), partial_o_offset(a) + bytes(out_rows * splits * a.head_dim * 4));
+    EXPECT_GE(counters_offset(a), partial_lse_offset(a) + bytes(out_rows * splits * 4));
+    for (std::size_t offset : {partial_o_offset(a), partial_lse_offset(a), counters_offset(a)}) EXPECT_EQ(offset % 256, 0u);
     EXPECT_GE(counters_bytes(a), bytes(a.batch * a.kv_heads * ((a.group() * a.q_len + 31) / 32) * 4));
-    EXPECT_GE(split_workspace_bytes(a), counters_offset(a) + counters_bytes(a));
+    EXPECT_GE(decode_workspace_bytes(a, true), counters_offset(a) + counters_bytes(a));
+    EXPECT_GE(decode_workspace_bytes(a, false), bytes(a.batch * 4));  // fused_v1: the order alone
   }
   EXPECT_EQ(row_blocks(axes(2, 8, 4096, 32, 4)), 2);
-  EXPECT_EQ(split_workspace_bytes(axes(1, 1, 64, 32, 8)), 0u);  // one tile: never split
+  const auto one_tile = axes(3, 1, 64, 32, 8);  // never split: the order alone
+  EXPECT_EQ(decode_workspace_bytes(one_tile, true), decode_workspace_bytes(one_tile, false));
+}
+
+TEST(PagedDecodeSplitPlan, RaggedGridsOfSeveralWavesRunTheLongestSequencesFirst) {
+  const auto ragged = PagedDecodeAxes::of(paged_decode::paged_decode_shape(64, 1, 8192, 32, 8, 128, 16, "ragged"));
+  const auto equal = PagedDecodeAxes::of(paged_decode::paged_decode_shape(64, 1, 8192, 32, 8, 128, 16, "equal"));
+  // b64 h32/8: 512 blocks on an H100's 264 slots; in one wave (or with equal lengths) no order.
+  EXPECT_TRUE(takes_longest_first(ragged, 512, 264));
+  EXPECT_FALSE(takes_longest_first(ragged, 264, 264));
+  EXPECT_FALSE(takes_longest_first(equal, 512, 264));
+  const std::vector<std::int32_t> order = longest_first(ragged);
+  ASSERT_EQ(order.size(), 64u);
+  std::vector<std::int32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::int32_t i = 0; i < 64; ++i) EXPECT_EQ(sorted[static_cast<std::size_t>(i)], i);  // a permutation
+  for (std::size_t i = 1; i < order.size(); ++i) EXPECT_GE(ragged.length(order[i - 1]), ragged.length(order[i]));
+  EXPECT_EQ(order.front(), 0);  // sequence 0 holds the whole context
 }
 
 }  // namespace
