@@ -185,8 +185,8 @@ template <class T, int D, int M>
 __global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                  const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
-                 T* __restrict__ o, const std::int32_t* __restrict__ order, float* __restrict__ partial_o, float* __restrict__ partial_lse,
-                 std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
+                 T* __restrict__ o, const std::int32_t* __restrict__ order, float* __restrict__ partial_o,
+                 float* __restrict__ partial_lse, std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
   constexpr int kThreads = kWarps * 32 * M;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16 M, D)

@@ -85,7 +85,9 @@ inline KeySplit plan_split(const PagedDecodeAxes& a, std::int64_t slots) {
 // ones end, and the longest sequences started last would run on alone at the end (b64 ragged at
 // 8k tokens: 512 blocks on 264 slots). Longest first, the last to start are the shortest: the
 // classic longest-processing-time order. In one wave every block starts at once and the order
-// only adds a load to each block's start.
+// only adds a load to each block's start. The order is a schedule, not a result: any permutation
+// gives the same output, so lengths on the device that differ from the host's formula only cost
+// time.
 inline bool takes_longest_first(const PagedDecodeAxes& a, std::int64_t grid_blocks, std::int64_t slots) {
   return a.ragged && slots > 0 && grid_blocks > slots;
 }

@@ -32,7 +32,7 @@ dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
 torch.manual_seed(0)
 
 # (batch, q_len, context, heads, kv_heads, head_dim, page_size, ragged): the op's default shapes.
-SHAPES = [(32, 1, 4096, 32, 8, 128, 16, False), (8, 1, 16384, 32, 8, 128, 16, False),
+SHAPES = [(24, 1, 5000, 32, 8, 128, 16, False), (32, 1, 4096, 32, 8, 128, 16, False), (8, 1, 16384, 32, 8, 128, 16, False),
           (64, 1, 8192, 32, 8, 128, 16, True), (128, 1, 2048, 32, 8, 128, 16, True),
           (16, 4, 8192, 32, 8, 128, 16, True), (32, 1, 4096, 32, 32, 128, 16, False),
           (64, 1, 4096, 16, 2, 64, 64, False), (1, 1, 32768, 32, 8, 128, 256, False)]
