@@ -17,6 +17,7 @@
 #include "harness/catalogue/registry.hpp"
 #include "kernels/attention_bwd/flash_bwd_v1.cuh"
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/common/align_up.hpp"
 
 namespace kwb {
 namespace flash {
@@ -27,7 +28,6 @@ struct BwdWorkspace {
 
   // rows: the query rows of every head (b s h dense, total h packed).
   static BwdWorkspace of_rows(std::int64_t rows, std::int64_t head_dim) {
-    auto align_up = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
     const std::size_t dq_offset = align_up(static_cast<std::size_t>(rows) * sizeof(float));
     return {dq_offset, dq_offset + align_up(static_cast<std::size_t>(rows * head_dim) * sizeof(float))};
   }

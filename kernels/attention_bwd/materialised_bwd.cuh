@@ -13,7 +13,8 @@
 #include <memory>
 
 #include "kernels/attention_fwd/attention_params.cuh"
-#include "kernels/attention_fwd/eager_attention.cuh"  // align_up, refuse_workspace
+#include "kernels/attention_fwd/eager_attention.cuh"  // refuse_workspace
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 
 namespace kwb {
@@ -31,7 +32,6 @@ struct Buffers {
   std::size_t total;
 };
 inline Buffers buffers(const AttentionAxes& p, DType dtype, std::size_t extra_bytes = 0) {
-  using eager_attention::align_up;
   const std::size_t e = elem_size(elem_type_of(dtype)), f = sizeof(float);
   const std::size_t bh = static_cast<std::size_t>(p.batch * p.heads);
   const std::size_t s = static_cast<std::size_t>(p.seq), d = static_cast<std::size_t>(p.head_dim);

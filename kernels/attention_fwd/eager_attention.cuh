@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/attention_fwd/attention_params.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
@@ -28,8 +29,6 @@ struct transpose_o_to_bshd;
 namespace eager_attention {
 
 constexpr double kMaxWorkspaceGiB = 60;
-
-inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Byte offsets into the workspace (cuBLASLt's share first); `extra` bytes after ot for a caller's
 // own buffer (the varlen baseline's padded lse).

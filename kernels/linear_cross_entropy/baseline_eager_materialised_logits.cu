@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/vector_pack.cuh"
@@ -77,7 +78,6 @@ lce_log_softmax_backward_kernel(const float* __restrict__ g, const float* __rest
   for (std::int64_t v = threadIdx.x; v < vocab; v += blockDim.x) dx[base + v] = g[base + v] - expf(logp[base + v]) * s;
 }
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Byte offsets in the workspace: cuBLASLt's, the seed, then the [N, V] buffers.
 struct Layout {

@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/linear_cross_entropy/lce_rows.cuh"
@@ -47,7 +48,6 @@ struct cast_dweight_to_dtype;
 
 namespace {
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::int64_t chunk_rows(const LceAxes& axes, std::int64_t chunk_tokens) {
   return std::min(axes.tokens, chunk_tokens);

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
@@ -44,7 +45,6 @@ struct cast_dh_to_dtype;
 
 namespace {
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Workspace: cuBLASLt's, Wf and x (bf16 only), dxn, dx_a, tmp, dr and dms (T each).
 struct Buffers {

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/mhc.hpp"
@@ -37,7 +38,6 @@ struct cast_weight_to_f32;
 
 namespace {
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Workspace: cuBLASLt's, W in fp32, x in fp32 (bf16 only), sq / xn, ms + eps, in that order.
 struct Buffers {

@@ -11,6 +11,7 @@
 
 #include "harness/catalogue/device_types.cuh"
 #include "harness/catalogue/types.hpp"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/newton_schulz/ns_plans.hpp"
@@ -74,7 +75,6 @@ void launch_scale_by_inverse_norm(const T* g, const float* partials, std::int64_
 }
 
 // Workspace carving: regions aligned to 256 bytes (cuBLASLt wants 16), in order.
-inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 struct Carver {
   std::size_t used = 0;

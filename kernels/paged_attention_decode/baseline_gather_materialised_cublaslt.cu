@@ -32,6 +32,7 @@
 
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/eager_attention.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/block_reduce.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "reference/paged_attention_decode.hpp"
@@ -48,7 +49,6 @@ namespace {
 
 using paged_decode::PagedDecodeAxes;
 
-using eager_attention::align_up;
 
 struct Buffers {
   std::size_t kg, vg, qt, scores, probs, ot, total;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/align_up.hpp"
 #include "reference/paged_attention_decode.hpp"
 
 namespace kwb {
@@ -105,16 +106,15 @@ inline std::vector<std::int32_t> longest_first(const PagedDecodeAxes& a) {
 // counter per (sequence, kv head, row block), each part 256-byte aligned. The counters start at
 // zero (prepare() clears them once) and the kernel leaves them at zero: the last split to arrive
 // at a counter combines and resets it.
-inline std::size_t aligned_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-inline std::size_t order_bytes(const PagedDecodeAxes& a) { return aligned_256(static_cast<std::size_t>(a.batch) * 4); }
+inline std::size_t order_bytes(const PagedDecodeAxes& a) { return align_up(static_cast<std::size_t>(a.batch) * 4); }
 inline std::size_t partial_o_offset(const PagedDecodeAxes& a) { return order_bytes(a); }
 inline std::size_t partial_o_bytes(const PagedDecodeAxes& a) {
   const std::size_t rows = static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a));
-  return aligned_256(rows * static_cast<std::size_t>(a.head_dim) * 4);
+  return align_up(rows * static_cast<std::size_t>(a.head_dim) * 4);
 }
 inline std::size_t partial_lse_offset(const PagedDecodeAxes& a) { return partial_o_offset(a) + partial_o_bytes(a); }
 inline std::size_t partial_lse_bytes(const PagedDecodeAxes& a) {
-  return aligned_256(static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4);
+  return align_up(static_cast<std::size_t>(a.batch * a.q_len * a.heads * max_splits(a)) * 4);
 }
 inline std::size_t counters_offset(const PagedDecodeAxes& a) { return partial_lse_offset(a) + partial_lse_bytes(a); }
 inline std::size_t counters_bytes(const PagedDecodeAxes& a) { return static_cast<std::size_t>(base_blocks(a)) * 4; }

@@ -44,7 +44,7 @@ struct Layout {
 };
 Layout layout(const SwigluMlpAxes& axes, DType dtype) {
   const std::size_t mf = static_cast<std::size_t>(axes.m) * static_cast<std::size_t>(axes.f);
-  const std::size_t buf = align256(mf * dtype_size(dtype));
+  const std::size_t buf = align_up(mf * dtype_size(dtype));
   Layout l{};
   l.a = kLtWorkspaceBytes;
   l.s = l.a + buf;

@@ -55,8 +55,8 @@ Layout layout(const SwigluMlpAxes& axes, DType dtype) {
                     f = static_cast<std::size_t>(axes.f), e = dtype_size(dtype);
   Layout l{};
   l.wp = kLtWorkspaceBytes;
-  l.h = l.wp + align256(2 * f * d * e);
-  l.total = l.h + align256(m * f * e);
+  l.h = l.wp + align_up(2 * f * d * e);
+  l.total = l.h + align_up(m * f * e);
   return l;
 }
 

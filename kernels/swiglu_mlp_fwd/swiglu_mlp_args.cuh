@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "harness/catalogue/registry.hpp"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "reference/swiglu_mlp.hpp"
 
@@ -29,7 +30,6 @@ SwigluMlpArgs<T> swiglu_mlp_args(const LaunchArgs& a) {
           a.tensor<T>("y"),       m,                       d,                       f};
 }
 
-inline std::size_t align256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Row-major out [rows, n_out] = in [rows, k_in] @ W^T, W [n_out, k_in] (nn.Linear): column-major
 // out^T = W (transposed) in^T (kernels/common/cublaslt_matmul.cuh). Output in the dtype, fp32

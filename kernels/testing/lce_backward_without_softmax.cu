@@ -16,6 +16,7 @@
 #include <string>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
 #include "kernels/common/cublaslt_matmul.cuh"
 #include "kernels/common/eager_ops.cuh"
 #include "kernels/common/vector_pack.cuh"
@@ -30,7 +31,6 @@ struct minus_onehot_labels;
 
 namespace {
 
-std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Workspace: cuBLASLt's, z [N, V] fp32, dl [N, V] in the dtype.
 struct Layout {
