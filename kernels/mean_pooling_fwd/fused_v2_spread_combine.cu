@@ -94,7 +94,8 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs)),
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
   pooling::pool_slices<T, E, kPacksInFlight / Packs, Packs><<<grid, kThreads, 0, a.stream>>>(
-      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
+      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice,
+      a.tunable("interleave") == 1);
   const bool* mask = a.tensor<const bool>("mask");
   const bool by16 = p.seq % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 16 == 0;
   // About 4 slices a warp: one warp where the slices are few (b128 s128: 8), 8 at b4 s32768 (132).
@@ -144,7 +145,8 @@ KWB_REGISTER_VARIANT(Variant{
                   "4 where the hidden size takes no 16-byte packs, else 1"},
                  {"blocks_per_sm",
                   {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
-                  "blocks of 128 threads a multiprocessor the token slices aim at"}},
+                  "blocks of 128 threads a multiprocessor the token slices aim at"},
+                 {"interleave", {1, 2}, "1: slice i sums tokens i, i + slices, ... (one front of rows a sequence); 2: consecutive tokens"}},
 });
 
 }  // namespace

@@ -1,0 +1,144 @@
+// What a pure read stream reaches at a given size, under kwb's two cold flushes: the ceiling's
+// own read kernels (harness/worker/measure/ceilings_measure.cu's read_blocks and read_unrolled,
+// written again here so that this file builds alone) over N bytes, after a dirty flush (a memset
+// of twice the L2) or a clean one (the memset, then a read sweep of another buffer). A case that
+// reads N bytes can do no better than the best of these, so this is the bar to set a short
+// memory-bound case's "% of the roof" against: the roof is measured at 1-2 GiB, where the ramp,
+// the tail and the flush's write-back are a few percent; at 134 MB they are not.
+//
+//   nvcc -O3 -arch=sm_90 -o read_at_size scripts/probes/read_at_size.cu
+//   ./read_at_size 134217728 805306368 [roof GB/s]
+//
+// Times come from CUDA events around each launch (the flush outside), median of 41 samples;
+// the events' own cost is shown (an empty kernel between them) and taken off.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+// One block per 256 x UNROLL vectors (a grid of many waves, scheduled by the hardware).
+template <int UNROLL>
+__global__ void read_blocks(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  uint4 v[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const std::size_t i = base + u * std::size_t{blockDim.x};
+    v[u] = i < n ? in[i] : uint4{0, 0, 0, 0};
+  }
+  unsigned acc = 0;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+// A persistent grid-stride stream, UNROLL loads in flight a thread.
+template <int UNROLL>
+__global__ void read_unrolled(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
+  }
+  for (; i < n; i += stride) acc ^= fold(in[i]);
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+__global__ void empty_kernel() {}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes;
+  double roof = 0;
+  for (int i = 1; i < argc; ++i) {
+    const double v = std::atof(argv[i]);
+    if (v > 1e5) sizes.push_back(static_cast<std::size_t>(v) / 16 * 16);
+    else roof = v;
+  }
+  if (sizes.empty()) sizes = {std::size_t{134217728}};
+  int sms = 0, l2 = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  const std::size_t flush_bytes = std::max<std::size_t>(2 * std::size_t(l2), std::size_t{64} << 20);
+  const std::size_t most = *std::max_element(sizes.begin(), sizes.end());
+  void *in = nullptr, *flush = nullptr, *clean = nullptr;
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&in, most), "input");
+  check(cudaMalloc(&flush, flush_bytes), "flush buffer");
+  check(cudaMalloc(&clean, flush_bytes), "clean buffer");
+  check(cudaMalloc(&sink, sizeof(unsigned)), "sink");
+  check(cudaMemset(in, 0x3C, most), "fill");
+  check(cudaMemset(clean, 0x5A, flush_bytes), "fill");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  unsigned char pattern = 0;
+  auto do_flush = [&](bool dirty) {
+    cudaMemsetAsync(flush, ++pattern, flush_bytes);
+    if (!dirty) read_unrolled<1><<<sms * 4, 512>>>(static_cast<const uint4*>(clean), flush_bytes / 16, sink);
+  };
+  auto median_us = [&](const std::function<void()>& launch, bool dirty) {
+    std::vector<float> t;
+    for (int rep = 0; rep < 46; ++rep) {
+      do_flush(dirty);
+      check(cudaEventRecord(start), "record");
+      launch();
+      check(cudaEventRecord(stop), "record");
+      check(cudaEventSynchronize(stop), "sync");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+      if (rep >= 5) t.push_back(ms * 1000);  // the first five warm the clocks
+    }
+    std::sort(t.begin(), t.end());
+    return double(t[t.size() / 2]);
+  };
+  const double events = median_us([] { empty_kernel<<<1, 32>>>(); }, true);
+  std::printf("GPU: %d SMs, L2 %d MiB; events around an empty kernel: %.2f us (taken off below)\n", sms, l2 >> 20,
+              events);
+  const auto* src = static_cast<const uint4*>(in);
+  for (std::size_t bytes : sizes) {
+    const std::size_t n = bytes / 16;
+    const std::pair<std::string, std::function<void()>> methods[] = {
+        {"read_blocks<2>", [&] { read_blocks<2><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
+        {"read_blocks<4>", [&] { read_blocks<4><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
+        {"read_unrolled<4> 4x512", [&] { read_unrolled<4><<<sms * 4, 512>>>(src, n, sink); }},
+        {"read_unrolled<8> 2x512", [&] { read_unrolled<8><<<sms * 2, 512>>>(src, n, sink); }},
+    };
+    for (bool dirty : {true, false}) {
+      double best = 1e30;
+      std::string best_name;
+      for (const auto& [name, launch] : methods) {
+        const double us = median_us(launch, dirty) - events;
+        if (us < best) best = us, best_name = name;
+      }
+      const double gbps = double(bytes) / best / 1e3;
+      std::printf("%8.1f MB %-5s best %-24s %8.2f us %7.1f GB/s", bytes / 1e6, dirty ? "dirty" : "clean",
+                  best_name.c_str(), best, gbps);
+      if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
+      std::printf("\n");
+    }
+  }
+  check(cudaGetLastError(), "launch");
+  return 0;
+}
