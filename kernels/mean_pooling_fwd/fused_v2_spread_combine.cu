@@ -29,7 +29,6 @@ namespace kwb {
 namespace {
 
 using pooling::kThreads;
-constexpr int kPacksInFlight = 8;
 
 // n_b, the sequence's kept tokens, by the block's threads: 16 mask bytes a load where every
 // sequence's row of the mask is 16-byte aligned (`by16`: the host checks the pointer and seq), else
@@ -84,7 +83,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 
 std::int64_t block_columns(int pack, int packs) { return std::int64_t{kThreads} * pack * packs; }
 
-template <class T, int E, int Packs>
+template <class T, int E, int Packs, int Rows>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
   const std::int64_t slices =
       pooling::slices_for(p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
@@ -93,9 +92,8 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs)),
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
-  pooling::pool_slices<T, E, kPacksInFlight / Packs, Packs><<<grid, kThreads, 0, a.stream>>>(
-      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice,
-      a.tunable("interleave") == 1);
+  pooling::pool_slices<T, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
+      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
   const bool* mask = a.tensor<const bool>("mask");
   const bool by16 = p.seq % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 16 == 0;
   // About 4 slices a warp: one warp where the slices are few (b128 s128: 8), 8 at b4 s32768 (132).
@@ -106,12 +104,22 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
              "launch mean_pooling_fwd's combine");
 }
 
+template <class T, int E, int Packs>
+void with_rows(const LaunchArgs& a, const PoolingAxes& p) {
+  switch (a.tunable("rows_in_flight")) {
+    case 2: return pool<T, E, Packs, 2>(a, p);
+    case 4: return pool<T, E, Packs, 4>(a, p);
+    case 16: return pool<T, E, Packs, 16>(a, p);
+    default: return pool<T, E, Packs, 8>(a, p);
+  }
+}
+
 template <class T, int E>
 void with_packs(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("packs")) {
-    case 1: return pool<T, E, 1>(a, p);
-    case 2: return pool<T, E, 2>(a, p);
-    default: return pool<T, E, 4>(a, p);
+    case 1: return with_rows<T, E, 1>(a, p);
+    case 2: return with_rows<T, E, 2>(a, p);
+    default: return with_rows<T, E, 4>(a, p);
   }
 }
 
@@ -146,7 +154,11 @@ KWB_REGISTER_VARIANT(Variant{
                  {"blocks_per_sm",
                   {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
                   "blocks of 128 threads a multiprocessor the token slices aim at"},
-                 {"interleave", {1, 2}, "1: slice i sums tokens i, i + slices, ... (one front of rows a sequence); 2: consecutive tokens"}},
+                 {"rows_in_flight", {8, 4, 2, 16}, "token rows whose loads a thread has in flight at once (packs each)",
+                  [](const Shape& s, DType dtype) -> std::int64_t {
+                    return pooling::pack_for(s.at("hidden"), dtype) == 1 ? 2 : 8;
+                  },
+                  "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 8"}},
 });
 
 }  // namespace

@@ -22,7 +22,7 @@ constexpr int kThreads = 128;
 constexpr int kMostMultiprocessors = 256;  // what the workspaces are sized for (an H100 has 132)
 
 // The blocks_per_sm tunable's values; the workspaces are sized for the largest.
-constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4};
+constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4, 2};
 constexpr std::int64_t kMostBlocksPerSm = 16;
 static_assert(*std::ranges::max_element(kBlocksPerSmValues) == kMostBlocksPerSm);
 
@@ -56,13 +56,13 @@ inline int pack_for(std::int64_t hidden, DType dtype) {
   return hidden % pack == 0 ? pack : 1;
 }
 
-// The mask bits of rows s0, s0 + step, ... (Rows of them) that lie before `last`, one bit a row.
+// The mask bits of rows [s0, s0 + Rows) that lie before `last`, one bit a row.
 template <int Rows>
-__device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, std::int64_t step, std::int64_t last) {
+__device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, std::int64_t last) {
   unsigned bits = 0;
 #pragma unroll
   for (int r = 0; r < Rows; ++r)
-    if (s0 + r * step < last && m[s0 + r * step]) bits |= 1u << r;
+    if (s0 + r < last && m[s0 + r]) bits |= 1u << r;
   return bits;
 }
 
@@ -71,36 +71,30 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
 // uniform across the block, and the row is never read), adding kept rows into fp32 registers,
 // Rows rows' loads in flight at a time; the next group's mask bits are read while this group's
 // rows are in flight, so that a row's load never waits behind its own mask byte.
-// A slice's tokens are either `rows_per_slice` consecutive ones (interleaved false) or every
-// slices-th token from the slice's index on (interleaved true). Interleaved, the blocks of a
-// sequence read one front of consecutive rows together, as a grid-stride stream does, instead
-// of slices x column blocks separate streams each at its own place in the sequence.
 // partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
 // (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
 template <class T, int E, int Rows, int Packs>
 __global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
-                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice, bool interleaved) {
+                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
   constexpr int kStride = kThreads * E;
   const std::int64_t col = blockIdx.x * std::int64_t{kStride} * Packs + threadIdx.x * E;
   const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
   if (col >= hidden) return;
-  const std::int64_t first = interleaved ? slice : slice * rows_per_slice;
-  const std::int64_t step = interleaved ? slices : 1;
-  const std::int64_t last = interleaved ? seq : std::min(seq, first + rows_per_slice);
+  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
   float acc[Packs][E] = {};
   const bool* m = mask + b * seq;
   const T* xb = x + b * seq * hidden + col;
-  unsigned kept = kept_bits<Rows>(m, first, step, last);
-  for (std::int64_t s0 = first; s0 < last; s0 += Rows * step) {
+  unsigned kept = kept_bits<Rows>(m, first, last);
+  for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
     Pack<T, E> rows[Rows][Packs];
 #pragma unroll
     for (int r = 0; r < Rows; ++r)
 #pragma unroll
       for (int k = 0; k < Packs; ++k)
         if ((kept & (1u << r)) && col + k * kStride < hidden)
-          rows[r][k] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r * step) * hidden + k * kStride);
-    const unsigned next = kept_bits<Rows>(m, s0 + Rows * step, step, last);
+          rows[r][k] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden + k * kStride);
+    const unsigned next = kept_bits<Rows>(m, s0 + Rows, last);
 #pragma unroll
     for (int r = 0; r < Rows; ++r)
       if (kept & (1u << r))

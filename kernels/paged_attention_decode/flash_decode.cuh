@@ -50,6 +50,8 @@ struct DecodeParams {
   int splits = 1;                      // key splits per (sequence, kv head)
   std::int64_t split_keys = 0;         // keys per split, a multiple of kTileKeys
   bool longest_first = false;          // grid z = i runs sequence order[i] (split_plan.hpp)
+  bool stream_k = false;               // fused_v3: block x runs the pieces of worker x (split_plan.hpp)
+  int piece_cap = 0;                   // stream_k: pieces a (kv head, row block) has room for
   AttentionParams mask;                // causal, scale; seq is set per block
 };
 
@@ -116,6 +118,21 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
   }
 }
 
+// Where split s's partial of a block's row i lies, in rows of D floats (its lse at the same
+// index): slot base + s * stride. fused_v2 keeps an output row's splits together (out_row x splits
+// + s); fused_v3 a piece's rows together: (kv_block x piece_cap + the sequence's first piece + s) x
+// the block's rows + i, its pieces numbered by the plan.
+struct PartialSlots {
+  std::int64_t base = 0, stride = 1;
+};
+template <int M>
+__device__ __forceinline__ PartialSlots partial_slots(const DecodeParams& p, std::int64_t out_row, int i,
+                                                      int kv_block, int first_piece) {
+  if (p.stream_k)
+    return {(static_cast<std::int64_t>(kv_block) * p.piece_cap + first_piece) * (M * kRows) + i, M * kRows};
+  return {out_row * p.splits, 1};
+}
+
 // The output rows [first_row, first_row + rows) of kv head kv of sequence b from the `used`
 // splits that hold keys of the sequence: split s weighed by 2^(lse_s - max lse), the weighted
 // normalised partials summed and rounded to T. It runs at the end of the last split's block, on
@@ -125,10 +142,10 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
 // online softmax does), so there is no second pass. The partials were written by other blocks of
 // this launch: read through the L2 (ld.global.cg), never a stale L1 line. Split 0 always holds a
 // visible key, so a row's max is finite from the first group of splits on.
-template <class T, int D, int kThreads>
+template <class T, int D, int M, int kThreads>
 __device__ __forceinline__ void combine_splits(const float* partial_o, const float* partial_lse, int used, T* o,
                                                const DecodeParams& p, std::int64_t b, int kv, int first_row,
-                                               int rows) {
+                                               int rows, int kv_block, int first_piece) {
   constexpr int kLanes = D / 4, kRowsAtOnce = kThreads / kLanes, kInFlight = 8;
   static_assert(kLanes == 16 || kLanes == 32, "a row's lanes lie within one warp");
   const int lane = threadIdx.x % kLanes;
@@ -136,12 +153,13 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
     const int i = i0 + static_cast<int>(threadIdx.x) / kLanes;
     const bool live = i < rows;
     const std::int64_t out_row = output_row(p, b, kv, first_row + (live ? i : 0));
-    const float* lse = partial_lse + out_row * p.splits;
-    const float4* part = reinterpret_cast<const float4*>(partial_o + out_row * p.splits * D) + lane;
+    const PartialSlots slots = partial_slots<M>(p, out_row, live ? i : 0, kv_block, first_piece);
+    const float* lse = partial_lse + slots.base;
+    const float4* part = reinterpret_cast<const float4*>(partial_o + slots.base * D) + lane;
     float row_max = -INFINITY, sum = 0;
     float4 acc = make_float4(0, 0, 0, 0);
     for (int s0 = 0; s0 < used; s0 += kLanes) {
-      const float mine = live && s0 + lane < used ? __ldcg(lse + s0 + lane) : -INFINITY;
+      const float mine = live && s0 + lane < used ? __ldcg(lse + (s0 + lane) * slots.stride) : -INFINITY;
       float group_max = mine;
 #pragma unroll
       for (int offset = kLanes / 2; offset > 0; offset >>= 1)
@@ -160,7 +178,7 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
         float4 v[kInFlight];
 #pragma unroll
         for (int k = 0; k < kInFlight; ++k)
-          v[k] = live && s0 + j0 + k < used ? __ldcg(part + static_cast<std::int64_t>(s0 + j0 + k) * (D / 4))
+          v[k] = live && s0 + j0 + k < used ? __ldcg(part + (s0 + j0 + k) * slots.stride * (D / 4))
                                             : make_float4(0, 0, 0, 0);
 #pragma unroll
         for (int k = 0; k < kInFlight; ++k) {
@@ -178,15 +196,18 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
   }
 }
 
-// order [b] (or null: grid z is the sequence), and partial_o [b, q_len, h, splits, D],
-// partial_lse [b, q_len, h, splits] (log2 units) and the arrival counters [b, kv_heads, row_blocks]
-// when p.splits > 1; else o is written directly.
+// One split of sequence b (fused_v1, fused_v2) or one piece (fused_v3): keys [key_begin, key_end)
+// of its `length`, split `split` of the `used` that hold keys of the sequence (fused_v3: numbered
+// from the sequence's first piece, `first_piece`). Writes o directly where used is 1; else its
+// partial, and the last of the `used` to arrive merges them.
 template <class T, int D, int M>
-__global__ void __launch_bounds__(kWarps * 32 * M)
-    flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
-                 const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
-                 T* __restrict__ o, const std::int32_t* __restrict__ order, float* __restrict__ partial_o,
-                 float* __restrict__ partial_lse, std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
+__device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* __restrict__ k_cache,
+                                             const T* __restrict__ v_cache, const std::int32_t* __restrict__ block_tables,
+                                             T* __restrict__ o, float* __restrict__ partial_o,
+                                             float* __restrict__ partial_lse, std::uint32_t* __restrict__ arrivals,
+                                             const DecodeParams& p, int stages, std::int64_t b, std::int64_t length,
+                                             std::int64_t key_begin, std::int64_t key_end, int split, int used,
+                                             int first_piece) {
   constexpr int kThreads = kWarps * 32 * M;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* q_tile = reinterpret_cast<T*>(smem_raw);  // (16 M, D)
@@ -196,15 +217,8 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tile = warp / kWarps, quarter = warp % kWarps;  // the warp's row tile and key quarter
   const int g = lane / 4, c = lane % 4;
-  const int split = blockIdx.x;
   const int kv = blockIdx.y / p.row_blocks;
   const int first_row = (blockIdx.y % p.row_blocks) * M * kRows;  // of the kv head's rows
-  const std::int64_t b = order != nullptr ? order[blockIdx.z] : blockIdx.z;
-  const std::int64_t length = context_lens[b];
-  const std::int64_t key_begin = split * p.split_keys;
-  const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
-  // A split past the sequence's end holds no key, and is neither counted nor combined.
-  if (key_begin >= key_end) return;
   const std::int32_t* table = block_tables + b * p.pages_per_seq;
   const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
 
@@ -371,20 +385,22 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
       for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[((w0 + w) * kRows + ii) * D + col0 + e];
       value[e] = acc * inv;
     }
-    if (p.splits == 1) {
+    if (used == 1) {
       T* out = o + out_row * D + col0;
 #pragma unroll
       for (int e = 0; e < kCols; e += 2)
         *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(value[e], value[e + 1]);
       return;
     }
-    float* out = partial_o + (out_row * p.splits + split) * D + col0;
+    const PartialSlots slots = partial_slots<M>(p, out_row, i, blockIdx.y, first_piece);
+    const std::int64_t slot = slots.base + split * slots.stride;
+    float* out = partial_o + slot * D + col0;
 #pragma unroll
     for (int e = 0; e < kCols; e += 4)
       *reinterpret_cast<float4*>(out + e) = make_float4(value[e], value[e + 1], value[e + 2], value[e + 3]);
-    if (col0 == 0) partial_lse[out_row * p.splits + split] = sum > 0 ? row_max + log2f(sum) : -INFINITY;
+    if (col0 == 0) partial_lse[slot] = sum > 0 ? row_max + log2f(sum) : -INFINITY;
   }
-  if (p.splits == 1) return;
+  if (used == 1) return;
 
   // The last split of this (sequence, kv head, row block) to arrive combines them all, in the same
   // launch: no second kernel, no gap between them, and the combine of one block overlaps the
@@ -393,10 +409,6 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   __threadfence();
   __syncthreads();
   __shared__ bool last;
-  // Splits holding keys; never more than the grid has (a length past the planned context would
-  // otherwise leave the counter short of `used` for good, and the rows unwritten).
-  const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
-  const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
   if (threadIdx.x == 0) {
     std::uint32_t* arrived = arrivals + (b * p.kv_heads + kv) * p.row_blocks + blockIdx.y % p.row_blocks;
     last = atomicAdd(arrived, 1u) == static_cast<std::uint32_t>(used - 1);
@@ -405,8 +417,48 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
   __syncthreads();
   if (!last) return;
   __threadfence();
-  combine_splits<T, D, kThreads>(partial_o, partial_lse, used, o, p, b, kv, first_row,
-                                 p.rows - first_row < M * kRows ? p.rows - first_row : M * kRows);
+  combine_splits<T, D, M, kThreads>(partial_o, partial_lse, used, o, p, b, kv, first_row,
+                                    p.rows - first_row < M * kRows ? p.rows - first_row : M * kRows, blockIdx.y,
+                                    first_piece);
+}
+
+// fused_v1 and fused_v2 (pieces null): block (split, kv head x row block, sequence), order [b] (or
+// null: grid z is the sequence), and with p.splits > 1 partial_o [b, q_len, h, splits, D],
+// partial_lse [b, q_len, h, splits] (log2 units) and the arrival counters [b, kv_heads, row_blocks].
+// fused_v3: block (worker, kv head x row block) runs the pieces [worker_first[x], worker_first[x +
+// 1]) one after the other; partial_o [kv heads x row blocks, piece_cap, 16 M, D] and partial_lse
+// likewise. The plan was made from these context_lens (read back in prepare()), so its pieces end
+// where the sequences do.
+template <class T, int D, int M>
+__global__ void __launch_bounds__(kWarps * 32 * M)
+    flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
+                 const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
+                 T* __restrict__ o, const std::int32_t* __restrict__ order, const Piece* __restrict__ pieces,
+                 const std::int32_t* __restrict__ worker_first, float* __restrict__ partial_o,
+                 float* __restrict__ partial_lse, std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
+  if (pieces != nullptr) {
+    for (int i = worker_first[blockIdx.x]; i < worker_first[blockIdx.x + 1]; ++i) {
+      const Piece piece = pieces[i];
+      __syncthreads();  // the last piece's merge is done with the ring and Q's rows
+      decode_split<T, D, M>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages,
+                            piece.seq, context_lens[piece.seq], piece.key_begin, piece.key_end, piece.index,
+                            piece.count, piece.first);
+    }
+    return;
+  }
+  const int split = blockIdx.x;
+  const std::int64_t b = order != nullptr ? order[blockIdx.z] : blockIdx.z;
+  const std::int64_t length = context_lens[b];
+  const std::int64_t key_begin = split * p.split_keys;
+  const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
+  // A split past the sequence's end holds no key, and is neither counted nor combined.
+  if (key_begin >= key_end) return;
+  // Splits holding keys; never more than the grid has (a length past the planned context would
+  // otherwise leave the counter short of `used` for good, and the rows unwritten).
+  const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
+  const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
+  decode_split<T, D, M>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages, b, length,
+                        key_begin, key_end, split, used, 0);
 }
 
 }  // namespace flash_decode

@@ -52,6 +52,15 @@ int resident_blocks(int stages) {
   return std::max(blocks, 1);
 }
 
+// The GPU's resident blocks of this configuration: SMs x blocks per SM.
+template <class T, int D, int M>
+std::int64_t wave_slots(int stages) {
+  int device = 0, sms = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
+  return static_cast<std::int64_t>(sms) * resident_blocks<T, D, M>(stages);
+}
+
 // The plan: with `waves` > 0, as many key splits as fill that many waves of the GPU's resident
 // blocks (SMs x blocks per SM) without starting a partial one, whole key tiles each, counting the
 // blocks that hold keys (plan_split, split_plan.hpp); else one. Splitting past a wave's slots leaves
@@ -70,10 +79,7 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  int device = 0, sms = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-  const std::int64_t wave = static_cast<std::int64_t>(sms) * resident_blocks<T, D, M>(stages);
+  const std::int64_t wave = wave_slots<T, D, M>(stages);
   const std::int64_t slots = waves > 0 ? waves * wave : 0;
   const KeySplit split = plan_split(a, slots);
   p.split_keys = split.split_keys;
@@ -88,22 +94,48 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   return p;
 }
 
+// Where the launch finds its order, pieces, partials and counters in the workspace.
+struct WorkspaceParts {
+  const std::int32_t* order = nullptr;
+  const Piece* pieces = nullptr;
+  const std::int32_t* worker_first = nullptr;
+  float* partial_o = nullptr;
+  float* partial_lse = nullptr;
+  std::uint32_t* arrivals = nullptr;
+};
+
+inline WorkspaceParts workspace_parts(const PagedDecodeAxes& axes, const DecodeParams& p, void* workspace_ptr) {
+  char* workspace = static_cast<char*>(workspace_ptr);
+  WorkspaceParts w;
+  if (p.stream_k) {
+    w.worker_first = reinterpret_cast<const std::int32_t*>(workspace);
+    w.pieces = reinterpret_cast<const Piece*>(workspace + sk_pieces_offset(axes));
+    w.partial_o = reinterpret_cast<float*>(workspace + sk_partial_o_offset(axes));
+    w.partial_lse = reinterpret_cast<float*>(workspace + sk_partial_lse_offset(axes));
+    w.arrivals = reinterpret_cast<std::uint32_t*>(workspace + sk_counters_offset(axes));
+    return w;
+  }
+  if (p.longest_first) w.order = reinterpret_cast<const std::int32_t*>(workspace);
+  if (p.splits > 1) {
+    w.partial_o = reinterpret_cast<float*>(workspace + partial_o_offset(axes));
+    w.partial_lse = reinterpret_cast<float*>(workspace + partial_lse_offset(axes));
+    w.arrivals = reinterpret_cast<std::uint32_t*>(workspace + counters_offset(axes));
+  }
+  return w;
+}
+
 template <class T, int D, int M>
-void launch_config(const LaunchArgs& a, const DecodeParams& p, int stages) {
+void launch_config(const LaunchArgs& a, const DecodeParams& p, int workers, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
-  char* workspace = static_cast<char*>(a.workspace);
-  const bool split = p.splits > 1;
-  const auto* order = p.longest_first ? reinterpret_cast<const std::int32_t*>(workspace) : nullptr;
-  float* partial_o = split ? reinterpret_cast<float*>(workspace + partial_o_offset(axes)) : nullptr;
-  float* partial_lse = split ? reinterpret_cast<float*>(workspace + partial_lse_offset(axes)) : nullptr;
-  auto* arrivals = split ? reinterpret_cast<std::uint32_t*>(workspace + counters_offset(axes)) : nullptr;
-  const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
-                  static_cast<unsigned>(axes.batch));
+  const WorkspaceParts w = workspace_parts(axes, p, a.workspace);
+  const dim3 grid = p.stream_k ? dim3(static_cast<unsigned>(workers), static_cast<unsigned>(axes.kv_heads * p.row_blocks), 1)
+                               : dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
+                                      static_cast<unsigned>(axes.batch));
   auto* kernel = kernel_of<T, D, M>();
   kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
       a.tensor<const std::int32_t>("block_tables"), a.tensor<const std::int32_t>("context_lens"), a.tensor<T>("o"),
-      order, partial_o, partial_lse, arrivals, p, stages);
+      w.order, w.pieces, w.worker_first, w.partial_o, w.partial_lse, w.arrivals, p, stages);
 }
 
 // Calls fn.template operator()<T, D, M>() for the case's dtype, head_dim and tiles per block.
@@ -127,20 +159,53 @@ inline int checked_stages(const LaunchArgs& a) {
 }
 
 // prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the
-// sequence order copied to the workspace where the plan takes it (from a vector that lives as long
-// as the case) and the split counters cleared, which every launch leaves cleared.
+// sequence order (fused_v2) or the pieces (fused_v3) copied to the workspace from vectors that live
+// as long as the case, and the split counters cleared, which every launch leaves cleared.
 struct DecodePlan {
   DecodeParams params;
   std::vector<std::int32_t> order;
+  StreamKPlan stream_k;
 };
 
-inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
+enum class Schedule { one_split, split_kv, stream_k };
+
+// fused_v3's plan reads the lengths back from the device, as a serving stack's planner takes them
+// from the host copy it already has: the pieces must end where the sequences end.
+inline std::vector<std::int64_t> device_lengths(const LaunchArgs& a, std::int64_t batch) {
+  std::vector<std::int32_t> lengths(static_cast<std::size_t>(batch));
+  cuda_check(cudaMemcpyAsync(lengths.data(), a.tensor<const std::int32_t>("context_lens"), lengths.size() * 4,
+                             cudaMemcpyDeviceToHost, a.stream),
+             "read the context lengths back for the stream-K plan");
+  cuda_check(cudaStreamSynchronize(a.stream), "read the context lengths back for the stream-K plan");
+  return {lengths.begin(), lengths.end()};
+}
+
+inline std::shared_ptr<void> prepare(const LaunchArgs& a, Schedule schedule) {
   const int stages = checked_stages(a);
-  const int waves = split ? static_cast<int>(a.tunable("waves")) : 0;
+  const int waves = schedule == Schedule::one_split ? 0 : static_cast<int>(a.tunable("waves"));
   const auto axes = PagedDecodeAxes::of(a.shape);
   auto plan = std::make_shared<DecodePlan>();
-  plan->params = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, waves, stages); });
   char* workspace = static_cast<char*>(a.workspace);
+  if (schedule == Schedule::stream_k) {
+    const std::int64_t slots =
+        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M>(stages); });
+    DecodeParams& p = plan->params;
+    p = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, 0, stages); });
+    p.stream_k = true;
+    p.piece_cap = static_cast<int>(max_pieces(axes));
+    plan->stream_k = stream_k_plan(axes, device_lengths(a, axes.batch), waves * slots / (axes.kv_heads * p.row_blocks));
+    const StreamKPlan& sk = plan->stream_k;
+    cuda_check(cudaMemcpyAsync(workspace, sk.worker_first.data(), sk.worker_first.size() * 4, cudaMemcpyHostToDevice,
+                               a.stream),
+               "copy the stream-K workers");
+    cuda_check(cudaMemcpyAsync(workspace + sk_pieces_offset(axes), sk.pieces.data(), sk.pieces.size() * sizeof(Piece),
+                               cudaMemcpyHostToDevice, a.stream),
+               "copy the stream-K pieces");
+    cuda_check(cudaMemsetAsync(workspace + sk_counters_offset(axes), 0, counters_bytes(axes), a.stream),
+               "clear the stream-K counters");
+    return plan;
+  }
+  plan->params = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, waves, stages); });
   if (plan->params.longest_first) {
     plan->order = longest_first(axes);
     cuda_check(cudaMemcpyAsync(workspace, plan->order.data(), plan->order.size() * sizeof(std::int32_t),
@@ -154,9 +219,9 @@ inline std::shared_ptr<void> prepare(const LaunchArgs& a, bool split) {
 }
 
 inline void launch(const LaunchArgs& a) {
-  const DecodeParams& p = a.state_as<DecodePlan>().params;
+  const DecodePlan& plan = a.state_as<DecodePlan>();
   const int stages = checked_stages(a);
-  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, p, stages); });
+  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, plan.params, plan.stream_k.workers(), stages); });
 }
 
 }  // namespace flash_decode

@@ -26,7 +26,7 @@ KWB_REGISTER_VARIANT(Variant{
       return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), false);
     },
     .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
-    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, false); },
+    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, flash_decode::Schedule::one_split); },
 });
 
 }  // namespace

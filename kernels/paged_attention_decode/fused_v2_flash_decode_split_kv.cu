@@ -30,7 +30,7 @@ KWB_REGISTER_VARIANT(Variant{
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the splits fill (none partial)"},
                  {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
-    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, true); },
+    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, flash_decode::Schedule::split_kv); },
 });
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/common/align_up.hpp"
 #include "reference/paged_attention_decode.hpp"
@@ -122,6 +123,96 @@ inline std::size_t decode_workspace_bytes(const PagedDecodeAxes& a, bool split) 
   if (!split || max_splits(a) == 1) return order_bytes(a);
   return counters_offset(a) + counters_bytes(a);
 }
+
+
+// ---- Stream-K (fused_v3): every block the same number of key tiles, across sequences.
+// A ragged batch in one wave leaves the split plan's blocks unequal: b16 q4 ctx8192 h32/8 has 1370
+// key tiles a kv head for 33 slots, 41.5 a slot, but whole splits of one length give its longest
+// block 53 (2026-11-27 notebook), and the wave ends with the longest. Stream-K cuts the kv head's
+// tiles, all sequences' laid end to end, into `workers` runs of equal count (within one tile); a
+// run that crosses a sequence's end carries on into the next sequence as a new piece. Each piece is
+// a split of its sequence, merged as fused_v2 merges splits.
+struct Piece {
+  std::int32_t seq = 0, key_begin = 0, key_end = 0;
+  std::int32_t index = 0;  // of the sequence's pieces, in key order
+  std::int32_t count = 0;  // pieces of the sequence
+  std::int32_t first = 0;  // the sequence's first piece in the plan (its pieces are consecutive)
+};
+
+// The most workers a (kv head, row block) takes: kMaxBlocks blocks in all. With the batch it bounds
+// the pieces (each worker boundary adds at most one) and so the workspace, without the GPU.
+inline std::int64_t max_workers(const PagedDecodeAxes& a) {
+  return std::max<std::int64_t>(1, kMaxBlocks / (a.kv_heads * row_blocks(a)));
+}
+inline std::int64_t max_pieces(const PagedDecodeAxes& a) { return max_workers(a) + a.batch - 1; }
+
+struct StreamKPlan {
+  std::vector<std::int32_t> worker_first;  // worker w runs pieces [worker_first[w], worker_first[w + 1])
+  std::vector<Piece> pieces;
+  int workers() const { return static_cast<int>(worker_first.size()) - 1; }
+};
+
+// `lengths`: each sequence's keys (the device's context_lens, read back in prepare()); `workers`
+// asked (clamped to 1..max_workers and to the tiles there are). Worker w takes the tiles
+// [w T / W, (w + 1) T / W) of the T tiles, so counts differ by at most one.
+inline StreamKPlan stream_k_plan(const PagedDecodeAxes& a, const std::vector<std::int64_t>& lengths,
+                                 std::int64_t workers) {
+  std::vector<std::int64_t> first_tile(lengths.size() + 1, 0);  // tiles before sequence b
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    first_tile[b + 1] = first_tile[b] + (lengths[b] + kTileKeys - 1) / kTileKeys;
+  const std::int64_t tiles = first_tile.back();
+  const std::int64_t w_count = std::max<std::int64_t>(1, std::min({workers, max_workers(a), tiles}));
+  StreamKPlan plan;
+  plan.worker_first.push_back(0);
+  std::size_t b = 0;
+  for (std::int64_t w = 0; w < w_count; ++w) {
+    const std::int64_t end = (w + 1) * tiles / w_count;
+    for (std::int64_t t = w * tiles / w_count; t < end;) {
+      while (first_tile[b + 1] <= t) ++b;  // the sequence holding tile t (skips empty ones)
+      const std::int64_t stop = std::min(end, first_tile[b + 1]);
+      Piece piece;
+      piece.seq = static_cast<std::int32_t>(b);
+      piece.key_begin = static_cast<std::int32_t>((t - first_tile[b]) * kTileKeys);
+      piece.key_end = static_cast<std::int32_t>(std::min((stop - first_tile[b]) * kTileKeys, lengths[b]));
+      plan.pieces.push_back(piece);
+      t = stop;
+    }
+    plan.worker_first.push_back(static_cast<std::int32_t>(plan.pieces.size()));
+  }
+  // Each sequence's pieces lie consecutively, in key order: number them.
+  for (std::size_t i = 0; i < plan.pieces.size();) {
+    std::size_t j = i;
+    while (j < plan.pieces.size() && plan.pieces[j].seq == plan.pieces[i].seq) ++j;
+    for (std::size_t k = i; k < j; ++k) {
+      plan.pieces[k].index = static_cast<std::int32_t>(k - i);
+      plan.pieces[k].count = static_cast<std::int32_t>(j - i);
+      plan.pieces[k].first = static_cast<std::int32_t>(i);
+    }
+    i = j;
+  }
+  return plan;
+}
+
+// fused_v3's workspace: the workers' first pieces, the pieces, then partial O (D fp32 per row of a
+// block's M x 16 rows, per piece, per (kv head, row block)), partial lse (one per such row) and
+// the arrival counters, each part 256-byte aligned.
+inline std::int64_t block_rows(const PagedDecodeAxes& a) { return tiles_per_block(a) * kRows; }
+inline std::size_t sk_pieces_offset(const PagedDecodeAxes& a) {
+  return align_up(static_cast<std::size_t>(max_workers(a) + 1) * 4);
+}
+inline std::size_t sk_partial_o_offset(const PagedDecodeAxes& a) {
+  return sk_pieces_offset(a) + align_up(static_cast<std::size_t>(max_pieces(a)) * sizeof(Piece));
+}
+inline std::size_t sk_partial_rows(const PagedDecodeAxes& a) {
+  return static_cast<std::size_t>(a.kv_heads * row_blocks(a) * max_pieces(a) * block_rows(a));
+}
+inline std::size_t sk_partial_lse_offset(const PagedDecodeAxes& a) {
+  return sk_partial_o_offset(a) + align_up(sk_partial_rows(a) * static_cast<std::size_t>(a.head_dim) * 4);
+}
+inline std::size_t sk_counters_offset(const PagedDecodeAxes& a) {
+  return sk_partial_lse_offset(a) + align_up(sk_partial_rows(a) * 4);
+}
+inline std::size_t stream_k_workspace_bytes(const PagedDecodeAxes& a) { return sk_counters_offset(a) + counters_bytes(a); }
 
 }  // namespace flash_decode
 }  // namespace kwb

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "kernels/paged_attention_decode/split_plan.hpp"
@@ -140,6 +141,107 @@ TEST(PagedDecodeSplitPlan, RaggedGridsOfSeveralWavesRunTheLongestSequencesFirst)
   for (std::int32_t i = 0; i < 64; ++i) EXPECT_EQ(sorted[static_cast<std::size_t>(i)], i);  // a permutation
   for (std::size_t i = 1; i < order.size(); ++i) EXPECT_GE(ragged.length(order[i - 1]), ragged.length(order[i]));
   EXPECT_EQ(order.front(), 0);  // sequence 0 holds the whole context
+}
+
+
+std::vector<std::int64_t> lengths_of(const PagedDecodeAxes& a) {
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t b = 0; b < a.batch; ++b) lengths.push_back(a.length(b));
+  return lengths;
+}
+
+std::int64_t tiles_of(const Piece& p) { return (p.key_end - p.key_begin + kTileKeys - 1) / kTileKeys; }
+
+// What fused_v3's kernel relies on: every key of every sequence in exactly one piece, a
+// sequence's pieces consecutive and in key order (so that index, count and first name its partial
+// slots), pieces starting on tile boundaries, and runs that differ by at most one tile.
+void expect_valid_stream_k(const PagedDecodeAxes& a, const std::vector<std::int64_t>& lengths, std::int64_t asked) {
+  const StreamKPlan plan = stream_k_plan(a, lengths, asked);
+  std::int64_t tiles = 0;
+  for (std::int64_t n : lengths) tiles += (n + kTileKeys - 1) / kTileKeys;
+  ASSERT_EQ(plan.workers(), std::max<std::int64_t>(1, std::min({asked, max_workers(a), tiles})));
+  ASSERT_LE(static_cast<std::int64_t>(plan.pieces.size()), max_pieces(a));
+  ASSERT_EQ(plan.worker_first.front(), 0);
+  ASSERT_EQ(plan.worker_first.back(), static_cast<std::int32_t>(plan.pieces.size()));
+  std::int64_t fewest = tiles, most = 0;
+  for (int w = 0; w < plan.workers(); ++w) {
+    std::int64_t run = 0;
+    for (std::int32_t i = plan.worker_first[w]; i < plan.worker_first[w + 1]; ++i) run += tiles_of(plan.pieces[i]);
+    fewest = std::min(fewest, run);
+    most = std::max(most, run);
+  }
+  EXPECT_LE(most - fewest, 1);
+  std::vector<std::int64_t> covered(lengths.size(), 0);  // keys of each sequence covered so far
+  for (std::size_t i = 0; i < plan.pieces.size(); ++i) {
+    const Piece& p = plan.pieces[i];
+    SCOPED_TRACE(testing::Message() << "piece " << i << " of sequence " << p.seq);
+    ASSERT_LT(p.seq, static_cast<std::int32_t>(lengths.size()));
+    EXPECT_EQ(p.key_begin, covered[p.seq]);  // in key order, no gap, no overlap
+    EXPECT_EQ(p.key_begin % kTileKeys, 0);
+    EXPECT_GT(p.key_end, p.key_begin);
+    EXPECT_LE(p.key_end, lengths[p.seq]);
+    covered[p.seq] = p.key_end;
+    EXPECT_EQ(static_cast<std::size_t>(p.first + p.index), i);
+    EXPECT_LT(p.index, p.count);
+    EXPECT_EQ(plan.pieces[p.first].key_begin, 0);
+    EXPECT_EQ(plan.pieces[p.first + p.count - 1].key_end, lengths[p.seq]);
+  }
+  for (std::size_t b = 0; b < lengths.size(); ++b) EXPECT_EQ(covered[b], lengths[b]) << "sequence " << b;
+}
+
+TEST(PagedDecodeStreamK, EveryKeyInOnePieceAndEveryRunWithinOneTile) {
+  // The ragged default (b16 q4, 33 workers a kv head on an H100), equal lengths, one long
+  // sequence, more workers than tiles, the workspace's bound, and random lengths (seeded).
+  const auto ragged = PagedDecodeAxes::of(paged_decode::paged_decode_shape(16, 4, 8192, 32, 8, 128, 16, "ragged"));
+  expect_valid_stream_k(ragged, lengths_of(ragged), 33);
+  expect_valid_stream_k(ragged, lengths_of(ragged), 66);
+  const auto equal = axes(8, 1, 16384, 32, 8);
+  expect_valid_stream_k(equal, lengths_of(equal), 33);
+  expect_valid_stream_k(axes(1, 1, 32768, 32, 8), {32768}, 33);
+  expect_valid_stream_k(axes(3, 1, 100, 32, 8), {100, 1, 65}, 264);   // 5 tiles for 264 workers
+  expect_valid_stream_k(axes(1, 1, 1 << 20, 1, 1), {1 << 20}, 100000);  // max_workers
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    const std::int64_t batch = 1 + static_cast<std::int64_t>(rng() % 40);
+    const auto a = axes(batch, 1, 4096, 32, 8);
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t b = 0; b < batch; ++b) lengths.push_back(1 + static_cast<std::int64_t>(rng() % 4096));
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    expect_valid_stream_k(a, lengths, 1 + static_cast<std::int64_t>(rng() % 300));
+  }
+}
+
+TEST(PagedDecodeStreamK, TheRaggedDefaultGetsEqualRunsWhereSplitsLeaveOneLong) {
+  // b16 q4 ctx8192 h32/8: 1370 key tiles a kv head; fused_v2's splits of 3392 keys give its
+  // longest block 53 tiles, stream-K's 33 runs take 41 or 42 each.
+  const auto a = PagedDecodeAxes::of(paged_decode::paged_decode_shape(16, 4, 8192, 32, 8, 128, 16, "ragged"));
+  const StreamKPlan plan = stream_k_plan(a, lengths_of(a), 33);
+  std::int64_t tiles = 0;
+  for (const Piece& p : plan.pieces) tiles += tiles_of(p);
+  EXPECT_EQ(tiles, 1370);
+  for (int w = 0; w < plan.workers(); ++w) {
+    std::int64_t run = 0;
+    for (std::int32_t i = plan.worker_first[w]; i < plan.worker_first[w + 1]; ++i) run += tiles_of(plan.pieces[i]);
+    EXPECT_TRUE(run == 41 || run == 42) << "worker " << w << ": " << run;
+  }
+  EXPECT_EQ(plan_split(a, 264).split_keys / kTileKeys, 53);
+}
+
+TEST(PagedDecodeStreamK, TheWorkspaceHoldsEveryPieceAndPartialTheKernelIndexes) {
+  for (const auto& a : {axes(16, 4, 8192, 32, 8), axes(1, 1, 32768, 32, 8), axes(3, 4, 1000, 16, 4, 64),
+                        axes(2, 8, 4096, 32, 4), axes(128, 1, 2048, 32, 8)}) {
+    SCOPED_TRACE(testing::Message() << "batch " << a.batch << " q_len " << a.q_len);
+    const auto bytes = [](std::int64_t n) { return static_cast<std::size_t>(n); };
+    EXPECT_GE(sk_pieces_offset(a), bytes((max_workers(a) + 1) * 4));
+    EXPECT_GE(sk_partial_o_offset(a), sk_pieces_offset(a) + bytes(max_pieces(a)) * sizeof(Piece));
+    // The kernel's largest slot: (kv block, piece_cap - 1 + ..., last row) < kv blocks x piece_cap x rows.
+    const std::int64_t slots = a.kv_heads * row_blocks(a) * max_pieces(a) * tiles_per_block(a) * kRows;
+    EXPECT_GE(sk_partial_lse_offset(a), sk_partial_o_offset(a) + bytes(slots * a.head_dim * 4));
+    EXPECT_GE(sk_counters_offset(a), sk_partial_lse_offset(a) + bytes(slots * 4));
+    for (std::size_t offset : {sk_pieces_offset(a), sk_partial_o_offset(a), sk_partial_lse_offset(a), sk_counters_offset(a)})
+      EXPECT_EQ(offset % 256, 0u);
+    EXPECT_EQ(stream_k_workspace_bytes(a), sk_counters_offset(a) + counters_bytes(a));
+  }
 }
 
 }  // namespace
