@@ -81,18 +81,20 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   y[b * hidden + c] = from_float<T>(total / static_cast<float>(std::max(count, 1)));
 }
 
-std::int64_t block_columns(int pack, int packs) { return std::int64_t{kThreads} * pack * packs; }
+std::int64_t block_columns(int pack, int packs, int threads = kThreads) { return std::int64_t{threads} * pack * packs; }
 
-template <class T, int E, int Packs, int Rows>
+template <class T, int E, int Packs, int Rows, int Threads>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
+  // blocks_per_sm counts blocks of 128 threads: as many threads a multiprocessor at 64 a block
+  // (twice the blocks, each half the columns), so the same slices.
   const std::int64_t slices =
-      pooling::slices_for(p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
-                          a.tunable("blocks_per_sm"));
+      pooling::slices_for(p, block_columns(E, Packs, Threads), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
+                          a.tunable("blocks_per_sm") * kThreads / Threads);
   const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
   float* partial = static_cast<float*>(a.workspace);
-  const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs)),
+  const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs, Threads) - 1) / block_columns(E, Packs, Threads)),
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
-  pooling::pool_slices<T, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
+  pooling::pool_slices<T, E, Rows, Packs, Threads><<<grid, Threads, 0, a.stream>>>(
       a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
   const bool* mask = a.tensor<const bool>("mask");
   const bool by16 = p.seq % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 16 == 0;
@@ -104,22 +106,28 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
              "launch mean_pooling_fwd's combine");
 }
 
-template <class T, int E, int Packs>
+template <class T, int E, int Packs, int Threads>
 void with_rows(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("rows_in_flight")) {
-    case 2: return pool<T, E, Packs, 2>(a, p);
-    case 4: return pool<T, E, Packs, 4>(a, p);
-    case 16: return pool<T, E, Packs, 16>(a, p);
-    default: return pool<T, E, Packs, 8>(a, p);
+    case 2: return pool<T, E, Packs, 2, Threads>(a, p);
+    case 4: return pool<T, E, Packs, 4, Threads>(a, p);
+    case 16: return pool<T, E, Packs, 16, Threads>(a, p);
+    default: return pool<T, E, Packs, 8, Threads>(a, p);
   }
+}
+
+template <class T, int E, int Packs>
+void with_threads(const LaunchArgs& a, const PoolingAxes& p) {
+  if (a.tunable("threads") == 64) return with_rows<T, E, Packs, 64>(a, p);
+  with_rows<T, E, Packs, kThreads>(a, p);
 }
 
 template <class T, int E>
 void with_packs(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("packs")) {
-    case 1: return with_rows<T, E, 1>(a, p);
-    case 2: return with_rows<T, E, 2>(a, p);
-    default: return with_rows<T, E, 4>(a, p);
+    case 1: return with_threads<T, E, 1>(a, p);
+    case 2: return with_threads<T, E, 2>(a, p);
+    default: return with_threads<T, E, 4>(a, p);
   }
 }
 
@@ -158,7 +166,8 @@ KWB_REGISTER_VARIANT(Variant{
                   [](const Shape& s, DType dtype) -> std::int64_t {
                     return pooling::pack_for(s.at("hidden"), dtype) == 1 ? 2 : 8;
                   },
-                  "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 8"}},
+                  "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 8"},
+                 {"threads", {128, 64}, "threads of a slice block (64: twice the blocks, each half the columns)"}},
 });
 
 }  // namespace
