@@ -8,9 +8,12 @@
 //   - It is a programmatic dependent launch (dependent_launch.cuh), allowed by each slice block as
 //     it ends: its launch overlaps the slices' last blocks, and it counts the mask (an input) before
 //     it waits for their partials. The 2 us gap between the kernels closes.
-//   - `packs`: 16-byte packs of a row a thread reads (8 loads in flight: 8 rows of 1 pack, 4 of 2,
-//     2 of 4). One pack wins where the hidden size takes 16-byte packs; where it takes single
-//     elements (d 4099), 4 a thread read 1.5x faster than fused_v1's one.
+//   - `packs`: 16-byte packs of a row a thread reads, and `rows_in_flight` rows' loads a thread has
+//     in flight. One pack wins where the hidden size takes 16-byte packs; where it takes single
+//     elements (d 4099), 4 a thread (2 rows in flight) read 1.5x faster than fused_v1's one.
+//     In bf16, 4 rows in flight beat fused_v1's 8 at both sizes swept (2026-11-27 notebook, "mean
+//     pooling's loads in flight"): 152.5 against 157.0 us at b16 s4096, 286.9 against 291.4 at b4
+//     s32768; in fp32, 8 beat 4 (543.1 against 551.5 us at b4 s32768); 16 a thread was 25-30% slower.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -81,20 +84,18 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   y[b * hidden + c] = from_float<T>(total / static_cast<float>(std::max(count, 1)));
 }
 
-std::int64_t block_columns(int pack, int packs, int threads = kThreads) { return std::int64_t{threads} * pack * packs; }
+std::int64_t block_columns(int pack, int packs) { return std::int64_t{kThreads} * pack * packs; }
 
-template <class T, int E, int Packs, int Rows, int Threads>
+template <class T, int E, int Packs, int Rows>
 void pool(const LaunchArgs& a, const PoolingAxes& p) {
-  // blocks_per_sm counts blocks of 128 threads: as many threads a multiprocessor at 64 a block
-  // (twice the blocks, each half the columns), so the same slices.
   const std::int64_t slices =
-      pooling::slices_for(p, block_columns(E, Packs, Threads), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
-                          a.tunable("blocks_per_sm") * kThreads / Threads);
+      pooling::slices_for(p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
+                          a.tunable("blocks_per_sm"));
   const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
   float* partial = static_cast<float*>(a.workspace);
-  const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs, Threads) - 1) / block_columns(E, Packs, Threads)),
+  const dim3 grid(static_cast<unsigned>((p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs)),
                   static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
-  pooling::pool_slices<T, E, Rows, Packs, Threads><<<grid, Threads, 0, a.stream>>>(
+  pooling::pool_slices<T, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
       a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
   const bool* mask = a.tensor<const bool>("mask");
   const bool by16 = p.seq % 16 == 0 && reinterpret_cast<std::uintptr_t>(mask) % 16 == 0;
@@ -106,28 +107,22 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
              "launch mean_pooling_fwd's combine");
 }
 
-template <class T, int E, int Packs, int Threads>
+template <class T, int E, int Packs>
 void with_rows(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("rows_in_flight")) {
-    case 2: return pool<T, E, Packs, 2, Threads>(a, p);
-    case 4: return pool<T, E, Packs, 4, Threads>(a, p);
-    case 16: return pool<T, E, Packs, 16, Threads>(a, p);
-    default: return pool<T, E, Packs, 8, Threads>(a, p);
+    case 2: return pool<T, E, Packs, 2>(a, p);
+    case 4: return pool<T, E, Packs, 4>(a, p);
+    case 16: return pool<T, E, Packs, 16>(a, p);
+    default: return pool<T, E, Packs, 8>(a, p);
   }
-}
-
-template <class T, int E, int Packs>
-void with_threads(const LaunchArgs& a, const PoolingAxes& p) {
-  if (a.tunable("threads") == 64) return with_rows<T, E, Packs, 64>(a, p);
-  with_rows<T, E, Packs, kThreads>(a, p);
 }
 
 template <class T, int E>
 void with_packs(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("packs")) {
-    case 1: return with_threads<T, E, 1>(a, p);
-    case 2: return with_threads<T, E, 2>(a, p);
-    default: return with_threads<T, E, 4>(a, p);
+    case 1: return with_rows<T, E, 1>(a, p);
+    case 2: return with_rows<T, E, 2>(a, p);
+    default: return with_rows<T, E, 4>(a, p);
   }
 }
 
@@ -154,7 +149,7 @@ KWB_REGISTER_VARIANT(Variant{
           const PoolingAxes p = PoolingAxes::of(s);
           return pooling::partial_bytes(p, block_columns(pooling::pack_for(p.hidden, dtype), 4));  // packs 4: widest
         },
-    .tunables = {{"packs", {1, 2, 4}, "packs of a row a thread reads, 8 loads in flight in all",
+    .tunables = {{"packs", {1, 2, 4}, "packs of a row a thread reads",
                   [](const Shape& s, DType dtype) -> std::int64_t {
                     return pooling::pack_for(s.at("hidden"), dtype) == 1 ? 4 : 1;
                   },
@@ -164,10 +159,11 @@ KWB_REGISTER_VARIANT(Variant{
                   "blocks of 128 threads a multiprocessor the token slices aim at"},
                  {"rows_in_flight", {8, 4, 2, 16}, "token rows whose loads a thread has in flight at once (packs each)",
                   [](const Shape& s, DType dtype) -> std::int64_t {
-                    return pooling::pack_for(s.at("hidden"), dtype) == 1 ? 2 : 8;
+                    if (pooling::pack_for(s.at("hidden"), dtype) == 1) return 2;
+                    return dtype_size(dtype) == 2 ? 4 : 8;
                   },
-                  "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 8"},
-                 {"threads", {128, 64}, "threads of a slice block (64: twice the blocks, each half the columns)"}},
+                  "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 4 for 2-byte "
+                  "elements and 8 for fp32"}},
 });
 
 }  // namespace

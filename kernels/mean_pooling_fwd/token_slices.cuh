@@ -66,19 +66,18 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
   return bits;
 }
 
-// Block (column block, slice, sequence) of Threads threads: thread t owns Packs packs of E
-// columns, Threads x E apart,
+// Block (column block, slice, sequence): thread t owns Packs packs of E columns, 128 E apart,
 // and walks the slice's tokens, skipping a token the mask drops (a whole row: the branch is
 // uniform across the block, and the row is never read), adding kept rows into fp32 registers,
 // Rows rows' loads in flight at a time; the next group's mask bits are read while this group's
 // rows are in flight, so that a row's load never waits behind its own mask byte.
 // partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
 // (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
-template <class T, int E, int Rows, int Packs, int Threads = kThreads>
-__global__ void __launch_bounds__(Threads)
+template <class T, int E, int Rows, int Packs>
+__global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
                 std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
-  constexpr int kStride = Threads * E;
+  constexpr int kStride = kThreads * E;
   const std::int64_t col = blockIdx.x * std::int64_t{kStride} * Packs + threadIdx.x * E;
   const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
   if (col >= hidden) return;
