@@ -59,19 +59,26 @@ std::vector<Shape> attention_bwd_default_shapes() {
 }
 
 // Error bounds (harness/catalogue/tolerance.hpp). The oracle reports, per element of dq (query i,
-// dim e; sums over the keys j it sees; c_ij = l'(s_ij), L_ij = scale sum_e |q_ie k_je| the logit's
-// magnitude, M_ij = sum_e |do_ie v_je| + sum_e |do_ie o_ie| that of dp_ij - D_i):
-//   A = scale sum_j p_ij |c_ij| (M_ij + |dp_ij - D_i| L_ij) |k_je|
+// dim e; sums over the n_i keys j it sees; c_ij = l'(s_ij), L_ij = scale sum_e |q_ie k_je| the
+// logit's magnitude, M_ij = sum_e |do_ie v_je| + sum_e |do_ie o_ie| that of dp_ij - D_i):
+//   A = (d / 16 + 6) sum_j scale p_ij |c_ij| (M_ij + |dp_ij - D_i| L_ij) |k_je|
+//       + (2 ceil(n_i / 16) + 2) sum_j |scale ds_ij k_je|                     (abs_sum, times u32)
 //   R = sqrt(sum_j (scale ds_ij k_je)^2)
 // dk likewise with q_ie for k_je, over the queries (and the group's heads) that see key j, and dv
-//   A = sum_i p_ij (1 + L_ij) |do_ie|,   R = sqrt(sum_i (p_ij do_ie)^2).
+//   A = (d / 16 + 6) sum_i p_ij (1 + L_ij) |do_ie| + (2 ceil(n_j / 16) + 2) sum_i |p_ij do_ie|,
+//   R = sqrt(sum_i (p_ij do_ie)^2).
 // What each variant rounds:
 //   - P and dS to the dtype, as the A operands of the dV, dQ and dK products (every flash backward,
 //     and the materialised baseline's stored P and dS): term j off by up to u of itself,
 //     independently per term: R, at rounded_terms_scale (3 u).
-//   - fp32: the logit (d products: off by u32 d/16 L relative, which moves p by as much), dp and D
-//     (d products each: u32 d/16 M), and the fp32 accumulation of the output's sum over keys
-//     (one rounding per 16-key MMA step) and over a group's heads: the A part.
+//   - fp32, the first part of A: the logit (d products in d / 16 MMA steps: off by u32 d/16 L
+//     relative, which moves p by as much), dp and D (u32 d/16 M each), the scale, exp and the
+//     soft-cap: each term's weight is the magnitudes its dot products round.
+//   - fp32, the second part: the accumulation of the output's sum over its n terms (one rounding of
+//     the running sum per 16-key MMA step, the atomics' adds of dQ's key blocks, and the sum over a
+//     group's heads) moves it by at most u32 steps sum |term|: weighed by the terms themselves, not
+//     by their dot products' magnitudes (those were about 20x larger at 16k keys, and would let a
+//     1% error of dq pass in bf16 at long sequences), and by the element's own count of terms.
 //   - the output's own rounding to the dtype: rtol 1.25 u. fp16 values of P and dS under 6e-5 are
 //     subnormal and keep 2^-25 absolute: atol 4 sqrt(terms) 2^-25 times the largest factor they
 //     multiply (|do| or scale |k| and scale |q|: under 6 at these inputs).
@@ -84,8 +91,7 @@ Tolerance attention_bwd_gradient_tolerance(const AttentionAxes& a, DType dtype, 
   Tolerance t;
   t.atol = 4 * std::sqrt(terms) * subnormal_rounding(out) * kLargestFactor;
   t.rtol = rounding_rtol(out);
-  const double d_steps = std::ceil(static_cast<double>(a.head_dim) / 16);
-  t.abs_sum_scale = fp32_roundings_scale(d_steps + 2 * std::ceil(terms / 16) + 4);
+  t.abs_sum_scale = unit_roundoff(ElemType::fp32);  // the oracle's abs_sum counts the roundings per term
   t.root_sum_sq_scale = rounded_terms_scale(out);
   return t;
 }
@@ -174,6 +180,24 @@ Pair visible_pair(const Inputs& in, const double* q, const double* dout, const d
 
 constexpr std::int64_t kTileRows = 16;
 
+// The roundings each term's dot-product magnitudes carry (A's first part), and those of the
+// running sum over an element's n terms (its second part, on the terms themselves).
+double dot_roundings(std::int64_t d) { return std::ceil(static_cast<double>(d) / 16) + 6; }
+double accumulation_roundings(std::int64_t terms) { return 2 * std::ceil(static_cast<double>(terms) / 16) + 2; }
+
+// Per sampled row of a tile: the terms it summed and, per dim, the sum of |term| (dq: one array;
+// dk and dv: one each), added to abs_sum weighed by the row's own count once the tile is done.
+struct TermSums {
+  std::vector<std::int64_t> count;
+  std::vector<double> abs_terms;
+  TermSums(std::int64_t rows, std::int64_t d) : count(static_cast<std::size_t>(rows), 0), abs_terms(static_cast<std::size_t>(rows * d), 0.0) {}
+  void add_to(HostTensor& t, std::size_t first_at, std::int64_t r, std::int64_t d) const {
+    const double roundings = accumulation_roundings(count[static_cast<std::size_t>(r)]);
+    for (std::int64_t e = 0; e < d; ++e)
+      t.abs_sum[first_at + static_cast<std::size_t>(e)] += roundings * abs_terms[static_cast<std::size_t>(r * d + e)];
+  }
+};
+
 // dq at sampled query rows [r0, r1) of head h in batch b: keys outside, rows inside, so each key
 // row is fetched once per tile.
 void dq_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int64_t b, std::int64_t h, std::int64_t r0,
@@ -189,6 +213,8 @@ void dq_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int64
     std::fill_n(dq.abs_sum.begin() + static_cast<std::ptrdiff_t>(at), d, 0.0);
     std::fill_n(dq.root_sum_sq.begin() + static_cast<std::ptrdiff_t>(at), d, 0.0);
   }
+  const double dots = dot_roundings(d);
+  TermSums terms(r1 - r0, d);
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* kj = in.k_row(b, j, g);
     const double* vj = in.v_row(b, j, g);
@@ -198,14 +224,19 @@ void dq_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int64
       const Pair pr = visible_pair(in, in.q_row(b, i, h), in.do_row(b, i, h), kj, vj, in.lse_at(b, h, i),
                                    in.row_index(b, i, h));
       const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.heads + h) * d);
+      ++terms.count[static_cast<std::size_t>(r - r0)];
+      double* abs_terms = terms.abs_terms.data() + (r - r0) * d;
       for (std::int64_t e = 0; e < d; ++e) {
         const double term = in.scale * pr.ds * kj[e];
         dq.values[at + e] += term;
-        dq.abs_sum[at + e] += in.scale * pr.grad_weight * std::fabs(kj[e]);
+        dq.abs_sum[at + e] += dots * in.scale * pr.grad_weight * std::fabs(kj[e]);
         dq.root_sum_sq[at + e] += term * term;
+        abs_terms[e] += std::fabs(term);
       }
     }
   }
+  for (std::int64_t r = r0; r < r1; ++r)
+    terms.add_to(dq, static_cast<std::size_t>(((b * n + r) * in.heads + h) * d), r - r0, d);
 }
 
 // dk and dv at sampled key rows [r0, r1) of kv head g in batch b, over the group's query heads and
@@ -225,6 +256,8 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
       std::fill_n(t->root_sum_sq.begin() + static_cast<std::ptrdiff_t>(at), d, 0.0);
     }
   }
+  const double dots = dot_roundings(d);
+  TermSums k_terms(r1 - r0, d), v_terms(r1 - r0, d);
   for (std::int64_t h = g * in.group; h < (g + 1) * in.group; ++h)
     for (std::int64_t i = lo; i < hi; ++i) {
       const double* q = in.q_row(b, i, h);
@@ -236,17 +269,28 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
         if (!in.mask.visible(i, j, in.seq)) continue;
         const Pair pr = visible_pair(in, q, dout, in.k_row(b, j, g), in.v_row(b, j, g), lse, row);
         const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.kv_heads + g) * d);
+        ++k_terms.count[static_cast<std::size_t>(r - r0)];
+        ++v_terms.count[static_cast<std::size_t>(r - r0)];
+        double* k_abs = k_terms.abs_terms.data() + (r - r0) * d;
+        double* v_abs = v_terms.abs_terms.data() + (r - r0) * d;
         for (std::int64_t e = 0; e < d; ++e) {
           const double k_term = in.scale * pr.ds * q[e], v_term = pr.p * dout[e];
           dk.values[at + e] += k_term;
-          dk.abs_sum[at + e] += in.scale * pr.grad_weight * std::fabs(q[e]);
+          dk.abs_sum[at + e] += dots * in.scale * pr.grad_weight * std::fabs(q[e]);
           dk.root_sum_sq[at + e] += k_term * k_term;
+          k_abs[e] += std::fabs(k_term);
           dv.values[at + e] += v_term;
-          dv.abs_sum[at + e] += pr.p_weight * std::fabs(dout[e]);
+          dv.abs_sum[at + e] += dots * pr.p_weight * std::fabs(dout[e]);
           dv.root_sum_sq[at + e] += v_term * v_term;
+          v_abs[e] += std::fabs(v_term);
         }
       }
     }
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.kv_heads + g) * d);
+    k_terms.add_to(dk, at, r - r0, d);
+    v_terms.add_to(dv, at, r - r0, d);
+  }
 }
 
 }  // namespace
