@@ -181,22 +181,11 @@ Pair visible_pair(const Inputs& in, const double* q, const double* dout, const d
 constexpr std::int64_t kTileRows = 16;
 
 // The roundings each term's dot-product magnitudes carry (A's first part), and those of the
-// running sum over an element's n terms (its second part, on the terms themselves).
+// running sum over an element's n terms (its second part, on the terms themselves). The masks are
+// a contiguous range of keys a query (and of queries a key), so n is known before the sum, and a
+// term's two parts fold into one weight: no more work per element than one magnitude.
 double dot_roundings(std::int64_t d) { return std::ceil(static_cast<double>(d) / 16) + 6; }
 double accumulation_roundings(std::int64_t terms) { return 2 * std::ceil(static_cast<double>(terms) / 16) + 2; }
-
-// Per sampled row of a tile: the terms it summed and, per dim, the sum of |term| (dq: one array;
-// dk and dv: one each), added to abs_sum weighed by the row's own count once the tile is done.
-struct TermSums {
-  std::vector<std::int64_t> count;
-  std::vector<double> abs_terms;
-  TermSums(std::int64_t rows, std::int64_t d) : count(static_cast<std::size_t>(rows), 0), abs_terms(static_cast<std::size_t>(rows * d), 0.0) {}
-  void add_to(HostTensor& t, std::size_t first_at, std::int64_t r, std::int64_t d) const {
-    const double roundings = accumulation_roundings(count[static_cast<std::size_t>(r)]);
-    for (std::int64_t e = 0; e < d; ++e)
-      t.abs_sum[first_at + static_cast<std::size_t>(e)] += roundings * abs_terms[static_cast<std::size_t>(r * d + e)];
-  }
-};
 
 // dq at sampled query rows [r0, r1) of head h in batch b: keys outside, rows inside, so each key
 // row is fetched once per tile.
@@ -214,7 +203,11 @@ void dq_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int64
     std::fill_n(dq.root_sum_sq.begin() + static_cast<std::ptrdiff_t>(at), d, 0.0);
   }
   const double dots = dot_roundings(d);
-  TermSums terms(r1 - r0, d);
+  std::vector<double> sums(static_cast<std::size_t>(r1 - r0));  // accumulation roundings of each row
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const std::int64_t i = rows[static_cast<std::size_t>(r)];
+    sums[static_cast<std::size_t>(r - r0)] = accumulation_roundings(in.mask.end_key(i, in.seq) - in.mask.first_key(i));
+  }
   for (std::int64_t j = lo; j < hi; ++j) {
     const double* kj = in.k_row(b, j, g);
     const double* vj = in.v_row(b, j, g);
@@ -224,19 +217,15 @@ void dq_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int64
       const Pair pr = visible_pair(in, in.q_row(b, i, h), in.do_row(b, i, h), kj, vj, in.lse_at(b, h, i),
                                    in.row_index(b, i, h));
       const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.heads + h) * d);
-      ++terms.count[static_cast<std::size_t>(r - r0)];
-      double* abs_terms = terms.abs_terms.data() + (r - r0) * d;
+      const double weight = in.scale * (dots * pr.grad_weight + sums[static_cast<std::size_t>(r - r0)] * std::fabs(pr.ds));
       for (std::int64_t e = 0; e < d; ++e) {
         const double term = in.scale * pr.ds * kj[e];
         dq.values[at + e] += term;
-        dq.abs_sum[at + e] += dots * in.scale * pr.grad_weight * std::fabs(kj[e]);
+        dq.abs_sum[at + e] += weight * std::fabs(kj[e]);
         dq.root_sum_sq[at + e] += term * term;
-        abs_terms[e] += std::fabs(term);
       }
     }
   }
-  for (std::int64_t r = r0; r < r1; ++r)
-    terms.add_to(dq, static_cast<std::size_t>(((b * n + r) * in.heads + h) * d), r - r0, d);
 }
 
 // dk and dv at sampled key rows [r0, r1) of kv head g in batch b, over the group's query heads and
@@ -257,7 +246,12 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
     }
   }
   const double dots = dot_roundings(d);
-  TermSums k_terms(r1 - r0, d), v_terms(r1 - r0, d);
+  std::vector<double> sums(static_cast<std::size_t>(r1 - r0));  // accumulation roundings of each row
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const std::int64_t j = rows[static_cast<std::size_t>(r)];
+    sums[static_cast<std::size_t>(r - r0)] =
+        accumulation_roundings(in.group * (in.mask.end_query(j, in.seq) - in.mask.first_query(j)));
+  }
   for (std::int64_t h = g * in.group; h < (g + 1) * in.group; ++h)
     for (std::int64_t i = lo; i < hi; ++i) {
       const double* q = in.q_row(b, i, h);
@@ -269,28 +263,20 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
         if (!in.mask.visible(i, j, in.seq)) continue;
         const Pair pr = visible_pair(in, q, dout, in.k_row(b, j, g), in.v_row(b, j, g), lse, row);
         const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.kv_heads + g) * d);
-        ++k_terms.count[static_cast<std::size_t>(r - r0)];
-        ++v_terms.count[static_cast<std::size_t>(r - r0)];
-        double* k_abs = k_terms.abs_terms.data() + (r - r0) * d;
-        double* v_abs = v_terms.abs_terms.data() + (r - r0) * d;
+        const double roundings = sums[static_cast<std::size_t>(r - r0)];
+        const double k_weight = in.scale * (dots * pr.grad_weight + roundings * std::fabs(pr.ds));
+        const double v_weight = dots * pr.p_weight + roundings * pr.p;
         for (std::int64_t e = 0; e < d; ++e) {
           const double k_term = in.scale * pr.ds * q[e], v_term = pr.p * dout[e];
           dk.values[at + e] += k_term;
-          dk.abs_sum[at + e] += dots * in.scale * pr.grad_weight * std::fabs(q[e]);
+          dk.abs_sum[at + e] += k_weight * std::fabs(q[e]);
           dk.root_sum_sq[at + e] += k_term * k_term;
-          k_abs[e] += std::fabs(k_term);
           dv.values[at + e] += v_term;
-          dv.abs_sum[at + e] += dots * pr.p_weight * std::fabs(dout[e]);
+          dv.abs_sum[at + e] += v_weight * std::fabs(dout[e]);
           dv.root_sum_sq[at + e] += v_term * v_term;
-          v_abs[e] += std::fabs(v_term);
         }
       }
     }
-  for (std::int64_t r = r0; r < r1; ++r) {
-    const std::size_t at = static_cast<std::size_t>(((b * n + r) * in.kv_heads + g) * d);
-    k_terms.add_to(dk, at, r - r0, d);
-    v_terms.add_to(dv, at, r - r0, d);
-  }
 }
 
 }  // namespace
