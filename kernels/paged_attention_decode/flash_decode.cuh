@@ -1,6 +1,6 @@
 // The flash-decoding kernel of paged_attention_decode (fused_v1 runs one key split, fused_v2
-// several, combined in the same launch): one block per (key split, kv head x M tiles of 16 query rows,
-// sequence), 4 warps per tile.
+// several, combined in the same launch; fused_v3 equal runs of key tiles across sequences, below):
+// one block per (key split, kv head x M tiles of 16 query rows, sequence), 4 warps per tile.
 //
 // A kv head's queries are few (group = heads / kv_heads query heads times q_len tokens: 4 for
 // Llama-3-8B decoding), so they fill one m16 tile of mma.sync A fragments, and the four warps of a
@@ -125,12 +125,13 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
 struct PartialSlots {
   std::int64_t base = 0, stride = 1;
 };
-template <int M>
+template <int M, bool kPieces>
 __device__ __forceinline__ PartialSlots partial_slots(const DecodeParams& p, std::int64_t out_row, int i,
                                                       int kv_block, int first_piece) {
-  if (p.stream_k)
+  if constexpr (kPieces)
     return {(static_cast<std::int64_t>(kv_block) * p.piece_cap + first_piece) * (M * kRows) + i, M * kRows};
-  return {out_row * p.splits, 1};
+  else
+    return {out_row * p.splits, 1};
 }
 
 // The output rows [first_row, first_row + rows) of kv head kv of sequence b from the `used`
@@ -142,7 +143,7 @@ __device__ __forceinline__ PartialSlots partial_slots(const DecodeParams& p, std
 // online softmax does), so there is no second pass. The partials were written by other blocks of
 // this launch: read through the L2 (ld.global.cg), never a stale L1 line. Split 0 always holds a
 // visible key, so a row's max is finite from the first group of splits on.
-template <class T, int D, int M, int kThreads>
+template <class T, int D, int M, bool kPieces, int kThreads>
 __device__ __forceinline__ void combine_splits(const float* partial_o, const float* partial_lse, int used, T* o,
                                                const DecodeParams& p, std::int64_t b, int kv, int first_row,
                                                int rows, int kv_block, int first_piece) {
@@ -153,7 +154,7 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
     const int i = i0 + static_cast<int>(threadIdx.x) / kLanes;
     const bool live = i < rows;
     const std::int64_t out_row = output_row(p, b, kv, first_row + (live ? i : 0));
-    const PartialSlots slots = partial_slots<M>(p, out_row, live ? i : 0, kv_block, first_piece);
+    const PartialSlots slots = partial_slots<M, kPieces>(p, out_row, live ? i : 0, kv_block, first_piece);
     const float* lse = partial_lse + slots.base;
     const float4* part = reinterpret_cast<const float4*>(partial_o + slots.base * D) + lane;
     float row_max = -INFINITY, sum = 0;
@@ -196,11 +197,12 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
   }
 }
 
-// One split of sequence b (fused_v1, fused_v2) or one piece (fused_v3): keys [key_begin, key_end)
-// of its `length`, split `split` of the `used` that hold keys of the sequence (fused_v3: numbered
-// from the sequence's first piece, `first_piece`). Writes o directly where used is 1; else its
-// partial, and the last of the `used` to arrive merges them.
-template <class T, int D, int M>
+// One split of sequence b (fused_v1, fused_v2) or one piece (fused_v3, kPieces): keys [key_begin,
+// key_end) of its `length`, split `split` of the `used` that hold keys of the sequence (fused_v3:
+// numbered from the sequence's first piece, `first_piece`). Writes o directly where the launch has
+// one split (a sequence's only piece, with kPieces); else its partial, and the last of the `used`
+// to arrive merges them.
+template <class T, int D, int M, bool kPieces>
 __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* __restrict__ k_cache,
                                              const T* __restrict__ v_cache, const std::int32_t* __restrict__ block_tables,
                                              T* __restrict__ o, float* __restrict__ partial_o,
@@ -221,6 +223,7 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
   const int first_row = (blockIdx.y % p.row_blocks) * M * kRows;  // of the kv head's rows
   const std::int32_t* table = block_tables + b * p.pages_per_seq;
   const int tiles = static_cast<int>((key_end - key_begin + kTileKeys - 1) / kTileKeys);
+  const bool direct = kPieces ? used == 1 : p.splits == 1;  // uniform over the block
 
   // Q's rows of this block (rows past the kv head's queries zero-filled), with tile 0.
   {
@@ -385,14 +388,14 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
       for (int w = 0; w < kWarps; ++w) acc += weight[w] * red_o[((w0 + w) * kRows + ii) * D + col0 + e];
       value[e] = acc * inv;
     }
-    if (used == 1) {
+    if (direct) {
       T* out = o + out_row * D + col0;
 #pragma unroll
       for (int e = 0; e < kCols; e += 2)
         *reinterpret_cast<std::uint32_t*>(out + e) = flash::pack2<T>(value[e], value[e + 1]);
       return;
     }
-    const PartialSlots slots = partial_slots<M>(p, out_row, i, blockIdx.y, first_piece);
+    const PartialSlots slots = partial_slots<M, kPieces>(p, out_row, i, blockIdx.y, first_piece);
     const std::int64_t slot = slots.base + split * slots.stride;
     float* out = partial_o + slot * D + col0;
 #pragma unroll
@@ -400,7 +403,7 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
       *reinterpret_cast<float4*>(out + e) = make_float4(value[e], value[e + 1], value[e + 2], value[e + 3]);
     if (col0 == 0) partial_lse[slot] = sum > 0 ? row_max + log2f(sum) : -INFINITY;
   }
-  if (used == 1) return;
+  if (direct) return;
 
   // The last split of this (sequence, kv head, row block) to arrive combines them all, in the same
   // launch: no second kernel, no gap between them, and the combine of one block overlaps the
@@ -417,48 +420,50 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
   __syncthreads();
   if (!last) return;
   __threadfence();
-  combine_splits<T, D, M, kThreads>(partial_o, partial_lse, used, o, p, b, kv, first_row,
+  combine_splits<T, D, M, kPieces, kThreads>(partial_o, partial_lse, used, o, p, b, kv, first_row,
                                     p.rows - first_row < M * kRows ? p.rows - first_row : M * kRows, blockIdx.y,
                                     first_piece);
 }
 
-// fused_v1 and fused_v2 (pieces null): block (split, kv head x row block, sequence), order [b] (or
-// null: grid z is the sequence), and with p.splits > 1 partial_o [b, q_len, h, splits, D],
+// fused_v1 and fused_v2 (kPieces false): block (split, kv head x row block, sequence), order [b]
+// (or null: grid z is the sequence), and with p.splits > 1 partial_o [b, q_len, h, splits, D],
 // partial_lse [b, q_len, h, splits] (log2 units) and the arrival counters [b, kv_heads, row_blocks].
-// fused_v3: block (worker, kv head x row block) runs the pieces [worker_first[x], worker_first[x +
-// 1]) one after the other; partial_o [kv heads x row blocks, piece_cap, 16 M, D] and partial_lse
-// likewise. The plan was made from these context_lens (read back in prepare()), so its pieces end
-// where the sequences do.
-template <class T, int D, int M>
+// fused_v3 (kPieces): block (worker, kv head x row block) runs the pieces [worker_first[x],
+// worker_first[x + 1]) one after the other; partial_o [kv heads x row blocks, piece_cap, 16 M, D]
+// and partial_lse likewise. The plan was made from these context_lens (read back in prepare()), so
+// its pieces end where the sequences do. Two instantiations, not a branch: with both bodies in one
+// kernel, fused_v1 and fused_v2 measured 2-7% slower than before the pieces came (2026-11-27
+// notebook, stream-K section).
+template <class T, int D, int M, bool kPieces>
 __global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                  const std::int32_t* __restrict__ block_tables, const std::int32_t* __restrict__ context_lens,
                  T* __restrict__ o, const std::int32_t* __restrict__ order, const Piece* __restrict__ pieces,
                  const std::int32_t* __restrict__ worker_first, float* __restrict__ partial_o,
                  float* __restrict__ partial_lse, std::uint32_t* __restrict__ arrivals, DecodeParams p, int stages) {
-  if (pieces != nullptr) {
+  if constexpr (kPieces) {
     for (int i = worker_first[blockIdx.x]; i < worker_first[blockIdx.x + 1]; ++i) {
       const Piece piece = pieces[i];
       __syncthreads();  // the last piece's merge is done with the ring and Q's rows
-      decode_split<T, D, M>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages,
-                            piece.seq, context_lens[piece.seq], piece.key_begin, piece.key_end, piece.index,
-                            piece.count, piece.first);
+      decode_split<T, D, M, true>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages,
+                                  piece.seq, context_lens[piece.seq], piece.key_begin, piece.key_end, piece.index,
+                                  piece.count, piece.first);
     }
-    return;
+  } else {
+    const int split = blockIdx.x;
+    const std::int64_t b = order != nullptr ? order[blockIdx.z] : blockIdx.z;
+    const std::int64_t length = context_lens[b];
+    const std::int64_t key_begin = split * p.split_keys;
+    const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
+    // A split past the sequence's end holds no key, and is neither counted nor combined.
+    if (key_begin >= key_end) return;
+    // Splits holding keys; never more than the grid has (a length past the planned context would
+    // otherwise leave the counter short of `used` for good, and the rows unwritten).
+    const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
+    const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
+    decode_split<T, D, M, false>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages, b,
+                                 length, key_begin, key_end, split, used, 0);
   }
-  const int split = blockIdx.x;
-  const std::int64_t b = order != nullptr ? order[blockIdx.z] : blockIdx.z;
-  const std::int64_t length = context_lens[b];
-  const std::int64_t key_begin = split * p.split_keys;
-  const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
-  // A split past the sequence's end holds no key, and is neither counted nor combined.
-  if (key_begin >= key_end) return;
-  // Splits holding keys; never more than the grid has (a length past the planned context would
-  // otherwise leave the counter short of `used` for good, and the rows unwritten).
-  const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
-  const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
-  decode_split<T, D, M>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages, b, length,
-                        key_begin, key_end, split, used, 0);
 }
 
 }  // namespace flash_decode

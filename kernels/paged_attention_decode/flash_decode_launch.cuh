@@ -1,7 +1,7 @@
-// How fused_v1 and fused_v2 launch flash_decode.cuh's kernels: the plan (how many key splits per
-// sequence and kv head, from the GPU's SM count and the kernel's occupancy, and whether the
-// sequences run longest first; made once in prepare()), the workspace of the sequence order, the
-// split outputs and their arrival counters, and the launch.
+// How fused_v1, fused_v2 and fused_v3 launch flash_decode.cuh's kernels: the plan (how many key
+// splits per sequence and kv head, from the GPU's SM count and the kernel's occupancy, and whether
+// the sequences run longest first; fused_v3's pieces; made once in prepare()), the workspace of the
+// sequence order or the pieces, the split outputs and their arrival counters, and the launch.
 #pragma once
 
 #include <algorithm>
@@ -32,9 +32,9 @@ inline std::optional<std::string> refuse(const Shape& s, DType) {
   return std::nullopt;
 }
 
-template <class T, int D, int M>
+template <class T, int D, int M, bool kPieces>
 auto* kernel_of() {
-  auto* kernel = &flash_decode<T, D, M>;
+  auto* kernel = &flash_decode<T, D, M, kPieces>;
   // Once per instantiation: allow the largest ring any `stages` asks for.
   static const cudaError_t attribute =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<D, M>(kMaxStages));
@@ -43,22 +43,22 @@ auto* kernel_of() {
 }
 
 // Blocks of this configuration one SM holds at once (shared memory decides: 2 at 3 stages, d128).
-template <class T, int D, int M>
+template <class T, int D, int M, bool kPieces>
 int resident_blocks(int stages) {
   int blocks = 0;
-  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_of<T, D, M>(), kWarps * 32 * M,
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_of<T, D, M, kPieces>(), kWarps * 32 * M,
                                                            smem_bytes<D, M>(stages)),
              "flash_decode occupancy");
   return std::max(blocks, 1);
 }
 
 // The GPU's resident blocks of this configuration: SMs x blocks per SM.
-template <class T, int D, int M>
+template <class T, int D, int M, bool kPieces>
 std::int64_t wave_slots(int stages) {
   int device = 0, sms = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-  return static_cast<std::int64_t>(sms) * resident_blocks<T, D, M>(stages);
+  return static_cast<std::int64_t>(sms) * resident_blocks<T, D, M, kPieces>(stages);
 }
 
 // The plan: with `waves` > 0, as many key splits as fill that many waves of the GPU's resident
@@ -79,7 +79,7 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  const std::int64_t wave = wave_slots<T, D, M>(stages);
+  const std::int64_t wave = wave_slots<T, D, M, false>(stages);
   const std::int64_t slots = waves > 0 ? waves * wave : 0;
   const KeySplit split = plan_split(a, slots);
   p.split_keys = split.split_keys;
@@ -131,7 +131,7 @@ void launch_config(const LaunchArgs& a, const DecodeParams& p, int workers, int 
   const dim3 grid = p.stream_k ? dim3(static_cast<unsigned>(workers), static_cast<unsigned>(axes.kv_heads * p.row_blocks), 1)
                                : dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                                       static_cast<unsigned>(axes.batch));
-  auto* kernel = kernel_of<T, D, M>();
+  auto* kernel = p.stream_k ? kernel_of<T, D, M, true>() : kernel_of<T, D, M, false>();
   kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
       a.tensor<const std::int32_t>("block_tables"), a.tensor<const std::int32_t>("context_lens"), a.tensor<T>("o"),
@@ -188,7 +188,7 @@ inline std::shared_ptr<void> prepare(const LaunchArgs& a, Schedule schedule) {
   char* workspace = static_cast<char*>(a.workspace);
   if (schedule == Schedule::stream_k) {
     const std::int64_t slots =
-        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M>(stages); });
+        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M, true>(stages); });
     DecodeParams& p = plan->params;
     p = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, 0, stages); });
     p.stream_k = true;
@@ -221,7 +221,7 @@ inline std::shared_ptr<void> prepare(const LaunchArgs& a, Schedule schedule) {
 inline void launch(const LaunchArgs& a) {
   const DecodePlan& plan = a.state_as<DecodePlan>();
   const int stages = checked_stages(a);
-  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, plan.params, plan.stream_k.workers(), stages); });
+  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, plan.params, plan.params.stream_k ? plan.stream_k.workers() : 0, stages); });
 }
 
 }  // namespace flash_decode

@@ -9,9 +9,12 @@
 // Why: fused_v2's splits all have one length, so a ragged batch in one wave ends with its longest
 // sequence's splits while the other slots idle. b16 q4 ctx8192 h32/8 (lengths uniform over 2k-8k,
 // 358 MB of K and V): 1370 key tiles a kv head for 33 slots is 41.5 a block, but fused_v2's longest
-// block carries 53 (75.8% of the roof where a 358 MB read stream reaches 92%, 2026-11-27/28
-// notebooks). Stream-K gives every block 41 or 42; the cost is a piece's start (Q and the ring
-// refilled) where a run crosses into the next sequence, about one per block.
+// block carries 53. Stream-K gives every block 41 or 42; the cost is a piece's start (Q and the ring
+// refilled) where a run crosses into the next sequence, about one per block. Measured (2026-11-27
+// notebook, stream-K section): 146.6 us at that shape, where fused_v2 ran 147.0 in the sample
+// before (151.2 in the same call, from a build that has since given it its own kernel again):
+// the imbalance cost less than its tile count says. Slower than fused_v2 where fused_v2 balances
+// already (longest first over two waves, d64's 512 equal blocks).
 #include "kernels/paged_attention_decode/flash_decode_launch.cuh"
 
 namespace kwb {

@@ -102,7 +102,7 @@ inline std::vector<std::int32_t> longest_first(const PagedDecodeAxes& a) {
   return order;
 }
 
-// The workspace of both fused variants: the sequence order (batch int32), then with splits
+// The workspace of fused_v1 and fused_v2: the sequence order (batch int32), then with splits
 // partial_o (D fp32 per split and output row), partial_lse (one each) after it and one arrival
 // counter per (sequence, kv head, row block), each part 256-byte aligned. The counters start at
 // zero (prepare() clears them once) and the kernel leaves them at zero: the last split to arrive
