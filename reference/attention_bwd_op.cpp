@@ -61,22 +61,23 @@ std::vector<Shape> attention_bwd_default_shapes() {
 // Error bounds (harness/catalogue/tolerance.hpp). The oracle reports, per element of dq (query i,
 // dim e; sums over the n_i keys j it sees; c_ij = l'(s_ij), L_ij = scale sum_e |q_ie k_je| the
 // logit's magnitude, M_ij = sum_e |do_ie v_je| + sum_e |do_ie o_ie| that of dp_ij - D_i):
-//   A = (d / 16 + 6) sum_j scale p_ij |c_ij| (M_ij + |dp_ij - D_i| L_ij) |k_je|
-//       + (2 ceil(n_i / 16) + 2) sum_j |scale ds_ij k_je|                     (abs_sum, times u32)
+//   A = (2 ceil(d / 16) + 6) sum_j scale p_ij |c_ij| (M_ij + |dp_ij - D_i| L_ij) |k_je|
+//       + (2 (ceil(n_i / 16) + 1) + 2) sum_j |scale ds_ij k_je|               (abs_sum, times u32)
 //   R = sqrt(sum_j (scale ds_ij k_je)^2)
-// dk likewise with q_ie for k_je, over the queries (and the group's heads) that see key j, and dv
-//   A = (d / 16 + 6) sum_i p_ij (1 + L_ij) |do_ie| + (2 ceil(n_j / 16) + 2) sum_i |p_ij do_ie|,
-//   R = sqrt(sum_i (p_ij do_ie)^2).
+// dk likewise with q_ie for k_je, over the n_j queries of each of the group's g heads that see key
+// j (the accumulation's count 2 g (ceil(n_j / 16) + 1) + 2), and dv
+//   A = (2 ceil(d / 16) + 6) sum_i p_ij (1 + L_ij) |do_ie|
+//       + (2 g (ceil(n_j / 16) + 1) + 2) sum_i |p_ij do_ie|,      R = sqrt(sum_i (p_ij do_ie)^2).
 // What each variant rounds:
 //   - P and dS to the dtype, as the A operands of the dV, dQ and dK products (every flash backward,
 //     and the materialised baseline's stored P and dS): term j off by up to u of itself,
 //     independently per term: R, at rounded_terms_scale (3 u).
-//   - fp32, the first part of A: the logit (d products in d / 16 MMA steps: off by u32 d/16 L
-//     relative, which moves p by as much), dp and D (u32 d/16 M each), the scale, exp and the
+//   - fp32, the first part of A: the logit (d products in d / 16 MMA steps: off by 2 u32 d/16 L
+//     relative, which moves p by as much), dp and D (2 u32 d/16 M each), the scale, exp and the
 //     soft-cap: each term's weight is the magnitudes its dot products round.
-//   - fp32, the second part: the accumulation of the output's sum over its n terms (one rounding of
-//     the running sum per 16-key MMA step, the atomics' adds of dQ's key blocks, and the sum over a
-//     group's heads) moves it by at most u32 steps sum |term|: weighed by the terms themselves, not
+//   - fp32, the second part: the accumulation of the output's sum over its n terms (two units of the
+//     running sum per 16-key MMA step, the atomics' adds of dQ's key blocks, and the sum over a
+//     group's heads) moves it by at most 2 u32 steps sum |term|: weighed by the terms themselves, not
 //     by their dot products' magnitudes (those were about 20x larger at 16k keys, and would let a
 //     1% error of dq pass in bf16 at long sequences), and by the element's own count of terms.
 //   - the output's own rounding to the dtype: rtol 1.25 u. fp16 values of P and dS under 6e-5 are
@@ -180,12 +181,18 @@ Pair visible_pair(const Inputs& in, const double* q, const double* dout, const d
 
 constexpr std::int64_t kTileRows = 16;
 
-// The roundings each term's dot-product magnitudes carry (A's first part), and those of the
-// running sum over an element's n terms (its second part, on the terms themselves). The masks are
-// a contiguous range of keys a query (and of queries a key), so n is known before the sum, and a
-// term's two parts fold into one weight: no more work per element than one magnitude.
-double dot_roundings(std::int64_t d) { return std::ceil(static_cast<double>(d) / 16) + 6; }
-double accumulation_roundings(std::int64_t terms) { return 2 * std::ceil(static_cast<double>(terms) / 16) + 2; }
+// The roundings each term's dot-product magnitudes carry (A's first part: the logit's and dp's d/16
+// MMA steps, two units each as tensor-core fp32 accumulation may truncate, and the scale, the lse,
+// exp2 and the soft-cap), and those of the running sum over an element's terms (its second part, on
+// the terms themselves): `heads` sums of `terms` terms each (dk and dv sum a group's heads one after
+// another in registers), each over ceil(terms / 16) + 1 MMA steps (a range that starts inside a
+// step touches one more), two units a step. The masks are a contiguous range of keys a query (and of
+// queries a key), so the counts are known before the sum, and a term's two parts fold into one
+// weight: no more work per element than one magnitude.
+double dot_roundings(std::int64_t d) { return 2 * std::ceil(static_cast<double>(d) / 16) + 6; }
+double accumulation_roundings(std::int64_t terms, std::int64_t heads = 1) {
+  return 2 * static_cast<double>(heads) * (std::ceil(static_cast<double>(terms) / 16) + 1) + 2;
+}
 
 // dq at sampled query rows [r0, r1) of head h in batch b: keys outside, rows inside, so each key
 // row is fetched once per tile.
@@ -250,7 +257,7 @@ void dkv_tile(const Inputs& in, const std::vector<std::int64_t>& rows, std::int6
   for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t j = rows[static_cast<std::size_t>(r)];
     sums[static_cast<std::size_t>(r - r0)] =
-        accumulation_roundings(in.group * (in.mask.end_query(j, in.seq) - in.mask.first_query(j)));
+        accumulation_roundings(in.mask.end_query(j, in.seq) - in.mask.first_query(j), in.group);
   }
   for (std::int64_t h = g * in.group; h < (g + 1) * in.group; ++h)
     for (std::int64_t i = lo; i < hi; ++i) {

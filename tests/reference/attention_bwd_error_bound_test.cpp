@@ -153,7 +153,7 @@ TEST(AttentionBwdErrorBound, PlantedDefectsFallOutsideIt) {
   // rounding alone is 0.5% of a value, so 1% is near its edge. The fp32 part of the bound (A) counts
   // the accumulation's roundings on the terms themselves and per element, so it no longer grows with
   // the dot products' magnitudes times the keys summed: at 1024 keys the 1% error is still caught
-  // (bf16: 1.6x, 2215 elements; the earlier A flagged 1588).
+  // (bf16: 1.6x, 2190 elements; the earlier A flagged 1588).
   for (DType dtype : {DType::bf16, DType::fp16})
     for (const Shape& s : {kFull, kLong})
       EXPECT_GT(check(s, dtype, {.dq_scale = 1.01f}).dq.mismatches, 0) << "dq 1% off, " << to_string(dtype) << " "
