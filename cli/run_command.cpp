@@ -403,7 +403,7 @@ void add_run_command(CLI::App& app, int& exit_code, const std::string& self_exe)
       ->excludes(device);
   cmd->add_option("--seed", f.seed, "Seed of the input generator, 0 to 2^64-1 (default: 1)")->type_name("UINT");
   cmd->add_option("--timer", f.timer, "auto (CUPTI, else CUDA events), cupti or events");
-  cmd->add_option("--case-timeout", f.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");
+  cmd->add_option("--case-timeout", f.case_timeout_s, "Watchdog per case, seconds (default: 120): the longest wait for a case's inputs and oracle, and again for its launches")->type_name("SECONDS");
   cmd->add_option("--max-cases", f.max_cases,
                   fmt::format("Refuse plans with more cases than this (default: {})", PlanRequest::kDefaultMaxCases))
       ->type_name("N");

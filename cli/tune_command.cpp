@@ -118,7 +118,7 @@ void add_tune_command(CLI::App& app, int& exit_code, const std::string& self_exe
   cmd->add_option("--out", f.run.out, "Output folder (default: tune)");
   cmd->add_option("--device", f.run.device, "CUDA device index (default: 0)")->type_name("INT");
   cmd->add_option("--seed", f.run.seed, "Seed of the input generator (default: 1)")->type_name("UINT");
-  cmd->add_option("--case-timeout", f.run.case_timeout_s, "Watchdog per case, seconds (default: 120)")->type_name("SECONDS");
+  cmd->add_option("--case-timeout", f.run.case_timeout_s, "Watchdog per case, seconds (default: 120): the longest wait for a case's inputs and oracle, and again for its launches")->type_name("SECONDS");
   cmd->add_option("--progress", f.run.progress, kProgressFlagHelp)->type_name("bar|lines|none");
   cmd->add_flag("--list-cases", f.run.list_cases, "Print the configurations planned and exit; needs no GPU");
   cmd->add_option("--resume", f.run.resume,

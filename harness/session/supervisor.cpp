@@ -214,7 +214,8 @@ CaseRecord Supervisor::run_case_in_worker(const CaseRequest& req) {
       record = case_from_json(msg.at("record"));
       worker_exiting = msg.value("worker_exiting", false);
     }
-    // "started" and anything else: keep waiting for the record.
+    // "started", "prepared" and anything else: keep waiting for the record, the watchdog's time
+    // started again by each line (worker_protocol.hpp).
   }
   // A fault costs the worker its context: it exits right after the record. Reap it now so the
   // next case starts a fresh one instead of writing into a dead pipe.

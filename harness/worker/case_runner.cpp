@@ -209,7 +209,10 @@ CaseRecord CaseRunner::run(const CaseRequest& req) {
 
     // 2. Inputs and oracle, once per group; then the next group's, in the background, as soon as
     // the session has named it (at a group's first case with one GPU, at its last beside others).
-    if (!group_) group_ = prepare_group(*op, req, specs, key, timer);
+    if (!group_) {
+      group_ = prepare_group(*op, req, specs, key, timer);
+      if (on_group_prepared_) on_group_prepared_();
+    }
     if (next_request_) {
       timer.enter(&CaseStageTimes::inputs_ms);
       phase = "prepare the next group's inputs (ahead of its turn; this variant has not run)";

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ class CaseRunner {
   // current group is timed (harness/worker/prepare/group_prefetch.hpp). A hint only: a group that
   // comes otherwise prepares itself as before.
   void expect_next_group(const CaseRequest& first_case);
+
+  // Called once a case has prepared a new group (its inputs and oracle: host work that can take a
+  // minute or more at long sequences), before any of the variant's launches: the worker answers
+  // "prepared", and the parent's watchdog, which is for a hung kernel, starts its time again.
+  void on_group_prepared(std::function<void()> callback) { on_group_prepared_ = std::move(callback); }
 
  private:
   struct Group;       // inputs, sample plan and oracle answer, shared by a group's cases
@@ -86,6 +92,7 @@ class CaseRunner {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<L2Flusher> counter_flusher_;  // clean, for cold counter passes (made when first needed)
   std::unique_ptr<Group> group_;
+  std::function<void()> on_group_prepared_;
   bool context_lost_ = false;
   std::vector<TestSlowdown> slowdowns_;  // KWB_TEST_SLOWDOWN, for proving the regression gate
   std::unique_ptr<OracleCache> oracle_cache_;

@@ -190,6 +190,7 @@ int worker_main(int device, const std::string& timer_preference, bool counters) 
         continue;
       }
       answer({{"event", "started"}, {"index", req.index}});
+      runner.on_group_prepared([index = req.index] { answer({{"event", "prepared"}, {"index", index}}); });
       const CaseRecord rec = runner.run(req);
       answer({{"event", "record"}, {"record", to_json(rec)}, {"worker_exiting", runner.context_lost()}});
       if (runner.context_lost()) {

@@ -4,7 +4,12 @@
 //                     {"event":"no_gpu","reason":"..."}
 //   parent -> worker  {"cmd":"case","request":{...}}   {"cmd":"ceilings"}   {"cmd":"exit"}
 //   worker -> parent  {"event":"started","index":7}   {"event":"record","record":{...}}
+//                     {"event":"prepared","index":7} (the case made a new group's inputs and oracle)
 //                     {"event":"ceilings","ceilings":{...}}   {"event":"error","message":"..."}
+//
+// The parent's watchdog (--case-timeout) waits that long for each line of a case, so "prepared"
+// starts its time again: the oracle is host work (85 s for attention_varlen_bwd at b8 s4096 on an
+// H100's 16-core host), and the watchdog is for a hung kernel.
 //
 // A case request crosses the pipe as the CaseRequest the planner made, field by field; its
 // enumerations (dtype, mode, flush, launch) as their names, written and read back only by the two

@@ -1,6 +1,8 @@
 // Supervisor::release_device with a scripted worker: the worker is asked to exit (not killed)
 // and has ended when the call returns, so its GPU memory is free for another process; the next
-// case starts a fresh worker, which is not counted as a restart after a fault.
+// case starts a fresh worker, which is not counted as a restart after a fault. And the watchdog
+// with scripted workers: it waits --case-timeout for each line of a case, so a worker that says
+// "prepared" after a long oracle gets the time again for its launches.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -69,6 +71,54 @@ TEST(SupervisorRelease, TheWorkerIsAskedToExitAndTheNextCaseStartsAFreshOneWitho
   EXPECT_EQ(supervisor.restarts(), 0) << "a release is no restart after a fault";
   EXPECT_TRUE(supervisor.release_device());
   EXPECT_TRUE(supervisor.release_device()) << "nothing to release: still fine";
+}
+
+// A worker that answers each case after `before` seconds with "started", then (if `prepared`) a
+// "prepared" line, then after `after` more seconds a passed record.
+std::filesystem::path slow_worker(const std::filesystem::path& dir, const CaseRequest& request, bool prepared,
+                                  double before, double after) {
+  DeviceInfo device;
+  device.name = "Scripted GPU";
+  device.global_mem_bytes = std::int64_t(80) << 30;
+  const std::string hello = dump_json(nlohmann::ordered_json{
+      {"event", "hello"}, {"device", to_json(device)}, {"timer", "cupti"}, {"timer_note", ""}, {"device_count", 1}});
+  CaseRecord answer = record_for(request);
+  answer.disposition = Disposition::passed;
+  const std::string record = dump_json(nlohmann::ordered_json{{"event", "record"}, {"record", to_json(answer)}});
+  const auto script = dir / (prepared ? "prepared.sh" : "silent.sh");
+  std::ofstream out(script);
+  out << "#!/bin/sh\nprintf '%s\\n' " << shell_single_quoted(hello) << " >&3\n"
+      << "while read line; do\n"
+      << "  case \"$line\" in *'\"exit\"'*) exit 0 ;; esac\n"
+      << "  printf '%s\\n' '{\"event\":\"started\",\"index\":0}' >&3\n"
+      << "  sleep " << before << "\n"
+      << (prepared ? "  printf '%s\\n' '{\"event\":\"prepared\",\"index\":0}' >&3\n" : "")
+      << "  sleep " << after << "\n"
+      << "  printf '%s\\n' " << shell_single_quoted(record) << " >&3\n"
+      << "done\n";
+  out.close();
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+TEST(SupervisorWatchdog, PreparedStartsTheTimeAgainAndSilenceEndsTheWorker) {
+  const test::TempDir dir;
+  CaseRequest request;
+  request.op = "attention_varlen_bwd";
+  request.variant = "fused_v2_wgmma_tma_atomic_dq_varlen";
+  // 1.2 s of oracle, then 1.2 s of launches, against a 2 s watchdog: 2.4 s in all.
+  Supervisor patient(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, true, 1.2, 1.2).string(),
+                                       .case_timeout_s = 2, .worker_log = dir.path() / "prepared.log"});
+  ASSERT_TRUE(patient.start().has_gpu);
+  const CaseRecord ok = patient.run_case(request);
+  EXPECT_EQ(ok.disposition, Disposition::passed) << ok.reason;
+  // The same case without the line: the watchdog ends it at 2 s.
+  Supervisor strict(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, false, 1.2, 1.2).string(),
+                                      .case_timeout_s = 2, .worker_log = dir.path() / "silent.log"});
+  ASSERT_TRUE(strict.start().has_gpu);
+  const CaseRecord lost = strict.run_case(request);
+  EXPECT_EQ(lost.disposition, Disposition::failed);
+  EXPECT_NE(lost.reason.find("watchdog"), std::string::npos) << lost.reason;
 }
 
 }  // namespace
