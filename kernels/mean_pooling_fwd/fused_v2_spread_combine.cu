@@ -11,9 +11,11 @@
 //   - `packs`: 16-byte packs of a row a thread reads, and `rows_in_flight` rows' loads a thread has
 //     in flight. One pack wins where the hidden size takes 16-byte packs; where it takes single
 //     elements (d 4099), 4 a thread (2 rows in flight) read 1.5x faster than fused_v1's one.
-//     In bf16, 4 rows in flight beat fused_v1's 8 at both sizes swept (2026-11-27 notebook, "mean
-//     pooling's loads in flight"): 152.5 against 157.0 us at b16 s4096, 286.9 against 291.4 at b4
-//     s32768; in fp32, 8 beat 4 (543.1 against 551.5 us at b4 s32768); 16 a thread was 25-30% slower.
+//     In bf16, 4 rows in flight beat fused_v1's 8 at both sizes swept, at 16 blocks a multiprocessor
+//     (2026-11-27 notebook, "mean pooling's loads in flight", calls 2 and 3): 153.6 and 152.5
+//     against 157.8 and 157.0 us at b16 s4096, 286.5 and 286.9 against 292.3 and 291.4 at b4 s32768;
+//     in fp32, 8 beat 4 (543.1 against 551.5 us at b4 s32768). 16 a thread was 21-81% slower, and
+//     2 blocks a multiprocessor slower at every setting: neither is offered.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -112,7 +114,6 @@ void with_rows(const LaunchArgs& a, const PoolingAxes& p) {
   switch (a.tunable("rows_in_flight")) {
     case 2: return pool<T, E, Packs, 2>(a, p);
     case 4: return pool<T, E, Packs, 4>(a, p);
-    case 16: return pool<T, E, Packs, 16>(a, p);
     default: return pool<T, E, Packs, 8>(a, p);
   }
 }
@@ -157,7 +158,7 @@ KWB_REGISTER_VARIANT(Variant{
                  {"blocks_per_sm",
                   {std::begin(pooling::kBlocksPerSmValues), std::end(pooling::kBlocksPerSmValues)},
                   "blocks of 128 threads a multiprocessor the token slices aim at"},
-                 {"rows_in_flight", {8, 4, 2, 16}, "token rows whose loads a thread has in flight at once (packs each)",
+                 {"rows_in_flight", {8, 4, 2}, "token rows whose loads a thread has in flight at once (packs each)",
                   [](const Shape& s, DType dtype) -> std::int64_t {
                     if (pooling::pack_for(s.at("hidden"), dtype) == 1) return 2;
                     return dtype_size(dtype) == 2 ? 4 : 8;

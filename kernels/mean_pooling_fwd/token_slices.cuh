@@ -22,7 +22,7 @@ constexpr int kThreads = 128;
 constexpr int kMostMultiprocessors = 256;  // what the workspaces are sized for (an H100 has 132)
 
 // The blocks_per_sm tunable's values; the workspaces are sized for the largest.
-constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4, 2};
+constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4};
 constexpr std::int64_t kMostBlocksPerSm = 16;
 static_assert(*std::ranges::max_element(kBlocksPerSmValues) == kMostBlocksPerSm);
 
