@@ -1,10 +1,10 @@
 // What a pure read stream reaches at a given size, under kwb's two cold flushes: the ceiling's
 // own read kernels (harness/worker/measure/ceilings_measure.cu's read_blocks and read_unrolled,
 // written again here so that this file builds alone) over N bytes, after a dirty flush (a memset
-// of twice the L2) or a clean one (the memset, then a read sweep of another buffer). A case that
-// reads N bytes can do no better than the best of these, so this is the bar to set a short
-// memory-bound case's "% of the roof" against: the roof is measured at 1-2 GiB, where the ramp,
-// the tail and the flush's write-back are a few percent; at 134 MB they are not.
+// of twice the L2) or a clean one (the memset, then a read sweep of another buffer). The best of
+// these four kernels is a reference for a short memory-bound case's "% of the roof", not a proof
+// of what any kernel can reach: the roof is measured at 1-2 GiB, where the ramp, the tail and the
+// flush's write-back are a few percent; at 134 MB they are not.
 //
 //   nvcc -O3 -arch=sm_90 -o read_at_size scripts/probes/read_at_size.cu
 //   ./read_at_size 134217728 805306368 [roof GB/s]
