@@ -1,12 +1,12 @@
 // What a pure read stream reaches at a given size, under kwb's two cold flushes: the ceiling's
-// own read kernels (harness/worker/measure/ceilings_measure.cu's read_blocks and read_unrolled,
-// written again here so that this file builds alone) over N bytes, after a dirty flush (a memset
+// own read kernels (read_blocks and read_unrolled, harness/worker/measure/stream_kernels.cuh) over
+// N bytes, after a dirty flush (a memset
 // of twice the L2) or a clean one (the memset, then a read sweep of another buffer). The best of
 // these four kernels is a reference for a short memory-bound case's "% of the roof", not a proof
 // of what any kernel can reach: the roof is measured at 1-2 GiB, where the ramp, the tail and the
 // flush's write-back are a few percent; at 134 MB they are not.
 //
-//   nvcc -O3 -arch=sm_90 -o read_at_size scripts/probes/read_at_size.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I. -o read_at_size scripts/probes/read_at_size.cu   (from the repository root)
 //   ./read_at_size 134217728 805306368 [roof GB/s]
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
@@ -20,48 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "harness/worker/measure/stream_kernels.cuh"
+
 namespace {
+
+using kwb::read_blocks;
+using kwb::read_unrolled;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
     std::exit(1);
   }
-}
-
-__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
-
-// One block per 256 x UNROLL vectors (a grid of many waves, scheduled by the hardware).
-template <int UNROLL>
-__global__ void read_blocks(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
-  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
-  uint4 v[UNROLL];
-#pragma unroll
-  for (int u = 0; u < UNROLL; ++u) {
-    const std::size_t i = base + u * std::size_t{blockDim.x};
-    v[u] = i < n ? in[i] : uint4{0, 0, 0, 0};
-  }
-  unsigned acc = 0;
-#pragma unroll
-  for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
-
-// A persistent grid-stride stream, UNROLL loads in flight a thread.
-template <int UNROLL>
-__global__ void read_unrolled(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
-  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  unsigned acc = 0;
-  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-    uint4 v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
-  }
-  for (; i < n; i += stride) acc ^= fold(in[i]);
-  if (acc == 0x9E3779B9u) *sink = acc;
 }
 
 __global__ void empty_kernel() {}
@@ -96,7 +66,7 @@ int main(int argc, char** argv) {
   unsigned char pattern = 0;
   auto do_flush = [&](bool dirty) {
     cudaMemsetAsync(flush, ++pattern, flush_bytes);
-    if (!dirty) read_unrolled<1><<<sms * 4, 512>>>(static_cast<const uint4*>(clean), flush_bytes / 16, sink);
+    if (!dirty) read_unrolled<uint4, 1><<<sms * 4, 512>>>(static_cast<const uint4*>(clean), flush_bytes / 16, sink);
   };
   auto median_us = [&](const std::function<void()>& launch, bool dirty) {
     std::vector<float> t;
@@ -122,8 +92,8 @@ int main(int argc, char** argv) {
     const std::pair<std::string, std::function<void()>> methods[] = {
         {"read_blocks<2>", [&] { read_blocks<2><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
         {"read_blocks<4>", [&] { read_blocks<4><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
-        {"read_unrolled<4> 4x512", [&] { read_unrolled<4><<<sms * 4, 512>>>(src, n, sink); }},
-        {"read_unrolled<8> 2x512", [&] { read_unrolled<8><<<sms * 2, 512>>>(src, n, sink); }},
+        {"read_unrolled<4> 4x512", [&] { read_unrolled<uint4, 4><<<sms * 4, 512>>>(src, n, sink); }},
+        {"read_unrolled<8> 2x512", [&] { read_unrolled<uint4, 8><<<sms * 2, 512>>>(src, n, sink); }},
     };
     for (bool dirty : {true, false}) {
       double best = 1e30;

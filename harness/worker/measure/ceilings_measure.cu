@@ -26,9 +26,6 @@
 namespace kwb {
 namespace {
 
-__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
-__device__ __forceinline__ unsigned fold(uint2 v) { return v.x ^ v.y; }
-
 // UNROLL independent 16-byte loads in flight per thread before the stores: a plain one-load
 // loop leaves the memory system under-occupied and would set the ceiling too low (seen: 3.95
 // against 4.2 TB/s on an H200), making kernels appear above 100% of it.
@@ -93,42 +90,6 @@ __global__ void copy_blocks(const uint4* __restrict__ in, uint4* __restrict__ ou
     }
   for (std::size_t i = SPREAD * part + base; i < n; i += std::size_t{gridDim.x} * blockDim.x * UNROLL)
     out[i] = in[i];
-}
-
-// The read-only ceiling's kernels. Each folds what it loads into an xor that is stored only if
-// it hits a value no fill gives, so the loads stay in the program and nothing is written.
-// UNROLL independent loads of V (uint4: 16 bytes, uint2: 8) in flight per thread, grid-stride.
-template <class V, int UNROLL>
-__global__ void read_unrolled(const V* __restrict__ in, std::size_t n, unsigned* sink) {
-  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  unsigned acc = 0;
-  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-    V v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = in[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
-  }
-  for (; i < n; i += stride) acc ^= fold(in[i]);
-  if (acc == 0x9E3779B9u) *sink = acc;
-}
-
-// One block per blockDim.x * UNROLL vectors, no grid-stride loop: how the catalogue's elementwise
-// and row kernels read (a block's loads on the same DRAM pages, the whole grid launched at once).
-template <int UNROLL>
-__global__ void read_blocks(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
-  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
-  uint4 v[UNROLL];
-#pragma unroll
-  for (int u = 0; u < UNROLL; ++u) {
-    const std::size_t i = base + u * std::size_t{blockDim.x};
-    v[u] = i < n ? in[i] : uint4{0, 0, 0, 0};
-  }
-  unsigned acc = 0;
-#pragma unroll
-  for (int u = 0; u < UNROLL; ++u) acc ^= fold(v[u]);
-  if (acc == 0x9E3779B9u) *sink = acc;
 }
 
 // The write-only ceiling's kernels: stores of a value no case compares against, nothing loaded.
