@@ -199,7 +199,8 @@ __device__ __forceinline__ void combine_splits(const float* partial_o, const flo
 
 // One split of sequence b (fused_v1, fused_v2) or one piece (fused_v3, kPieces): keys [key_begin,
 // key_end) of its `length`, split `split` of the `used` that hold keys of the sequence (fused_v3:
-// numbered from the sequence's first piece, `first_piece`). Writes o directly where the launch has
+// the piece's count, numbered from the sequence's first piece, `first_piece`; fused_v2 works
+// `used` out in the tail, after the last barrier, as it did before the pieces came). Writes o directly where the launch has
 // one split (a sequence's only piece, with kPieces); else its partial, and the last of the `used`
 // to arrive merges them.
 template <class T, int D, int M, bool kPieces>
@@ -411,6 +412,12 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
   // counts itself in (the fence), and the last block fences again before it reads the others'.
   __threadfence();
   __syncthreads();
+  if constexpr (!kPieces) {
+    // Splits holding keys; never more than the grid has (a length past the planned context would
+    // otherwise leave the counter short of `used` for good, and the rows unwritten).
+    const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
+    used = static_cast<int>(holding < p.splits ? holding : p.splits);
+  }
   __shared__ bool last;
   if (threadIdx.x == 0) {
     std::uint32_t* arrived = arrivals + (b * p.kv_heads + kv) * p.row_blocks + blockIdx.y % p.row_blocks;
@@ -432,8 +439,8 @@ __device__ __forceinline__ void decode_split(const T* __restrict__ q, const T* _
 // worker_first[x + 1]) one after the other; partial_o [kv heads x row blocks, piece_cap, 16 M, D]
 // and partial_lse likewise. The plan was made from these context_lens (read back in prepare()), so
 // its pieces end where the sequences do. Two instantiations, not a branch: with both bodies in one
-// kernel, fused_v1 and fused_v2 measured 2-7% slower than before the pieces came (2026-11-27
-// notebook, stream-K section).
+// kernel, fused_v1 and fused_v2 measured 2-7% slower than before the pieces came, likely from that
+// (2026-11-27 notebook, stream-K section; not yet re-measured).
 template <class T, int D, int M, bool kPieces>
 __global__ void __launch_bounds__(kWarps * 32 * M)
     flash_decode(const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
@@ -457,12 +464,8 @@ __global__ void __launch_bounds__(kWarps * 32 * M)
     const std::int64_t key_end = key_begin + p.split_keys < length ? key_begin + p.split_keys : length;
     // A split past the sequence's end holds no key, and is neither counted nor combined.
     if (key_begin >= key_end) return;
-    // Splits holding keys; never more than the grid has (a length past the planned context would
-    // otherwise leave the counter short of `used` for good, and the rows unwritten).
-    const std::int64_t holding = (length + p.split_keys - 1) / p.split_keys;
-    const int used = static_cast<int>(holding < p.splits ? holding : p.splits);
     decode_split<T, D, M, false>(q, k_cache, v_cache, block_tables, o, partial_o, partial_lse, arrivals, p, stages, b,
-                                 length, key_begin, key_end, split, used, 0);
+                                 length, key_begin, key_end, split, 0, 0);
   }
 }
 

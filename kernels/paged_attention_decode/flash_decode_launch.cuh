@@ -68,7 +68,8 @@ std::int64_t wave_slots(int stages) {
 // (256 blocks), not 5 (320: a second wave of 56). Ragged lengths split finer: b16 q4 ctx8192 h32/8
 // counts the short sequences' real splits only. A grid of ragged sequences longer than one wave
 // runs them longest first (takes_longest_first).
-template <class T, int D, int M>
+// kPieces: the plan of fused_v3's kernel (its occupancy; its splits and order are not used).
+template <class T, int D, int M, bool kPieces>
 DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   DecodeParams p;
   p.heads = a.heads;
@@ -79,7 +80,7 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  const std::int64_t wave = wave_slots<T, D, M, false>(stages);
+  const std::int64_t wave = wave_slots<T, D, M, kPieces>(stages);
   const std::int64_t slots = waves > 0 ? waves * wave : 0;
   const KeySplit split = plan_split(a, slots);
   p.split_keys = split.split_keys;
@@ -124,14 +125,15 @@ inline WorkspaceParts workspace_parts(const PagedDecodeAxes& axes, const DecodeP
   return w;
 }
 
-template <class T, int D, int M>
+// Each variant's file compiles the kernel of its own schedule only (kPieces: fused_v3's).
+template <class T, int D, int M, bool kPieces>
 void launch_config(const LaunchArgs& a, const DecodeParams& p, int workers, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
   const WorkspaceParts w = workspace_parts(axes, p, a.workspace);
-  const dim3 grid = p.stream_k ? dim3(static_cast<unsigned>(workers), static_cast<unsigned>(axes.kv_heads * p.row_blocks), 1)
+  const dim3 grid = kPieces ? dim3(static_cast<unsigned>(workers), static_cast<unsigned>(axes.kv_heads * p.row_blocks), 1)
                                : dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                                       static_cast<unsigned>(axes.batch));
-  auto* kernel = p.stream_k ? kernel_of<T, D, M, true>() : kernel_of<T, D, M, false>();
+  auto* kernel = kernel_of<T, D, M, kPieces>();
   kernel<<<grid, kWarps * 32 * M, smem_bytes<D, M>(stages), a.stream>>>(
       a.tensor<const T>("q"), a.tensor<const T>("k_cache"), a.tensor<const T>("v_cache"),
       a.tensor<const std::int32_t>("block_tables"), a.tensor<const std::int32_t>("context_lens"), a.tensor<T>("o"),
@@ -180,19 +182,20 @@ inline std::vector<std::int64_t> device_lengths(const LaunchArgs& a, std::int64_
   return {lengths.begin(), lengths.end()};
 }
 
-inline std::shared_ptr<void> prepare(const LaunchArgs& a, Schedule schedule) {
+template <Schedule kSchedule>
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
   const int stages = checked_stages(a);
-  const int waves = schedule == Schedule::one_split ? 0 : static_cast<int>(a.tunable("waves"));
+  const int waves = kSchedule == Schedule::one_split ? 0 : static_cast<int>(a.tunable("waves"));
   const auto axes = PagedDecodeAxes::of(a.shape);
   auto plan = std::make_shared<DecodePlan>();
   char* workspace = static_cast<char*>(a.workspace);
-  if (schedule == Schedule::stream_k) {
-    const std::int64_t slots =
-        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M, true>(stages); });
+  if constexpr (kSchedule == Schedule::stream_k) {
     DecodeParams& p = plan->params;
-    p = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, 0, stages); });
+    p = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M, true>(axes, 0, stages); });
     p.stream_k = true;
     p.piece_cap = static_cast<int>(max_pieces(axes));
+    const std::int64_t slots =
+        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M, true>(stages); });
     plan->stream_k = stream_k_plan(axes, device_lengths(a, axes.batch), waves * slots / (axes.kv_heads * p.row_blocks));
     const StreamKPlan& sk = plan->stream_k;
     cuda_check(cudaMemcpyAsync(workspace, sk.worker_first.data(), sk.worker_first.size() * 4, cudaMemcpyHostToDevice,
@@ -203,25 +206,30 @@ inline std::shared_ptr<void> prepare(const LaunchArgs& a, Schedule schedule) {
                "copy the stream-K pieces");
     cuda_check(cudaMemsetAsync(workspace + sk_counters_offset(axes), 0, counters_bytes(axes), a.stream),
                "clear the stream-K counters");
-    return plan;
+  } else {
+    plan->params =
+        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M, false>(axes, waves, stages); });
+    if (plan->params.longest_first) {
+      plan->order = longest_first(axes);
+      cuda_check(cudaMemcpyAsync(workspace, plan->order.data(), plan->order.size() * sizeof(std::int32_t),
+                                 cudaMemcpyHostToDevice, a.stream),
+                 "copy the flash-decoding sequence order");
+    }
+    if (plan->params.splits > 1)
+      cuda_check(cudaMemsetAsync(workspace + counters_offset(axes), 0, counters_bytes(axes), a.stream),
+                 "clear the flash-decoding split counters");
   }
-  plan->params = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, waves, stages); });
-  if (plan->params.longest_first) {
-    plan->order = longest_first(axes);
-    cuda_check(cudaMemcpyAsync(workspace, plan->order.data(), plan->order.size() * sizeof(std::int32_t),
-                               cudaMemcpyHostToDevice, a.stream),
-               "copy the flash-decoding sequence order");
-  }
-  if (plan->params.splits > 1)
-    cuda_check(cudaMemsetAsync(workspace + counters_offset(axes), 0, counters_bytes(axes), a.stream),
-               "clear the flash-decoding split counters");
   return plan;
 }
 
-inline void launch(const LaunchArgs& a) {
+template <Schedule kSchedule>
+void launch(const LaunchArgs& a) {
+  constexpr bool kPieces = kSchedule == Schedule::stream_k;
   const DecodePlan& plan = a.state_as<DecodePlan>();
   const int stages = checked_stages(a);
-  dispatch(a, [&]<class T, int D, int M>() { launch_config<T, D, M>(a, plan.params, plan.params.stream_k ? plan.stream_k.workers() : 0, stages); });
+  dispatch(a, [&]<class T, int D, int M>() {
+    launch_config<T, D, M, kPieces>(a, plan.params, kPieces ? plan.stream_k.workers() : 0, stages);
+  });
 }
 
 }  // namespace flash_decode

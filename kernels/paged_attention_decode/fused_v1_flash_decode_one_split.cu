@@ -20,13 +20,14 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "one block per (sequence, kv head, up to 32 query rows): K/V rows gathered from pages by cp.async, warps dividing "
                    "each 64-key tile, mma.sync, per-warp online softmax merged at the end",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>(
+        []<class T>(const LaunchArgs& a) { flash_decode::launch<flash_decode::Schedule::one_split>(a); }),
     .refuse = flash_decode::refuse,
     .workspace_bytes = [](const Shape& s, DType) {
       return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), false);
     },
     .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
-    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, flash_decode::Schedule::one_split); },
+    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::one_split>(a); },
 });
 
 }  // namespace

@@ -23,14 +23,15 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "flash-decoding: fused_v1's kernel over key splits sized to the GPU's SMs, partial O and "
                    "lse in fp32, merged by the last split to finish in the same launch",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>(
+        []<class T>(const LaunchArgs& a) { flash_decode::launch<flash_decode::Schedule::split_kv>(a); }),
     .refuse = flash_decode::refuse,
     .workspace_bytes = [](const Shape& s, DType) {
       return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), true);
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the splits fill (none partial)"},
                  {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
-    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, flash_decode::Schedule::split_kv); },
+    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::split_kv>(a); },
 });
 
 }  // namespace

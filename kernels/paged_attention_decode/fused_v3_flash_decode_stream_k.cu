@@ -26,14 +26,15 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description = "flash-decoding under a stream-K schedule: each block the same number of key tiles, runs "
                    "crossing sequence ends as new pieces, merged by the last piece to finish in the same launch",
-    .launch = by_dtype_of<DType::fp16, DType::bf16>([]<class T>(const LaunchArgs& a) { flash_decode::launch(a); }),
+    .launch = by_dtype_of<DType::fp16, DType::bf16>(
+        []<class T>(const LaunchArgs& a) { flash_decode::launch<flash_decode::Schedule::stream_k>(a); }),
     .refuse = flash_decode::refuse,
     .workspace_bytes = [](const Shape& s, DType) {
       return flash_decode::stream_k_workspace_bytes(paged_decode::PagedDecodeAxes::of(s));
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the key tiles are spread over"},
                  {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
-    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare(a, flash_decode::Schedule::stream_k); },
+    .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::stream_k>(a); },
 });
 
 }  // namespace
