@@ -290,7 +290,8 @@ void add_compare_command(CLI::App& app, int& exit_code, const std::string& self_
                   "With --confirm: rounds per case, each measuring it once on each side (default 6, at least 3)")
       ->type_name("N");
   cmd->add_option("--case-timeout", f.case_timeout,
-                  "With --confirm: seconds one measurement may take before its worker is ended (default 120)")
+                  "With --confirm: seconds one measurement may take before its worker is ended (default 120), "
+                  "counted again once a case has its inputs and oracle (a build that predates that counts them in)")
       ->type_name("S");
   cmd->add_option("--progress", f.progress, "With --confirm: how the rounds' progress is shown on stderr, as for kwb run: bar "
                   "(one line updated in place), lines (a line per round, for logs) or none. Default: bar on a "

@@ -1,12 +1,13 @@
-// What a pure read stream reaches at a given size, under kwb's two cold flushes: the ceiling's
-// own read kernels (read_blocks and read_unrolled, harness/worker/measure/stream_kernels.cuh) over
-// N bytes, after a dirty flush (a memset
-// of twice the L2) or a clean one (the memset, then a read sweep of another buffer). The best of
-// these four kernels is a reference for a short memory-bound case's "% of the roof", not a proof
-// of what any kernel can reach: the roof is measured at 1-2 GiB, where the ramp, the tail and the
-// flush's write-back are a few percent; at 134 MB they are not.
+// What a pure read stream reaches at a given size, under kwb's two cold flushes: four of the
+// ceiling's read kernels (read_blocks and read_unrolled, harness/worker/measure/stream_kernels.cuh)
+// over N bytes, after a dirty flush (a memset of twice the L2) or a clean one (the memset, then
+// the flush's own read sweep of another buffer). The best of these four kernels is a reference
+// for a short memory-bound case's "% of the roof", not a proof of what any kernel can reach: the
+// roof is measured at 1-2 GiB, where the ramp, the tail and the flush's write-back are a few
+// percent; at 134 MB they are not.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I. -o read_at_size scripts/probes/read_at_size.cu   (from the repository root)
+//   # from the repository root
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I. -o read_at_size scripts/probes/read_at_size.cu
 //   ./read_at_size 134217728 805306368 [roof GB/s]
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
   unsigned char pattern = 0;
   auto do_flush = [&](bool dirty) {
     cudaMemsetAsync(flush, ++pattern, flush_bytes);
-    if (!dirty) read_unrolled<uint4, 1><<<sms * 4, 512>>>(static_cast<const uint4*>(clean), flush_bytes / 16, sink);
+    if (!dirty) kwb::read_stream<<<sms * 4, 512>>>(static_cast<const uint4*>(clean), flush_bytes / 16, sink);
   };
   auto median_us = [&](const std::function<void()>& launch, bool dirty) {
     std::vector<float> t;

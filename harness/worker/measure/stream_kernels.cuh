@@ -9,7 +9,8 @@ namespace kwb {
 // Reads every 16-byte vector of `in` once (grid-stride). The xor is stored only if it hits a
 // value no fill gives, so the loads stay in the program but nothing is written: a read-only
 // DRAM stream for the ceilings, and a sweep that refills the L2 with clean lines for the flush.
-// static: each translation unit keeps its own copy (no separable compilation here).
+// static: each translation unit keeps its own copy (no separable compilation here); the templates
+// below need no such mark (each instantiation is the translation unit's own).
 static __global__ void read_stream(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
   unsigned acc = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;

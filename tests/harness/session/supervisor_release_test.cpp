@@ -106,15 +106,15 @@ TEST(SupervisorWatchdog, PreparedStartsTheTimeAgainAndSilenceEndsTheWorker) {
   CaseRequest request;
   request.op = "attention_varlen_bwd";
   request.variant = "fused_v2_wgmma_tma_atomic_dq_varlen";
-  // 1.2 s of oracle, then 1.2 s of launches, against a 2 s watchdog: 2.4 s in all.
-  Supervisor patient(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, true, 1.2, 1.2).string(),
-                                       .case_timeout_s = 2, .worker_log = dir.path() / "prepared.log"});
+  // 2 s of oracle, then 2 s of launches, against a 3 s watchdog: 4 s in all, each part 1 s inside.
+  Supervisor patient(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, true, 2.0, 2.0).string(),
+                                       .case_timeout_s = 3, .worker_log = dir.path() / "prepared.log"});
   ASSERT_TRUE(patient.start().has_gpu);
   const CaseRecord ok = patient.run_case(request);
   EXPECT_EQ(ok.disposition, Disposition::passed) << ok.reason;
-  // The same case without the line: the watchdog ends it at 2 s.
-  Supervisor strict(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, false, 1.2, 1.2).string(),
-                                      .case_timeout_s = 2, .worker_log = dir.path() / "silent.log"});
+  // Without the line: the record would come at 7 s, and the watchdog ends the case at 3 s.
+  Supervisor strict(SupervisorOptions{.worker_exe = slow_worker(dir.path(), request, false, 2.0, 5.0).string(),
+                                      .case_timeout_s = 3, .worker_log = dir.path() / "silent.log"});
   ASSERT_TRUE(strict.start().has_gpu);
   const CaseRecord lost = strict.run_case(request);
   EXPECT_EQ(lost.disposition, Disposition::failed);
