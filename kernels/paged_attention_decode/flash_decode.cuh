@@ -50,8 +50,7 @@ struct DecodeParams {
   int splits = 1;                      // key splits per (sequence, kv head)
   std::int64_t split_keys = 0;         // keys per split, a multiple of kTileKeys
   bool longest_first = false;          // grid z = i runs sequence order[i] (split_plan.hpp)
-  bool stream_k = false;               // fused_v3: block x runs the pieces of worker x (split_plan.hpp)
-  int piece_cap = 0;                   // stream_k: pieces a (kv head, row block) has room for
+  int piece_cap = 0;                   // fused_v3: pieces a (kv head, row block) has room for
   AttentionParams mask;                // causal, scale; seq is set per block
 };
 

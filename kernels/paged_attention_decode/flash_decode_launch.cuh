@@ -61,16 +61,8 @@ std::int64_t wave_slots(int stages) {
   return static_cast<std::int64_t>(sms) * resident_blocks<T, D, M, kPieces>(stages);
 }
 
-// The plan: with `waves` > 0, as many key splits as fill that many waves of the GPU's resident
-// blocks (SMs x blocks per SM) without starting a partial one, whole key tiles each, counting the
-// blocks that hold keys (plan_split, split_plan.hpp); else one. Splitting past a wave's slots leaves
-// a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100 (264 slots at 2 per SM) takes 4 splits
-// (256 blocks), not 5 (320: a second wave of 56). Ragged lengths split finer: b16 q4 ctx8192 h32/8
-// counts the short sequences' real splits only. A grid of ragged sequences longer than one wave
-// runs them longest first (takes_longest_first).
-// kPieces: the plan of fused_v3's kernel (its occupancy; its splits and order are not used).
-template <class T, int D, int M, bool kPieces>
-DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
+// What every schedule's launch shares: the heads, pages and rows, and the causal mask's constants.
+inline DecodeParams base_params(const PagedDecodeAxes& a) {
   DecodeParams p;
   p.heads = a.heads;
   p.kv_heads = a.kv_heads;
@@ -80,18 +72,31 @@ DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
   p.group = static_cast<int>(a.group());
   p.rows = p.group * p.q_len;
   p.row_blocks = static_cast<int>(row_blocks(a));
-  const std::int64_t wave = wave_slots<T, D, M, kPieces>(stages);
-  const std::int64_t slots = waves > 0 ? waves * wave : 0;
-  const KeySplit split = plan_split(a, slots);
-  p.split_keys = split.split_keys;
-  p.splits = split.splits;
-  p.longest_first = takes_longest_first(a, base_blocks(a) * p.splits, wave);
   AttentionParams& m = p.mask;
   m.heads = a.heads;
   m.kv_heads = a.kv_heads;
   m.head_dim = a.head_dim;
   m.causal = true;
   m.scale = 1.0f / std::sqrt(static_cast<float>(a.head_dim));
+  return p;
+}
+
+// fused_v1's and fused_v2's plan: with `waves` > 0, as many key splits as fill that many waves of
+// the GPU's resident blocks (SMs x blocks per SM) without starting a partial one, whole key tiles
+// each, counting the blocks that hold keys (plan_split, split_plan.hpp); else one. Splitting past a
+// wave's slots leaves a tail wave of few blocks: b8 h32/8 (64 pairs) on an H100 (264 slots at 2 per
+// SM) takes 4 splits (256 blocks), not 5 (320: a second wave of 56). Ragged lengths split finer: b16
+// q4 ctx8192 h32/8 counts the short sequences' real splits only. A grid of ragged sequences longer
+// than one wave runs them longest first (takes_longest_first).
+template <class T, int D, int M>
+DecodeParams plan(const PagedDecodeAxes& a, int waves, int stages) {
+  DecodeParams p = base_params(a);
+  const std::int64_t wave = wave_slots<T, D, M, false>(stages);
+  const std::int64_t slots = waves > 0 ? waves * wave : 0;
+  const KeySplit split = plan_split(a, slots);
+  p.split_keys = split.split_keys;
+  p.splits = split.splits;
+  p.longest_first = takes_longest_first(a, base_blocks(a) * p.splits, wave);
   return p;
 }
 
@@ -105,10 +110,11 @@ struct WorkspaceParts {
   std::uint32_t* arrivals = nullptr;
 };
 
-inline WorkspaceParts workspace_parts(const PagedDecodeAxes& axes, const DecodeParams& p, void* workspace_ptr) {
+template <bool kPieces>
+WorkspaceParts workspace_parts(const PagedDecodeAxes& axes, const DecodeParams& p, void* workspace_ptr) {
   char* workspace = static_cast<char*>(workspace_ptr);
   WorkspaceParts w;
-  if (p.stream_k) {
+  if constexpr (kPieces) {
     w.worker_first = reinterpret_cast<const std::int32_t*>(workspace);
     w.pieces = reinterpret_cast<const Piece*>(workspace + sk_pieces_offset(axes));
     w.partial_o = reinterpret_cast<float*>(workspace + sk_partial_o_offset(axes));
@@ -129,7 +135,7 @@ inline WorkspaceParts workspace_parts(const PagedDecodeAxes& axes, const DecodeP
 template <class T, int D, int M, bool kPieces>
 void launch_config(const LaunchArgs& a, const DecodeParams& p, int workers, int stages) {
   const auto axes = PagedDecodeAxes::of(a.shape);
-  const WorkspaceParts w = workspace_parts(axes, p, a.workspace);
+  const WorkspaceParts w = workspace_parts<kPieces>(axes, p, a.workspace);
   const dim3 grid = kPieces ? dim3(static_cast<unsigned>(workers), static_cast<unsigned>(axes.kv_heads * p.row_blocks), 1)
                                : dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(axes.kv_heads * p.row_blocks),
                                       static_cast<unsigned>(axes.batch));
@@ -191,8 +197,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
   char* workspace = static_cast<char*>(a.workspace);
   if constexpr (kSchedule == Schedule::stream_k) {
     DecodeParams& p = plan->params;
-    p = dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M, true>(axes, 0, stages); });
-    p.stream_k = true;
+    p = base_params(axes);
     p.piece_cap = static_cast<int>(max_pieces(axes));
     const std::int64_t slots =
         dispatch(a, [&]<class T, int D, int M>() { return flash_decode::wave_slots<T, D, M, true>(stages); });
@@ -208,7 +213,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
                "clear the stream-K counters");
   } else {
     plan->params =
-        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M, false>(axes, waves, stages); });
+        dispatch(a, [&]<class T, int D, int M>() { return flash_decode::plan<T, D, M>(axes, waves, stages); });
     if (plan->params.longest_first) {
       plan->order = longest_first(axes);
       cuda_check(cudaMemcpyAsync(workspace, plan->order.data(), plan->order.size() * sizeof(std::int32_t),
