@@ -29,7 +29,8 @@ static_assert(*std::ranges::max_element(kBlocksPerSmValues) == kMostBlocksPerSm)
 // Slices of the tokens: enough blocks (of `block_columns` columns each) for `blocks_per_sm` a
 // multiprocessor, each slice at least 16 tokens long (shorter ones would spend more on partials
 // than on rows).
-inline std::int64_t slices_for(const PoolingAxes& p, std::int64_t block_columns, int sms, std::int64_t blocks_per_sm) {
+inline std::int64_t slices_for(const PoolingAxes& p, std::int64_t block_columns, int sms,
+                               std::int64_t blocks_per_sm) {
   const std::int64_t column_blocks = (p.hidden + block_columns - 1) / block_columns;
   const std::int64_t blocks = column_blocks * p.batch;
   const std::int64_t wanted = (blocks_per_sm * sms + blocks - 1) / blocks;
@@ -66,25 +67,18 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
   return bits;
 }
 
-// Block (column block, slice, sequence): thread t owns Packs packs of E columns, 128 E apart,
-// and walks the slice's tokens, skipping a token the mask drops (a whole row: the branch is
-// uniform across the block, and the row is never read), adding kept rows into fp32 registers,
-// Rows rows' loads in flight at a time; the next group's mask bits are read while this group's
-// rows are in flight, so that a row's load never waits behind its own mask byte.
-// partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
-// (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
+// Adds the kept rows of [first, last) into acc: thread t owns Packs packs of E columns, 128 E
+// apart, from `col` (xb points at the sequence's row 0, column col; m at its mask), and walks the
+// rows, skipping a token the mask drops (a whole row: the branch is uniform across the block, and
+// the row is never read), Rows rows' loads in flight at a time; the next group's mask bits are
+// read while this group's rows are in flight, so that a row's load never waits behind its own
+// mask byte.
 template <class T, int E, int Rows, int Packs>
-__global__ void __launch_bounds__(kThreads)
-    pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
-                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
+__device__ __forceinline__ void sum_kept_rows(float (&acc)[Packs][E], const T* __restrict__ xb,
+                                              const bool* __restrict__ m,
+                                              std::int64_t first, std::int64_t last,
+                                              std::int64_t col, std::int64_t hidden) {
   constexpr int kStride = kThreads * E;
-  const std::int64_t col = blockIdx.x * std::int64_t{kStride} * Packs + threadIdx.x * E;
-  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
-  if (col >= hidden) return;
-  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
-  float acc[Packs][E] = {};
-  const bool* m = mask + b * seq;
-  const T* xb = x + b * seq * hidden + col;
   unsigned kept = kept_bits<Rows>(m, first, last);
   for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
     Pack<T, E> rows[Rows][Packs];
@@ -104,12 +98,38 @@ __global__ void __launch_bounds__(kThreads)
           for (int e = 0; e < E; ++e) acc[k][e] += to_float(rows[r][k].v[e]);
     kept = next;
   }
+}
+
+// partial[b, slice, col ...] = acc, the columns this thread owns (sum_kept_rows's layout).
+template <int E, int Packs>
+__device__ __forceinline__ void store_partial(float* partial, const float (&acc)[Packs][E],
+                                              std::int64_t b, std::int64_t slice,
+                                              std::int64_t slices, std::int64_t col,
+                                              std::int64_t hidden) {
+  constexpr int kStride = kThreads * E;
   float* out = partial + (b * slices + slice) * hidden + col;
 #pragma unroll
   for (int k = 0; k < Packs; ++k)
     if (col + k * kStride < hidden)
 #pragma unroll
       for (int e = 0; e < E; ++e) out[k * kStride + e] = acc[k][e];
+}
+
+// Block (column block, slice, sequence) sums the slice's kept rows (sum_kept_rows) into
+// partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
+// (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
+template <class T, int E, int Rows, int Packs>
+__global__ void __launch_bounds__(kThreads)
+    pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
+                std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
+  const std::int64_t col = blockIdx.x * std::int64_t{kThreads} * E * Packs + threadIdx.x * E;
+  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
+  if (col >= hidden) return;
+  const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
+  float acc[Packs][E] = {};
+  sum_kept_rows<T, E, Rows, Packs>(acc, x + b * seq * hidden + col, mask + b * seq, first, last,
+                                   col, hidden);
+  store_partial<E, Packs>(partial, acc, b, slice, slices, col, hidden);
   allow_dependent_launch();
 }
 

@@ -1,0 +1,145 @@
+// mean_pooling_fwd fused_v3_dynamic_tail_rows: fused_v2 (the same slices, 16-byte packs, fp32
+// partials and the same combine) with the last rows of each sequence handed out by demand.
+// Why: fused_v2's slices are one wave of equal static shares (2112 blocks at b4 s32768, 16 a
+// multiprocessor), and its bf16 cases reach 87.5% of the read roof where a bare read of the same
+// bytes reaches 96.3% (2026-11-27 stream-K notebook). A static share ends when its slowest block
+// does; blocks that get less of the memory system's bandwidth finish late while the rest idle.
+// Here each slice sums the first (100 - dynamic_percent)% of its sequence in contiguous shares as
+// fused_v2 does (the access pattern that measured fastest), and then claims groups of
+// rows_in_flight rows of the rest from a counter per (sequence, column block), one claim ahead,
+// so the blocks that run fast take more of the tail and all end within a group's time.
+// Price: which rows a partial holds depends on timing, so y's last bits may vary from run to run
+// (varies_run_to_run); fused_v2 stays the deterministic choice.
+// Counters: zeroed once in prepare(); each launch's combine zeroes them again after its wait, when
+// no slice block claims rows any more.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/align_up.hpp"
+#include "kernels/common/multiprocessors.hpp"
+#include "kernels/mean_pooling_fwd/spread_combine.cuh"
+#include "kernels/mean_pooling_fwd/token_slices.cuh"
+#include "reference/mean_pooling.hpp"
+
+namespace kwb {
+namespace {
+
+using pooling::block_columns;
+using pooling::kThreads;
+
+// Block (column block, slice, sequence): the slice's static share [slice * rows_per_slice, ...)
+// below static_rows, then groups of Rows rows from static_rows on, as the counter of its
+// (sequence, column block) hands them out. Every thread stays for the barriers (those past the
+// hidden size read nothing).
+template <class T, int E, int Rows, int Packs>
+__global__ void __launch_bounds__(kThreads)
+    pool_slices_then_claims(const T* __restrict__ x, const bool* __restrict__ mask,
+                            float* __restrict__ partial, int* __restrict__ counters,
+                            std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice,
+                            std::int64_t static_rows) {
+  const std::int64_t col = blockIdx.x * std::int64_t{kThreads} * E * Packs + threadIdx.x * E;
+  const std::int64_t b = blockIdx.z, slice = blockIdx.y, slices = gridDim.y;
+  const bool owns = col < hidden;
+  int* counter = counters + b * gridDim.x + blockIdx.x;
+  __shared__ int claimed[2];  // two, so that writing the next claim never races a read of this one
+  // The first claim goes out now; its answer is first read after the static share.
+  int ticket = threadIdx.x == 0 ? atomicAdd(counter, 1) : 0;
+  const T* xb = x + b * seq * hidden + col;
+  const bool* m = mask + b * seq;
+  float acc[Packs][E] = {};
+  const std::int64_t first = slice * rows_per_slice;
+  if (owns)
+    pooling::sum_kept_rows<T, E, Rows, Packs>(
+        acc, xb, m, first, std::min(static_rows, first + rows_per_slice), col, hidden);
+  for (int k = 0;; k ^= 1) {
+    if (threadIdx.x == 0) claimed[k] = ticket;
+    __syncthreads();
+    const std::int64_t start = static_rows + std::int64_t{claimed[k]} * Rows;
+    if (start >= seq) break;  // the same claim for every thread: a uniform exit
+    if (threadIdx.x == 0)
+      ticket = atomicAdd(counter, 1);  // the next claim, under this group's loads
+    if (owns)
+      pooling::sum_kept_rows<T, E, Rows, Packs>(acc, xb, m, start, std::min(seq, start + Rows), col,
+                                                hidden);
+  }
+  if (owns) pooling::store_partial<E, Packs>(partial, acc, b, slice, slices, col, hidden);
+  allow_dependent_launch();
+}
+
+// The workspace: the counters (a sequence's column blocks at one pack a thread: the most any
+// `packs` gives), then fused_v2's partials.
+std::size_t counter_bytes(const PoolingAxes& p, int pack) {
+  return align_up(static_cast<std::size_t>(p.batch * ((p.hidden + block_columns(pack, 1) - 1) /
+                                                      block_columns(pack, 1))) *
+                  sizeof(int));
+}
+
+std::size_t workspace_bytes(const Shape& s, DType dtype) {
+  const PoolingAxes p = PoolingAxes::of(s);
+  const int pack = pooling::pack_for(p.hidden, dtype);
+  return counter_bytes(p, pack) +
+         pooling::partial_bytes(p, block_columns(pack, 4));  // packs 4: the most slices
+}
+
+std::shared_ptr<void> zero_counters(const LaunchArgs& a) {
+  const PoolingAxes p = PoolingAxes::of(a.shape);
+  cuda_check(cudaMemsetAsync(a.workspace, 0, counter_bytes(p, pooling::pack_for(p.hidden, a.dtype)),
+                             a.stream),
+             "zero mean_pooling_fwd's row counters");
+  return std::make_shared<int>(0);
+}
+
+template <class T>
+void launch_typed(const LaunchArgs& a) {
+  if (a.state == nullptr) zero_counters(a);  // a launch the harness did not prepare
+  const PoolingAxes p = PoolingAxes::of(a.shape);
+  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
+    const std::int64_t slices = pooling::slices_for(
+        p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
+        a.tunable("blocks_per_sm"));
+    const std::int64_t rows_per_slice = p.seq * (100 - a.tunable("dynamic_percent")) / 100 / slices;
+    const std::int64_t column_blocks =
+        (p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs);
+    int* counters = static_cast<int*>(a.workspace);
+    float* partial =
+        reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) +
+                                 counter_bytes(p, pooling::pack_for(p.hidden, a.dtype)));
+    const dim3 grid(static_cast<unsigned>(column_blocks), static_cast<unsigned>(slices),
+                    static_cast<unsigned>(p.batch));
+    pool_slices_then_claims<U, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
+        a.tensor<const U>("x"), a.tensor<const bool>("mask"), partial, counters, p.seq, p.hidden,
+        rows_per_slice, rows_per_slice * slices);
+    pooling::launch_combine<U>(a, p, partial, slices, counters, static_cast<int>(column_blocks));
+  });
+}
+
+KWB_REGISTER_VARIANT(Variant{
+    .op = "mean_pooling_fwd",
+    .name = "fused_v3_dynamic_tail_rows",
+    .role = Role::fused,
+    .description =
+        "fused_v2's slices over most of each sequence, the rest handed out a group of rows at a "
+        "time "
+        "by a counter so that the blocks end together; y's last bits vary from run to run",
+    .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
+    .refuse = pooling::refuse_batch_beyond_grid,
+    .workspace_bytes = workspace_bytes,
+    .varies_run_to_run = true,
+    .tunables =
+        [] {
+          auto t = pooling::slice_tunables();
+          t.push_back(
+              {"dynamic_percent",
+               {10, 20, 5},
+               "percent of each sequence's rows handed out by demand after the static slices"});
+          return t;
+        }(),
+    .prepare = zero_counters,
+});
+
+}  // namespace
+}  // namespace kwb
