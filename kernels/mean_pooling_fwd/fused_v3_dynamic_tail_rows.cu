@@ -1,13 +1,16 @@
 // mean_pooling_fwd fused_v3_dynamic_tail_rows: fused_v2 (the same slices, 16-byte packs, fp32
 // partials and the same combine) with the last rows of each sequence handed out by demand.
-// Why: fused_v2's slices are one wave of equal static shares (2112 blocks at b4 s32768, 16 a
-// multiprocessor), and its bf16 cases reach 87.5% of the read roof where a bare read of the same
-// bytes reaches 96.3% (2026-11-27 stream-K notebook). A static share ends when its slowest block
-// does; blocks that get less of the memory system's bandwidth finish late while the rest idle.
+// Why: fused_v2's slices are equal static shares (2112 blocks at b4 s32768 in bf16, aimed at 16
+// a multiprocessor, of which 8 fit at its 60 registers: two waves), and its bf16 cases reach
+// 87.5% of the read roof where a bare read of the same bytes reaches 96.3% (2026-11-27 stream-K
+// notebook). A static share ends when its block does; blocks that get less of the memory system's
+// bandwidth finish late while the rest idle.
 // Here each slice sums the first (100 - dynamic_percent)% of its sequence in contiguous shares as
 // fused_v2 does (the access pattern that measured fastest), and then claims groups of
-// rows_in_flight rows of the rest from a counter per (sequence, column block), one claim ahead,
-// so the blocks that run fast take more of the tail and all end within a group's time.
+// 2 x rows_in_flight rows of the rest from a counter per (sequence, column block), one claim ahead,
+// so the blocks that run fast take more of the tail and all end within a claim's time. The grid
+// is one wave (the kernel's residency from the occupancy query, at most blocks_per_sm): claims
+// can only even out blocks that are all resident.
 // Price: which rows a partial holds depends on timing, so y's last bits may vary from run to run
 // (varies_run_to_run); fused_v2 stays the deterministic choice.
 // Counters: zeroed once in prepare(); each launch's combine zeroes them again after its wait, when
@@ -31,10 +34,16 @@ namespace {
 using pooling::block_columns;
 using pooling::kThreads;
 
+// Rows a claim hands out: two groups of Rows, so that the second group's mask bits are read under
+// the first's loads, as in a static share.
+template <int Rows>
+constexpr int kClaimRows = 2 * Rows;
+
 // Block (column block, slice, sequence): the slice's static share [slice * rows_per_slice, ...)
-// below static_rows, then groups of Rows rows from static_rows on, as the counter of its
-// (sequence, column block) hands them out. Every thread stays for the barriers (those past the
-// hidden size read nothing).
+// below static_rows, then kClaimRows rows at a time from static_rows on, as the counter of its
+// (sequence, column block) hands them out. One sum_kept_rows for both, so the kernel holds as few
+// registers as fused_v2's (its residency sets the wave). Every thread stays for the barriers
+// (those past the hidden size read nothing).
 template <class T, int E, int Rows, int Packs>
 __global__ void __launch_bounds__(kThreads)
     pool_slices_then_claims(const T* __restrict__ x, const bool* __restrict__ mask,
@@ -51,20 +60,16 @@ __global__ void __launch_bounds__(kThreads)
   const T* xb = x + b * seq * hidden + col;
   const bool* m = mask + b * seq;
   float acc[Packs][E] = {};
-  const std::int64_t first = slice * rows_per_slice;
-  if (owns)
-    pooling::sum_kept_rows<T, E, Rows, Packs>(
-        acc, xb, m, first, std::min(static_rows, first + rows_per_slice), col, hidden);
+  std::int64_t start = slice * rows_per_slice, end = std::min(static_rows, start + rows_per_slice);
   for (int k = 0;; k ^= 1) {
+    if (owns) pooling::sum_kept_rows<T, E, Rows, Packs>(acc, xb, m, start, end, col, hidden);
     if (threadIdx.x == 0) claimed[k] = ticket;
     __syncthreads();
-    const std::int64_t start = static_rows + std::int64_t{claimed[k]} * Rows;
+    start = static_rows + std::int64_t{claimed[k]} * kClaimRows<Rows>;
     if (start >= seq) break;  // the same claim for every thread: a uniform exit
+    end = std::min(seq, start + kClaimRows<Rows>);
     if (threadIdx.x == 0)
-      ticket = atomicAdd(counter, 1);  // the next claim, under this group's loads
-    if (owns)
-      pooling::sum_kept_rows<T, E, Rows, Packs>(acc, xb, m, start, std::min(seq, start + Rows), col,
-                                                hidden);
+      ticket = atomicAdd(counter, 1);  // the next claim, under these rows' loads
   }
   if (owns) pooling::store_partial<E, Packs>(partial, acc, b, slice, slices, col, hidden);
   allow_dependent_launch();
@@ -85,22 +90,63 @@ std::size_t workspace_bytes(const Shape& s, DType dtype) {
          pooling::partial_bytes(p, block_columns(pack, 4));  // packs 4: the most slices
 }
 
-std::shared_ptr<void> zero_counters(const LaunchArgs& a) {
+// Blocks of the case's kernel a multiprocessor holds at once (its registers set it: 8 for bf16's
+// default, 64 registers), found once in prepare().
+struct Residency {
+  int blocks_per_sm = 0;
+};
+
+template <class T, int E, int Rows, int Packs>
+int resident_blocks() {
+  int blocks = 0;
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                 &blocks, pool_slices_then_claims<T, E, Rows, Packs>, kThreads, 0),
+             "occupancy of mean_pooling_fwd's slices");
+  return std::max(blocks, 1);
+}
+
+// Slices for exactly one wave: the claims can only even out blocks that are all resident (a
+// second wave's blocks start late and end late). At most blocks_per_sm (the tunable) or what fits
+// a multiprocessor, rounded down, each slice at least 16 tokens, as fused_v2's.
+std::int64_t one_wave_slices(const PoolingAxes& p, std::int64_t block_columns,
+                             std::int64_t blocks_per_sm) {
+  const int sms = std::min(multiprocessor_count(), pooling::kMostMultiprocessors);
+  const std::int64_t blocks = (p.hidden + block_columns - 1) / block_columns * p.batch;
+  return std::clamp<std::int64_t>(blocks_per_sm * sms / blocks, 1,
+                                  std::max<std::int64_t>(1, p.seq / 16));
+}
+
+template <class T>
+int residency_of(const LaunchArgs& a, const PoolingAxes& p) {
+  int blocks = 0;
+  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
+    blocks = resident_blocks<U, E, Rows, Packs>();
+  });
+  return blocks;
+}
+
+// Zeroes the counters (each launch's combine zeroes them again) and finds the residency.
+std::shared_ptr<void> prepare(const LaunchArgs& a) {
   const PoolingAxes p = PoolingAxes::of(a.shape);
   cuda_check(cudaMemsetAsync(a.workspace, 0, counter_bytes(p, pooling::pack_for(p.hidden, a.dtype)),
                              a.stream),
              "zero mean_pooling_fwd's row counters");
-  return std::make_shared<int>(0);
+  auto state = std::make_shared<Residency>();
+  dispatch_dtype(a.dtype,
+                 [&](auto tag) { state->blocks_per_sm = residency_of<decltype(tag)>(a, p); });
+  return state;
 }
 
 template <class T>
 void launch_typed(const LaunchArgs& a) {
-  if (a.state == nullptr) zero_counters(a);  // a launch the harness did not prepare
+  std::shared_ptr<void> own;  // only if the harness did not call prepare()
+  if (a.state == nullptr) own = prepare(a);
+  const auto& residency = *static_cast<const Residency*>(a.state ? a.state : own.get());
   const PoolingAxes p = PoolingAxes::of(a.shape);
   pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
-    const std::int64_t slices = pooling::slices_for(
-        p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
-        a.tunable("blocks_per_sm"));
+    const std::int64_t slices = one_wave_slices(
+        p, block_columns(E, Packs),
+        std::min<std::int64_t>(a.tunable("blocks_per_sm"), residency.blocks_per_sm));
     const std::int64_t rows_per_slice = p.seq * (100 - a.tunable("dynamic_percent")) / 100 / slices;
     const std::int64_t column_blocks =
         (p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs);
@@ -138,7 +184,7 @@ KWB_REGISTER_VARIANT(Variant{
                "percent of each sequence's rows handed out by demand after the static slices"});
           return t;
         }(),
-    .prepare = zero_counters,
+    .prepare = prepare,
 });
 
 }  // namespace
