@@ -47,6 +47,22 @@ TEST(ReportCli, RendersTheCommittedSampleToHtmlAndMarkdown) {
   EXPECT_NE(text.find("baseline_eager_8_launches"), std::string::npos);
 }
 
+// Every committed sample is a report this version reads (a sample trimmed by hand, e.g. its
+// per-sample arrays dropped rather than emptied, would be refused): each renders to Markdown.
+TEST(ReportCli, EveryCommittedSampleRenders) {
+  test::TempDir dir;
+  int samples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(KWB_SOURCE_DIR "/samples")) {
+    const auto report = entry.path() / "report.json";
+    if (!std::filesystem::exists(report)) continue;
+    ++samples;
+    const auto md = dir / (entry.path().filename().string() + ".md");
+    const auto r = kwb_report(shell_quote(report.string()) + " --md " + shell_quote(md.string()));
+    EXPECT_EQ(r.exit_code, 0) << report << ": " << r.output;
+  }
+  EXPECT_GE(samples, 10) << "the samples folder holds a report per committed sample";
+}
+
 // Outputs are checked before the report is read, as compare and select check theirs: a folder, a
 // path under a file, an unwritable place or a symbolic link (which the write would replace rather
 // than write through) is exit 2 naming the flag, and the link is left as it was.
