@@ -1,0 +1,124 @@
+// mean_pooling_fwd fused_v3_dynamic_tail_rows on a GPU: its blocks claim the last rows of each
+// sequence from counters in the workspace, which prepare() zeroes once and every launch's combine
+// zeroes again. Launched back to back without a reset between (as timing does), each launch must
+// still sum every row: y stays within a few fp32 ulps of fused_v2's (the same terms, grouped by
+// whichever block claimed them), and the counters read zero after each run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "harness/catalogue/cuda_check.hpp"
+#include "harness/catalogue/registry.hpp"
+#include "harness/worker/prepare/device_fill.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace kwb {
+namespace {
+
+struct PoolingRun {
+  std::vector<float> y;
+  std::vector<int> counters;  // the workspace's first ints (fused_v3: the row counters)
+};
+
+// One shape's inputs (x, mask) drawn once, seeded; a variant's launches on them.
+class PoolingRuns {
+ public:
+  explicit PoolingRuns(Shape shape) : shape_(std::move(shape)) {
+    cuda_check(cudaSetDevice(0), "cudaSetDevice");
+    cuda_check(cudaStreamCreate(&stream_), "stream");
+    specs_ = Registry::instance().find_op("mean_pooling_fwd")->tensors(shape_, DType::fp32);
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      void* p = nullptr;
+      cuda_check(cudaMalloc(&p, static_cast<std::size_t>(bytes_of(specs_[i], DType::fp32))), "cudaMalloc");
+      tensors_.push_back(p);
+      if (!specs_[i].is_output)
+        cuda_check(fill_tensor(p, specs_[i].numel(), specs_[i].elem_type(DType::fp32), specs_[i].init, 2026, i, stream_),
+                   "fill input");
+    }
+  }
+  ~PoolingRuns() {
+    for (void* p : tensors_) cudaFree(p);
+    cudaStreamDestroy(stream_);
+  }
+
+  // y after `launches` launches of `variant` with its default tunables, one prepare() before them.
+  PoolingRun run(const char* variant_name, int launches, std::size_t counters = 0) {
+    const Variant* variant = Registry::instance().find_variant("mean_pooling_fwd", variant_name);
+    EXPECT_NE(variant, nullptr) << variant_name;
+    if (!variant) return {};
+    const std::size_t bytes = variant->workspace_bytes(shape_, DType::fp32);
+    void* workspace = nullptr;
+    cuda_check(cudaMalloc(&workspace, bytes), "workspace");
+    cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");  // prepare() must zero what it needs
+    const TunableValues tunables = default_tunables(*variant, shape_, DType::fp32);
+    LaunchArgs args{shape_, DType::fp32, tensors_, workspace, stream_, nullptr, &tunables, &specs_};
+    const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
+    args.state = state.get();
+    for (int k = 0; k < launches; ++k) variant->launch(args);
+    cuda_check(cudaStreamSynchronize(stream_), "run");
+    PoolingRun out;
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      if (!specs_[i].is_output) continue;
+      out.y.resize(static_cast<std::size_t>(specs_[i].numel()));
+      cuda_check(cudaMemcpy(out.y.data(), tensors_[i], out.y.size() * sizeof(float), cudaMemcpyDeviceToHost), "y");
+    }
+    out.counters.resize(counters);
+    cuda_check(cudaMemcpy(out.counters.data(), workspace, counters * sizeof(int), cudaMemcpyDeviceToHost), "counters");
+    cudaFree(workspace);
+    return out;
+  }
+
+ private:
+  Shape shape_;
+  cudaStream_t stream_ = nullptr;
+  std::vector<TensorSpec> specs_;
+  std::vector<void*> tensors_;
+};
+
+// The largest |a - b| relative to b's root mean square.
+double max_diff_over_rms(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, squares = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+    squares += double(b[i]) * b[i];
+  }
+  return b.empty() ? 0 : worst / std::sqrt(squares / static_cast<double>(b.size()) + 1e-300);
+}
+
+TEST(MeanPoolingClaims, BackToBackLaunchesSumEveryRowAndLeaveTheCountersAtZero) {
+  KWB_REQUIRE_GPU();
+  // b4 s8192 d4096: 8 column blocks of 512 fp32 columns a sequence, 32 counters. d4099 takes one
+  // element a thread: the workspace holds 33 counters a sequence (one pack a thread, the most
+  // column blocks), of which the default 4 packs use 9; all of them must read zero.
+  struct Case {
+    std::int64_t batch, seq, hidden;
+    std::size_t counters;
+  };
+  for (const Case c : {Case{4, 8192, 4096, 32}, Case{7, 1000, 4099, 7 * 33}}) {
+    PoolingRuns runs(Shape{{{"batch", c.batch}, {"seq", c.seq}, {"hidden", c.hidden}}});
+    const PoolingRun reference = runs.run("fused_v2_spread_combine", 1);
+    ASSERT_FALSE(reference.y.empty());
+    double worst = 0;
+    for (int launches : {1, 2, 5}) {
+      const PoolingRun claimed = runs.run("fused_v3_dynamic_tail_rows", launches, c.counters);
+      ASSERT_EQ(claimed.y.size(), reference.y.size());
+      worst = std::max(worst, max_diff_over_rms(claimed.y, reference.y));
+      EXPECT_TRUE(std::all_of(claimed.counters.begin(), claimed.counters.end(), [](int v) { return v == 0; }))
+          << "b" << c.batch << " s" << c.seq << " d" << c.hidden << ", " << launches
+          << " launches: the combine must zero the row counters for the next launch";
+    }
+    std::printf("fused_v3 against fused_v2, b%lld s%lld d%lld fp32: largest difference over y's RMS %.3g\n",
+                static_cast<long long>(c.batch), static_cast<long long>(c.seq), static_cast<long long>(c.hidden),
+                worst);
+    // A claim left out (a counter not zeroed: every claim of the next launch fails) drops 10% of
+    // the rows, moving y by a fair fraction of its RMS; regrouping fp32 sums moves it by ulps.
+    EXPECT_LT(worst, 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace kwb
