@@ -16,6 +16,10 @@
 //     and 152.5 against 157.8 and 157.0 us at b16 s4096, 286.5 and 286.9 against 292.3 and 291.4 at
 //     b4 s32768; in fp32, 8 beat 4 (543.1 against 551.5 us at b4 s32768). 16 a thread was 21-81%
 //     slower, and 2 blocks a multiprocessor slower at every setting: neither is offered.
+//   - `blocks_per_sm` is what the slices aim at, not what is resident: at its 60 registers (bf16's
+//     default; fp32's, 61) 8 blocks of 128 threads fit a multiprocessor, so 16 runs two waves of
+//     8, and the sweeps above mix load depth with the waves' count (2026-11-28 notebook). fused_v3
+//     sizes its grid to one resident wave.
 #include <cuda_runtime.h>
 
 #include <algorithm>
