@@ -9,12 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
-#include "harness/worker/prepare/device_fill.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/op_tensors.hpp"
 
 namespace kwb {
 namespace {
@@ -27,45 +28,28 @@ struct PoolingRun {
 // One shape's inputs (x, mask) drawn once, seeded; a variant's launches on them.
 class PoolingRuns {
  public:
-  explicit PoolingRuns(Shape shape) : shape_(std::move(shape)) {
-    cuda_check(cudaSetDevice(0), "cudaSetDevice");
-    cuda_check(cudaStreamCreate(&stream_), "stream");
-    specs_ = Registry::instance().find_op("mean_pooling_fwd")->tensors(shape_, DType::fp32);
-    for (std::size_t i = 0; i < specs_.size(); ++i) {
-      void* p = nullptr;
-      cuda_check(cudaMalloc(&p, static_cast<std::size_t>(bytes_of(specs_[i], DType::fp32))), "cudaMalloc");
-      tensors_.push_back(p);
-      if (!specs_[i].is_output)
-        cuda_check(fill_tensor(p, specs_[i].numel(), specs_[i].elem_type(DType::fp32), specs_[i].init, 2026, i, stream_),
-                   "fill input");
-    }
-  }
-  ~PoolingRuns() {
-    for (void* p : tensors_) cudaFree(p);
-    cudaStreamDestroy(stream_);
-  }
+  explicit PoolingRuns(Shape shape) : tensors_("mean_pooling_fwd", std::move(shape), DType::fp32) {}
 
-  // y after `launches` launches of `variant` with its default tunables, one prepare() before them.
+  // y after `launches` launches of `variant` with its default tunables, one prepare() before
+  // them, from a workspace filled with 0xff bytes (prepare() must zero what it needs); and the
+  // workspace's first `counters` ints after them.
   PoolingRun run(const char* variant_name, int launches, std::size_t counters = 0) {
     const Variant* variant = Registry::instance().find_variant("mean_pooling_fwd", variant_name);
     EXPECT_NE(variant, nullptr) << variant_name;
     if (!variant) return {};
-    const std::size_t bytes = variant->workspace_bytes(shape_, DType::fp32);
+    const std::size_t bytes = variant->workspace_bytes(tensors_.shape(), DType::fp32);
     void* workspace = nullptr;
     cuda_check(cudaMalloc(&workspace, bytes), "workspace");
-    cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");  // prepare() must zero what it needs
-    const TunableValues tunables = default_tunables(*variant, shape_, DType::fp32);
-    LaunchArgs args{shape_, DType::fp32, tensors_, workspace, stream_, nullptr, &tunables, &specs_};
+    cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");
+    const TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::fp32);
+    LaunchArgs args = tensors_.args(workspace, tunables);
     const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
     args.state = state.get();
     for (int k = 0; k < launches; ++k) variant->launch(args);
-    cuda_check(cudaStreamSynchronize(stream_), "run");
+    const auto outputs = tensors_.outputs();
     PoolingRun out;
-    for (std::size_t i = 0; i < specs_.size(); ++i) {
-      if (!specs_[i].is_output) continue;
-      out.y.resize(static_cast<std::size_t>(specs_[i].numel()));
-      cuda_check(cudaMemcpy(out.y.data(), tensors_[i], out.y.size() * sizeof(float), cudaMemcpyDeviceToHost), "y");
-    }
+    out.y.resize(outputs.at(0).size() / sizeof(float));
+    std::memcpy(out.y.data(), outputs[0].data(), outputs[0].size());
     out.counters.resize(counters);
     cuda_check(cudaMemcpy(out.counters.data(), workspace, counters * sizeof(int), cudaMemcpyDeviceToHost), "counters");
     cudaFree(workspace);
@@ -73,10 +57,7 @@ class PoolingRuns {
   }
 
  private:
-  Shape shape_;
-  cudaStream_t stream_ = nullptr;
-  std::vector<TensorSpec> specs_;
-  std::vector<void*> tensors_;
+  test::OpTensors tensors_;
 };
 
 // The largest |a - b| relative to b's root mean square.

@@ -12,8 +12,8 @@
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
-#include "harness/worker/prepare/device_fill.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/op_tensors.hpp"
 
 namespace kwb {
 namespace {
@@ -23,23 +23,7 @@ namespace {
 class LayerNormBackwardRuns {
  public:
   explicit LayerNormBackwardRuns(std::int64_t rows, std::int64_t cols)
-      : shape_{{{"rows", rows}, {"cols", cols}}}, op_(Registry::instance().find_op("layernorm_bwd")) {
-    cuda_check(cudaSetDevice(0), "cudaSetDevice");
-    cuda_check(cudaStreamCreate(&stream_), "stream");
-    specs_ = op_->tensors(shape_, DType::bf16);
-    for (std::size_t i = 0; i < specs_.size(); ++i) {
-      void* p = nullptr;
-      cuda_check(cudaMalloc(&p, static_cast<std::size_t>(bytes_of(specs_[i], DType::bf16))), "cudaMalloc");
-      tensors_.push_back(p);
-      if (!specs_[i].is_output)
-        cuda_check(fill_tensor(p, specs_[i].numel(), specs_[i].elem_type(DType::bf16), specs_[i].init, 2026, i, stream_),
-                   "fill input");
-    }
-  }
-  ~LayerNormBackwardRuns() {
-    for (void* p : tensors_) cudaFree(p);
-    cudaStreamDestroy(stream_);
-  }
+      : tensors_("layernorm_bwd", Shape{{{"rows", rows}, {"cols", cols}}}, DType::bf16) {}
 
   // Every output's bytes after `launches` launches of `variant` (the last one's answer: each
   // launch writes every output element).
@@ -48,29 +32,19 @@ class LayerNormBackwardRuns {
     EXPECT_NE(variant, nullptr) << variant_name;
     if (!variant) return {};
     void* workspace = nullptr;
-    cuda_check(cudaMalloc(&workspace, variant->workspace_bytes(shape_, DType::bf16)), "workspace");
-    const TunableValues tunables = default_tunables(*variant, shape_, DType::bf16);
-    LaunchArgs args{shape_, DType::bf16, tensors_, workspace, stream_, nullptr, &tunables, &specs_};
+    cuda_check(cudaMalloc(&workspace, variant->workspace_bytes(tensors_.shape(), DType::bf16)), "workspace");
+    const TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::bf16);
+    LaunchArgs args = tensors_.args(workspace, tunables);
     const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
     args.state = state.get();
     for (int k = 0; k < launches; ++k) variant->launch(args);
-    cuda_check(cudaStreamSynchronize(stream_), "run");
-    std::vector<std::vector<unsigned char>> out;
-    for (std::size_t i = 0; i < specs_.size(); ++i) {
-      if (!specs_[i].is_output) continue;
-      out.emplace_back(static_cast<std::size_t>(bytes_of(specs_[i], DType::bf16)));
-      cuda_check(cudaMemcpy(out.back().data(), tensors_[i], out.back().size(), cudaMemcpyDeviceToHost), "copy out");
-    }
+    auto out = tensors_.outputs();
     cudaFree(workspace);
     return out;
   }
 
  private:
-  Shape shape_;
-  const Op* op_;
-  cudaStream_t stream_ = nullptr;
-  std::vector<TensorSpec> specs_;
-  std::vector<void*> tensors_;
+  test::OpTensors tensors_;
 };
 
 // The largest |a - b| over two fp32 arrays (given as bytes), relative to b's root mean square: a
