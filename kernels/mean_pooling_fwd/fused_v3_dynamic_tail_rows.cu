@@ -2,15 +2,18 @@
 // partials and the same combine) with the last rows of each sequence handed out by demand.
 // Why: fused_v2's slices are equal static shares (2112 blocks at b4 s32768 in bf16, aimed at 16
 // a multiprocessor, of which 8 fit at its 60 registers: two waves), and its bf16 cases reach
-// 87.5% of the read roof where a bare read of the same bytes reaches 96.3% (2026-11-27 stream-K
-// notebook). A static share ends when its block does; blocks that get less of the memory system's
-// bandwidth finish late while the rest idle.
+// 82-87.5% of the read roof where a bare read of the same bytes reaches 93-96.3% (2026-11-27
+// stream-K notebook). A static share ends when its block does; blocks that get less of the memory
+// system's bandwidth finish late while the rest idle.
 // Here each slice sums the first (100 - dynamic_percent)% of its sequence in contiguous shares as
 // fused_v2 does (the access pattern that measured fastest), and then claims groups of
-// 2 x rows_in_flight rows of the rest from a counter per (sequence, column block), one claim ahead,
-// so the blocks that run fast take more of the tail and all end within a claim's time. The grid
-// is one wave (the kernel's residency from the occupancy query, at most blocks_per_sm): claims
-// can only even out blocks that are all resident.
+// 2 x rows_in_flight rows of the rest from a counter per (sequence, column block). Each block
+// holds one claim ahead (its first taken at the start), so where the claims are many (the large
+// shapes: tens a block) the blocks that run fast take more of the tail, and the last ends within
+// about two claims' time of the counter running out; where they are fewer than the blocks, they
+// go by start order. The grid is at most one wave (the kernel's residency from the occupancy
+// query, at most blocks_per_sm, rounded down): claims can only even out blocks that are all
+// resident.
 // Price: which rows a partial holds depends on timing, so y's last bits may vary from run to run
 // (varies_run_to_run); fused_v2 stays the deterministic choice.
 // Counters: zeroed once in prepare(); each launch's combine zeroes them again after its wait, when
@@ -105,9 +108,10 @@ int resident_blocks() {
   return std::max(blocks, 1);
 }
 
-// Slices for exactly one wave: the claims can only even out blocks that are all resident (a
+// Slices for at most one wave: the claims can only even out blocks that are all resident (a
 // second wave's blocks start late and end late). At most blocks_per_sm (the tunable) or what fits
-// a multiprocessor, rounded down, each slice at least 16 tokens, as fused_v2's.
+// a multiprocessor, rounded down (1024 of 1056 slots at bf16 b16 s4096), each slice at least 16
+// tokens before the rows by demand are taken out, as fused_v2's.
 std::int64_t one_wave_slices(const PoolingAxes& p, std::int64_t block_columns,
                              std::int64_t blocks_per_sm) {
   const int sms = std::min(multiprocessor_count(), pooling::kMostMultiprocessors);

@@ -31,8 +31,8 @@ class PoolingRuns {
   explicit PoolingRuns(Shape shape) : tensors_("mean_pooling_fwd", std::move(shape), DType::fp32) {}
 
   // y after `launches` launches of `variant` with its default tunables, one prepare() before
-  // them, from a workspace filled with 0xff bytes (prepare() must zero what it needs); and the
-  // workspace's first `counters` ints after them.
+  // them, from a workspace and a y filled with 0xff bytes (prepare() must zero what it needs; an
+  // element left unwritten reads NaN); and the workspace's first `counters` ints after them.
   PoolingRun run(const char* variant_name, int launches, std::size_t counters = 0) {
     const Variant* variant = Registry::instance().find_variant("mean_pooling_fwd", variant_name);
     EXPECT_NE(variant, nullptr) << variant_name;
@@ -41,6 +41,7 @@ class PoolingRuns {
     void* workspace = nullptr;
     cuda_check(cudaMalloc(&workspace, bytes), "workspace");
     cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");
+    tensors_.poison_outputs();
     const TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::fp32);
     LaunchArgs args = tensors_.args(workspace, tunables);
     const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
@@ -60,10 +61,12 @@ class PoolingRuns {
   test::OpTensors tensors_;
 };
 
-// The largest |a - b| relative to b's root mean square.
+// The largest |a - b| relative to b's root mean square; infinite where either holds a NaN or an
+// infinity (std::max would pass a NaN by).
 double max_diff_over_rms(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0, squares = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
     worst = std::max(worst, std::abs(double(a[i]) - b[i]));
     squares += double(b[i]) * b[i];
   }

@@ -47,6 +47,15 @@ class OpTensors {
     return LaunchArgs{shape_, dtype_, tensors_, workspace, stream_, nullptr, &tunables, &specs_};
   }
 
+  // Fills every output with 0xff bytes (NaN in every float type): an element a launch leaves
+  // unwritten then reads as NaN, not as an earlier launch's answer.
+  void poison_outputs() {
+    for (std::size_t i = 0; i < specs_.size(); ++i)
+      if (specs_[i].is_output)
+        cuda_check(cudaMemsetAsync(tensors_[i], 0xff, static_cast<std::size_t>(bytes_of(specs_[i], dtype_)), stream_),
+                   "poison an output");
+  }
+
   // Every output's bytes, in the op's order, after the stream's work so far.
   std::vector<std::vector<unsigned char>> outputs() {
     cuda_check(cudaStreamSynchronize(stream_), "run");
