@@ -1,6 +1,8 @@
-// `kwb select REPORT.json [--out selection.json] [--md selection.md] [--min-margin PCT]`: the
-// fastest verified variant per (op, dtype, shape, mode) of a finished run, its margin over the
-// next and whether that margin is above the noise (reports/select/selection.hpp). Needs no GPU.
+// `kwb select REPORT.json [--out selection.json] [--md selection.md] [--min-margin PCT]
+// [--deterministic] [--plugin PATH]`: the fastest verified variant per (op, dtype, shape, mode) of a
+// finished run, its margin over the next and whether that margin is above the noise
+// (reports/select/selection.hpp). Needs no GPU. Whether a variant's output varies from run to run
+// is this build's catalogue's word (Variant::varies_run_to_run), plugins' included when loaded.
 //
 // Exit codes: 0 a winner was named for at least one shape; 1 the report holds no case that passed
 // verification and was timed, so there is nothing to select from (a well-formed report of a run
@@ -9,12 +11,18 @@
 // output that cannot be written.
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/flag_values.hpp"
+#include "cli/plugin_flags.hpp"
+#include "harness/catalogue/registry.hpp"
 #include "reports/review/selection_tables.hpp"
 #include "reports/review/text_table.hpp"
 #include "reports/select/selection.hpp"
@@ -32,7 +40,34 @@ struct SelectFlags {
   std::string min_margin = "1%";
   bool out_given = false, markdown_given = false;  // `--out ''` is a mistake, not "no file"
   bool wide = false;
+  bool deterministic = false;
+  std::vector<std::string> plugins;
 };
+
+// The catalogue's word on a variant: nullopt where this build (and the plugins loaded) lacks it.
+std::optional<bool> catalogue_varies_run_to_run(const std::string& op, const std::string& variant) {
+  const Variant* v = Registry::instance().find_variant(op, variant);
+  if (v == nullptr) return std::nullopt;
+  return v->varies_run_to_run;
+}
+
+// --deterministic: how many passed, timed cases it left out, and why, over every group.
+std::string deterministic_note(const select::Selection& s) {
+  int varying = 0, unknown = 0;
+  auto count = [&](const std::map<std::string, int>& excluded) {
+    if (auto it = excluded.find("varies run to run"); it != excluded.end()) varying += it->second;
+    if (auto it = excluded.find("run to run unknown"); it != excluded.end()) unknown += it->second;
+  };
+  for (const auto& e : s.entries) count(e.excluded);
+  for (const auto& g : s.unselected) count(g.excluded);
+  std::string note = fmt::format(
+      "--deterministic: only variants that write the same bits every run were candidates; {} case(s) left out "
+      "as varying run to run",
+      varying);
+  if (unknown > 0)
+    note += fmt::format(", {} as not in this build's catalogue (load their plugins with --plugin)", unknown);
+  return note;
+}
 
 // A terminal's width: the default table fits it, `--wide` prints every column unwrapped.
 constexpr std::size_t kTerminalWidth = 120;
@@ -82,6 +117,9 @@ int run_select(const SelectFlags& f) {
     std::cerr << "kwb select: " << e.what() << "\n";
     return kExitBadInput;
   }
+  settings.varies_run_to_run = catalogue_varies_run_to_run;
+  settings.deterministic_only = f.deterministic;
+  if (!load_plugin_flags("kwb select", f.plugins)) return kExitBadInput;
   Report report;
   try {
     report = read_report_json(f.report);
@@ -93,9 +131,10 @@ int run_select(const SelectFlags& f) {
 
   const select::Selection selection = select::select_fastest(report.run, report.cases, settings);
   if (selection.entries.empty()) {
-    std::cerr << fmt::format("kwb select: {}: none of its {} case(s) passed verification and was timed; nothing "
+    std::cerr << fmt::format("kwb select: {}: none of its {} case(s) passed verification and was timed{}; nothing "
                              "to select from (run the cases again, or see `kwb report` for why they failed)\n",
-                             f.report, report.cases.size());
+                             f.report, report.cases.size(),
+                             f.deterministic ? " by a variant that writes the same bits every run" : "");
     for (const std::string& line : review::unselected_lines(selection)) std::cerr << "  " << line << "\n";
     return kExitCaseFailed;
   }
@@ -122,10 +161,12 @@ int run_select(const SelectFlags& f) {
     std::cout << fmt::format("\nnothing to select at {} shape(s):\n", unselected.size());
     for (const std::string& line : unselected) std::cout << "  " << line << "\n";
   }
+  if (f.deterministic) std::cout << "\n" << deterministic_note(selection) << "\n";
   if (selection.used_p10_p90 && !selection.used_samples)
     std::cout << "\nnote: the report holds no per-sample arrays; \"within noise\" means the p10-p90 ranges overlap\n";
 
-  const SelectionSource source = selection_source(report.run, f.report, settings.min_margin);
+  SelectionSource source = selection_source(report.run, f.report, settings.min_margin);
+  source.deterministic_only = f.deterministic;
   try {
     if (f.out_given) {
       write_selection_json(f.out, selection, source);
@@ -159,6 +200,11 @@ void add_select_command(CLI::App& app, int& exit_code) {
                   "Smallest margin of the winner over the runner-up called clear, as 1% or 0.01 (default 1%; 0 "
                   "lets the noise alone decide)")
       ->type_name("PCT");
+  cmd->add_flag("--deterministic", f.deterministic,
+                "Only variants that write the same bits every run are candidates (those with float atomics or rows "
+                "handed out by demand vary in their last bits; `kwb list --markdown` marks them): for a training "
+                "stack that must reproduce a run");
+  add_plugin_option(cmd, f.plugins);
   cmd->footer("Exit codes: 0 a winner named, 1 no case passed verification and was timed, 2 bad input.");
   cmd->callback([&exit_code, out, md] {
     f.out_given = out->count() > 0;

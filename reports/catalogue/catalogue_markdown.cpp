@@ -128,6 +128,8 @@ void write_op(std::string& out, const Op& op, const Registry& registry) {
       for (auto x : t.values) values.push_back(std::to_string(x));
       what += fmt::format("; tunable `{}` = {} (default {})", t.name, joined(values, ", "), default_text(t));
     }
+    // What `kwb select --deterministic` leaves out: named here so a reader can see it up front.
+    if (v->varies_run_to_run) what += "; **varies run to run** (last bits; `kwb select --deterministic` leaves it out)";
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", v->name, to_string(v->role), cell(math_summary(op, *v)),
                        v->uses.empty() ? "-" : cell(uses_text(v->uses)), cell(what));
   }

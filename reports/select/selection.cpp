@@ -2,6 +2,7 @@
 #include "reports/select/selection.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,20 @@ std::optional<std::string> exclusion_kind(const CaseRecord& c) {
   return std::nullopt;
 }
 
-Candidate candidate_of(const CaseRecord& c) {
+// Excluded under SelectSettings::deterministic_only: the kind and the reason, or nullopt.
+std::optional<std::pair<std::string, std::string>> nondeterminism(const Candidate& k) {
+  if (!k.varies_run_to_run)
+    return std::pair{std::string("run to run unknown"),
+                     fmt::format("{} is not in this build's catalogue: whether it writes the same bits every run is "
+                                 "unknown (--deterministic)",
+                                 k.variant)};
+  if (*k.varies_run_to_run)
+    return std::pair{std::string("varies run to run"),
+                     std::string("its output's last bits vary from run to run (--deterministic)")};
+  return std::nullopt;
+}
+
+Candidate candidate_of(const CaseRecord& c, const SelectSettings& settings) {
   Candidate k;
   k.variant = c.variant;
   k.role = c.role;
@@ -43,6 +57,7 @@ Candidate candidate_of(const CaseRecord& c) {
   k.p10_us = c.timing->span.p10;
   k.p90_us = c.timing->span.p90;
   k.samples_us = c.timing->samples_us;
+  if (settings.varies_run_to_run) k.varies_run_to_run = settings.varies_run_to_run(c.op, c.variant);
   return k;
 }
 
@@ -151,9 +166,17 @@ Selection select_fastest(const RunInfo& run, const std::vector<CaseRecord>& case
     if (auto kind = exclusion_kind(c)) {
       ++g.excluded[*kind];
       ++g.excluded_reasons[c.reason.empty() ? *kind : c.reason];
-    } else {
-      g.candidates.push_back(candidate_of(c));
+      continue;
     }
+    Candidate k = candidate_of(c, settings);
+    if (settings.deterministic_only) {
+      if (auto why = nondeterminism(k)) {
+        ++g.excluded[why->first];
+        ++g.excluded_reasons[why->second];
+        continue;
+      }
+    }
+    g.candidates.push_back(std::move(k));
   }
 
   Selection out;

@@ -14,9 +14,13 @@
 // sample arrays were dropped (the committed samples) fall back to the p10-p90 ranges: clear only when
 // the winner's p90 lies below the runner-up's p10. Either way a margin under `min_margin` is never
 // clear. The entry says which rule decided.
+//
+// Determinism: with SelectSettings::deterministic_only, a variant whose output may vary from run
+// to run (or whose behaviour is unknown) is no candidate; it is counted as excluded, with why.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,10 +31,21 @@
 
 namespace kwb::select {
 
+// Whether a variant's output may differ in its last bits from run to run (Variant::
+// varies_run_to_run: float atomics, rows handed out by demand); nullopt where it is not known
+// (a variant this build's catalogue does not hold). The CLI answers from the registry; the
+// selection itself stays a pure function of what it is given.
+using VariesRunToRun = std::function<std::optional<bool>(const std::string& op, const std::string& variant)>;
+
 struct SelectSettings {
   // The smallest margin (runner-up / winner - 1) called clear, as a fraction: 0.01 = 1%.
   double min_margin = 0.01;
   DecisionSettings decision;  // its threshold is set to min_margin when used
+  // Asked of every candidate, so that each says whether it varies; unset: nothing is known.
+  VariesRunToRun varies_run_to_run;
+  // Only variants known to write the same bits every run are candidates (a training stack that
+  // must reproduce a run): the others, and those not known, are excluded with the reason.
+  bool deterministic_only = false;
 };
 
 // One timed, verified case of a group.
@@ -42,6 +57,7 @@ struct Candidate {
   std::string math;        // the arithmetic it ran in (CaseRecord::math); empty: not recorded
   double median_us = 0, p10_us = 0, p90_us = 0;
   std::vector<double> samples_us;  // empty when the report dropped them
+  std::optional<bool> varies_run_to_run;  // SelectSettings::varies_run_to_run's answer; nullopt: unknown
 };
 
 // "fused_v2_vec16" or "test_atomic_scatter[block=256]": a variant and its configuration.

@@ -12,9 +12,16 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// varies_run_to_run: true where the variant's last bits may differ between runs, null where this
+// build does not know the variant.
 ordered_json candidate_json(const select::Candidate& c) {
-  return ordered_json{{"variant", c.variant}, {"tunables", tunables_json(c.tunables)}, {"median_us", c.median_us},
-                      {"p10_us", c.p10_us},   {"p90_us", c.p90_us},   {"case", c.case_name}};
+  return ordered_json{{"variant", c.variant},
+                      {"tunables", tunables_json(c.tunables)},
+                      {"median_us", c.median_us},
+                      {"p10_us", c.p10_us},
+                      {"p90_us", c.p90_us},
+                      {"case", c.case_name},
+                      {"varies_run_to_run", c.varies_run_to_run ? ordered_json(*c.varies_run_to_run) : ordered_json(nullptr)}};
 }
 
 ordered_json counts_json(const std::map<std::string, int>& counts) {
@@ -70,6 +77,7 @@ ordered_json selection_to_json(const select::Selection& selection, const Selecti
                  {"source_report", source.source_report},
                  {"git_sha", source.git_sha},
                  {"min_margin_pct", source.min_margin * 100},
+                 {"deterministic_only", source.deterministic_only},
                  {"entries", ordered_json::array()},
                  {"unselected", ordered_json::array()}};
   for (const auto& e : selection.entries) j["entries"].push_back(entry_json(e));

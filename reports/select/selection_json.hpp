@@ -29,6 +29,7 @@ inline constexpr const char* kSelectionSchema = "kwb.selection/1";
 struct SelectionSource {
   std::string device, driver, git_sha, source_report;
   double min_margin = 0.01;  // the fraction the verdicts used
+  bool deterministic_only = false;  // SelectSettings::deterministic_only: varying variants were no candidates
 };
 SelectionSource selection_source(const RunInfo& run, const std::string& report_path, double min_margin);
 

@@ -14,6 +14,9 @@ std::string selection_markdown(const select::Selection& s, const SelectionSource
   md += fmt::format("- **Report**: `{}`\n- **Driver**: {}\n- **git**: {}\n- **Minimum margin**: {:.2f}%\n\n",
                     source.source_report, source.driver.empty() ? "unknown" : source.driver, source.git_sha,
                     source.min_margin * 100);
+  if (source.deterministic_only)
+    md += "Candidates: only variants that write the same bits every run (`--deterministic`); the others are "
+          "counted as excluded.\n\n";
   md += selection_section_markdown(s);
   return md;
 }

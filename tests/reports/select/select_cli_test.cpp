@@ -129,6 +129,36 @@ TEST(SelectCli, CommittedSampleSelectionIsCurrent) {
   EXPECT_EQ(committed.at("unselected"), now.at("unselected"));
 }
 
+// --deterministic on the committed mean pooling sample, whose fused_v3_dynamic_tail_rows (rows
+// handed out by demand: its last bits vary) wins the large shapes: with the flag no winner varies,
+// every group still has a winner (fused_v2 and fused_v1 are deterministic), the left-out cases are
+// counted, and the JSON says the table was filtered; without it, the JSON marks the varying winners.
+TEST(SelectCli, DeterministicLeavesOutVariantsWhoseBitsVaryRunToRun) {
+  const std::string sample = KWB_SOURCE_DIR "/samples/h100-mean-pooling/report.json";
+  test::TempDir dir;
+  const auto all = dir / "all.json", same_bits = dir / "same_bits.json";
+  ASSERT_EQ(kwb_select(shell_quote(sample) + " --out " + shell_quote(all.string())).exit_code, 0);
+  const CommandResult r =
+      kwb_select(shell_quote(sample) + " --deterministic --out " + shell_quote(same_bits.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r, "--deterministic: only variants that write the same bits every run")) << r.output;
+
+  const auto j_all = nlohmann::json::parse(read_text_file(all));
+  const auto j_same = nlohmann::json::parse(read_text_file(same_bits));
+  EXPECT_EQ(j_all.at("deterministic_only"), false);
+  EXPECT_EQ(j_same.at("deterministic_only"), true);
+  int varying_winners = 0;
+  for (const auto& e : j_all.at("entries")) varying_winners += e.at("winner").at("varies_run_to_run") == true;
+  EXPECT_GT(varying_winners, 0) << "the sample's large shapes are won by a variant that varies run to run";
+  EXPECT_EQ(j_same.at("entries").size(), j_all.at("entries").size());
+  int left_out = 0;
+  for (const auto& e : j_same.at("entries")) {
+    EXPECT_EQ(e.at("winner").at("varies_run_to_run"), false) << e.at("shape_compact");
+    if (e.at("excluded").contains("varies run to run")) left_out += e.at("excluded").at("varies run to run").get<int>();
+  }
+  EXPECT_GE(left_out, varying_winners);
+}
+
 TEST(SelectCli, ReviewReportOfTheSampleHasTheSection) {
   test::TempDir dir;
   const auto html = dir / "review.html";

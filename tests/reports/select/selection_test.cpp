@@ -3,6 +3,9 @@
 // the noise verdict from p10-p90 ranges and from per-sample arrays.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "reports/select/selection.hpp"
 #include "tests/reports/select/select_test_support.hpp"
 
@@ -187,6 +190,51 @@ TEST(Selection, GroupsKeepPlanOrderAndSplitByDtypeAndModeAndPerOpWinsAreCounted)
   EXPECT_EQ(s.per_op[0].groups, 4);
   // Equal wins are listed by name.
   EXPECT_EQ(s.per_op[0].wins, (std::vector<std::pair<std::string, int>>{{"v1", 2}, {"v2", 2}}));
+}
+
+// --deterministic: a variant that varies run to run (or that the catalogue does not know) is no
+// candidate, however fast; it is counted as excluded with the reason, and a group left with none
+// is unselected. Without it every candidate still carries the catalogue's answer.
+TEST(Selection, DeterministicOnlyLeavesOutVariantsThatVaryOrAreUnknown) {
+  Report r = test::empty_report();
+  r.cases = {summary_case("layernorm_bwd", "fused_atomic", 4096, 80.0, 79.0, 81.0),
+             summary_case("layernorm_bwd", "fused_plugin", 4096, 90.0, 89.0, 91.0),
+             summary_case("layernorm_bwd", "fused_static", 4096, 100.0, 99.0, 101.0),
+             summary_case("layernorm_bwd", "fused_atomic", 8192, 150.0, 149.0, 151.0)};
+  select::SelectSettings settings;
+  settings.varies_run_to_run = [](const std::string& op, const std::string& variant) -> std::optional<bool> {
+    EXPECT_EQ(op, "layernorm_bwd");
+    if (variant == "fused_atomic") return true;
+    if (variant == "fused_static") return false;
+    return std::nullopt;  // fused_plugin: not in this catalogue
+  };
+
+  const auto all = select_fastest(r.run, r.cases, settings);
+  ASSERT_EQ(all.entries.size(), 2u);
+  EXPECT_EQ(all.entries[0].winner().variant, "fused_atomic");
+  ASSERT_EQ(all.entries[0].ranked.size(), 3u);
+  EXPECT_EQ(all.entries[0].ranked[0].varies_run_to_run, std::optional<bool>(true));
+  EXPECT_EQ(all.entries[0].ranked[1].varies_run_to_run, std::nullopt);
+  EXPECT_EQ(all.entries[0].ranked[2].varies_run_to_run, std::optional<bool>(false));
+
+  settings.deterministic_only = true;
+  const auto same_bits = select_fastest(r.run, r.cases, settings);
+  ASSERT_EQ(same_bits.entries.size(), 1u);
+  const auto& e = same_bits.entries[0];
+  EXPECT_EQ(e.winner().variant, "fused_static");
+  EXPECT_EQ(e.ranked.size(), 1u);
+  EXPECT_EQ(e.excluded.at("varies run to run"), 1);
+  EXPECT_EQ(e.excluded.at("run to run unknown"), 1);
+  EXPECT_EQ(e.excluded_total(), 2);
+  // The 8192-row group had only the varying variant: nothing to select there, and why.
+  ASSERT_EQ(same_bits.unselected.size(), 1u);
+  EXPECT_EQ(same_bits.unselected[0].excluded.at("varies run to run"), 1);
+
+  // Nothing known (no catalogue to ask): every candidate is unknown, so none is admitted.
+  settings.varies_run_to_run = nullptr;
+  const auto unknown = select_fastest(r.run, r.cases, settings);
+  EXPECT_TRUE(unknown.entries.empty());
+  EXPECT_EQ(unknown.unselected.size(), 2u);
 }
 
 }  // namespace
