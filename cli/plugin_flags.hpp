@@ -1,4 +1,4 @@
-// `--plugin PATH` (repeatable) on the verbs that read the catalogue (list, run, tune), and how
+// `--plugin PATH` (repeatable) on the verbs that read the catalogue (list, run, tune, select), and how
 // they load it: harness/catalogue/plugin_loader.hpp does the work; this words its refusals as the
 // verb's, with exit code 2.
 #pragma once

@@ -5,8 +5,9 @@
 // is this build's catalogue's word (Variant::varies_run_to_run), plugins' included when loaded.
 //
 // Exit codes: 0 a winner was named for at least one shape; 1 the report holds no case that passed
-// verification and was timed, so there is nothing to select from (a well-formed report of a run
-// that failed: the same code as a failed case, not "bad input"); 2 bad input: flags, a missing,
+// verification and was timed (with --deterministic: none of a variant that writes the same bits
+// every run), so there is nothing to select from (a well-formed report of a run that failed, or
+// was filtered: the same code as a failed case, not "bad input"); 2 bad input: flags, a missing,
 // malformed or other-schema report (the reader's message names the file and JSON path), or an
 // output that cannot be written.
 #include <algorithm>
@@ -60,12 +61,10 @@ std::string deterministic_note(const select::Selection& s) {
   };
   for (const auto& e : s.entries) count(e.excluded);
   for (const auto& g : s.unselected) count(g.excluded);
-  std::string note = fmt::format(
-      "--deterministic: only variants that write the same bits every run were candidates; {} case(s) left out "
-      "as varying run to run",
-      varying);
+  std::string note = fmt::format("--deterministic: {} passed case(s) left out as varying run to run", varying);
   if (unknown > 0)
     note += fmt::format(", {} as not in this build's catalogue (load their plugins with --plugin)", unknown);
+  note += "; only variants that write the same bits every run (on the same GPU) were candidates";
   return note;
 }
 
@@ -131,10 +130,14 @@ int run_select(const SelectFlags& f) {
 
   const select::Selection selection = select::select_fastest(report.run, report.cases, settings);
   if (selection.entries.empty()) {
-    std::cerr << fmt::format("kwb select: {}: none of its {} case(s) passed verification and was timed{}; nothing "
-                             "to select from (run the cases again, or see `kwb report` for why they failed)\n",
-                             f.report, report.cases.size(),
-                             f.deterministic ? " by a variant that writes the same bits every run" : "");
+    if (f.deterministic)
+      std::cerr << fmt::format("kwb select: {}: none of its {} case(s) is a verified, timed case of a variant that "
+                               "writes the same bits every run; nothing to select from\n{}\n",
+                               f.report, report.cases.size(), deterministic_note(selection));
+    else
+      std::cerr << fmt::format("kwb select: {}: none of its {} case(s) passed verification and was timed; nothing "
+                               "to select from (run the cases again, or see `kwb report` for why they failed)\n",
+                               f.report, report.cases.size());
     for (const std::string& line : review::unselected_lines(selection)) std::cerr << "  " << line << "\n";
     return kExitCaseFailed;
   }
@@ -161,7 +164,12 @@ int run_select(const SelectFlags& f) {
     std::cout << fmt::format("\nnothing to select at {} shape(s):\n", unselected.size());
     for (const std::string& line : unselected) std::cout << "  " << line << "\n";
   }
-  if (f.deterministic) std::cout << "\n" << deterministic_note(selection) << "\n";
+  if (f.deterministic) {
+    const auto lines = f.wide ? std::vector<std::string>{deterministic_note(selection)}
+                              : review::wrap_cell(deterministic_note(selection), kTerminalWidth - 2);
+    std::cout << "\n";
+    for (std::size_t i = 0; i < lines.size(); ++i) std::cout << (i == 0 ? "" : "  ") << lines[i] << "\n";
+  }
   if (selection.used_p10_p90 && !selection.used_samples)
     std::cout << "\nnote: the report holds no per-sample arrays; \"within noise\" means the p10-p90 ranges overlap\n";
 
@@ -201,11 +209,14 @@ void add_select_command(CLI::App& app, int& exit_code) {
                   "lets the noise alone decide)")
       ->type_name("PCT");
   cmd->add_flag("--deterministic", f.deterministic,
-                "Only variants that write the same bits every run are candidates (those with float atomics or rows "
-                "handed out by demand vary in their last bits; `kwb list --markdown` marks them): for a training "
+                "Only variants that write the same bits every run on the same GPU are candidates (those with float "
+                "atomics or rows handed out by demand vary in their last bits; `kwb list --markdown` marks them; a "
+                "variant this build does not know is left out too: load its plugin with --plugin): for a training "
                 "stack that must reproduce a run");
   add_plugin_option(cmd, f.plugins);
-  cmd->footer("Exit codes: 0 a winner named, 1 no case passed verification and was timed, 2 bad input.");
+  cmd->footer(
+      "Exit codes: 0 a winner named, 1 no case passed verification and was timed (with --deterministic: none of a "
+      "variant that writes the same bits every run), 2 bad input.");
   cmd->callback([&exit_code, out, md] {
     f.out_given = out->count() > 0;
     f.markdown_given = md->count() > 0;

@@ -77,7 +77,7 @@ std::vector<std::string> unselected_lines(const select::Selection& s) {
   for (const select::UnselectedGroup& g : s.unselected) {
     std::string reasons;
     for (const auto& [why, n] : g.excluded_reasons) reasons += fmt::format("{}{}x {}", reasons.empty() ? "" : "; ", n, why);
-    lines.push_back(fmt::format("{} {} {}: no verified, timed case ({}: {})", g.op, to_string(g.dtype),
+    lines.push_back(fmt::format("{} {} {}: no candidate ({}: {})", g.op, to_string(g.dtype),
                                 shape_cell(g.op, g.shape, g.mode), counts_text(g.excluded), reasons));
   }
   return lines;

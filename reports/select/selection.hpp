@@ -83,7 +83,8 @@ struct SelectionEntry {
   std::optional<Candidate> baseline;
   std::optional<double> speedup_vs_baseline;  // baseline median / winner median
   // Cases of the group that are not candidates: by kind ("failed", "skipped", "not verified",
-  // "not timed") and by reason text (the record's reason; the kind when it has none).
+  // "not timed"; under deterministic_only also "varies run to run" and "run to run unknown") and
+  // by reason text (the record's reason; the kind when it has none).
   std::map<std::string, int> excluded;
   std::map<std::string, int> excluded_reasons;
 
@@ -92,7 +93,8 @@ struct SelectionEntry {
   int excluded_total() const;
 };
 
-// A group in which no case passed and was timed: nothing to select, and why.
+// A group with no candidate (no case passed and was timed, or, under deterministic_only, none of
+// a variant known to write the same bits every run): nothing to select, and why.
 struct UnselectedGroup {
   std::string op;
   DType dtype = DType::fp32;

@@ -141,7 +141,7 @@ TEST(SelectCli, DeterministicLeavesOutVariantsWhoseBitsVaryRunToRun) {
   const CommandResult r =
       kwb_select(shell_quote(sample) + " --deterministic --out " + shell_quote(same_bits.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(has(r, "--deterministic: only variants that write the same bits every run")) << r.output;
+  EXPECT_TRUE(has(r, "only variants that write the same bits every run")) << r.output;
 
   const auto j_all = nlohmann::json::parse(read_text_file(all));
   const auto j_same = nlohmann::json::parse(read_text_file(same_bits));
@@ -156,7 +156,38 @@ TEST(SelectCli, DeterministicLeavesOutVariantsWhoseBitsVaryRunToRun) {
     EXPECT_EQ(e.at("winner").at("varies_run_to_run"), false) << e.at("shape_compact");
     if (e.at("excluded").contains("varies run to run")) left_out += e.at("excluded").at("varies run to run").get<int>();
   }
-  EXPECT_GE(left_out, varying_winners);
+  // Every passed, timed case of the varying variant is left out, winner or not: counted from the
+  // report.
+  int varying_cases = 0;
+  for (const CaseRecord& c : read_report_json(sample).cases)
+    varying_cases += c.variant == "fused_v3_dynamic_tail_rows" && c.disposition == Disposition::passed && c.timing;
+  EXPECT_GT(varying_cases, varying_winners);
+  EXPECT_EQ(left_out, varying_cases);
+  EXPECT_TRUE(has(r, std::to_string(varying_cases) + " passed case(s) left out as varying run to run")) << r.output;
+}
+
+// A report whose only passed cases vary run to run: --deterministic leaves nothing, exit 1, and
+// the message says why (not "run the cases again"); an unknown variant is named with the
+// --plugin hint; a --plugin that cannot be loaded is bad input.
+TEST(SelectCli, DeterministicWithNothingLeftExitsOneAndSaysWhy) {
+  Report r = test::empty_report();
+  r.cases = {test::summary_case("mean_pooling_fwd", "fused_v3_dynamic_tail_rows", 1024, 50.0, 49.0, 51.0),
+             test::summary_case("mean_pooling_fwd", "fused_v9_not_in_this_build", 1024, 40.0, 39.0, 41.0)};
+  test::TempDir dir;
+  const auto path = dir / "report.json";
+  write_report_json(path, r);
+  const CommandResult c = kwb_select(shell_quote(path.string()) + " --deterministic");
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  EXPECT_TRUE(has(c, "writes the same bits every run; nothing to select from")) << c.output;
+  EXPECT_FALSE(has(c, "run the cases again")) << c.output;
+  EXPECT_TRUE(has(c, "1 passed case(s) left out as varying run to run")) << c.output;
+  EXPECT_TRUE(has(c, "1 as not in this build's catalogue (load their plugins with --plugin)")) << c.output;
+  // Without the flag the same report selects (the unknown variant is fastest).
+  EXPECT_EQ(kwb_select(shell_quote(path.string())).exit_code, 0);
+  const CommandResult bad = kwb_select(shell_quote(path.string()) + " --deterministic --plugin " +
+                                       shell_quote((dir / "missing.so").string()));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(has(bad, "kwb select: --plugin")) << bad.output;
 }
 
 TEST(SelectCli, ReviewReportOfTheSampleHasTheSection) {

@@ -3,6 +3,9 @@
 // with `kwb select`'s table.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "reports/review/review_model.hpp"
@@ -72,6 +75,29 @@ TEST(SelectionJson, RoundTripHoldsEveryField) {
   EXPECT_TRUE(lone.at("baseline_us").is_null());
   EXPECT_TRUE(lone.at("speedup_vs_baseline").is_null());
   EXPECT_EQ(lone.at("candidates"), 1);
+  // No catalogue was asked (the default settings): nothing is known of run-to-run bits.
+  EXPECT_EQ(j.at("deterministic_only"), false);
+  EXPECT_TRUE(e.at("winner").at("varies_run_to_run").is_null());
+}
+
+// With the catalogue's answers, the winner and runner-up carry them; the source says whether the
+// table was filtered.
+TEST(SelectionJson, CandidatesSayWhetherTheyVaryRunToRun) {
+  const Report r = two_group_report();
+  select::SelectSettings settings;
+  settings.varies_run_to_run = [](const std::string&, const std::string& variant) -> std::optional<bool> {
+    return variant == "fused_v1";
+  };
+  const auto selection = select::select_fastest(r.run, r.cases, settings);
+  SelectionSource source = selection_source(r.run, "results/report.json", 0.01);
+  source.deterministic_only = true;
+  const auto j = selection_to_json(selection, source);
+  EXPECT_EQ(j.at("deterministic_only"), true);
+  const auto& e = j.at("entries")[0];
+  EXPECT_EQ(e.at("winner").at("variant"), "fused_v2");
+  EXPECT_EQ(e.at("winner").at("varies_run_to_run"), false);
+  EXPECT_EQ(e.at("runner_up").at("variant"), "fused_v1");
+  EXPECT_EQ(e.at("runner_up").at("varies_run_to_run"), true);
 }
 
 TEST(SelectionJson, SameReportGivesTheSameBytes) {
