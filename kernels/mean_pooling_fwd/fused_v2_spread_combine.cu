@@ -48,7 +48,7 @@ void launch_typed(const LaunchArgs& a) {
     const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
     float* partial = static_cast<float*>(a.workspace);
     const dim3 grid(
-        static_cast<unsigned>((p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs)),
+        static_cast<unsigned>(pooling::column_blocks(p.hidden, block_columns(E, Packs))),
         static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
     pooling::pool_slices<U, E, Rows, Packs>
         <<<grid, kThreads, 0, a.stream>>>(a.tensor<const U>("x"), a.tensor<const bool>("mask"),

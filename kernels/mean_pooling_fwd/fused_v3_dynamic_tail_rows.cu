@@ -81,9 +81,9 @@ __global__ void __launch_bounds__(kThreads)
 // The workspace: the counters (a sequence's column blocks at one pack a thread: the most any
 // `packs` gives), then fused_v2's partials.
 std::size_t counter_bytes(const PoolingAxes& p, int pack) {
-  return align_up(static_cast<std::size_t>(p.batch * ((p.hidden + block_columns(pack, 1) - 1) /
-                                                      block_columns(pack, 1))) *
-                  sizeof(int));
+  return align_up(
+      static_cast<std::size_t>(p.batch * pooling::column_blocks(p.hidden, block_columns(pack, 1))) *
+      sizeof(int));
 }
 
 std::size_t workspace_bytes(const Shape& s, DType dtype) {
@@ -93,10 +93,11 @@ std::size_t workspace_bytes(const Shape& s, DType dtype) {
          pooling::partial_bytes(p, block_columns(pack, 4));  // packs 4: the most slices
 }
 
-// Blocks of the case's kernel a multiprocessor holds at once (its registers set it: 8 for bf16's
-// default, 64 registers), found once in prepare().
+// Found once in prepare(): blocks of the case's kernel a multiprocessor holds at once (its
+// registers set it: 8 for bf16's default, 64 registers), and the multiprocessors.
 struct Residency {
   int blocks_per_sm = 0;
+  int multiprocessors = 0;
 };
 
 template <class T, int E, int Rows, int Packs>
@@ -106,18 +107,6 @@ int resident_blocks() {
                  &blocks, pool_slices_then_claims<T, E, Rows, Packs>, kThreads, 0),
              "occupancy of mean_pooling_fwd's slices");
   return std::max(blocks, 1);
-}
-
-// Slices for at most one wave: the claims can only even out blocks that are all resident (a
-// second wave's blocks start late and end late). At most blocks_per_sm (the tunable) or what fits
-// a multiprocessor, rounded down (1024 of 1056 slots at bf16 b16 s4096), each slice at least 16
-// tokens before the rows by demand are taken out, as fused_v2's.
-std::int64_t one_wave_slices(const PoolingAxes& p, std::int64_t block_columns,
-                             std::int64_t blocks_per_sm) {
-  const int sms = std::min(multiprocessor_count(), pooling::kMostMultiprocessors);
-  const std::int64_t blocks = (p.hidden + block_columns - 1) / block_columns * p.batch;
-  return std::clamp<std::int64_t>(blocks_per_sm * sms / blocks, 1,
-                                  std::max<std::int64_t>(1, p.seq / 16));
 }
 
 template <class T>
@@ -136,6 +125,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
                              a.stream),
              "zero mean_pooling_fwd's row counters");
   auto state = std::make_shared<Residency>();
+  state->multiprocessors = std::min(multiprocessor_count(), pooling::kMostMultiprocessors);
   dispatch_dtype(a.dtype,
                  [&](auto tag) { state->blocks_per_sm = residency_of<decltype(tag)>(a, p); });
   return state;
@@ -148,12 +138,14 @@ void launch_typed(const LaunchArgs& a) {
   const auto& residency = *static_cast<const Residency*>(a.state ? a.state : own.get());
   const PoolingAxes p = PoolingAxes::of(a.shape);
   pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
-    const std::int64_t slices = one_wave_slices(
-        p, block_columns(E, Packs),
-        std::min<std::int64_t>(a.tunable("blocks_per_sm"), residency.blocks_per_sm));
+    // At most one wave (1024 of 1056 slots at bf16 b16 s4096): the claims can only even out
+    // blocks that are all resident; a second wave's blocks start late and end late.
+    const std::int64_t slices = pooling::slices_for(
+        p, block_columns(E, Packs), residency.multiprocessors,
+        std::min<std::int64_t>(a.tunable("blocks_per_sm"), residency.blocks_per_sm),
+        /*at_most_one_wave=*/true);
     const std::int64_t rows_per_slice = p.seq * (100 - a.tunable("dynamic_percent")) / 100 / slices;
-    const std::int64_t column_blocks =
-        (p.hidden + block_columns(E, Packs) - 1) / block_columns(E, Packs);
+    const std::int64_t column_blocks = pooling::column_blocks(p.hidden, block_columns(E, Packs));
     int* counters = static_cast<int*>(a.workspace);
     float* partial =
         reinterpret_cast<float*>(static_cast<unsigned char*>(a.workspace) +
@@ -173,8 +165,7 @@ KWB_REGISTER_VARIANT(Variant{
     .role = Role::fused,
     .description =
         "fused_v2's slices over most of each sequence, the rest handed out a group of rows at a "
-        "time "
-        "by a counter so that the blocks end together; y's last bits vary from run to run",
+        "time by a counter so that the blocks end together; y's last bits vary from run to run",
     .launch = by_dtype([]<class T>(const LaunchArgs& a) { launch_typed<T>(a); }),
     .refuse = pooling::refuse_batch_beyond_grid,
     .workspace_bytes = workspace_bytes,

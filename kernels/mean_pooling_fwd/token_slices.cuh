@@ -26,14 +26,20 @@ constexpr std::int64_t kBlocksPerSmValues[] = {16, 8, 4};
 constexpr std::int64_t kMostBlocksPerSm = 16;
 static_assert(*std::ranges::max_element(kBlocksPerSmValues) == kMostBlocksPerSm);
 
+// Blocks of `block_columns` columns across a row of `hidden`.
+inline std::int64_t column_blocks(std::int64_t hidden, std::int64_t block_columns) {
+  return (hidden + block_columns - 1) / block_columns;
+}
+
 // Slices of the tokens: enough blocks (of `block_columns` columns each) for `blocks_per_sm` a
 // multiprocessor, each slice at least 16 tokens long (shorter ones would spend more on partials
-// than on rows).
+// than on rows). `at_most_one_wave`: rounded down instead, so the grid never exceeds
+// blocks_per_sm x sms (fused_v3, whose claims can only even out resident blocks).
 inline std::int64_t slices_for(const PoolingAxes& p, std::int64_t block_columns, int sms,
-                               std::int64_t blocks_per_sm) {
-  const std::int64_t column_blocks = (p.hidden + block_columns - 1) / block_columns;
-  const std::int64_t blocks = column_blocks * p.batch;
-  const std::int64_t wanted = (blocks_per_sm * sms + blocks - 1) / blocks;
+                               std::int64_t blocks_per_sm, bool at_most_one_wave = false) {
+  const std::int64_t blocks = column_blocks(p.hidden, block_columns) * p.batch;
+  const std::int64_t slots = blocks_per_sm * sms;
+  const std::int64_t wanted = at_most_one_wave ? slots / blocks : (slots + blocks - 1) / blocks;
   return std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, p.seq / 16));
 }
 
@@ -75,9 +81,9 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
 // mask byte.
 template <class T, int E, int Rows, int Packs>
 __device__ __forceinline__ void sum_kept_rows(float (&acc)[Packs][E], const T* __restrict__ xb,
-                                              const bool* __restrict__ m,
-                                              std::int64_t first, std::int64_t last,
-                                              std::int64_t col, std::int64_t hidden) {
+                                              const bool* __restrict__ m, std::int64_t first,
+                                              std::int64_t last, std::int64_t col,
+                                              std::int64_t hidden) {
   constexpr int kStride = kThreads * E;
   unsigned kept = kept_bits<Rows>(m, first, last);
   for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
