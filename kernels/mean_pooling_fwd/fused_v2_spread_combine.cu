@@ -22,9 +22,12 @@
 //     sizes its grid to one resident wave.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/mean_pooling_fwd/spread_combine.cuh"
 #include "kernels/mean_pooling_fwd/token_slices.cuh"
 #include "reference/mean_pooling.hpp"
@@ -39,8 +42,18 @@ template <class T>
 void launch_typed(const LaunchArgs& a) {
   const PoolingAxes p = PoolingAxes::of(a.shape);
   pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
-    pooling::launch_slices_and_combine<U, E, Packs, Rows>(a, p, static_cast<float*>(a.workspace),
-                                                          a.tunable("blocks_per_sm"));
+    const std::int64_t slices = pooling::slices_for(
+        p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
+        a.tunable("blocks_per_sm"));
+    const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
+    float* partial = static_cast<float*>(a.workspace);
+    const dim3 grid(
+        static_cast<unsigned>(pooling::column_blocks(p.hidden, block_columns(E, Packs))),
+        static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
+    pooling::pool_slices<U, E, Rows, Packs>
+        <<<grid, kThreads, 0, a.stream>>>(a.tensor<const U>("x"), a.tensor<const bool>("mask"),
+                                          partial, p.seq, p.hidden, rows_per_slice);
+    pooling::launch_combine<U>(a, p, partial, slices);
   });
 }
 

@@ -14,7 +14,6 @@
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/dependent_launch.cuh"
-#include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/mean_pooling_fwd/token_slices.cuh"
 #include "reference/mean_pooling.hpp"
@@ -79,11 +78,6 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
   y[b * hidden + c] = from_float<T>(total / static_cast<float>(std::max(count, 1)));
 }
 
-// Columns a block of the slices' kernel covers: 128 threads, `packs` packs of `pack` elements each.
-inline std::int64_t block_columns(int pack, int packs) {
-  return std::int64_t{kThreads} * pack * packs;
-}
-
 // The combine over `slices` partials a sequence, launched dependent on the slices' kernel.
 template <class T>
 void launch_combine(const LaunchArgs& a, const PoolingAxes& p, const float* partial,
@@ -100,20 +94,9 @@ void launch_combine(const LaunchArgs& a, const PoolingAxes& p, const float* part
              "launch mean_pooling_fwd's combine");
 }
 
-
-// fused_v2: pool_slices aimed at `blocks_per_sm` blocks a multiprocessor (E, Packs and Rows as
-// with_pack_and_rows picks them), then the combine.
-template <class T, int E, int Packs, int Rows>
-void launch_slices_and_combine(const LaunchArgs& a, const PoolingAxes& p, float* partial,
-                               std::int64_t blocks_per_sm) {
-  const std::int64_t slices = slices_for(
-      p, block_columns(E, Packs), std::min(multiprocessor_count(), kMostMultiprocessors), blocks_per_sm);
-  const std::int64_t rows_per_slice = (p.seq + slices - 1) / slices;
-  const dim3 grid(static_cast<unsigned>(column_blocks(p.hidden, block_columns(E, Packs))),
-                  static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
-  pool_slices<T, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
-      a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
-  launch_combine<T>(a, p, partial, slices);
+// Columns a block of the slices' kernel covers: 128 threads, `packs` packs of `pack` elements each.
+inline std::int64_t block_columns(int pack, int packs) {
+  return std::int64_t{kThreads} * pack * packs;
 }
 
 // Calls pool.template operator()<T, E, Packs, Rows>() with E the 16-byte pack where the hidden

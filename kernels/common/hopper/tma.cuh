@@ -107,15 +107,6 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
       : "memory");
 }
 
-// Copies `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) from global
-// `src` to shared `dst` with no tensor map (the 1D bulk copy), completing on `bar`.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, std::uint32_t bytes, std::uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   smem_u32(dst)),
-               "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(smem_u32(bar))
-               : "memory");
-}
-
 // The same box delivered to the same shared-memory offset of every block in `cta_mask` of the
 // cluster, each completing on its own barrier at `bar`'s offset.
 __device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar,
