@@ -6,9 +6,15 @@
 // roof is measured at 1-2 GiB, where the ramp, the tail and the flush's write-back are a few
 // percent; at 134 MB they are not.
 //
-//   # from the repository root
+//   # from the repository root (or build/kwb_probe_read_at_size, which the build makes)
 //   nvcc -O3 -arch=sm_90 -std=c++17 -I. -o read_at_size scripts/probes/read_at_size.cu
-//   ./read_at_size 134217728 805306368 [roof GB/s]
+//   ./read_at_size 134217728 805306368 [roof GB/s] [--kept-rows ROW_BYTES]
+//
+// --kept-rows: also read N bytes as the rows a mask keeps (mean pooling's pattern): a tensor of
+// N / 0.75 bytes in rows of ROW_BYTES, of which a seeded draw keeps each with probability 3 in 4,
+// read in memory order by the whole grid (a list of the kept rows; a block reads a row, 16 bytes a
+// thread, block-stride over the list; 512 to 16384-byte rows).
+// GB/s count the kept bytes, so the line reads against the contiguous N bytes above it.
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
 // the events' own cost is shown (an empty kernel between them) and taken off.
@@ -37,12 +43,41 @@ void check(cudaError_t e, const char* what) {
 
 __global__ void empty_kernel() {}
 
+// Reads the listed rows (rows[i] the i-th kept row, in memory order), a row a block at a time
+// (blockDim.x vectors of 16 bytes: one a thread), UNROLL rows in flight, block-stride over the
+// list: the grid reads one front of the kept rows, as read_unrolled reads one of all bytes.
+template <int UNROLL>
+__global__ void read_listed_rows(const uint4* __restrict__ in, const int* __restrict__ rows,
+                                 std::size_t listed, unsigned* sink) {
+  unsigned acc = 0;
+  for (std::size_t r = blockIdx.x; r < listed; r += std::size_t{UNROLL} * gridDim.x) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const std::size_t k = r + static_cast<std::size_t>(u) * gridDim.x;
+      v[u] = k < listed ? in[std::size_t(rows[k]) * blockDim.x + threadIdx.x] : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc ^= kwb::fold(v[u]);
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes;
   double roof = 0;
+  std::size_t row_bytes = 0;  // --kept-rows
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--kept-rows" && i + 1 < argc) {
+      row_bytes = std::strtoull(argv[++i], nullptr, 10) / 16 * 16;
+      if (row_bytes < 512 || row_bytes > 16384) {
+        std::fprintf(stderr, "--kept-rows %s: a row is read by one block, a thread a 16-byte vector; give 512 to 16384 bytes\n", argv[i]);
+        return 2;
+      }
+      continue;
+    }
     const double v = std::atof(argv[i]);
     if (v > 1e5) sizes.push_back(static_cast<std::size_t>(v) / 16 * 16);
     else roof = v;
@@ -52,7 +87,7 @@ int main(int argc, char** argv) {
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   const std::size_t flush_bytes = std::max<std::size_t>(2 * std::size_t(l2), std::size_t{64} << 20);
-  const std::size_t most = *std::max_element(sizes.begin(), sizes.end());
+  const std::size_t most = *std::max_element(sizes.begin(), sizes.end()) * (row_bytes ? 2 : 1);
   void *in = nullptr, *flush = nullptr, *clean = nullptr;
   unsigned* sink = nullptr;
   check(cudaMalloc(&in, most), "input");
@@ -109,6 +144,30 @@ int main(int argc, char** argv) {
       if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
       std::printf("\n");
     }
+    if (row_bytes == 0) continue;
+    // The kept rows of a tensor of bytes / 0.75, 3 in 4 drawn with a fixed seed (an LCG).
+    const std::size_t row_vectors = row_bytes / 16, all_rows = bytes * 4 / 3 / row_bytes;
+    std::vector<int> kept;
+    unsigned long long state = 0x2545F4914F6CDD1DULL;
+    for (std::size_t r = 0; r < all_rows; ++r) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      if ((state >> 33) % 4 != 0) kept.push_back(static_cast<int>(r));
+    }
+    int* rows = nullptr;
+    check(cudaMalloc(&rows, kept.size() * sizeof(int)), "row list");
+    check(cudaMemcpy(rows, kept.data(), kept.size() * sizeof(int), cudaMemcpyHostToDevice), "row list");
+    const double kept_bytes = double(kept.size()) * row_bytes;
+    const int resident = static_cast<int>(2048 / row_vectors);  // blocks of a row's threads a multiprocessor holds
+    for (bool dirty : {true, false}) {
+      const double us = std::min(median_us([&] { read_listed_rows<4><<<sms * resident, unsigned(row_vectors)>>>(src, rows, kept.size(), sink); }, dirty),
+                                 median_us([&] { read_listed_rows<8><<<sms * std::max(resident / 2, 1), unsigned(row_vectors)>>>(src, rows, kept.size(), sink); }, dirty)) - events;
+      const double gbps = kept_bytes / us / 1e3;
+      std::printf("%8.1f MB %-5s kept rows of %zu B (%zu of %zu) %8.2f us %7.1f GB/s", kept_bytes / 1e6,
+                  dirty ? "dirty" : "clean", row_bytes, kept.size(), all_rows, us, gbps);
+      if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
+      std::printf("\n");
+    }
+    cudaFree(rows);
   }
   check(cudaGetLastError(), "launch");
   return 0;
