@@ -6,7 +6,7 @@
 #                                # tool), a selection of at most 8 files is copied there too
 #   scripts/device.sh build tests ceilings xcheck peers   # only those sections (one device call
 #                                # has 10 minutes; all sections together take about that)
-# Sections: build tests edge sanitize ceilings smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
+# Sections: build tests edge sanitize ceilings readprobe smoke smoke2 bench verify3 tiny faults counters xcheck profile tune sweep
 # stages warm graph peers fwdpeers bwdpeers decodepeers varlenpeers varlenbwdpeers sparsepeers python extra main (build always runs).
 # Carry .peers/torch_peers.py (git-ignored) to get the peer figures; carry .kwb-git-sha to stamp
 # the reports with the revision (the device machine's copy of the tree has no .git).
@@ -100,6 +100,17 @@ fi
 if want ceilings; then
 log "ceilings"
 ./build/kwb ceilings --refresh --log "$OUT/ceilings-worker.log" 2>&1 | tee "$OUT/ceilings.txt"
+fi
+
+if want readprobe; then
+# What a bare read reaches at the sizes of the memory-bound goals, contiguous and as a mask's kept
+# rows (mean pooling's pattern: d4096 bf16 and fp32 rows), against the measured roof if it is cached.
+log "read probe (scripts/probes/read_at_size.cu)"
+cmake --build --preset default --target kwb_probe_read_at_size > "$OUT/readprobe-build.log" 2>&1 || tail -5 "$OUT/readprobe-build.log"
+roof=$(./build/kwb ceilings 2>/dev/null | awk '/^DRAM read-only/ {print $3; exit}')
+for rows in 8192 16384; do
+  ./build/kwb_probe_read_at_size 134217728 402653184 805306368 ${roof:-} --kept-rows $rows
+done 2>&1 | tee "$OUT/readprobe.txt"
 fi
 
 if want smoke; then
