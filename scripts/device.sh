@@ -38,8 +38,12 @@ cmake --build --preset default -j "$(nproc)" --target $targets > "$OUT/build.log
 echo "built"
 
 if want tests; then
-log "GPU tests"
-( cd build && ctest -L gpu --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+# The whole suite takes about 7 minutes on an H100 after a 2.5-minute build: more than one call
+# has. $KWB_CTEST_ARGS narrows it (KWB_CTEST_ARGS="-I 1,44" in one call, "-I 45,90" in the next,
+# or -R NAME); the log is written as it goes, so a call cut short keeps what ran.
+log "GPU tests ${KWB_CTEST_ARGS:-}"
+# shellcheck disable=SC2086  # the arguments are words
+( cd build && ctest -L gpu ${KWB_CTEST_ARGS:-} --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
 fi
 
 # The catalogue's ordinary ops (KWB_OPS narrows them: KWB_OPS=softmax_fwd,swiglu_fwd scripts/device.sh edge).
@@ -467,7 +471,7 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
         paged-decode paged-decode*.txt varlen varlen*.txt varlen-bwd block-sparse block-sparse*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
-  for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \
+  for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log readprobe.txt \
            peers.txt ceilings.txt smoke-report.json faults-report.csv xcheck.json; do
     [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
   done
