@@ -42,8 +42,8 @@ if want tests; then
 # has. $KWB_CTEST_ARGS narrows it (KWB_CTEST_ARGS="-I 1,44" in one call, "-I 45,90" in the next,
 # or -R NAME); the log is written as it goes, so a call cut short keeps what ran.
 log "GPU tests ${KWB_CTEST_ARGS:-}"
-# shellcheck disable=SC2086  # the arguments are words
-( cd build && ctest -L gpu ${KWB_CTEST_ARGS:-} --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+read -r -a ctest_args <<< "${KWB_CTEST_ARGS:-}"  # words, never globbed
+( cd build && ctest -L gpu "${ctest_args[@]}" --output-on-failure --timeout 300 ) 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
 fi
 
 # The catalogue's ordinary ops (KWB_OPS narrows them: KWB_OPS=softmax_fwd,swiglu_fwd scripts/device.sh edge).
@@ -108,13 +108,17 @@ fi
 
 if want readprobe; then
 # What a bare read reaches at the sizes of the memory-bound goals, contiguous and as a mask's kept
-# rows (mean pooling's pattern: d4096 bf16 and fp32 rows), against the measured roof if it is cached.
+# rows (mean pooling's pattern: d4096 rows of bf16 and fp32), as % of $KWB_READ_ROOF (GB/s) if set,
+# else of `kwb ceilings`' read-only figure (which measures the ceilings first where none are
+# cached: a minute or two on a fresh machine; run the ceilings section before this one).
 log "read probe (scripts/probes/read_at_size.cu)"
-cmake --build --preset default --target kwb_probe_read_at_size > "$OUT/readprobe-build.log" 2>&1 || tail -5 "$OUT/readprobe-build.log"
-roof=$(./build/kwb ceilings 2>/dev/null | awk '/^DRAM read-only/ {print $3; exit}')
-for rows in 8192 16384; do
-  ./build/kwb_probe_read_at_size 134217728 402653184 805306368 ${roof:-} --kept-rows $rows
-done 2>&1 | tee "$OUT/readprobe.txt"
+if cmake --build --preset default --target kwb_probe_read_at_size > "$OUT/readprobe-build.log" 2>&1; then
+  roof=${KWB_READ_ROOF:-$(./build/kwb ceilings 2>/dev/null | awk '/^DRAM read-only/ {print $3; exit}')}
+  # shellcheck disable=SC2086  # an empty roof is no argument
+  ./build/kwb_probe_read_at_size 134217728 402653184 805306368 ${roof:-} --kept-rows 8192 --kept-rows 16384 2>&1 | tee "$OUT/readprobe.txt"
+else
+  tail -5 "$OUT/readprobe-build.log"
+fi
 fi
 
 if want smoke; then
@@ -471,8 +475,8 @@ if [ -n "$FETCH" ]; then  # the device tool brings back at most 8 files: the fir
         paged-decode paged-decode*.txt varlen varlen*.txt varlen-bwd block-sparse block-sparse*.txt 2>/dev/null | \
       xargs -r tar czf "$FETCH/results.tgz" --exclude='*.log' )
   n=0
-  for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log readprobe.txt \
-           peers.txt ceilings.txt smoke-report.json faults-report.csv xcheck.json; do
+  for f in summary.txt checks.txt graph-table.txt profile-table.txt extra.txt bench-report.json bench.txt gpu-tests.log \
+           peers.txt ceilings.txt smoke-report.json faults-report.csv xcheck.json readprobe.txt; do
     [ -s "$OUT/$f" ] && [ $n -lt 8 ] && { cp "$OUT/$f" "$FETCH/"; n=$((n + 1)); }
   done
 fi

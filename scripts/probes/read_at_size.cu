@@ -8,12 +8,12 @@
 //
 //   # from the repository root (or build/kwb_probe_read_at_size, which the build makes)
 //   nvcc -O3 -arch=sm_90 -std=c++17 -I. -o read_at_size scripts/probes/read_at_size.cu
-//   ./read_at_size 134217728 805306368 [roof GB/s] [--kept-rows ROW_BYTES]
+//   ./read_at_size 134217728 805306368 [roof GB/s] [--kept-rows ROW_BYTES]...
 //
-// --kept-rows: also read N bytes as the rows a mask keeps (mean pooling's pattern): a tensor of
-// N / 0.75 bytes in rows of ROW_BYTES, of which a seeded draw keeps each with probability 3 in 4,
-// read in memory order by the whole grid (a list of the kept rows; a block reads a row, 16 bytes a
-// thread, block-stride over the list; 512 to 16384-byte rows).
+// --kept-rows (repeatable): also read N bytes as the rows a mask keeps (mean pooling's pattern): a
+// tensor of N / 0.75 bytes in rows of ROW_BYTES (a multiple of 512, up to 16384), of which a seeded
+// draw keeps each with probability 3 in 4, read in memory order by the whole grid (a list of the
+// kept rows; a block reads a row, 16 bytes a thread, block-stride over the list, one resident wave).
 // GB/s count the kept bytes, so the line reads against the contiguous N bytes above it.
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
@@ -66,28 +66,48 @@ __global__ void read_listed_rows(const uint4* __restrict__ in, const int* __rest
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> sizes, row_sizes;  // row_sizes: --kept-rows, repeatable
   double roof = 0;
-  std::size_t row_bytes = 0;  // --kept-rows
+  auto number = [&](const char* text, const char* what) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(v > 0)) {
+      std::fprintf(stderr, "%s '%s': not a positive number. Usage: read_at_size BYTES... [ROOF_GBPS] [--kept-rows ROW_BYTES]...\n", what, text);
+      std::exit(2);
+    }
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--kept-rows" && i + 1 < argc) {
-      row_bytes = std::strtoull(argv[++i], nullptr, 10) / 16 * 16;
-      if (row_bytes < 512 || row_bytes > 16384) {
-        std::fprintf(stderr, "--kept-rows %s: a row is read by one block, a thread a 16-byte vector; give 512 to 16384 bytes\n", argv[i]);
+    const std::string arg = argv[i];
+    if (arg == "--kept-rows") {
+      if (i + 1 == argc) {
+        std::fprintf(stderr, "--kept-rows needs a row size in bytes (a multiple of 512, up to 16384)\n");
         return 2;
       }
-      continue;
+      const auto row = static_cast<std::size_t>(number(argv[++i], "--kept-rows"));
+      // A row is read by one block, a thread a 16-byte vector: whole warps, at most 1024 threads.
+      if (row % 512 != 0 || row > 16384) {
+        std::fprintf(stderr, "--kept-rows %s: give a multiple of 512 bytes up to 16384 (a block reads a row, a thread 16 bytes)\n", argv[i]);
+        return 2;
+      }
+      row_sizes.push_back(row);
+    } else if (arg.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "%s: unknown option (the only one is --kept-rows ROW_BYTES)\n", argv[i]);
+      return 2;
+    } else {
+      const double v = number(argv[i], "argument");  // a size in bytes, or the roof in GB/s
+      if (v > 1e5) sizes.push_back(static_cast<std::size_t>(v) / 16 * 16);
+      else roof = v;
     }
-    const double v = std::atof(argv[i]);
-    if (v > 1e5) sizes.push_back(static_cast<std::size_t>(v) / 16 * 16);
-    else roof = v;
   }
   if (sizes.empty()) sizes = {std::size_t{134217728}};
   int sms = 0, l2 = 0;
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   const std::size_t flush_bytes = std::max<std::size_t>(2 * std::size_t(l2), std::size_t{64} << 20);
-  const std::size_t most = *std::max_element(sizes.begin(), sizes.end()) * (row_bytes ? 2 : 1);
+  // The kept rows are drawn from a tensor 4/3 the size read.
+  const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const std::size_t most = row_sizes.empty() ? largest : largest / 3 * 4 + 16384;
   void *in = nullptr, *flush = nullptr, *clean = nullptr;
   unsigned* sink = nullptr;
   check(cudaMalloc(&in, most), "input");
@@ -110,6 +130,7 @@ int main(int argc, char** argv) {
       do_flush(dirty);
       check(cudaEventRecord(start), "record");
       launch();
+      check(cudaGetLastError(), "launch");  // a launch that failed would time as the fastest
       check(cudaEventRecord(stop), "record");
       check(cudaEventSynchronize(stop), "sync");
       float ms = 0;
@@ -144,30 +165,46 @@ int main(int argc, char** argv) {
       if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
       std::printf("\n");
     }
-    if (row_bytes == 0) continue;
-    // The kept rows of a tensor of bytes / 0.75, 3 in 4 drawn with a fixed seed (an LCG).
-    const std::size_t row_vectors = row_bytes / 16, all_rows = bytes * 4 / 3 / row_bytes;
-    std::vector<int> kept;
-    unsigned long long state = 0x2545F4914F6CDD1DULL;
-    for (std::size_t r = 0; r < all_rows; ++r) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      if ((state >> 33) % 4 != 0) kept.push_back(static_cast<int>(r));
+    for (std::size_t row_bytes : row_sizes) {
+      // The kept rows of a tensor of bytes / 0.75, 3 in 4 drawn with a fixed seed (an LCG).
+      const std::size_t row_vectors = row_bytes / 16, all_rows = bytes * 4 / 3 / row_bytes;
+      std::vector<int> kept;
+      unsigned long long state = 0x2545F4914F6CDD1DULL;
+      for (std::size_t r = 0; r < all_rows; ++r) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        if ((state >> 33) % 4 != 0) kept.push_back(static_cast<int>(r));
+      }
+      int* rows = nullptr;
+      check(cudaMalloc(&rows, kept.size() * sizeof(int)), "row list");
+      check(cudaMemcpy(rows, kept.data(), kept.size() * sizeof(int), cudaMemcpyHostToDevice), "row list");
+      // One resident wave of each kernel (the block-stride loop assumes every block runs from the
+      // start): the runtime's occupancy at this block size.
+      const int threads = static_cast<int>(row_vectors);
+      int resident4 = 0, resident8 = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident4, read_listed_rows<4>, threads, 0), "occupancy");
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident8, read_listed_rows<8>, threads, 0), "occupancy");
+      const std::pair<std::string, std::function<void()>> listed[] = {
+          {"read_listed_rows<4>", [&] { read_listed_rows<4><<<sms * resident4, threads>>>(src, rows, kept.size(), sink); }},
+          {"read_listed_rows<8>", [&] { read_listed_rows<8><<<sms * resident8, threads>>>(src, rows, kept.size(), sink); }},
+      };
+      // GB/s count the kept rows' bytes; the row list's own reads (4 bytes a row) are not counted.
+      const double kept_bytes = double(kept.size()) * row_bytes;
+      for (bool dirty : {true, false}) {
+        double best = 1e30;
+        std::string best_name;
+        for (const auto& [name, launch] : listed) {
+          const double us = median_us(launch, dirty) - events;
+          if (us < best) best = us, best_name = name;
+        }
+        const double gbps = kept_bytes / best / 1e3;
+        std::printf("%8.1f MB %-5s kept rows of %zu B (%zu of %zu, %d and %d blocks an SM) best %-20s %8.2f us %7.1f GB/s",
+                    kept_bytes / 1e6, dirty ? "dirty" : "clean", row_bytes, kept.size(), all_rows, resident4, resident8,
+                    best_name.c_str(), best, gbps);
+        if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
+        std::printf("\n");
+      }
+      cudaFree(rows);
     }
-    int* rows = nullptr;
-    check(cudaMalloc(&rows, kept.size() * sizeof(int)), "row list");
-    check(cudaMemcpy(rows, kept.data(), kept.size() * sizeof(int), cudaMemcpyHostToDevice), "row list");
-    const double kept_bytes = double(kept.size()) * row_bytes;
-    const int resident = static_cast<int>(2048 / row_vectors);  // blocks of a row's threads a multiprocessor holds
-    for (bool dirty : {true, false}) {
-      const double us = std::min(median_us([&] { read_listed_rows<4><<<sms * resident, unsigned(row_vectors)>>>(src, rows, kept.size(), sink); }, dirty),
-                                 median_us([&] { read_listed_rows<8><<<sms * std::max(resident / 2, 1), unsigned(row_vectors)>>>(src, rows, kept.size(), sink); }, dirty)) - events;
-      const double gbps = kept_bytes / us / 1e3;
-      std::printf("%8.1f MB %-5s kept rows of %zu B (%zu of %zu) %8.2f us %7.1f GB/s", kept_bytes / 1e6,
-                  dirty ? "dirty" : "clean", row_bytes, kept.size(), all_rows, us, gbps);
-      if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
-      std::printf("\n");
-    }
-    cudaFree(rows);
   }
   check(cudaGetLastError(), "launch");
   return 0;
