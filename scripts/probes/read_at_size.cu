@@ -13,7 +13,9 @@
 // --kept-rows (repeatable): also read N bytes as the rows a mask keeps (mean pooling's pattern): a
 // tensor of N / 0.75 bytes in rows of ROW_BYTES (a multiple of 512, up to 16384), of which a seeded
 // draw keeps each with probability 3 in 4, read in memory order by the whole grid (a list of the
-// kept rows; a block reads a row, 16 bytes a thread, block-stride over the list, one resident wave).
+// kept rows; a block reads a row, 16 bytes a thread, block-stride over the list, one resident wave),
+// and again in mean pooling's order (each block its own slice of rows, one 2 KB column block:
+// read_row_slices), so that a kernel's figure can be read against both.
 // GB/s count the kept bytes, so the line reads against the contiguous N bytes above it.
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
@@ -43,6 +45,8 @@ void check(cudaError_t e, const char* what) {
 
 __global__ void empty_kernel() {}
 
+using Method = std::pair<std::string, std::function<void()>>;  // a name, and one launch
+
 // Reads the listed rows (rows[i] the i-th kept row, in memory order), a row a block at a time
 // (blockDim.x vectors of 16 bytes: one a thread), UNROLL rows in flight, block-stride over the
 // list: the grid reads one front of the kept rows, as read_unrolled reads one of all bytes.
@@ -59,6 +63,37 @@ __global__ void read_listed_rows(const uint4* __restrict__ in, const int* __rest
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) acc ^= kwb::fold(v[u]);
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
+
+// Mean pooling's pattern without its arithmetic: block (column block, slice) reads its slice's
+// kept rows (mask[r] != 0), 16 bytes a thread of a 2 KB column block, ROWS rows' loads in flight,
+// the next group's mask bytes read under this group's loads (as pooling::sum_kept_rows does).
+template <int ROWS>
+__global__ void read_row_slices(const uint4* __restrict__ in, const unsigned char* __restrict__ mask,
+                                std::size_t all_rows, std::size_t row_vectors, std::size_t rows_per_slice,
+                                unsigned* sink) {
+  const std::size_t v = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  const std::size_t first = blockIdx.y * rows_per_slice;
+  const std::size_t last = first + rows_per_slice < all_rows ? first + rows_per_slice : all_rows;
+  if (v >= row_vectors || first >= last) return;
+  auto kept_of = [&](std::size_t r0) {
+    unsigned bits = 0;
+#pragma unroll
+    for (int u = 0; u < ROWS; ++u)
+      if (r0 + u < last && mask[r0 + u]) bits |= 1u << u;
+    return bits;
+  };
+  unsigned acc = 0, kept = kept_of(first);
+  for (std::size_t r0 = first; r0 < last; r0 += ROWS) {
+    uint4 x[ROWS];
+#pragma unroll
+    for (int u = 0; u < ROWS; ++u) x[u] = kept >> u & 1u ? in[(r0 + u) * row_vectors + v] : uint4{};
+    const unsigned next = kept_of(r0 + ROWS);
+#pragma unroll
+    for (int u = 0; u < ROWS; ++u) acc ^= kwb::fold(x[u]);
+    kept = next;
   }
   if (acc == 0x9E3779B9u) *sink = acc;
 }
@@ -144,14 +179,8 @@ int main(int argc, char** argv) {
   std::printf("GPU: %d SMs, L2 %d MiB; events around an empty kernel: %.2f us (taken off below)\n", sms, l2 >> 20,
               events);
   const auto* src = static_cast<const uint4*>(in);
-  for (std::size_t bytes : sizes) {
-    const std::size_t n = bytes / 16;
-    const std::pair<std::string, std::function<void()>> methods[] = {
-        {"read_blocks<2>", [&] { read_blocks<2><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
-        {"read_blocks<4>", [&] { read_blocks<4><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
-        {"read_unrolled<4> 4x512", [&] { read_unrolled<uint4, 4><<<sms * 4, 512>>>(src, n, sink); }},
-        {"read_unrolled<8> 2x512", [&] { read_unrolled<uint4, 8><<<sms * 2, 512>>>(src, n, sink); }},
-    };
+  // The best of `methods` after each flush, in GB/s over `counted` bytes; `what` names the pattern.
+  auto report_best = [&](const std::string& what, const std::vector<Method>& methods, double counted) {
     for (bool dirty : {true, false}) {
       double best = 1e30;
       std::string best_name;
@@ -159,12 +188,22 @@ int main(int argc, char** argv) {
         const double us = median_us(launch, dirty) - events;
         if (us < best) best = us, best_name = name;
       }
-      const double gbps = double(bytes) / best / 1e3;
-      std::printf("%8.1f MB %-5s best %-24s %8.2f us %7.1f GB/s", bytes / 1e6, dirty ? "dirty" : "clean",
-                  best_name.c_str(), best, gbps);
+      const double gbps = counted / best / 1e3;
+      std::printf("%8.1f MB %-5s %sbest %-28s %8.2f us %7.1f GB/s", counted / 1e6, dirty ? "dirty" : "clean",
+                  what.c_str(), best_name.c_str(), best, gbps);
       if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
       std::printf("\n");
     }
+  };
+  for (std::size_t bytes : sizes) {
+    const std::size_t n = bytes / 16;
+    const std::vector<Method> methods = {
+        {"read_blocks<2>", [&] { read_blocks<2><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
+        {"read_blocks<4>", [&] { read_blocks<4><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
+        {"read_unrolled<4> 4x512", [&] { read_unrolled<uint4, 4><<<sms * 4, 512>>>(src, n, sink); }},
+        {"read_unrolled<8> 2x512", [&] { read_unrolled<uint4, 8><<<sms * 2, 512>>>(src, n, sink); }},
+    };
+    report_best("", methods, double(bytes));
     for (std::size_t row_bytes : row_sizes) {
       // The kept rows of a tensor of bytes / 0.75, 3 in 4 drawn with a fixed seed (an LCG).
       const std::size_t row_vectors = row_bytes / 16, all_rows = bytes * 4 / 3 / row_bytes;
@@ -183,26 +222,35 @@ int main(int argc, char** argv) {
       int resident4 = 0, resident8 = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident4, read_listed_rows<4>, threads, 0), "occupancy");
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident8, read_listed_rows<8>, threads, 0), "occupancy");
-      const std::pair<std::string, std::function<void()>> listed[] = {
+      // Mean pooling's slices: one wave of 8 blocks of 128 threads an SM (fused_v3's residency),
+      // 2 KB column blocks, the slices as many as fill the wave.
+      std::vector<unsigned char> mask_bytes(all_rows, 0);
+      for (int r : kept) mask_bytes[r] = 1;
+      unsigned char* mask = nullptr;
+      check(cudaMalloc(&mask, all_rows), "mask");
+      check(cudaMemcpy(mask, mask_bytes.data(), all_rows, cudaMemcpyHostToDevice), "mask");
+      const std::size_t column_blocks = (row_vectors + 127) / 128;
+      const std::size_t slices = std::max<std::size_t>(1, std::size_t(sms) * 8 / column_blocks);
+      const std::size_t rows_per_slice = (all_rows + slices - 1) / slices;
+      const dim3 slice_grid{static_cast<unsigned>(column_blocks), static_cast<unsigned>(slices)};
+      const std::vector<Method> listed = {
           {"read_listed_rows<4>", [&] { read_listed_rows<4><<<sms * resident4, threads>>>(src, rows, kept.size(), sink); }},
           {"read_listed_rows<8>", [&] { read_listed_rows<8><<<sms * resident8, threads>>>(src, rows, kept.size(), sink); }},
       };
-      // GB/s count the kept rows' bytes; the row list's own reads (4 bytes a row) are not counted.
+      const std::vector<Method> sliced = {
+          {"read_row_slices<4> 8x128", [&] { read_row_slices<4><<<slice_grid, 128>>>(src, mask, all_rows, row_vectors, rows_per_slice, sink); }},
+          {"read_row_slices<8> 8x128", [&] { read_row_slices<8><<<slice_grid, 128>>>(src, mask, all_rows, row_vectors, rows_per_slice, sink); }},
+      };
+      // GB/s count the kept rows' bytes; the row list's and the mask's own reads are not counted.
       const double kept_bytes = double(kept.size()) * row_bytes;
-      for (bool dirty : {true, false}) {
-        double best = 1e30;
-        std::string best_name;
-        for (const auto& [name, launch] : listed) {
-          const double us = median_us(launch, dirty) - events;
-          if (us < best) best = us, best_name = name;
-        }
-        const double gbps = kept_bytes / best / 1e3;
-        std::printf("%8.1f MB %-5s kept rows of %zu B (%zu of %zu, %d and %d blocks an SM) best %-20s %8.2f us %7.1f GB/s",
-                    kept_bytes / 1e6, dirty ? "dirty" : "clean", row_bytes, kept.size(), all_rows, resident4, resident8,
-                    best_name.c_str(), best, gbps);
-        if (roof > 0) std::printf("  %5.1f%% of %.0f", 100 * gbps / roof, roof);
-        std::printf("\n");
-      }
+      char what[160];
+      std::snprintf(what, sizeof what, "kept rows of %zu B (%zu of %zu) in one front, %d/%d blocks an SM: ", row_bytes,
+                    kept.size(), all_rows, resident4, resident8);
+      report_best(what, listed, kept_bytes);
+      std::snprintf(what, sizeof what, "the same rows in %zu slices x %zu column blocks (pooling's order): ", slices,
+                    column_blocks);
+      report_best(what, sliced, kept_bytes);
+      cudaFree(mask);
       cudaFree(rows);
     }
   }
