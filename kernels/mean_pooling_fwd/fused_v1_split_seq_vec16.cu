@@ -60,7 +60,7 @@ void pool(const LaunchArgs& a, const PoolingAxes& p) {
   float* partial = static_cast<float*>(a.workspace);
   const dim3 grid(static_cast<unsigned>((p.hidden + kThreads * E - 1) / (kThreads * E)), static_cast<unsigned>(slices),
                   static_cast<unsigned>(p.batch));
-  pooling::pool_slices<T, E, Rows, 1><<<grid, kThreads, 0, a.stream>>>(
+  pooling::pool_slices<T, E, Rows, 1, l2::Hint::kNormal><<<grid, kThreads, 0, a.stream>>>(
       a.tensor<const T>("x"), a.tensor<const bool>("mask"), partial, p.seq, p.hidden, rows_per_slice);
   const dim3 combine(static_cast<unsigned>((p.hidden + kThreads - 1) / kThreads), static_cast<unsigned>(p.batch));
   combine_slices<T><<<combine, kThreads, 0, a.stream>>>(partial, a.tensor<const bool>("mask"), a.tensor<T>("y"),

@@ -41,7 +41,7 @@ using pooling::kThreads;
 template <class T>
 void launch_typed(const LaunchArgs& a) {
   const PoolingAxes p = PoolingAxes::of(a.shape);
-  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
+  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows, l2::Hint H>() {
     const std::int64_t slices = pooling::slices_for(
         p, block_columns(E, Packs), std::min(multiprocessor_count(), pooling::kMostMultiprocessors),
         a.tunable("blocks_per_sm"));
@@ -50,7 +50,7 @@ void launch_typed(const LaunchArgs& a) {
     const dim3 grid(
         static_cast<unsigned>(pooling::column_blocks(p.hidden, block_columns(E, Packs))),
         static_cast<unsigned>(slices), static_cast<unsigned>(p.batch));
-    pooling::pool_slices<U, E, Rows, Packs>
+    pooling::pool_slices<U, E, Rows, Packs, H>
         <<<grid, kThreads, 0, a.stream>>>(a.tensor<const U>("x"), a.tensor<const bool>("mask"),
                                           partial, p.seq, p.hidden, rows_per_slice);
     pooling::launch_combine<U>(a, p, partial, slices);

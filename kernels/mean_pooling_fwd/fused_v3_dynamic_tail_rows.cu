@@ -47,7 +47,7 @@ constexpr int kClaimRows = 2 * Rows;
 // (sequence, column block) hands them out. One sum_kept_rows for both, so the kernel holds as few
 // registers as fused_v2's (its residency sets the wave). Every thread stays for the barriers
 // (those past the hidden size read nothing).
-template <class T, int E, int Rows, int Packs>
+template <class T, int E, int Rows, int Packs, l2::Hint H>
 __global__ void __launch_bounds__(kThreads)
     pool_slices_then_claims(const T* __restrict__ x, const bool* __restrict__ mask,
                             float* __restrict__ partial, int* __restrict__ counters,
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kThreads)
   float acc[Packs][E] = {};
   std::int64_t start = slice * rows_per_slice, end = std::min(static_rows, start + rows_per_slice);
   for (int k = 0;; k ^= 1) {
-    if (owns) pooling::sum_kept_rows<T, E, Rows, Packs>(acc, xb, m, start, end, col, hidden);
+    if (owns) pooling::sum_kept_rows<T, E, Rows, Packs, H>(acc, xb, m, start, end, col, hidden);
     if (threadIdx.x == 0) claimed[k] = ticket;
     __syncthreads();
     start = static_rows + std::int64_t{claimed[k]} * kClaimRows<Rows>;
@@ -100,11 +100,11 @@ struct Residency {
   int multiprocessors = 0;
 };
 
-template <class T, int E, int Rows, int Packs>
+template <class T, int E, int Rows, int Packs, l2::Hint H>
 int resident_blocks() {
   int blocks = 0;
   cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                 &blocks, pool_slices_then_claims<T, E, Rows, Packs>, kThreads, 0),
+                 &blocks, pool_slices_then_claims<T, E, Rows, Packs, H>, kThreads, 0),
              "occupancy of mean_pooling_fwd's slices");
   return std::max(blocks, 1);
 }
@@ -112,8 +112,8 @@ int resident_blocks() {
 template <class T>
 int residency_of(const LaunchArgs& a, const PoolingAxes& p) {
   int blocks = 0;
-  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
-    blocks = resident_blocks<U, E, Rows, Packs>();
+  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows, l2::Hint H>() {
+    blocks = resident_blocks<U, E, Rows, Packs, H>();
   });
   return blocks;
 }
@@ -137,7 +137,7 @@ void launch_typed(const LaunchArgs& a) {
   if (a.state == nullptr) own = prepare(a);
   const auto& residency = *static_cast<const Residency*>(a.state ? a.state : own.get());
   const PoolingAxes p = PoolingAxes::of(a.shape);
-  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows>() {
+  pooling::with_pack_and_rows<T>(a, p, [&]<class U, int E, int Packs, int Rows, l2::Hint H>() {
     // At most one wave (1024 of 1056 slots at bf16 b16 s4096): the claims can only even out
     // blocks that are all resident; a second wave's blocks start late and end late.
     const std::int64_t slices = pooling::slices_for(
@@ -152,7 +152,7 @@ void launch_typed(const LaunchArgs& a) {
                                  counter_bytes(p, pooling::pack_for(p.hidden, a.dtype)));
     const dim3 grid(static_cast<unsigned>(column_blocks), static_cast<unsigned>(slices),
                     static_cast<unsigned>(p.batch));
-    pool_slices_then_claims<U, E, Rows, Packs><<<grid, kThreads, 0, a.stream>>>(
+    pool_slices_then_claims<U, E, Rows, Packs, H><<<grid, kThreads, 0, a.stream>>>(
         a.tensor<const U>("x"), a.tensor<const bool>("mask"), partial, counters, p.seq, p.hidden,
         rows_per_slice, rows_per_slice * slices);
     pooling::launch_combine<U>(a, p, partial, slices, counters, static_cast<int>(column_blocks));

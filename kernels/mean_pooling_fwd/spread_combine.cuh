@@ -1,7 +1,7 @@
 // What mean_pooling_fwd's fused_v2 and fused_v3 share after their slices: the combine that adds a
 // sequence's fp32 partials and divides by its kept tokens (counting the mask 16 bytes a load,
 // spreading the slices over warps, launched programmatically dependent), and the dispatch of the
-// `packs` and `rows_in_flight` tunables to the slices' kernel.
+// `packs`, `rows_in_flight` and `l2_hint` tunables to the slices' kernel.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "harness/catalogue/cuda_check.hpp"
@@ -99,16 +100,29 @@ inline std::int64_t block_columns(int pack, int packs) {
   return std::int64_t{kThreads} * pack * packs;
 }
 
-// Calls pool.template operator()<T, E, Packs, Rows>() with E the 16-byte pack where the hidden
-// size takes it (else 1), and Packs and Rows the `packs` and `rows_in_flight` tunables.
+// Calls pool.template operator()<T, E, Packs, Rows, H>() with E the 16-byte pack where the hidden
+// size takes it (else 1), and Packs, Rows and H the `packs`, `rows_in_flight` and `l2_hint`
+// tunables (H is kNormal for packs of one element: the hints are 16-byte loads).
 template <class T, class Pool>
 void with_pack_and_rows(const LaunchArgs& a, const PoolingAxes& p, Pool&& pool) {
   constexpr int kPack = 16 / sizeof(T);
+  auto hint = [&]<int E, int Packs, int Rows>() {
+    if constexpr (E == kPack) {
+      switch (static_cast<l2::Hint>(a.tunable("l2_hint"))) {
+        case l2::Hint::kStreaming:
+          return pool.template operator()<T, E, Packs, Rows, l2::Hint::kStreaming>();
+        case l2::Hint::kEvictFirst:
+          return pool.template operator()<T, E, Packs, Rows, l2::Hint::kEvictFirst>();
+        default: break;
+      }
+    }
+    return pool.template operator()<T, E, Packs, Rows, l2::Hint::kNormal>();
+  };
   auto rows = [&]<int E, int Packs>() {
     switch (a.tunable("rows_in_flight")) {
-      case 2: return pool.template operator()<T, E, Packs, 2>();
-      case 4: return pool.template operator()<T, E, Packs, 4>();
-      default: return pool.template operator()<T, E, Packs, 8>();
+      case 2: return hint.template operator()<E, Packs, 2>();
+      case 4: return hint.template operator()<E, Packs, 4>();
+      default: return hint.template operator()<E, Packs, 8>();
     }
   };
   auto packs = [&]<int E>() {
@@ -146,7 +160,11 @@ inline std::vector<Tunable> slice_tunables() {
          return dtype_size(dtype) == 2 ? 4 : 8;
        },
        "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 4 for 2-byte "
-       "elements and 8 for fp32"}};
+       "elements and 8 for fp32"},
+      {"l2_hint",
+       {static_cast<std::int64_t>(l2::Hint::kNormal), static_cast<std::int64_t>(l2::Hint::kStreaming),
+        static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
+       std::string(l2::kHintHelp) + " (on the rows; packs of one element load plainly)"}};
 }
 
 }  // namespace pooling

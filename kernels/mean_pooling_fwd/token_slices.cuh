@@ -12,6 +12,7 @@
 
 #include "harness/catalogue/types.hpp"
 #include "kernels/common/dependent_launch.cuh"
+#include "kernels/common/l2_hints.cuh"
 #include "kernels/common/vector_pack.cuh"
 #include "reference/mean_pooling.hpp"
 
@@ -73,18 +74,27 @@ __device__ __forceinline__ unsigned kept_bits(const bool* m, std::int64_t s0, st
   return bits;
 }
 
+// A pack of the input: 16 bytes with H's hint, else a plain load.
+template <l2::Hint H, class P>
+__device__ __forceinline__ P load_pack(const P* p, std::uint64_t policy) {
+  if constexpr (H == l2::Hint::kNormal) return *p;
+  else return l2::load16<H>(p, policy);
+}
+
 // Adds the kept rows of [first, last) into acc: thread t owns Packs packs of E columns, 128 E
 // apart, from `col` (xb points at the sequence's row 0, column col; m at its mask), and walks the
 // rows, skipping a token the mask drops (a whole row: the branch is uniform across the block, and
 // the row is never read), Rows rows' loads in flight at a time; the next group's mask bits are
 // read while this group's rows are in flight, so that a row's load never waits behind its own
-// mask byte.
-template <class T, int E, int Rows, int Packs>
+// mask byte. H: the L2 hint on the row loads (l2_hints.cuh), for 16-byte packs.
+template <class T, int E, int Rows, int Packs, l2::Hint H>
 __device__ __forceinline__ void sum_kept_rows(float (&acc)[Packs][E], const T* __restrict__ xb,
                                               const bool* __restrict__ m, std::int64_t first,
                                               std::int64_t last, std::int64_t col,
                                               std::int64_t hidden) {
   constexpr int kStride = kThreads * E;
+  static_assert(H == l2::Hint::kNormal || sizeof(Pack<T, E>) == 16, "hints are for 16-byte packs");
+  const std::uint64_t policy = H == l2::Hint::kEvictFirst ? l2::policy_evict_first() : 0;
   unsigned kept = kept_bits<Rows>(m, first, last);
   for (std::int64_t s0 = first; s0 < last; s0 += Rows) {
     Pack<T, E> rows[Rows][Packs];
@@ -93,7 +103,8 @@ __device__ __forceinline__ void sum_kept_rows(float (&acc)[Packs][E], const T* _
 #pragma unroll
       for (int k = 0; k < Packs; ++k)
         if ((kept & (1u << r)) && col + k * kStride < hidden)
-          rows[r][k] = *reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden + k * kStride);
+          rows[r][k] = load_pack<H>(
+              reinterpret_cast<const Pack<T, E>*>(xb + (s0 + r) * hidden + k * kStride), policy);
     const unsigned next = kept_bits<Rows>(m, s0 + Rows, last);
 #pragma unroll
     for (int r = 0; r < Rows; ++r)
@@ -124,7 +135,7 @@ __device__ __forceinline__ void store_partial(float* partial, const float (&acc)
 // Block (column block, slice, sequence) sums the slice's kept rows (sum_kept_rows) into
 // partial [batch, slices, hidden]. Each block allows a dependent combine as it ends
 // (allow_dependent_launch): that grid launches once every block has; a plain launch is unaffected.
-template <class T, int E, int Rows, int Packs>
+template <class T, int E, int Rows, int Packs, l2::Hint H>
 __global__ void __launch_bounds__(kThreads)
     pool_slices(const T* __restrict__ x, const bool* __restrict__ mask, float* __restrict__ partial,
                 std::int64_t seq, std::int64_t hidden, std::int64_t rows_per_slice) {
@@ -133,7 +144,7 @@ __global__ void __launch_bounds__(kThreads)
   if (col >= hidden) return;
   const std::int64_t first = slice * rows_per_slice, last = std::min(seq, first + rows_per_slice);
   float acc[Packs][E] = {};
-  sum_kept_rows<T, E, Rows, Packs>(acc, x + b * seq * hidden + col, mask + b * seq, first, last,
+  sum_kept_rows<T, E, Rows, Packs, H>(acc, x + b * seq * hidden + col, mask + b * seq, first, last,
                                    col, hidden);
   store_partial<E, Packs>(partial, acc, b, slice, slices, col, hidden);
   allow_dependent_launch();

@@ -35,6 +35,7 @@
 #include "kernels/attention_fwd/attention_params.cuh"
 #include "kernels/attention_fwd/flash_mma.cuh"
 #include "kernels/attention_fwd/flash_softmax.cuh"
+#include "kernels/common/l2_hints.cuh"
 #include "kernels/paged_attention_decode/split_plan.hpp"
 
 namespace kwb {
@@ -50,6 +51,7 @@ struct DecodeParams {
   int splits = 1;                      // key splits per (sequence, kv head)
   std::int64_t split_keys = 0;         // keys per split, a multiple of kTileKeys
   bool longest_first = false;          // grid z = i runs sequence order[i] (split_plan.hpp)
+  bool kv_evict_first = false;         // K and V copied under an L2 evict_first policy (l2_hints.cuh)
   int piece_cap = 0;                   // fused_v3: pieces a (kv head, row block) has room for
   AttentionParams mask;                // causal, scale; seq is set per block
 };
@@ -105,6 +107,7 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
                                              const TileRows<D, M>& rows, const DecodeParams& p) {
   constexpr int kChunksPerRow = D / 8, kThreads = kWarps * 32 * M;
   const std::int64_t page_elems = p.page_size * p.kv_heads * D;
+  const std::uint64_t policy = p.kv_evict_first ? l2::policy_evict_first() : 0;
 #pragma unroll
   for (int i = 0; i < rows_per_thread<D, M>(); ++i) {
     const int chunk = i * kThreads + static_cast<int>(threadIdx.x);
@@ -112,8 +115,13 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
     const bool valid = rows.page[i] >= 0;
     const std::int64_t from = valid ? rows.page[i] * page_elems + rows.within[i] + col : 0;
     const std::uint32_t offset = static_cast<std::uint32_t>(flash::swizzle<D>(row, col));
-    flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
-    flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
+    if (p.kv_evict_first) {  // uniform over the launch
+      l2::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid, policy);
+      l2::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid, policy);
+    } else {
+      flash::cp_async_16(flash::smem_address(k_tile + offset), k_cache + from, valid);
+      flash::cp_async_16(flash::smem_address(v_tile + offset), v_cache + from, valid);
+    }
   }
 }
 

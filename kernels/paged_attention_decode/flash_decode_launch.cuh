@@ -166,6 +166,20 @@ inline int checked_stages(const LaunchArgs& a) {
   return stages;
 }
 
+// The `l2_hint` tunable (kv_l2_hint below): plain cp.async, or an L2 evict_first policy on K and V.
+inline l2::Hint checked_l2_hint(const LaunchArgs& a) {
+  const auto hint = static_cast<l2::Hint>(a.tunable("l2_hint"));
+  if (hint != l2::Hint::kNormal && hint != l2::Hint::kEvictFirst)
+    throw std::invalid_argument("flash decode: l2_hint must be 1 (none) or 3 (evict_first): cp.async has no ld.cs form");
+  return hint;
+}
+
+inline Tunable kv_l2_hint() {
+  return {"l2_hint",
+          {static_cast<std::int64_t>(l2::Hint::kNormal), static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
+          "L2 hint on the K and V copies: 1 none, 3 an L2 evict_first policy (read once)"};
+}
+
 // prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the
 // sequence order (fused_v2) or the pieces (fused_v3) copied to the workspace from vectors that live
 // as long as the case, and the split counters cleared, which every launch leaves cleared.
@@ -224,6 +238,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
       cuda_check(cudaMemsetAsync(workspace + counters_offset(axes), 0, counters_bytes(axes), a.stream),
                  "clear the flash-decoding split counters");
   }
+  plan->params.kv_evict_first = checked_l2_hint(a) == l2::Hint::kEvictFirst;
   return plan;
 }
 

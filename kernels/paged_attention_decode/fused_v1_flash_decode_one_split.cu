@@ -26,7 +26,8 @@ KWB_REGISTER_VARIANT(Variant{
     .workspace_bytes = [](const Shape& s, DType) {
       return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), false);
     },
-    .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
+    .tunables = {{"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"},
+                 flash_decode::kv_l2_hint()},
     .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::one_split>(a); },
 });
 

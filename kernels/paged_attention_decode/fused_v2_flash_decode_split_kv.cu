@@ -30,7 +30,8 @@ KWB_REGISTER_VARIANT(Variant{
       return flash_decode::decode_workspace_bytes(paged_decode::PagedDecodeAxes::of(s), true);
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the splits fill (none partial)"},
-                 {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
+                 {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"},
+                 flash_decode::kv_l2_hint()},
     .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::split_kv>(a); },
 });
 

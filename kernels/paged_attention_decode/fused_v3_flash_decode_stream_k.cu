@@ -33,7 +33,8 @@ KWB_REGISTER_VARIANT(Variant{
       return flash_decode::stream_k_workspace_bytes(paged_decode::PagedDecodeAxes::of(s));
     },
     .tunables = {{"waves", {1, 2}, "waves of the GPU's resident blocks the key tiles are spread over"},
-                 {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"}},
+                 {"stages", {3, 2, 4}, "64-key K/V tiles in flight in the cp.async ring"},
+                 flash_decode::kv_l2_hint()},
     .prepare = [](const LaunchArgs& a) { return flash_decode::prepare<flash_decode::Schedule::stream_k>(a); },
 });
 

@@ -17,12 +17,16 @@
 // and again in mean pooling's order (each block its own slice of rows, one 2 KB column block:
 // read_row_slices), so that a kernel's figure can be read against both.
 // GB/s count the kept bytes, so the line reads against the contiguous N bytes above it.
+// Each pattern is read again with its loads hinted (ld.global.cs; an L2 evict_first policy:
+// kernels/common/l2_hints.cuh), which under the dirty flush says what the write-back of the
+// L2's dirty lines costs a read that does not evict them.
 //
 // Times come from CUDA events around each launch (the flush outside), median of 41 samples;
 // the events' own cost is shown (an empty kernel between them) and taken off.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "harness/worker/measure/stream_kernels.cuh"
+#include "kernels/common/l2_hints.cuh"
 
 namespace {
 
@@ -46,6 +51,28 @@ void check(cudaError_t e, const char* what) {
 __global__ void empty_kernel() {}
 
 using Method = std::pair<std::string, std::function<void()>>;  // a name, and one launch
+
+// The hinted loads (kernels/common/l2_hints.cuh says why a read-only kernel may gain by them):
+// does a read that marks its own lines first to go leave the dirty lines already in the L2 where
+// they are, and so not pay their write-back (what the dirty flush charges a read of any size)?
+namespace l2 = kwb::l2;
+
+// read_blocks (stream_kernels.cuh) with the load chosen by L.
+template <int UNROLL, kwb::l2::Hint L>
+__global__ void read_blocks_with(const uint4* __restrict__ in, std::size_t n, unsigned* sink) {
+  const std::uint64_t policy = L == kwb::l2::Hint::kEvictFirst ? kwb::l2::policy_evict_first() : 0;
+  const std::size_t base = blockIdx.x * std::size_t{blockDim.x} * UNROLL + threadIdx.x;
+  uint4 v[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const std::size_t i = base + u * std::size_t{blockDim.x};
+    v[u] = i < n ? kwb::l2::load16<L>(in + i, policy) : uint4{0, 0, 0, 0};
+  }
+  unsigned acc = 0;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) acc ^= kwb::fold(v[u]);
+  if (acc == 0x9E3779B9u) *sink = acc;
+}
 
 // Reads the listed rows (rows[i] the i-th kept row, in memory order), a row a block at a time
 // (blockDim.x vectors of 16 bytes: one a thread), UNROLL rows in flight, block-stride over the
@@ -70,7 +97,7 @@ __global__ void read_listed_rows(const uint4* __restrict__ in, const int* __rest
 // Mean pooling's pattern without its arithmetic: block (column block, slice) reads its slice's
 // kept rows (mask[r] != 0), 16 bytes a thread of a 2 KB column block, ROWS rows' loads in flight,
 // the next group's mask bytes read under this group's loads (as pooling::sum_kept_rows does).
-template <int ROWS>
+template <int ROWS, kwb::l2::Hint L = kwb::l2::Hint::kNormal>
 __global__ void read_row_slices(const uint4* __restrict__ in, const unsigned char* __restrict__ mask,
                                 std::size_t all_rows, std::size_t row_vectors, std::size_t rows_per_slice,
                                 unsigned* sink) {
@@ -85,11 +112,12 @@ __global__ void read_row_slices(const uint4* __restrict__ in, const unsigned cha
       if (r0 + u < last && mask[r0 + u]) bits |= 1u << u;
     return bits;
   };
+  const std::uint64_t policy = L == kwb::l2::Hint::kEvictFirst ? kwb::l2::policy_evict_first() : 0;
   unsigned acc = 0, kept = kept_of(first);
   for (std::size_t r0 = first; r0 < last; r0 += ROWS) {
     uint4 x[ROWS];
 #pragma unroll
-    for (int u = 0; u < ROWS; ++u) x[u] = kept >> u & 1u ? in[(r0 + u) * row_vectors + v] : uint4{};
+    for (int u = 0; u < ROWS; ++u) x[u] = kept >> u & 1u ? kwb::l2::load16<L>(in + (r0 + u) * row_vectors + v, policy) : uint4{};
     const unsigned next = kept_of(r0 + ROWS);
 #pragma unroll
     for (int u = 0; u < ROWS; ++u) acc ^= kwb::fold(x[u]);
@@ -204,6 +232,17 @@ int main(int argc, char** argv) {
         {"read_unrolled<8> 2x512", [&] { read_unrolled<uint4, 8><<<sms * 2, 512>>>(src, n, sink); }},
     };
     report_best("", methods, double(bytes));
+    // The same reads with their lines marked first to leave the L2 (l2_hints.cuh).
+    const std::vector<Method> streaming = {
+        {"read_blocks<2> ld.cs", [&] { read_blocks_with<2, l2::Hint::kStreaming><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
+        {"read_blocks<4> ld.cs", [&] { read_blocks_with<4, l2::Hint::kStreaming><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
+    };
+    const std::vector<Method> evict_first = {
+        {"read_blocks<2> L2 evict_first", [&] { read_blocks_with<2, l2::Hint::kEvictFirst><<<unsigned((n + 511) / 512), 256>>>(src, n, sink); }},
+        {"read_blocks<4> L2 evict_first", [&] { read_blocks_with<4, l2::Hint::kEvictFirst><<<unsigned((n + 1023) / 1024), 256>>>(src, n, sink); }},
+    };
+    report_best("ld.global.cs: ", streaming, double(bytes));
+    report_best("L2 evict_first policy: ", evict_first, double(bytes));
     for (std::size_t row_bytes : row_sizes) {
       // The kept rows of a tensor of bytes / 0.75, 3 in 4 drawn with a fixed seed (an LCG).
       const std::size_t row_vectors = row_bytes / 16, all_rows = bytes * 4 / 3 / row_bytes;
@@ -250,6 +289,11 @@ int main(int argc, char** argv) {
       std::snprintf(what, sizeof what, "the same rows in %zu slices x %zu column blocks (pooling's order): ", slices,
                     column_blocks);
       report_best(what, sliced, kept_bytes);
+      const std::vector<Method> sliced_streaming = {
+          {"read_row_slices<4> 8x128 ld.cs", [&] { read_row_slices<4, l2::Hint::kStreaming><<<slice_grid, 128>>>(src, mask, all_rows, row_vectors, rows_per_slice, sink); }},
+          {"read_row_slices<8> 8x128 ld.cs", [&] { read_row_slices<8, l2::Hint::kStreaming><<<slice_grid, 128>>>(src, mask, all_rows, row_vectors, rows_per_slice, sink); }},
+      };
+      report_best("the same, ld.global.cs: ", sliced_streaming, kept_bytes);
       cudaFree(mask);
       cudaFree(rows);
     }
