@@ -4,24 +4,16 @@
 // flush leaves it full of them) every plain read also pays for writing one back. A read whose
 // lines are marked first to go evicts its own earlier lines instead, so the dirty ones stay where
 // they are and the read moves about its own bytes only. The `l2_hint` tunable of the kernels
-// that use these (values below) lets a sweep measure that, under either flush.
+// that use these (l2_hint.hpp: its values and the rule of its default) lets a sweep measure that.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/common/l2_hint.hpp"
+
 namespace kwb {
 namespace l2 {
-
-// The `l2_hint` tunable's values (tunables are positive).
-enum class Hint : int {
-  kNormal = 1,      // a plain load: evict_normal
-  kStreaming = 2,   // ld.global.cs: "likely accessed once", evict-first in L1 and L2
-  kEvictFirst = 3,  // an L2 evict_first policy (createpolicy) on a non-coherent load / cp.async
-};
-
-inline constexpr const char* kHintHelp =
-    "L2 hint on the input loads: 1 none, 2 ld.global.cs (streaming), 3 an L2 evict_first policy";
 
 __device__ __forceinline__ std::uint64_t policy_evict_first() {
   std::uint64_t policy;

@@ -1,5 +1,5 @@
 // The current device's multiprocessor count, which launches size their grids by (a persistent
-// grid, a number of blocks a multiprocessor). Host-only.
+// grid, a number of blocks a multiprocessor), and its L2 size (l2_hint.hpp's rule). Host-only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +11,13 @@ inline int multiprocessor_count() {
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   return sms;
+}
+
+inline double l2_cache_bytes() {
+  int device = 0, bytes = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device);
+  return bytes;
 }
 
 }  // namespace kwb

@@ -15,6 +15,7 @@
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
 #include "kernels/common/dependent_launch.cuh"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/common/vector_pack.cuh"
 #include "kernels/mean_pooling_fwd/token_slices.cuh"
 #include "reference/mean_pooling.hpp"
@@ -106,9 +107,14 @@ inline std::int64_t block_columns(int pack, int packs) {
 template <class T, class Pool>
 void with_pack_and_rows(const LaunchArgs& a, const PoolingAxes& p, Pool&& pool) {
   constexpr int kPack = 16 / sizeof(T);
+  // The rows a launch reads: the kept fraction of x (the work model's count).
+  const double bytes_read =
+      kPoolingKeptFraction * static_cast<double>(p.batch * p.seq * p.hidden) * sizeof(T);
+  const l2::Hint asked = static_cast<l2::Hint>(a.tunable("l2_hint"));
+  const l2::Hint hint_used = l2::resolve(asked, l2::Hint::kStreaming, bytes_read, l2_cache_bytes());
   auto hint = [&]<int E, int Packs, int Rows>() {
     if constexpr (E == kPack) {
-      switch (static_cast<l2::Hint>(a.tunable("l2_hint"))) {
+      switch (hint_used) {
         case l2::Hint::kStreaming:
           return pool.template operator()<T, E, Packs, Rows, l2::Hint::kStreaming>();
         case l2::Hint::kEvictFirst:
@@ -162,9 +168,11 @@ inline std::vector<Tunable> slice_tunables() {
        "2 where the hidden size takes no 16-byte packs (4 packs a row: 8 loads), else 4 for 2-byte "
        "elements and 8 for fp32"},
       {"l2_hint",
-       {static_cast<std::int64_t>(l2::Hint::kNormal), static_cast<std::int64_t>(l2::Hint::kStreaming),
-        static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
-       std::string(l2::kHintHelp) + " (on the rows; packs of one element load plainly)"}};
+       {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
+        static_cast<std::int64_t>(l2::Hint::kStreaming), static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
+       "L2 hint on the row loads (16-byte packs; others load plainly): 1 none, 2 ld.global.cs, 3 an L2 "
+       "evict_first policy, 4 auto: ld.global.cs where the kept rows are at most 4x the L2 "
+       "(kernels/common/l2_hint.hpp says why)"}};
 }
 
 }  // namespace pooling

@@ -18,6 +18,7 @@
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/typed_launch.cuh"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/paged_attention_decode/flash_decode.cuh"
 #include "kernels/paged_attention_decode/split_plan.hpp"
 #include "reference/paged_attention_decode.hpp"
@@ -166,18 +167,24 @@ inline int checked_stages(const LaunchArgs& a) {
   return stages;
 }
 
-// The `l2_hint` tunable (kv_l2_hint below): plain cp.async, or an L2 evict_first policy on K and V.
-inline l2::Hint checked_l2_hint(const LaunchArgs& a) {
-  const auto hint = static_cast<l2::Hint>(a.tunable("l2_hint"));
-  if (hint != l2::Hint::kNormal && hint != l2::Hint::kEvictFirst)
-    throw std::invalid_argument("flash decode: l2_hint must be 1 (none) or 3 (evict_first): cp.async has no ld.cs form");
-  return hint;
+// The `l2_hint` tunable: plain cp.async, an L2 evict_first policy on K and V, or auto
+// (l2_hint.hpp): evict_first where the K and V of the batch's contexts are at most 4x the L2.
+inline bool kv_evict_first(const LaunchArgs& a, const PagedDecodeAxes& axes) {
+  const auto asked = static_cast<l2::Hint>(a.tunable("l2_hint"));
+  if (asked == l2::Hint::kStreaming)
+    throw std::invalid_argument("flash decode: l2_hint 2 (ld.global.cs) has no cp.async form; give 1, 3 or 4");
+  double keys = 0;
+  for (std::int64_t b = 0; b < axes.batch; ++b) keys += static_cast<double>(axes.length(b));
+  const double kv_bytes = 2 * keys * static_cast<double>(axes.kv_heads * axes.head_dim * dtype_size(a.dtype));
+  return l2::resolve(asked, l2::Hint::kEvictFirst, kv_bytes, l2_cache_bytes()) == l2::Hint::kEvictFirst;
 }
 
 inline Tunable kv_l2_hint() {
   return {"l2_hint",
-          {static_cast<std::int64_t>(l2::Hint::kNormal), static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
-          "L2 hint on the K and V copies: 1 none, 3 an L2 evict_first policy (read once)"};
+          {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
+           static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
+          "L2 hint on the K and V copies: 1 none, 3 an L2 evict_first policy, 4 auto: evict_first where the "
+          "K and V read are at most 4x the L2 (kernels/common/l2_hint.hpp says why)"};
 }
 
 // prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the
@@ -238,7 +245,7 @@ std::shared_ptr<void> prepare(const LaunchArgs& a) {
       cuda_check(cudaMemsetAsync(workspace + counters_offset(axes), 0, counters_bytes(axes), a.stream),
                  "clear the flash-decoding split counters");
   }
-  plan->params.kv_evict_first = checked_l2_hint(a) == l2::Hint::kEvictFirst;
+  plan->params.kv_evict_first = kv_evict_first(a, axes);
   return plan;
 }
 

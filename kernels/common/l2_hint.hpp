@@ -1,0 +1,37 @@
+// The `l2_hint` tunable of kernels that read their inputs once (mean_pooling_fwd's rows, paged
+// decoding's K and V): its values and the rule its default follows. Host-only; the loads that
+// carry the hints are in l2_hints.cuh, which says why a read-only kernel may gain by them.
+//
+// The rule, from the read probe and both ops' sweeps under either flush (2026-11-28 notebook,
+// "L2 hints"): under kwb's default dirty flush a read that marks its lines first to go leaves the
+// L2's dirty lines where they are and does not pay their write-back, a fixed ~6 us; but its own
+// lines then share the few ways a set frees, and reads of several times the L2 lose 1-4% to that,
+// which passes the fixed gain somewhere between 2.7x (134 MB on an H100: 80% -> 89% of the roof
+// for a bare read) and 8x the L2 (403 MB: 93% -> 91%). Under the clean flush the hints cost
+// nothing measurable at any size. So the default hints reads of up to kAutoL2Multiple x the L2.
+#pragma once
+
+#include <cstdint>
+
+namespace kwb {
+namespace l2 {
+
+// The tunable's values (tunables are positive).
+enum class Hint : int {
+  kNormal = 1,      // a plain load: evict_normal
+  kStreaming = 2,   // ld.global.cs: "likely accessed once", evict-first in L1 and L2
+  kEvictFirst = 3,  // an L2 evict_first policy (createpolicy) on a non-coherent load / cp.async
+  kAuto = 4,        // the default: the op's hint (`hinted`) where resolve() says, else kNormal
+};
+
+inline constexpr double kAutoL2Multiple = 4;
+
+// What a launch uses for `asked`: kAuto becomes `hinted` where the kernel reads at most
+// kAutoL2Multiple x `l2_bytes`, else kNormal; any other value stays as asked.
+constexpr Hint resolve(Hint asked, Hint hinted, double bytes_read, double l2_bytes) {
+  if (asked != Hint::kAuto) return asked;
+  return bytes_read <= kAutoL2Multiple * l2_bytes ? hinted : Hint::kNormal;
+}
+
+}  // namespace l2
+}  // namespace kwb
