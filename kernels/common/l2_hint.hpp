@@ -3,12 +3,14 @@
 // carry the hints are in l2_hints.cuh, which says why a read-only kernel may gain by them.
 //
 // The rule, from the read probe and both ops' sweeps under either flush (2026-11-28 notebook,
-// "L2 hints"): under kwb's default dirty flush a read that marks its lines first to go leaves the
-// L2's dirty lines where they are and does not pay their write-back, a fixed ~6 us; but its own
-// lines then share the few ways a set frees, and reads of several times the L2 lose 1-4% to that,
-// which passes the fixed gain somewhere between 2.7x (134 MB on an H100: 80% -> 89% of the roof
-// for a bare read) and 8x the L2 (403 MB: 93% -> 91%). Under the clean flush the hints cost
-// nothing measurable at any size. So the default hints reads of up to kAutoL2Multiple x the L2.
+// "L2 hints"): under kwb's default dirty flush a read that marks its lines first to go leaves
+// most of the L2's dirty lines where they are and does not pay their write-back (about 6 us of
+// the 10); but its own lines then share the few ways a set frees, and a long read loses a share
+// of its time to that. A bare read on an H100 (50 MiB of L2) under the dirty flush, plain ->
+// hinted, % of the read roof: 134 MB 79.7 -> 89.4, 201 MB 86.0 -> 89.8, 268 MB 89.4 -> 90.6,
+// 335 MB 91.5 -> 91.1, 403 MB 93.0 -> 91.4, 805 MB 96.3 -> 92.7. Under the clean flush the hints
+// cost nothing measurable at any size. So the default hints reads of up to kAutoL2Multiple x the
+// L2, where the gain crosses zero (6 x 52.4 MB = 315 MB).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,7 @@ enum class Hint : int {
   kAuto = 4,        // the default: the op's hint (`hinted`) where resolve() says, else kNormal
 };
 
-inline constexpr double kAutoL2Multiple = 4;
+inline constexpr double kAutoL2Multiple = 6;
 
 // What a launch uses for `asked`: kAuto becomes `hinted` where the kernel reads at most
 // kAutoL2Multiple x `l2_bytes`, else kNormal; any other value stays as asked.

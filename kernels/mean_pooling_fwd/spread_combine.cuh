@@ -171,7 +171,7 @@ inline std::vector<Tunable> slice_tunables() {
        {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
         static_cast<std::int64_t>(l2::Hint::kStreaming), static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
        "L2 hint on the row loads (16-byte packs; others load plainly): 1 none, 2 ld.global.cs, 3 an L2 "
-       "evict_first policy, 4 auto: ld.global.cs where the kept rows are at most 4x the L2 "
+       "evict_first policy, 4 auto: ld.global.cs where the kept rows are at most 6x the L2 "
        "(kernels/common/l2_hint.hpp says why)"}};
 }
 

@@ -168,7 +168,7 @@ inline int checked_stages(const LaunchArgs& a) {
 }
 
 // The `l2_hint` tunable: plain cp.async, an L2 evict_first policy on K and V, or auto
-// (l2_hint.hpp): evict_first where the K and V of the batch's contexts are at most 4x the L2.
+// (l2_hint.hpp): evict_first where the K and V of the batch's contexts are at most 6x the L2.
 inline bool kv_evict_first(const LaunchArgs& a, const PagedDecodeAxes& axes) {
   const auto asked = static_cast<l2::Hint>(a.tunable("l2_hint"));
   if (asked == l2::Hint::kStreaming)
@@ -184,7 +184,7 @@ inline Tunable kv_l2_hint() {
           {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
            static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
           "L2 hint on the K and V copies: 1 none, 3 an L2 evict_first policy, 4 auto: evict_first where the "
-          "K and V read are at most 4x the L2 (kernels/common/l2_hint.hpp says why)"};
+          "K and V read are at most 6x the L2 (kernels/common/l2_hint.hpp says why)"};
 }
 
 // prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the

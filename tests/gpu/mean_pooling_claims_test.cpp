@@ -1,8 +1,10 @@
 // mean_pooling_fwd fused_v3_dynamic_tail_rows on a GPU: its blocks claim the last rows of each
-// sequence from counters in the workspace, which prepare() zeroes once and every launch's combine
-// zeroes again. Launched back to back without a reset between (as timing does), each launch must
-// still sum every row: y stays within a few fp32 ulps of fused_v2's (the same terms, grouped by
-// whichever block claimed them), and the counters read zero after each run.
+// sequence from counters in the workspace, which prepare() zeroes once and every launch zeroes
+// again (the combine kernel, or with combine=2 the last block of each group, which also leaves
+// its arrivals, kept counts and fp32 sums zero). Launched back to back without a reset between
+// (as timing does), each launch must still sum every row: y stays within a few fp32 ulps of
+// fused_v2's (the same terms, grouped by whichever block claimed them), and the state reads zero
+// after each run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 
 #include "harness/catalogue/cuda_check.hpp"
 #include "harness/catalogue/registry.hpp"
+#include "kernels/common/align_up.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/op_tensors.hpp"
 
@@ -30,10 +33,12 @@ class PoolingRuns {
  public:
   explicit PoolingRuns(Shape shape) : tensors_("mean_pooling_fwd", std::move(shape), DType::fp32) {}
 
-  // y after `launches` launches of `variant` with its default tunables, one prepare() before
+  // y after `launches` launches of `variant` with its default tunables (those in `asked` set as
+  // given), one prepare() before
   // them, from a workspace and a y filled with 0xff bytes (prepare() must zero what it needs; an
   // element left unwritten reads NaN); and the workspace's first `counters` ints after them.
-  PoolingRun run(const char* variant_name, int launches, std::size_t counters = 0) {
+  PoolingRun run(const char* variant_name, int launches, std::size_t counters = 0,
+                 const TunableValues& asked = {}) {
     const Variant* variant = Registry::instance().find_variant("mean_pooling_fwd", variant_name);
     EXPECT_NE(variant, nullptr) << variant_name;
     if (!variant) return {};
@@ -42,7 +47,10 @@ class PoolingRuns {
     cuda_check(cudaMalloc(&workspace, bytes), "workspace");
     cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");
     tensors_.poison_outputs();
-    const TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::fp32);
+    TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::fp32);
+    for (const auto& [name, value] : asked)
+      for (auto& [have, v] : tunables)
+        if (have == name) v = value;
     LaunchArgs args = tensors_.args(workspace, tunables);
     const std::shared_ptr<void> state = variant->prepare ? variant->prepare(args) : nullptr;
     args.state = state.get();
@@ -78,6 +86,8 @@ TEST(MeanPoolingClaims, BackToBackLaunchesSumEveryRowAndLeaveTheCountersAtZero) 
   // b4 s8192 d4096: 8 column blocks of 512 fp32 columns a sequence, 32 counters. d4099 takes one
   // element a thread: the workspace holds 33 counters a sequence (one pack a thread, the most
   // column blocks), of which the default 4 packs use 9; all of them must read zero.
+  // The state after the counters (combine=2): arrivals and kept counts (as many ints each, each
+  // array aligned as the variant lays them out) and the fp32 sums, b x hidden; zero bits all.
   struct Case {
     std::int64_t batch, seq, hidden;
     std::size_t counters;
@@ -86,21 +96,28 @@ TEST(MeanPoolingClaims, BackToBackLaunchesSumEveryRowAndLeaveTheCountersAtZero) 
     PoolingRuns runs(Shape{{{"batch", c.batch}, {"seq", c.seq}, {"hidden", c.hidden}}});
     const PoolingRun reference = runs.run("fused_v2_spread_combine", 1);
     ASSERT_FALSE(reference.y.empty());
-    double worst = 0;
-    for (int launches : {1, 2, 5}) {
-      const PoolingRun claimed = runs.run("fused_v3_dynamic_tail_rows", launches, c.counters);
-      ASSERT_EQ(claimed.y.size(), reference.y.size());
-      worst = std::max(worst, max_diff_over_rms(claimed.y, reference.y));
-      EXPECT_TRUE(std::all_of(claimed.counters.begin(), claimed.counters.end(), [](int v) { return v == 0; }))
-          << "b" << c.batch << " s" << c.seq << " d" << c.hidden << ", " << launches
-          << " launches: the combine must zero the row counters for the next launch";
+    const std::size_t group_ints = align_up(c.counters * sizeof(int)) / sizeof(int);
+    const std::size_t state_ints = 3 * group_ints + static_cast<std::size_t>(c.batch * c.hidden);
+    for (std::int64_t combine : {1, 2}) {
+      double worst = 0;
+      for (int launches : {1, 2, 5}) {
+        const PoolingRun claimed = runs.run("fused_v3_dynamic_tail_rows", launches,
+                                            combine == 1 ? c.counters : state_ints, {{"combine", combine}});
+        ASSERT_EQ(claimed.y.size(), reference.y.size());
+        worst = std::max(worst, max_diff_over_rms(claimed.y, reference.y));
+        EXPECT_TRUE(std::all_of(claimed.counters.begin(), claimed.counters.end(), [](int v) { return v == 0; }))
+            << "b" << c.batch << " s" << c.seq << " d" << c.hidden << ", combine=" << combine << ", " << launches
+            << " launches: each launch must leave the row counters (and with combine=2 the arrivals, counts "
+               "and sums) zero for the next";
+      }
+      std::printf("fused_v3 combine=%lld against fused_v2, b%lld s%lld d%lld fp32: largest difference over y's RMS %.3g\n",
+                  static_cast<long long>(combine), static_cast<long long>(c.batch), static_cast<long long>(c.seq),
+                  static_cast<long long>(c.hidden), worst);
+      // A claim left out (a counter not zeroed: every claim of the next launch fails) drops 10% of
+      // the rows, and sums left over add a launch's y again, moving y by a fair fraction of its RMS;
+      // regrouping fp32 sums moves it by ulps.
+      EXPECT_LT(worst, 1e-5) << "combine=" << combine;
     }
-    std::printf("fused_v3 against fused_v2, b%lld s%lld d%lld fp32: largest difference over y's RMS %.3g\n",
-                static_cast<long long>(c.batch), static_cast<long long>(c.seq), static_cast<long long>(c.hidden),
-                worst);
-    // A claim left out (a counter not zeroed: every claim of the next launch fails) drops 10% of
-    // the rows, moving y by a fair fraction of its RMS; regrouping fp32 sums moves it by ulps.
-    EXPECT_LT(worst, 1e-5);
   }
 }
 

@@ -1,5 +1,5 @@
 // The default of the `l2_hint` tunable (kernels/common/l2_hint.hpp): auto hints reads of up to
-// 4x the L2 with the op's hint and leaves larger ones plain; a value a user names is kept.
+// 6x the L2 with the op's hint and leaves larger ones plain; a value a user names is kept.
 #include "kernels/common/l2_hint.hpp"
 
 #include <gtest/gtest.h>
@@ -9,11 +9,11 @@ namespace {
 
 constexpr double kL2 = 50.0 * (1 << 20);  // an H100's
 
-TEST(L2Hint, AutoHintsReadsUpToFourTimesTheL2) {
+TEST(L2Hint, AutoHintsReadsUpToSixTimesTheL2) {
   EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 134e6, kL2), Hint::kEvictFirst);  // paged decode b1 ctx32768
   EXPECT_EQ(resolve(Hint::kAuto, Hint::kStreaming, 33e6, kL2), Hint::kStreaming);
-  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 4 * kL2, kL2), Hint::kEvictFirst);
-  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 4 * kL2 + 1, kL2), Hint::kNormal);
+  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 6 * kL2, kL2), Hint::kEvictFirst);
+  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 6 * kL2 + 1, kL2), Hint::kNormal);
   EXPECT_EQ(resolve(Hint::kAuto, Hint::kStreaming, 805e6, kL2), Hint::kNormal);  // mean pooling b4 s32768
 }
 
@@ -24,9 +24,9 @@ TEST(L2Hint, AnAskedValueIsKeptAtAnySize) {
 }
 
 TEST(L2Hint, TheThresholdFollowsTheL2) {
-  // 300 MB: plain on a 50 MB L2, hinted on a GPU with twice the L2.
-  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 300e6, kL2), Hint::kNormal);
-  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 300e6, 2 * kL2), Hint::kEvictFirst);
+  // 400 MB: plain on a 50 MiB L2, hinted on a GPU with twice the L2.
+  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 400e6, kL2), Hint::kNormal);
+  EXPECT_EQ(resolve(Hint::kAuto, Hint::kEvictFirst, 400e6, 2 * kL2), Hint::kEvictFirst);
 }
 
 }  // namespace
