@@ -68,7 +68,7 @@ __device__ __forceinline__ void store_kept_count(int* out, const bool* m, std::i
   for (int offset = 16; offset > 0; offset >>= 1) n += __shfl_xor_sync(0xffffffffu, n, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(&total, n);
   __syncthreads();
-  if (threadIdx.x == 0) *out = total;
+  if (threadIdx.x == 0) atomicExch(out, total);
 }
 
 // Adds this block's sums into its sequence's row (`sums_b`); the last block of the group to
@@ -95,13 +95,22 @@ __device__ __forceinline__ void add_then_finish_in_last_block(const float (&acc)
     }
   }
   __threadfence();  // the sums before the arrival
-  __shared__ int arrived;
+  __shared__ int arrived, kept;
   __syncthreads();
   if (threadIdx.x == 0) arrived = atomicAdd(st.arrivals + group, 1);
   __syncthreads();
   if (arrived != blocks_in_group - 1) return;
-  __threadfence();  // every block's sums visible to the reads below (from the L2: __ldcg)
-  const float count = static_cast<float>(max(__ldcg(st.kept + group), 1));
+  __threadfence();  // every block's sums and the count before the reads below
+  // Read-and-zero by atomics, at the L2 where the other blocks' atomics were performed: no cached
+  // copy can answer, and the state is zero for the next launch in the same step. (A version that
+  // read with ld.global.cg and zeroed with plain stores gave some warps a stale count under
+  // compute-sanitizer's racecheck, 2026-11-28 notebook.)
+  if (threadIdx.x == 0) {
+    kept = atomicExch(st.kept + group, 0);
+    st.claims[group] = st.arrivals[group] = 0;  // no block of the group touches them again this launch
+  }
+  __syncthreads();
+  const float count = static_cast<float>(max(kept, 1));
   if (owns) {
 #pragma unroll
     for (int k = 0; k < Packs; ++k) {
@@ -109,14 +118,10 @@ __device__ __forceinline__ void add_then_finish_in_last_block(const float (&acc)
       float* s = sums_b + col + k * kStride;
       Pack<T, E> out;
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        out.v[e] = from_float<T>(__ldcg(s + e) / count);
-        s[e] = 0.0f;
-      }
+      for (int e = 0; e < E; ++e) out.v[e] = from_float<T>(atomicExch(s + e, 0.0f) / count);
       *reinterpret_cast<Pack<T, E>*>(yb + col + k * kStride) = out;
     }
   }
-  if (threadIdx.x == 0) st.claims[group] = st.arrivals[group] = st.kept[group] = 0;
 }
 
 // Block (column block, slice, sequence): the slice's static share [slice * rows_per_slice, ...)
