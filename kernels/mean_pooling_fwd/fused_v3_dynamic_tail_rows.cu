@@ -1,5 +1,5 @@
-// mean_pooling_fwd fused_v3_dynamic_tail_rows: fused_v2 (the same slices, 16-byte packs, fp32
-// partials and the same combine) with the last rows of each sequence handed out by demand.
+// mean_pooling_fwd fused_v3_dynamic_tail_rows: fused_v2 (the same slices, 16-byte packs and fp32
+// sums) with the last rows of each sequence handed out by demand, and its combine in the last block.
 // Why: fused_v2's slices are equal static shares (2112 blocks at b4 s32768 in bf16, aimed at 16
 // a multiprocessor, of which 8 fit at its 60 registers: two waves), and its bf16 cases reach
 // 82-87.5% of the read roof where a bare read of the same bytes reaches 93-96.3% (2026-11-27
