@@ -71,6 +71,13 @@ __device__ __forceinline__ void store_kept_count(int* out, const bool* m, std::i
   if (threadIdx.x == 0) atomicExch(out, total);
 }
 
+// 16-byte atomicAdd on float4 is sm_90's; other targets add one float at a time.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool kVectorAtomics = true;
+#else
+constexpr bool kVectorAtomics = false;
+#endif
+
 // Adds this block's sums into its sequence's row (`sums_b`); the last block of the group to
 // arrive then writes y's columns (sum / kept tokens) and leaves the group's state zero.
 template <class T, int E, int Packs>
@@ -84,7 +91,7 @@ __device__ __forceinline__ void add_then_finish_in_last_block(const float (&acc)
     for (int k = 0; k < Packs; ++k) {
       if (col + k * kStride >= hidden) continue;
       float* s = sums_b + col + k * kStride;
-      if constexpr (E % 4 == 0) {  // 16-byte vector atomics (sm_90), the pack's columns 16-byte aligned
+      if constexpr (kVectorAtomics && E % 4 == 0) {  // the pack's columns are 16-byte aligned
 #pragma unroll
         for (int e = 0; e < E; e += 4)
           atomicAdd(reinterpret_cast<float4*>(s + e), make_float4(acc[k][e], acc[k][e + 1], acc[k][e + 2], acc[k][e + 3]));
@@ -101,16 +108,18 @@ __device__ __forceinline__ void add_then_finish_in_last_block(const float (&acc)
   __syncthreads();
   if (arrived != blocks_in_group - 1) return;
   __threadfence();  // every block's sums and the count before the reads below
-  // Read-and-zero by atomics, at the L2 where the other blocks' atomics were performed: no cached
-  // copy can answer, and the state is zero for the next launch in the same step. (A version that
-  // read with ld.global.cg and zeroed with plain stores gave some warps a stale count under
-  // compute-sanitizer's racecheck, 2026-11-28 notebook.)
+  // Thread 0 takes the count (and zeroes it) and shares it behind a barrier: zeroed after every
+  // warp had read it for itself, a warp that ran ahead could zero it before the others read it,
+  // and they divided by 1 (what a first version did under racecheck, whose scheduling runs warps
+  // one after another; racecheck watches shared memory only, so it reported no hazard).
   if (threadIdx.x == 0) {
     kept = atomicExch(st.kept + group, 0);
     st.claims[group] = st.arrivals[group] = 0;  // no block of the group touches them again this launch
   }
   __syncthreads();
   const float count = static_cast<float>(max(kept, 1));
+  // Each thread reads and zeroes only its own columns, which no other block writes any more:
+  // from the L2 (__ldcg), where the other blocks' atomics were performed.
   if (owns) {
 #pragma unroll
     for (int k = 0; k < Packs; ++k) {
@@ -118,7 +127,10 @@ __device__ __forceinline__ void add_then_finish_in_last_block(const float (&acc)
       float* s = sums_b + col + k * kStride;
       Pack<T, E> out;
 #pragma unroll
-      for (int e = 0; e < E; ++e) out.v[e] = from_float<T>(atomicExch(s + e, 0.0f) / count);
+      for (int e = 0; e < E; ++e) {
+        out.v[e] = from_float<T>(__ldcg(s + e) / count);
+        s[e] = 0.0f;
+      }
       *reinterpret_cast<Pack<T, E>*>(yb + col + k * kStride) = out;
     }
   }
@@ -202,7 +214,8 @@ std::size_t workspace_bytes(const Shape& s, DType dtype) {
 }
 
 // Found once in prepare(): blocks of the case's kernel a multiprocessor holds at once (its
-// registers set it: 8 for bf16's default, 64 registers), and the multiprocessors.
+// registers set it: 8 for bf16's default, 64 registers with either combine), and the
+// multiprocessors.
 struct Residency {
   int blocks_per_sm = 0;
   int multiprocessors = 0;
@@ -298,8 +311,9 @@ KWB_REGISTER_VARIANT(Variant{
                "percent of each sequence's rows handed out by demand after the static slices"});
           t.push_back({"combine",
                        {kLastBlock, kSecondKernel},
-                       "where the slices' sums meet: 1 a second kernel adds fp32 partials in a fixed order, 2 "
-                       "fp32 atomics into the sequence's row, the last block of each column block writes y"});
+                       "where the slices' sums meet: 1 a second kernel adds the fp32 partials (slice by slice; "
+                       "which rows a partial holds still varies), 2 fp32 atomics into the sequence's row and "
+                       "the last block of each column block writes y"});
           return t;
         }(),
     .prepare = prepare,

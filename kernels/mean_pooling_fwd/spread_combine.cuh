@@ -1,7 +1,8 @@
-// What mean_pooling_fwd's fused_v2 and fused_v3 share after their slices: the combine that adds a
-// sequence's fp32 partials and divides by its kept tokens (counting the mask 16 bytes a load,
-// spreading the slices over warps, launched programmatically dependent), and the dispatch of the
-// `packs`, `rows_in_flight` and `l2_hint` tunables to the slices' kernel.
+// What mean_pooling_fwd's fused_v2 and fused_v3 share after their slices: the combine kernel that
+// adds a sequence's fp32 partials and divides by its kept tokens (counting the mask 16 bytes a
+// load, spreading the slices over warps, launched programmatically dependent; fused_v3 with
+// combine=1), the mask count it uses, and the dispatch of the `packs`, `rows_in_flight` and
+// `l2_hint` tunables to the slices' kernel.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -114,13 +115,8 @@ void with_pack_and_rows(const LaunchArgs& a, const PoolingAxes& p, Pool&& pool) 
   const l2::Hint hint_used = l2::resolve(asked, l2::Hint::kStreaming, bytes_read, l2_cache_bytes());
   auto hint = [&]<int E, int Packs, int Rows>() {
     if constexpr (E == kPack) {
-      switch (hint_used) {
-        case l2::Hint::kStreaming:
-          return pool.template operator()<T, E, Packs, Rows, l2::Hint::kStreaming>();
-        case l2::Hint::kEvictFirst:
-          return pool.template operator()<T, E, Packs, Rows, l2::Hint::kEvictFirst>();
-        default: break;
-      }
+      if (hint_used == l2::Hint::kStreaming)
+        return pool.template operator()<T, E, Packs, Rows, l2::Hint::kStreaming>();
     }
     return pool.template operator()<T, E, Packs, Rows, l2::Hint::kNormal>();
   };
@@ -169,10 +165,10 @@ inline std::vector<Tunable> slice_tunables() {
        "elements and 8 for fp32"},
       {"l2_hint",
        {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
-        static_cast<std::int64_t>(l2::Hint::kStreaming), static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
-       "L2 hint on the row loads (16-byte packs; others load plainly): 1 none, 2 ld.global.cs, 3 an L2 "
-       "evict_first policy, 4 auto: ld.global.cs where the kept rows are at most 6x the L2 "
-       "(kernels/common/l2_hint.hpp says why)"}};
+        static_cast<std::int64_t>(l2::Hint::kStreaming)},
+       "L2 hint on the row loads (16-byte packs; others load plainly): 1 none, 2 ld.global.cs, 4 auto: "
+       "ld.global.cs where the kept rows are at most 6x the L2 (kernels/common/l2_hint.hpp says why; 3, "
+       "an L2 evict_first policy, measured the same as 2 at every default shape and is not built)"}};
 }
 
 }  // namespace pooling

@@ -1,7 +1,7 @@
 // What mean_pooling_fwd's fused variants share: a sequence's tokens cut into slices so that a
-// short batch still fills the GPU, the kernel that sums a slice's kept rows into fp32 partials
-// (which a second kernel, each variant's own, adds in a fixed order and divides), and the
-// partials' workspace.
+// short batch still fills the GPU, the loop that sums a slice's kept rows in fp32, the kernel that
+// stores those sums as partials (which a second kernel adds and divides: fused_v1's and fused_v2's
+// own; fused_v3 by default combines in its own last blocks instead), and the partials' workspace.
 #pragma once
 
 #include <algorithm>

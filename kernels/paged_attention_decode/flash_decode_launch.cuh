@@ -184,7 +184,8 @@ inline Tunable kv_l2_hint() {
           {static_cast<std::int64_t>(l2::Hint::kAuto), static_cast<std::int64_t>(l2::Hint::kNormal),
            static_cast<std::int64_t>(l2::Hint::kEvictFirst)},
           "L2 hint on the K and V copies: 1 none, 3 an L2 evict_first policy, 4 auto: evict_first where the "
-          "K and V read are at most 6x the L2 (kernels/common/l2_hint.hpp says why)"};
+          "K and V read are at most 6x the L2 (kernels/common/l2_hint.hpp says why; 2, ld.global.cs, has no "
+          "cp.async form)"};
 }
 
 // prepare(): the plan, once per case (the SM count and the occupancy are driver calls); the

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,7 +33,8 @@ struct PoolingRun {
 // One shape's inputs (x, mask) drawn once, seeded; a variant's launches on them.
 class PoolingRuns {
  public:
-  explicit PoolingRuns(Shape shape) : tensors_("mean_pooling_fwd", std::move(shape), DType::fp32) {}
+  explicit PoolingRuns(Shape shape, DType dtype = DType::fp32)
+      : dtype_(dtype), tensors_("mean_pooling_fwd", std::move(shape), dtype) {}
 
   // y after `launches` launches of `variant` with its default tunables (those in `asked` set as
   // given), one prepare() before
@@ -42,12 +45,12 @@ class PoolingRuns {
     const Variant* variant = Registry::instance().find_variant("mean_pooling_fwd", variant_name);
     EXPECT_NE(variant, nullptr) << variant_name;
     if (!variant) return {};
-    const std::size_t bytes = variant->workspace_bytes(tensors_.shape(), DType::fp32);
+    const std::size_t bytes = variant->workspace_bytes(tensors_.shape(), dtype_);
     void* workspace = nullptr;
     cuda_check(cudaMalloc(&workspace, bytes), "workspace");
     cuda_check(cudaMemset(workspace, 0xff, bytes), "poison the workspace");
     tensors_.poison_outputs();
-    TunableValues tunables = default_tunables(*variant, tensors_.shape(), DType::fp32);
+    TunableValues tunables = default_tunables(*variant, tensors_.shape(), dtype_);
     for (const auto& [name, value] : asked)
       for (auto& [have, v] : tunables)
         if (have == name) v = value;
@@ -57,8 +60,7 @@ class PoolingRuns {
     for (int k = 0; k < launches; ++k) variant->launch(args);
     const auto outputs = tensors_.outputs();
     PoolingRun out;
-    out.y.resize(outputs.at(0).size() / sizeof(float));
-    std::memcpy(out.y.data(), outputs[0].data(), outputs[0].size());
+    out.y = to_floats(outputs.at(0));
     out.counters.resize(counters);
     cuda_check(cudaMemcpy(out.counters.data(), workspace, counters * sizeof(int), cudaMemcpyDeviceToHost), "counters");
     cudaFree(workspace);
@@ -66,6 +68,24 @@ class PoolingRuns {
   }
 
  private:
+  // y's bytes as floats: fp32 as it is, bf16 widened (its bits are an fp32's high half).
+  std::vector<float> to_floats(const std::vector<unsigned char>& bytes) const {
+    std::vector<float> y;
+    if (dtype_ == DType::bf16) {
+      y.resize(bytes.size() / 2);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const std::uint32_t bits = std::uint32_t{bytes[2 * i]} | std::uint32_t{bytes[2 * i + 1]} << 8;
+        const std::uint32_t wide = bits << 16;
+        std::memcpy(&y[i], &wide, 4);
+      }
+    } else {
+      y.resize(bytes.size() / sizeof(float));
+      std::memcpy(y.data(), bytes.data(), bytes.size());
+    }
+    return y;
+  }
+
+  DType dtype_;
   test::OpTensors tensors_;
 };
 
@@ -88,12 +108,17 @@ TEST(MeanPoolingClaims, BackToBackLaunchesSumEveryRowAndLeaveTheCountersAtZero) 
   // column blocks), of which the default 4 packs use 9; all of them must read zero.
   // The state after the counters (combine=2): arrivals and kept counts (as many ints each, each
   // array aligned as the variant lays them out) and the fp32 sums, b x hidden; zero bits all.
+  // bf16 b4 s8192 d4096 (2 KB column blocks of 8-element packs, 16 counters): the 16-byte loads
+  // with their L2 hint (auto: 201 MB of kept rows) and two float4 atomics a pack; its y is
+  // rounded to bf16, so it may differ from fused_v2's by an ulp of the larger values.
   struct Case {
     std::int64_t batch, seq, hidden;
     std::size_t counters;
+    DType dtype = DType::fp32;
+    double tolerance = 1e-5;  // of y's RMS
   };
-  for (const Case c : {Case{4, 8192, 4096, 32}, Case{7, 1000, 4099, 7 * 33}}) {
-    PoolingRuns runs(Shape{{{"batch", c.batch}, {"seq", c.seq}, {"hidden", c.hidden}}});
+  for (const Case c : {Case{4, 8192, 4096, 32}, Case{7, 1000, 4099, 7 * 33}, Case{4, 8192, 4096, 16, DType::bf16, 0.05}}) {
+    PoolingRuns runs(Shape{{{"batch", c.batch}, {"seq", c.seq}, {"hidden", c.hidden}}}, c.dtype);
     const PoolingRun reference = runs.run("fused_v2_spread_combine", 1);
     ASSERT_FALSE(reference.y.empty());
     const std::size_t group_ints = align_up(c.counters * sizeof(int)) / sizeof(int);
@@ -110,13 +135,13 @@ TEST(MeanPoolingClaims, BackToBackLaunchesSumEveryRowAndLeaveTheCountersAtZero) 
             << " launches: each launch must leave the row counters (and with combine=2 the arrivals, counts "
                "and sums) zero for the next";
       }
-      std::printf("fused_v3 combine=%lld against fused_v2, b%lld s%lld d%lld fp32: largest difference over y's RMS %.3g\n",
+      std::printf("fused_v3 combine=%lld against fused_v2, b%lld s%lld d%lld %s: largest difference over y's RMS %.3g\n",
                   static_cast<long long>(combine), static_cast<long long>(c.batch), static_cast<long long>(c.seq),
-                  static_cast<long long>(c.hidden), worst);
+                  static_cast<long long>(c.hidden), std::string(to_string(c.dtype)).c_str(), worst);
       // A claim left out (a counter not zeroed: every claim of the next launch fails) drops 10% of
       // the rows, and sums left over add a launch's y again, moving y by a fair fraction of its RMS;
-      // regrouping fp32 sums moves it by ulps.
-      EXPECT_LT(worst, 1e-5) << "combine=" << combine;
+      // regrouping fp32 sums moves it by ulps (of fp32, or of bf16 once rounded).
+      EXPECT_LT(worst, c.tolerance) << "combine=" << combine << " " << to_string(c.dtype);
     }
   }
 }
