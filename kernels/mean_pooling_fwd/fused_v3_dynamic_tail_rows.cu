@@ -16,11 +16,12 @@
 // resident.
 // Price: which rows a partial holds depends on timing, so y's last bits may vary from run to run
 // (varies_run_to_run); fused_v2 stays the deterministic choice.
-// Where the slices' sums meet (the `combine` tunable): a second kernel adds the fp32 partials in a
-// fixed order (fused_v2's, launched dependent), or each block adds its sums into an fp32 row of
-// the sequence with vector atomics and the last block of each (sequence, column block) to arrive
-// divides and writes y, so that no second kernel runs after the slices' tail (6.9 us of the
-// 281.9 us at bf16 b4 s32768, 2026-11-28 notebook). The kept-token count it divides by is counted
+// Where the slices' sums meet (the `combine` tunable): a second kernel adds the fp32 partials slice
+// by slice (fused_v2's, launched dependent; which rows a partial holds still depends on the
+// claims), or each block adds its sums into an fp32 row of the sequence with vector atomics and
+// the last block of each (sequence, column block) to arrive divides and writes y, so that no
+// second kernel runs after the slices' tail (6.9 us of the 281.9 us at bf16 b4 s32768, 2026-11-28
+// notebook). The kept-token count it divides by is counted
 // by the slice-0 block of each (sequence, column block) before its rows, off the tail.
 // State (claim counters, arrivals, counts, sums): zeroed once in prepare(); each launch leaves it
 // zero again (the combine kernel, or the last block, after every block of its group is done).
